@@ -1,0 +1,213 @@
+// Package config loads fixpoint's configuration from its layers into one
+// [Config].
+//
+// Precedence, highest first: command-line flags; inside the LSP,
+// initializationOptions and workspace/configuration (section "fixpoint");
+// environment variables; .fixpoint.toml at the workspace root;
+// ~/.config/fixpoint/config.toml; built-in defaults.
+//
+// An unknown key or a bad value in a file is an error naming the file and
+// the line.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ErrInvalid marks a configuration error (exit code 2).
+var ErrInvalid = errors.New("invalid configuration")
+
+// Config is the whole configuration. Zero values are filled by Defaults.
+type Config struct {
+	Model   Model   `toml:"model" json:"model"`
+	Sandbox Sandbox `toml:"sandbox" json:"sandbox"`
+	Agent   Agent   `toml:"agent" json:"agent"`
+	Memory  Memory  `toml:"memory" json:"memory"`
+	Policy  Policy  `toml:"policy" json:"policy"`
+	// DataDir holds memory, run logs and history. FIXPOINT_DATA_DIR.
+	DataDir string `toml:"data_dir" json:"dataDir"`
+	// TestCmd overrides test runner detection, e.g. "pytest -q tests".
+	TestCmd string `toml:"test_cmd" json:"testCmd"`
+}
+
+// Model configures the OpenAI-compatible endpoint.
+type Model struct {
+	BaseURL string `toml:"base_url" json:"baseUrl"` // FIXPOINT_BASE_URL, then OPENAI_BASE_URL; default https://api.openai.com/v1
+	APIKey  string `toml:"api_key" json:"-"`        // FIXPOINT_API_KEY, then OPENAI_API_KEY; may be empty for local servers
+	Name    string `toml:"name" json:"model"`       // FIXPOINT_MODEL; default gpt-4o-mini
+	// Per-role models; empty means Name.
+	Planner   string `toml:"planner" json:"planner"`
+	Coder     string `toml:"coder" json:"coder"`
+	Reflector string `toml:"reflector" json:"reflector"`
+
+	Timeout     Duration `toml:"timeout" json:"timeout"`         // per request; default 120s
+	MaxRetries  int      `toml:"max_retries" json:"maxRetries"`  // default 4
+	Temperature *float64 `toml:"temperature" json:"temperature"` // nil = server default
+	Seed        *int     `toml:"seed" json:"seed"`
+	MaxTokens   int      `toml:"max_tokens" json:"maxTokens"` // per reply; 0 = server default
+	Tools       *bool    `toml:"tools" json:"tools"`          // offer read_file/list_files/search_code; default true
+	// Prices in USD per million tokens, for cost accounting. 0 = unknown.
+	PriceIn  float64 `toml:"price_in" json:"priceIn"`
+	PriceOut float64 `toml:"price_out" json:"priceOut"`
+
+	// configured is true when any model setting came from the user.
+	configured bool
+}
+
+// Configured reports whether the user configured a model endpoint at all
+// (base URL, key or model name from any layer). When false, the CLI demo
+// falls back to the bundled scripted model under a banner.
+func (m Model) Configured() bool { return m.configured }
+
+// RoleModel returns the model name for a role ("planner", "coder", "reflector").
+func (m Model) RoleModel(role string) string {
+	var r string
+	switch role {
+	case "planner":
+		r = m.Planner
+	case "coder":
+		r = m.Coder
+	case "reflector":
+		r = m.Reflector
+	}
+	if r != "" {
+		return r
+	}
+	return m.Name
+}
+
+// Sandbox configures where commands run.
+type Sandbox struct {
+	Backend    string   `toml:"backend" json:"sandbox"`       // docker|bwrap|none; "" = docker when an engine answers, else bwrap. FIXPOINT_SANDBOX
+	Image      string   `toml:"image" json:"image"`           // FIXPOINT_IMAGE; "" = fixpoint-sandbox-<lang>
+	Dockerfile string   `toml:"dockerfile" json:"dockerfile"` // project recipe, relative to the workspace root
+	Runtime    string   `toml:"runtime" json:"runtime"`       // "" (runc) or "runsc"
+	Memory     string   `toml:"memory" json:"memory"`         // e.g. "1g"; default 1g
+	CPUs       float64  `toml:"cpus" json:"cpus"`             // default 2
+	Pids       int      `toml:"pids" json:"pids"`             // default 256
+	Timeout    Duration `toml:"timeout" json:"timeout"`       // per test command; default 120s
+	OutputCap  string   `toml:"output_cap" json:"outputCap"`  // per stream; default 1m
+	GoModCache *bool    `toml:"go_mod_cache" json:"goModCache"`
+}
+
+// Agent configures the loop.
+type Agent struct {
+	MaxIterations  int      `toml:"max_iterations" json:"maxIterations"` // FIXPOINT_MAX_ITERATIONS; default 6
+	TokenBudget    int      `toml:"token_budget" json:"tokenBudget"`     // per run, in+out; default 400000
+	WallBudget     Duration `toml:"wall_budget" json:"wallBudget"`       // per run; default 15m
+	MaxMalformed   int      `toml:"max_malformed" json:"maxMalformed"`   // replies whose edits don't apply; default 3
+	AllowTestEdits bool     `toml:"allow_test_edits" json:"allowTestEdits"`
+	ContextTokens  int      `toml:"context_tokens" json:"contextTokens"` // prompt budget; default 24000
+}
+
+// Memory configures the failure memory.
+type Memory struct {
+	Enabled   *bool   `toml:"enabled" json:"enabled"`     // default true
+	K         int     `toml:"k" json:"k"`                 // default 3
+	Threshold float64 `toml:"threshold" json:"threshold"` // default 0.35
+	Cap       int     `toml:"cap" json:"cap"`             // records per project; default 5000
+	Global    bool    `toml:"global" json:"global"`       // also use the cross-project collection
+	Embedder  string  `toml:"embedder" json:"embedder"`   // "local" (default) or "openai"
+	// For Embedder "openai": endpoint and model; empty BaseURL = model endpoint.
+	EmbedBaseURL string `toml:"embed_base_url" json:"embedBaseUrl"`
+	EmbedModel   string `toml:"embed_model" json:"embedModel"`
+}
+
+// Policy configures checks on model-written code and dependencies.
+type Policy struct {
+	// Rules maps a rule name (e.g. "python.subprocess") to block|warn|off.
+	Rules map[string]string `toml:"rules" json:"rules"`
+	// AllowDeps lists dependencies that may be installed without approval.
+	AllowDeps []string `toml:"allow_deps" json:"allowDeps"`
+	// IncludeIgnored lets .gitignored files into prompts (never .env, keys).
+	IncludeIgnored bool `toml:"include_ignored" json:"includeIgnored"`
+}
+
+// Duration is a time.Duration written as "90s" or "2m" in files.
+type Duration time.Duration
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return fmt.Errorf("bad duration %q (want e.g. 90s, 2m)", b)
+	}
+	if v < 0 {
+		return fmt.Errorf("bad duration %q: negative", b)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
+
+// D returns the time.Duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }
+
+// Defaults returns the built-in defaults. DataDir is derived from env.
+func Defaults(getenv func(string) string) *Config {
+	t := true
+	c := &Config{
+		Model: Model{
+			BaseURL:    "https://api.openai.com/v1",
+			Name:       "gpt-4o-mini",
+			Timeout:    Duration(120 * time.Second),
+			MaxRetries: 4,
+			Tools:      &t,
+		},
+		Sandbox: Sandbox{
+			Memory:    "1g",
+			CPUs:      2,
+			Pids:      256,
+			Timeout:   Duration(120 * time.Second),
+			OutputCap: "1m",
+		},
+		Agent: Agent{
+			MaxIterations: 6,
+			TokenBudget:   400000,
+			WallBudget:    Duration(15 * time.Minute),
+			MaxMalformed:  3,
+			ContextTokens: 24000,
+		},
+		Memory: Memory{Enabled: &t, K: 3, Threshold: 0.35, Cap: 5000, Embedder: "local"},
+	}
+	c.DataDir = defaultDataDir(getenv)
+	return c
+}
+
+func defaultDataDir(getenv func(string) string) string {
+	if x := getenv("XDG_DATA_HOME"); x != "" {
+		return filepath.Join(x, "fixpoint")
+	}
+	home := getenv("HOME")
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	return filepath.Join(home, ".local", "share", "fixpoint")
+}
+
+// ParseSize parses "512m", "1g", "64k" or a byte count.
+func ParseSize(s string) (int64, error) {
+	s = strings.TrimSpace(strings.ToLower(s))
+	mult := int64(1)
+	switch {
+	case strings.HasSuffix(s, "k"):
+		mult, s = 1<<10, s[:len(s)-1]
+	case strings.HasSuffix(s, "m"):
+		mult, s = 1<<20, s[:len(s)-1]
+	case strings.HasSuffix(s, "g"):
+		mult, s = 1<<30, s[:len(s)-1]
+	}
+	n, err := strconv.ParseInt(strings.TrimSuffix(s, "b"), 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("bad size %q (want e.g. 512m, 1g)", s)
+	}
+	return n * mult, nil
+}

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/fixpoint-dev/fixpoint/agent/config"
+)
+
+// newFlags returns a FlagSet whose help prints c's usage and example.
+func newFlags(c *command, w io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("fixpoint "+c.name, flag.ContinueOnError)
+	fs.SetOutput(w)
+	fs.Usage = func() {
+		usage, example, _ := strings.Cut(c.usage, "\nExample:")
+		fmt.Fprintf(w, "%s\n", strings.TrimSpace(usage))
+		var hasFlags bool
+		fs.VisitAll(func(*flag.Flag) { hasFlags = true })
+		if hasFlags {
+			fmt.Fprintf(w, "\nFlags:\n")
+			fs.PrintDefaults()
+		}
+		if example != "" {
+			fmt.Fprintf(w, "\nExample:%s\n", strings.TrimRight(example, "\n"))
+		}
+	}
+	return fs
+}
+
+// parseFlags parses args. done is true when the caller must return code:
+// 0 after --help, 2 after a bad flag (the flag package printed why).
+func parseFlags(fs *flag.FlagSet, args []string) (done bool, code int) {
+	err := fs.Parse(args)
+	if errors.Is(err, flag.ErrHelp) {
+		return true, exitOK
+	}
+	if err != nil {
+		return true, exitUsage
+	}
+	return false, exitOK
+}
+
+// workspaceDir resolves --dir: it must exist and be a directory.
+func workspaceDir(dir string) (string, error) {
+	if dir == "" {
+		dir = "."
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", usagef("--dir %s: %v", dir, err)
+	}
+	st, err := os.Stat(abs)
+	if err != nil {
+		return "", usagef("--dir %s: no such directory", dir)
+	}
+	if !st.IsDir() {
+		return "", usagef("--dir %s: not a directory", dir)
+	}
+	if r, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = r
+	}
+	return abs, nil
+}
+
+// loadConfig loads the configuration for the workspace at root (may be "").
+func (a *app) loadConfig(root string, flags func(*config.Config)) (*config.Config, error) {
+	return config.Load(config.LoadOptions{Root: root, Getenv: a.getenv, Flags: flags})
+}
+
+func isConfigError(err error) bool { return errors.Is(err, config.ErrInvalid) }

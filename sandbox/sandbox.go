@@ -1,0 +1,112 @@
+// Package sandbox runs untrusted commands on a copy of a workspace.
+//
+// The main types are [Backend], which starts a [Session] for a workspace
+// [Snapshot], and [Session], which syncs files in, runs a [Command] under
+// [Limits] and reads files back. Backends live in subpackages: docker (the
+// default), bwrap and host ("none"). The agent only sees these interfaces.
+//
+// Invariants every backend keeps:
+//   - the user's workspace on the host is never mounted or written: a session
+//     works on its own copy, so nothing a command does reaches the host tree;
+//   - the host environment never enters: a command sees only [Command.Env]
+//     plus a fixed allow-list (PATH, HOME, LANG, TMPDIR);
+//   - Close removes everything the session created, also when ctx is done.
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"io"
+	"time"
+)
+
+// Sentinel errors. Backends wrap them so callers can use errors.Is.
+var (
+	// ErrUnavailable means the backend cannot run here (no engine, no bwrap).
+	ErrUnavailable = errors.New("sandbox backend unavailable")
+	// ErrImageMissing means the configured image does not exist locally.
+	ErrImageMissing = errors.New("sandbox image missing")
+	// ErrClosed is returned by a session used after Close.
+	ErrClosed = errors.New("sandbox session closed")
+)
+
+// Limits bound one command. A zero field means the backend default.
+type Limits struct {
+	Timeout   time.Duration // wall clock; default 60s
+	CPUTime   time.Duration // RLIMIT_CPU; default = Timeout
+	Memory    int64         // bytes, swap included; default 1 GiB
+	Pids      int           // default 256
+	OutputCap int64         // bytes per stream; default 1 MiB
+	FileSize  int64         // RLIMIT_FSIZE in bytes; default 256 MiB
+	NoFile    int           // RLIMIT_NOFILE; default 1024
+	NanoCPUs  int64         // CPU quota for the whole session; default 2e9 (2 cores)
+}
+
+// Command is one process to run inside a session.
+type Command struct {
+	Args []string // argv; Args[0] is looked up on the sandbox PATH
+	Dir  string   // working directory relative to the workspace root; "" = root
+	Env  []string // extra KEY=VALUE pairs; nothing from the host is inherited
+	// Stdin, when non-nil, is fed to the command.
+	Stdin []byte
+	// Stdout and Stderr, when non-nil, receive output as it is produced
+	// (already capped). The full capped output is also in Result.
+	Stdout, Stderr io.Writer
+	Limits         Limits
+}
+
+// Result is what a command did. A command that ran and failed is a Result
+// with a non-zero ExitCode, not an error; errors mean the sandbox failed.
+type Result struct {
+	ExitCode  int // 124 on timeout, 137 when killed for memory, as in `timeout` and shells
+	Stdout    []byte
+	Stderr    []byte
+	Truncated bool // an output stream hit Limits.OutputCap; the marker is in the text
+	TimedOut  bool
+	OOMKilled bool
+	Duration  time.Duration
+}
+
+// SyncStats reports what a Sync transferred.
+type SyncStats struct {
+	Written int // files created or changed
+	Deleted int
+	Bytes   int64
+}
+
+// Session is a running sandbox holding one copy of a workspace.
+// A Session is safe for use by one goroutine at a time, except Close, which
+// may be called concurrently to abort a running command.
+type Session interface {
+	// Sync makes the sandbox workspace equal to snap, sending only files that
+	// changed since the previous Sync (the first Sync sends everything).
+	Sync(ctx context.Context, snap *Snapshot) (SyncStats, error)
+	// Run runs cmd in the workspace and waits for it. Cancelling ctx kills the
+	// command's whole process group; the session stays usable afterwards.
+	Run(ctx context.Context, cmd Command) (*Result, error)
+	// ReadFile reads a file from the sandbox workspace (rel is slash-separated,
+	// relative to the workspace root). Used to read reports and results back.
+	ReadFile(ctx context.Context, rel string) ([]byte, error)
+	// Close stops the sandbox and removes everything it created.
+	Close() error
+}
+
+// Spec describes the session to start.
+type Spec struct {
+	Image  string // container image (docker only); "" = chosen by language
+	Limits Limits // defaults for every command of the session
+	// Labels are added to every resource the backend creates, besides the
+	// backend's own fixpoint.session and fixpoint.pid.
+	Labels map[string]string
+	// GoModCache, when set, is a host directory offered read-only as the Go
+	// module cache (GOMODCACHE, GOFLAGS=-mod=mod off). Never the workspace.
+	GoModCache string
+}
+
+// Backend starts sessions.
+type Backend interface {
+	// Name is "docker", "bwrap" or "none".
+	Name() string
+	// Start starts a session. The session's workspace is empty until Sync.
+	Start(ctx context.Context, spec Spec) (Session, error)
+}

@@ -1,0 +1,89 @@
+// Package testrun detects a workspace's test runner, runs it in a sandbox
+// session and parses its output into a [Report] of per-test [Result]s.
+//
+// Parsers read the runners' machine formats: `go test -json`, JUnit XML
+// (pytest --junitxml), unittest's verbose output and node's TAP/spec output.
+// An unknown runner falls back to the exit code plus trimmed output.
+package testrun
+
+import "time"
+
+// Status of one test.
+type Status string
+
+const (
+	StatusPass  Status = "pass"
+	StatusFail  Status = "fail"
+	StatusSkip  Status = "skip"
+	StatusError Status = "error" // the test could not run: build error, collection error, panic outside a test
+)
+
+// Frame is one stack frame or related location.
+type Frame struct {
+	Func string `json:"func,omitempty"`
+	File string `json:"file"` // workspace-relative, slash-separated, when it is inside the workspace
+	Line int    `json:"line"` // 1-based; 0 when unknown
+}
+
+// Result is one test's outcome.
+type Result struct {
+	ID       string        `json:"id"`      // stable id: "pkg/path.TestName/sub", "tests/test_x.py::test_y[param]"
+	Name     string        `json:"name"`    // short name as the runner prints it
+	Package  string        `json:"package"` // go package, python module or node file
+	Status   Status        `json:"status"`
+	File     string        `json:"file,omitempty"` // failing assertion's file, workspace-relative
+	Line     int           `json:"line,omitempty"` // 1-based
+	Message  string        `json:"message,omitempty"`
+	Expected string        `json:"expected,omitempty"`
+	Actual   string        `json:"actual,omitempty"`
+	Excerpt  string        `json:"excerpt,omitempty"` // trimmed output of this test
+	Frames   []Frame       `json:"frames,omitempty"`  // other locations (stack), innermost first
+	Duration time.Duration `json:"duration,omitempty"`
+}
+
+// Report is one run of a test command.
+type Report struct {
+	Runner   string        `json:"runner"` // "go", "pytest", "unittest", "node", "npm", "exit-code"
+	Command  []string      `json:"command"`
+	ExitCode int           `json:"exit_code"`
+	TimedOut bool          `json:"timed_out,omitempty"`
+	OOM      bool          `json:"oom,omitempty"`
+	Tests    []Result      `json:"tests"`
+	Passed   int           `json:"passed"`
+	Failed   int           `json:"failed"` // fail + error
+	Skipped  int           `json:"skipped"`
+	Output   string        `json:"output,omitempty"` // trimmed combined output, for the model and for unknown runners
+	Duration time.Duration `json:"duration"`
+}
+
+// OK reports whether the run counts as passing: exit code 0, not timed out,
+// and no failed or errored test.
+func (r *Report) OK() bool {
+	return r != nil && r.ExitCode == 0 && !r.TimedOut && !r.OOM && r.Failed == 0
+}
+
+// Count fills Passed, Failed and Skipped from Tests.
+func (r *Report) Count() {
+	r.Passed, r.Failed, r.Skipped = 0, 0, 0
+	for _, t := range r.Tests {
+		switch t.Status {
+		case StatusPass:
+			r.Passed++
+		case StatusSkip:
+			r.Skipped++
+		default:
+			r.Failed++
+		}
+	}
+}
+
+// Failures returns the failed and errored tests.
+func (r *Report) Failures() []Result {
+	var out []Result
+	for _, t := range r.Tests {
+		if t.Status == StatusFail || t.Status == StatusError {
+			out = append(out, t)
+		}
+	}
+	return out
+}

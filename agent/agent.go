@@ -6,7 +6,7 @@
 // files; applying is the caller's job (the CLI writes files, the LSP server
 // sends workspace/applyEdit).
 //
-// Subpackages: config (configuration layers), llm (the OpenAI-compatible
+// Subpackages: llm (the OpenAI-compatible
 // model client), llmtest (a scripted OpenAI-compatible server for tests and
 // demos), edit (the SEARCH/REPLACE edit contract).
 package agent

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/fixpoint-dev/fixpoint/agent/config"
+	"github.com/fixpoint-dev/fixpoint/config"
 )
 
 // newFlags returns a FlagSet whose help prints c's usage and example.

@@ -3,17 +3,32 @@ SHELL := /bin/bash
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 GOFLAGS_LD := -ldflags "-X main.version=$(VERSION)"
 LANGS ?= all
+DEMO_DIR ?= /tmp/fixpoint-demo
 
-.PHONY: help build test lint sandbox-images vsix bench clean
+.PHONY: help setup demo check check-only build test lint sandbox-images vsix bench clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
 
+setup: ## set up a Debian machine: packages, Docker engine, build, offline images (idempotent)
+	bash .ci/setup
+
+demo: setup ## the main job: `fixpoint fix` on a copy of examples/go-bug (scripted model unless one is configured)
+	rm -rf $(DEMO_DIR) && mkdir -p $(DEMO_DIR) && cp -r examples/go-bug/. $(DEMO_DIR)/
+	./bin/fixpoint fix --dir $(DEMO_DIR)
+	@echo "The fixed project is in $(DEMO_DIR); the run log: ./bin/fixpoint history"
+
+check: setup check-only ## set up the machine, then run the whole test suite (what CI runs)
+
+check-only: ## run the whole test suite on an already set-up machine
+	@echo "==> tests"; t=$$(date +%s); \
+	go test -count=1 -timeout 25m ./... ; rc=$$?; \
+	echo "    (tests: $$(( $$(date +%s) - t ))s)"; exit $$rc
+
 build: ## build bin/fixpoint
 	go build $(GOFLAGS_LD) -o bin/fixpoint ./cmd/fixpoint
 
-test: ## run the whole test suite (needs a Docker engine under CI=true)
-	go test -count=1 -timeout 30m ./...
+test: check-only ## alias of check-only
 
 lint: ## go vet, gofmt check and the dependency pin check
 	go vet ./...

@@ -1,0 +1,161 @@
+package agent
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/fixpoint-dev/fixpoint/config"
+	"github.com/fixpoint-dev/fixpoint/sandbox"
+	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
+)
+
+// Options are an Engine's dependencies. Model and Backend are required for
+// Run; Backend alone is enough for Test.
+type Options struct {
+	Model   Model           // the chat model; required for Run
+	Backend sandbox.Backend // where tests run; required
+	// Logger receives debug logs; nil discards.
+	Logger *slog.Logger
+	// Warn receives user-facing warnings (memory or run log degraded);
+	// nil discards.
+	Warn io.Writer
+	// Approve is asked before dependencies are installed; nil refuses.
+	Approve func(ctx context.Context, deps []string) (bool, error)
+}
+
+// Engine runs the loop for one workspace configuration. An Engine may run
+// several requests, one after another or concurrently; each Run has its own
+// sandbox session.
+type Engine struct {
+	cfg  *config.Config
+	opts Options
+	log  *slog.Logger
+	warn io.Writer
+
+	mu       sync.Mutex // guards sessions and closers
+	sessions map[sandbox.Session]bool
+	closers  []func() error
+}
+
+// New returns an Engine. cfg must be a loaded configuration (config.Load);
+// opts may be nil only for Engines that will not Run or Test.
+func New(cfg *config.Config, opts *Options) *Engine {
+	e := &Engine{cfg: cfg, sessions: map[sandbox.Session]bool{}}
+	if opts != nil {
+		e.opts = *opts
+	}
+	e.log = e.opts.Logger
+	if e.log == nil {
+		e.log = slog.New(slog.DiscardHandler)
+	}
+	e.warn = e.opts.Warn
+	if e.warn == nil {
+		e.warn = io.Discard
+	}
+	return e
+}
+
+// Config is the engine's configuration.
+func (e *Engine) Config() *config.Config { return e.cfg }
+
+// Close closes every session still running (a Run interrupted by a signal
+// closes its own, but Close is the backstop) and what Open created.
+func (e *Engine) Close() error {
+	e.mu.Lock()
+	sess := e.sessions
+	e.sessions = map[sandbox.Session]bool{}
+	closers := e.closers
+	e.closers = nil
+	e.mu.Unlock()
+	var errs []error
+	for s := range sess {
+		if err := s.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for i := len(closers) - 1; i >= 0; i-- {
+		if err := closers[i](); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// startSession starts and tracks a session; the returned func closes it.
+func (e *Engine) startSession(ctx context.Context, snap *sandbox.Snapshot) (sandbox.Session, func(), error) {
+	if e.opts.Backend == nil {
+		return nil, nil, fmt.Errorf("start sandbox: %w: no backend configured", sandbox.ErrUnavailable)
+	}
+	sess, err := e.opts.Backend.Start(ctx, specFor(e.cfg, snap))
+	if err != nil {
+		return nil, nil, fmt.Errorf("start sandbox: %w", err)
+	}
+	e.mu.Lock()
+	e.sessions[sess] = true
+	e.mu.Unlock()
+	return sess, func() {
+		e.mu.Lock()
+		_, live := e.sessions[sess]
+		delete(e.sessions, sess)
+		e.mu.Unlock()
+		if live {
+			if err := sess.Close(); err != nil {
+				e.log.Warn("close sandbox session", "err", err)
+			}
+		}
+	}, nil
+}
+
+// limits are the per-command limits from the configuration.
+func limits(cfg *config.Config) sandbox.Limits {
+	l := sandbox.Limits{Timeout: cfg.Sandbox.Timeout.D(), Pids: cfg.Sandbox.Pids, NanoCPUs: int64(cfg.Sandbox.CPUs * 1e9)}
+	if n, err := config.ParseSize(cfg.Sandbox.Memory); err == nil {
+		l.Memory = n
+	}
+	if n, err := config.ParseSize(cfg.Sandbox.OutputCap); err == nil {
+		l.OutputCap = n
+	}
+	return l
+}
+
+// Test snapshots root (with overlays), runs the test command once in a
+// fresh sandbox session and returns the report.
+func (e *Engine) Test(ctx context.Context, root string, overlays map[string][]byte) (*testrun.Report, error) {
+	snap, err := sandbox.SnapshotDir(root, nil)
+	if err != nil {
+		return nil, err
+	}
+	snap = snap.With(overlays)
+	sess, done, err := e.startSession(ctx, snap)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	if _, err := sess.Sync(ctx, snap); err != nil {
+		return nil, fmt.Errorf("sync workspace: %w", err)
+	}
+	return e.runTests(ctx, sess, snap, nil)
+}
+
+func (e *Engine) runTests(ctx context.Context, sess sandbox.Session, snap *sandbox.Snapshot, stream io.Writer) (*testrun.Report, error) {
+	r := detectRunner(snap, e.cfg.TestCmd)
+	rep, err := runTestCmd(ctx, sess, r, limits(e.cfg))
+	if err != nil {
+		return nil, fmt.Errorf("run tests: %w", err)
+	}
+	return rep, nil
+}
+
+// newRunID is sortable by time and unique: 20261122-001234-1a2b3c.
+func newRunID(now time.Time) string {
+	var b [3]byte
+	_, _ = rand.Read(b[:])
+	return now.UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
+}

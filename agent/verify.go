@@ -1,0 +1,169 @@
+package agent
+
+import (
+	"fmt"
+	"path"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
+)
+
+// IsTestFile reports whether a workspace-relative path is a test file by
+// naming convention: *_test.go, test_*.py, *_test.py, anything under a
+// tests/, test/ or __tests__/ directory, *.test.* and *.spec.* for
+// JavaScript and TypeScript.
+func IsTestFile(p string) bool {
+	base := path.Base(p)
+	for _, dir := range strings.Split(path.Dir(p), "/") {
+		if dir == "tests" || dir == "test" || dir == "__tests__" {
+			return true
+		}
+	}
+	switch {
+	case strings.HasSuffix(base, "_test.go"):
+		return true
+	case strings.HasSuffix(base, ".py") && (strings.HasPrefix(base, "test_") || strings.HasSuffix(base, "_test.py")):
+		return true
+	}
+	for _, ext := range []string{".js", ".mjs", ".cjs", ".ts", ".mts", ".tsx", ".jsx"} {
+		if strings.HasSuffix(base, ".test"+ext) || strings.HasSuffix(base, ".spec"+ext) {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	testFuncRe = regexp.MustCompile(`(?m)^func (Test|Fuzz|Example)\w*\(|^\s*(?:async\s+)?def test\w*\(|\b(?:test|it)\s*\(\s*['"` + "`" + `]`)
+	assertRe   = regexp.MustCompile(`\bt\.(?:Error|Errorf|Fatal|Fatalf|Fail|FailNow)\b|\bassert\w*\b|\bexpect\s*\(|\bself\.assert\w*|\bpytest\.raises\b|\bquick\.Check\b`)
+	skipRe     = regexp.MustCompile(`\bt\.Skip\w*\(|@pytest\.mark\.skip|@pytest\.mark\.xfail|@unittest\.skip|\bskipTest\(|\bpytest\.skip\(|\b(?:it|test|describe)\.(?:skip|todo)\b|\bx(?:it|describe)\s*\(|\{\s*skip\s*:\s*true`)
+)
+
+// weakened explains why a change to a test file deletes or weakens tests,
+// or returns "" when it does not. after == nil means the file is deleted.
+func weakened(p string, before, after []byte) string {
+	if before == nil {
+		return ""
+	}
+	if after == nil {
+		return fmt.Sprintf("%s: deletes a test file", p)
+	}
+	b, a := string(before), string(after)
+	if nb, na := len(testFuncRe.FindAllString(b, -1)), len(testFuncRe.FindAllString(a, -1)); na < nb {
+		return fmt.Sprintf("%s: removes %d test function(s)", p, nb-na)
+	}
+	if nb, na := len(assertRe.FindAllString(b, -1)), len(assertRe.FindAllString(a, -1)); na < nb {
+		return fmt.Sprintf("%s: removes %d assertion(s)", p, nb-na)
+	}
+	if nb, na := len(skipRe.FindAllString(b, -1)), len(skipRe.FindAllString(a, -1)); na > nb {
+		return fmt.Sprintf("%s: adds %d skip(s)", p, na-nb)
+	}
+	return ""
+}
+
+// checkEdits refuses a reply's changes that touch tests when they must not:
+// in fix mode without allowTestEdits any edit of an existing test file; in
+// every mode a change that deletes or weakens tests. orig holds the files
+// before the change (nil = did not exist), changed the files after (nil =
+// deleted). It returns one line per problem.
+func checkEdits(mode Mode, allowTestEdits bool, orig, changed map[string][]byte) []string {
+	var probs []string
+	for _, p := range sortedKeys(changed) {
+		if !IsTestFile(p) {
+			continue
+		}
+		before, existed := orig[p]
+		if !existed || before == nil {
+			continue // a new test file is always fine
+		}
+		if mode == ModeFix && !allowTestEdits {
+			probs = append(probs, fmt.Sprintf("%s is a test file: in fix mode the tests are the specification; change the code under test instead", p))
+			continue
+		}
+		if why := weakened(p, before, changed[p]); why != "" {
+			probs = append(probs, why+": deleting or weakening tests is refused")
+		}
+	}
+	return probs
+}
+
+// verdict compares the final report with the baseline. It returns the
+// reasons the run is not verified (none means verified).
+func verdict(mode Mode, baseline, final *testrun.Report) []string {
+	var why []string
+	if final == nil {
+		return []string{"no test run"}
+	}
+	if !final.OK() {
+		switch {
+		case final.TimedOut:
+			why = append(why, "the test command timed out")
+		case final.Failed > 0:
+			why = append(why, fmt.Sprintf("%d test(s) fail", final.Failed))
+		default:
+			why = append(why, fmt.Sprintf("the test command exited with code %d", final.ExitCode))
+		}
+	}
+	now := map[string]testrun.Status{}
+	for _, t := range final.Tests {
+		now[t.ID] = t.Status
+	}
+	before := map[string]bool{}
+	if baseline != nil {
+		for _, t := range baseline.Tests {
+			before[t.ID] = true
+			if t.Status != testrun.StatusPass {
+				continue
+			}
+			switch st, ok := now[t.ID]; {
+			case !ok:
+				why = append(why, fmt.Sprintf("test %s passed before the run and has vanished", t.ID))
+			case st != testrun.StatusPass:
+				why = append(why, fmt.Sprintf("test %s passed before the run and now is %s", t.ID, st))
+			}
+		}
+	}
+	if mode == ModeSolve {
+		newPass := 0
+		for _, t := range final.Tests {
+			if !before[t.ID] && t.Status == testrun.StatusPass {
+				newPass++
+			}
+		}
+		if newPass == 0 {
+			why = append(why, "solve mode needs new tests that pin the goal down, and none was added (or none passes)")
+		}
+	}
+	return why
+}
+
+// newTests lists test ids in final that were not in baseline.
+func newTests(baseline, final *testrun.Report) []string {
+	before := map[string]bool{}
+	if baseline != nil {
+		for _, t := range baseline.Tests {
+			before[t.ID] = true
+		}
+	}
+	var out []string
+	if final != nil {
+		for _, t := range final.Tests {
+			if !before[t.ID] {
+				out = append(out, t.ID)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

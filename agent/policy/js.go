@@ -1,0 +1,97 @@
+package policy
+
+import (
+	"regexp"
+	"strings"
+)
+
+var (
+	jsModuleRe = regexp.MustCompile(`(?:\brequire\s*\(\s*|\bimport\s*\(\s*|\bfrom\s+|\bimport\s+)(["'\x60])((?:node:)?[\w./@-]+)["'\x60]`)
+	jsRmRe     = regexp.MustCompile(`\b(?:fs|fsp|promises|fs\.promises)\.(rm|rmSync|rmdir|rmdirSync)\s*\(\s*(["'\x60])([^"'\x60]*)["'\x60]`)
+)
+
+// checkJS scans JavaScript or TypeScript. Comments are blanked first, and
+// string contents are blanked except module specifiers of require/import
+// and the first argument of fs.rm*, so a string that merely mentions
+// "child_process" never matches.
+func checkJS(rel string, src []byte) []Finding {
+	code := blankJS(src)
+	var out []Finding
+	for _, m := range jsModuleRe.FindAllSubmatchIndex(code, -1) {
+		mod := strings.TrimPrefix(string(code[m[4]:m[5]]), "node:")
+		line := lineOf(code, m[0])
+		switch strings.Split(mod, "/")[0] {
+		case "child_process":
+			out = append(out, Finding{Rule: "js.child-process", Line: line, Message: "importing " + mod})
+		case "net", "dgram", "tls":
+			out = append(out, Finding{Rule: "js.net", Line: line, Message: "importing " + mod})
+		}
+	}
+	for _, m := range jsRmRe.FindAllSubmatchIndex(code, -1) {
+		p := string(code[m[6]:m[7]])
+		if outside(p) {
+			out = append(out, Finding{Rule: "js.fs-rm", Line: lineOf(code, m[0]),
+				Message: "fs." + string(code[m[2]:m[3]]) + "(" + quote(p) + ") outside the workspace"})
+		}
+	}
+	return out
+}
+
+func quote(s string) string { return `"` + s + `"` }
+
+// blankJS blanks comments, and the contents of strings that are not module
+// specifiers or fs.rm arguments (decided by what precedes the quote).
+func blankJS(src []byte) []byte {
+	b := append([]byte(nil), src...)
+	for i := 0; i < len(b); {
+		switch {
+		case b[i] == '/' && i+1 < len(b) && b[i+1] == '/':
+			for i < len(b) && b[i] != '\n' {
+				b[i] = ' '
+				i++
+			}
+		case b[i] == '/' && i+1 < len(b) && b[i+1] == '*':
+			for i < len(b) && !(b[i] == '*' && i+1 < len(b) && b[i+1] == '/') {
+				if b[i] != '\n' {
+					b[i] = ' '
+				}
+				i++
+			}
+			if i+1 < len(b) {
+				b[i], b[i+1] = ' ', ' '
+				i += 2
+			}
+		case b[i] == '"' || b[i] == '\'' || b[i] == '`':
+			keep := specifierContext(b[:i])
+			q := b[i]
+			j := i + 1
+			for j < len(b) && b[j] != q && !(q != '`' && b[j] == '\n') {
+				if b[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			if !keep {
+				for k := i + 1; k < j && k < len(b); k++ {
+					if b[k] != '\n' {
+						b[k] = ' '
+					}
+				}
+			}
+			i = j + 1
+		default:
+			i++
+		}
+	}
+	return b
+}
+
+var specCtxRe = regexp.MustCompile(`(?:\brequire\s*\(\s*|\bimport\s*\(\s*|\bfrom\s+|\bimport\s+|\.(?:rm|rmSync|rmdir|rmdirSync)\s*\(\s*)$`)
+
+func specifierContext(before []byte) bool {
+	start := len(before) - 40
+	if start < 0 {
+		start = 0
+	}
+	return specCtxRe.Match(before[start:])
+}

@@ -1,0 +1,142 @@
+package policy
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/tools/txtar"
+
+	"github.com/fixpoint-dev/fixpoint/config"
+	"github.com/fixpoint-dev/fixpoint/sandbox"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func TestRulesGolden(t *testing.T) {
+	for _, mode := range []string{"python-ast", "scanner"} {
+		t.Run(mode, func(t *testing.T) {
+			opts := &Options{}
+			if mode == "scanner" {
+				opts.Python = "/nonexistent/python3"
+			}
+			c, err := New(config.Policy{}, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if mode == "scanner" {
+				c.python = ""
+				t.Setenv("PATH", t.TempDir())
+			}
+			ar, err := txtar.ParseFile("testdata/rules.txtar")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sb strings.Builder
+			for _, f := range ar.Files {
+				fs, err := c.Check(t.Context(), f.Name, f.Data)
+				if err != nil {
+					t.Fatalf("Check(%s): %v", f.Name, err)
+				}
+				// The token scanner cannot tell a file that does not parse.
+				fallbackBlind := mode == "scanner" && f.Name == "ok_syntax_error.py"
+				if strings.HasPrefix(f.Name, "ok_") && len(fs) > 0 && !fallbackBlind {
+					t.Errorf("Check(%s) = %v, want no findings (false positive)", f.Name, fs)
+				}
+				fmt.Fprintf(&sb, "-- %s --\n", f.Name)
+				for _, x := range fs {
+					fmt.Fprintf(&sb, "%s %s\n", x.Action, x)
+				}
+			}
+			golden := filepath.Join("testdata", "rules."+mode+".golden")
+			if *update {
+				os.WriteFile(golden, []byte(sb.String()), 0o644)
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sb.String() != string(want) {
+				t.Errorf("findings differ from %s (run with -update):\n%s", golden, sb.String())
+			}
+		})
+	}
+}
+
+func TestEveryRuleHasAGoldenHit(t *testing.T) {
+	want, err := os.ReadFile("testdata/rules.python-ast.golden")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range Rules() {
+		if !strings.Contains(string(want), "("+r.Name+")") {
+			t.Errorf("rule %s has no case in testdata/rules.txtar", r.Name)
+		}
+	}
+}
+
+func TestRuleActions(t *testing.T) {
+	src := []byte("import subprocess\nimport shutil\nshutil.rmtree(d)\n")
+	tests := []struct {
+		name      string
+		rules     map[string]string
+		wantBlock int
+		wantAll   int
+	}{
+		{name: "defaults", wantBlock: 1, wantAll: 2},
+		{name: "subprocess off", rules: map[string]string{"python.subprocess": "off"}, wantBlock: 0, wantAll: 1},
+		{name: "rmtree block", rules: map[string]string{"python.shutil-rmtree": "block"}, wantBlock: 2, wantAll: 2},
+		{name: "subprocess warn", rules: map[string]string{"python.subprocess": "warn"}, wantBlock: 0, wantAll: 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := New(config.Policy{Rules: tt.rules}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fs, err := c.Check(t.Context(), "x.py", src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(fs) != tt.wantAll || len(fs.Blocked()) != tt.wantBlock {
+				t.Errorf("Check = %v, want %d findings, %d blocked", fs, tt.wantAll, tt.wantBlock)
+			}
+			if tt.wantBlock > 0 && !strings.Contains(fs.Feedback(), "blocked by project policy: importing subprocess is not allowed") {
+				t.Errorf("Feedback() = %q", fs.Feedback())
+			}
+		})
+	}
+	if _, err := New(config.Policy{Rules: map[string]string{"python.nope": "off"}}, nil); err == nil || !strings.Contains(err.Error(), "python.nope") {
+		t.Errorf("New with unknown rule: err = %v, want one naming the rule", err)
+	}
+}
+
+func TestDepsAdded(t *testing.T) {
+	before := &sandbox.Snapshot{Files: map[string]sandbox.File{
+		"go.mod":           {Data: []byte("module x\n\ngo 1.22\n\nrequire github.com/a/b v1.0.0\n")},
+		"requirements.txt": {Data: []byte("requests==2.0\n")},
+		"package.json":     {Data: []byte(`{"dependencies":{"left-pad":"1.0.0"}}`)},
+	}}
+	after := before.With(map[string][]byte{
+		"go.mod":           []byte("module x\n\ngo 1.22\n\nrequire (\n\tgithub.com/a/b v1.0.0\n\tgolang.org/x/text v0.3.0\n)\n"),
+		"requirements.txt": []byte("requests==2.0\n# comment\nnumpy>=1.0\n"),
+		"package.json":     []byte(`{"dependencies":{"left-pad":"1.0.0"},"devDependencies":{"lodash":"4"}}`),
+		"pyproject.toml":   []byte("[project]\nname = \"x\"\ndependencies = [\"attrs>=1\", 'rich']\n"),
+	})
+	got := DepsAdded(before, after)
+	var names []string
+	for _, d := range got {
+		names = append(names, d.String())
+	}
+	want := "go:golang.org/x/text npm:lodash python:attrs python:numpy python:rich"
+	if strings.Join(names, " ") != want {
+		t.Errorf("DepsAdded = %v, want %s", names, want)
+	}
+	ok, need := Allowed(got, []string{"numpy", "npm:lodash"})
+	if len(ok) != 2 || len(need) != 3 {
+		t.Errorf("Allowed = %v, %v; want 2 allowed, 3 needing approval", ok, need)
+	}
+}

@@ -1,0 +1,641 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/fixpoint-dev/fixpoint/agent/runlog"
+	"github.com/fixpoint-dev/fixpoint/sandbox"
+	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
+)
+
+// Stop reasons that callers may compare against.
+const (
+	StopVerified       = "verified"
+	StopCancelled      = "cancelled"
+	StopAlreadyPassing = "nothing to fix: the tests already pass"
+	StopTokenBudget    = "token budget"
+	StopWallBudget     = "wall budget"
+)
+
+// breakerRepeats is how many times the same failure signature may be seen
+// without progress before the circuit breaker stops the run.
+const breakerRepeats = 3
+
+// run is the state of one Run.
+type run struct {
+	e       *Engine
+	req     Request
+	res     *Result
+	onEvent func(Event)
+	log     *runlog.Writer
+	sess    sandbox.Session
+
+	base    *sandbox.Snapshot // the workspace as snapshotted (overlays applied)
+	cur     *sandbox.Snapshot // the working state
+	lang    string
+	include func(string) bool
+
+	plan      string
+	history   []string
+	feedback  string
+	progress  string
+	lastRep   *testrun.Report
+	sigs      []string
+	attempts  map[string]int // hash of normalised blocks → iteration
+	malformed int
+	lessons   []string
+	mem       memoryState
+	started   time.Time
+	closeFn   func()
+	modelTime time.Duration
+}
+
+// Run drives one request to DONE or GAVE_UP. It returns an error only when
+// the run could not be attempted (no snapshot, no sandbox, no baseline); a
+// run that ends unverified is a Result with Verified false and StopReason.
+// Cancelling ctx stops at once with StopReason "cancelled" and closes the
+// sandbox session. The user's files are never written.
+func (e *Engine) Run(ctx context.Context, req Request, onEvent func(Event)) (*Result, error) {
+	if e.opts.Model == nil {
+		return nil, errors.New("run: no model configured")
+	}
+	if req.Mode == "" {
+		req.Mode = ModeFix
+	}
+	if req.Mode == ModeSolve && strings.TrimSpace(req.Goal) == "" {
+		return nil, errors.New("run: solve mode needs a goal")
+	}
+	if onEvent == nil {
+		onEvent = func(Event) {}
+	}
+	r := &run{e: e, req: req, onEvent: onEvent, attempts: map[string]int{}, started: time.Now()}
+	r.res = &Result{RunID: newRunID(r.started), Mode: req.Mode, Goal: req.Goal, Phases: map[Phase]time.Duration{}}
+	if wall := e.cfg.Agent.WallBudget.D(); wall > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, wall, errWallBudget)
+		defer cancel()
+	}
+	if err := r.setup(ctx); err != nil {
+		r.finishLog()
+		return nil, err
+	}
+	defer r.closeSession()
+	r.loop(ctx)
+	r.finish(ctx)
+	return r.res, nil
+}
+
+var errWallBudget = errors.New("wall budget exhausted")
+
+func (r *run) setup(ctx context.Context) error {
+	e := r.e
+	snap, err := sandbox.SnapshotDir(r.req.Root, nil)
+	if err != nil {
+		return fmt.Errorf("run: %w", err)
+	}
+	r.base = snap.With(r.req.Overlays)
+	r.cur = r.base
+	r.lang = r.base.Language()
+	ig := newIgnorer(r.base)
+	r.include = func(p string) bool {
+		return !isSecretPath(p) && (e.cfg.Policy.IncludeIgnored || !ig.Ignored(p))
+	}
+	if r.req.GoalComment != nil {
+		r.cur = removeLine(r.cur, *r.req.GoalComment)
+	}
+	r.openLog()
+	r.mem = e.openMemory(r)
+	r.emit(PhaseTest, 0, "starting the sandbox", nil)
+	t0 := time.Now()
+	sess, done, err := e.startSession(ctx, r.cur)
+	if err != nil {
+		return err
+	}
+	r.sess = sess
+	r.closeFn = done
+	if _, err := sess.Sync(ctx, r.cur); err != nil {
+		r.closeSession()
+		return fmt.Errorf("run: sync workspace: %w", err)
+	}
+	r.emit(PhaseTest, 0, "running the baseline tests", nil)
+	rep, err := e.runTests(ctx, sess, r.cur, nil)
+	r.res.Phases[PhaseTest] += time.Since(t0)
+	if err != nil {
+		r.closeSession()
+		if ctx.Err() != nil {
+			return fmt.Errorf("run: %w", context.Cause(ctx))
+		}
+		return fmt.Errorf("run: baseline: %w", err)
+	}
+	r.res.Baseline = rep
+	r.lastRep = rep
+	r.log.Write(runlog.KindTest, 0, rep)
+	r.emit(PhaseTest, 0, "baseline: "+counts(rep), rep)
+	return nil
+}
+
+func (r *run) closeSession() {
+	if r.closeFn != nil {
+		r.closeFn()
+		r.closeFn = nil
+	}
+}
+
+// loop runs PLAN then CODE → TEST → REFLECT until a stop condition.
+func (r *run) loop(ctx context.Context) {
+	e := r.e
+	if r.req.Mode == ModeFix && r.lastRep.OK() && len(r.lastRep.Tests) > 0 && r.req.Goal == "" && r.req.GoalComment == nil {
+		r.res.Verified = true
+		r.res.StopReason = StopAlreadyPassing
+		r.res.Final = r.lastRep
+		return
+	}
+	if !r.planPhase(ctx) {
+		return
+	}
+	maxIt := e.cfg.Agent.MaxIterations
+	for it := 1; it <= maxIt; it++ {
+		if r.stopped(ctx) {
+			return
+		}
+		iter := Iteration{N: it}
+		t0 := time.Now()
+		changes, ok := r.codePhase(ctx, &iter)
+		if !ok {
+			r.endIteration(iter, t0, false)
+			return
+		}
+		next := r.cur.With(changes)
+		rep, ok := r.testPhase(ctx, &iter, next)
+		if !ok {
+			r.endIteration(iter, t0, false)
+			return
+		}
+		r.cur = next
+		r.res.Final = rep
+		if why := verdict(r.req.Mode, r.res.Baseline, rep); len(why) == 0 {
+			r.res.Verified = true
+			r.res.StopReason = StopVerified
+			r.endIteration(iter, t0, true)
+			r.emit(PhaseDone, it, "verified: "+counts(rep), rep)
+			return
+		} else {
+			r.feedback = ""
+			if rep.OK() {
+				r.feedback = "The tests pass, but the change is not verified: " + strings.Join(why, "; ") + "."
+			}
+		}
+		stop := r.reflectPhase(ctx, &iter, rep)
+		r.endIteration(iter, t0, true)
+		if stop != "" {
+			r.res.StopReason = stop
+			return
+		}
+	}
+	r.res.StopReason = fmt.Sprintf("max iterations (%d)", maxIt)
+}
+
+// stopped checks the budgets and the context; it sets StopReason.
+func (r *run) stopped(ctx context.Context) bool {
+	switch {
+	case ctx.Err() != nil:
+		r.res.StopReason = StopCancelled
+		if errors.Is(context.Cause(ctx), errWallBudget) {
+			r.res.StopReason = StopWallBudget
+		}
+		return true
+	case r.e.cfg.Agent.TokenBudget > 0 && r.res.TokensIn+r.res.TokensOut >= r.e.cfg.Agent.TokenBudget:
+		r.res.StopReason = StopTokenBudget
+		return true
+	}
+	return false
+}
+
+func (r *run) planPhase(ctx context.Context) bool {
+	t0 := time.Now()
+	defer func() { r.res.Phases[PhasePlan] += time.Since(t0) }()
+	r.emit(PhasePlan, 0, "planning", nil)
+	in := r.input(0)
+	prompt := r.fit(in, planPrompt)
+	reply, ok := r.ask(ctx, "planner", 0, PhasePlan, prompt)
+	if !ok {
+		return false
+	}
+	r.plan = trimOutput(reply, 2000)
+	return true
+}
+
+// input collects what the prompts show, before the context is fitted.
+func (r *run) input(it int) *promptInput {
+	in := &promptInput{
+		Mode: r.req.Mode, Goal: r.req.Goal, Plan: r.plan, History: r.history,
+		Feedback: r.feedback, Progress: r.progress, Iteration: it, MaxIterations: r.e.cfg.Agent.MaxIterations,
+		Memories: r.mem.shownText,
+	}
+	if r.lastRep != nil && !r.lastRep.OK() {
+		in.Failure = renderFailure(r.lastRep, r.budget()/4)
+	}
+	return in
+}
+
+func (r *run) budget() int { return max(r.e.cfg.Agent.ContextTokens, 1000) * charsPerToken }
+
+// fit fills the context into in within the budget and renders the prompt.
+func (r *run) fit(in *promptInput, render func(*promptInput) string) string {
+	fixed := len(systemPrompt(r.req.Mode, r.lang)) + len(render(in))
+	ranked := contextFiles(r.cur, &r.req, r.lastRep, r.include)
+	fitContext(in, r.cur, ranked, r.include, r.budget(), fixed)
+	return redactText(render(in))
+}
+
+// ask sends one prompt and accounts for it; ok is false when the run must
+// stop (the reason is set).
+func (r *run) ask(ctx context.Context, role string, it int, phase Phase, prompt string) (string, bool) {
+	sys := systemPrompt(r.req.Mode, r.lang)
+	r.log.Write(runlog.KindPrompt, it, map[string]any{"role": role, "size": len(sys) + len(prompt), "tokens": estimateTokens(sys + prompt), "system": sys, "content": prompt})
+	t0 := time.Now()
+	resp, err := r.e.chat(ctx, role, []chatMessage{{Role: "system", Content: sys}, {Role: "user", Content: prompt}}, func(d string) {
+		r.onEvent(Event{RunID: r.res.RunID, Phase: phase, Iteration: it, MaxIterations: r.e.cfg.Agent.MaxIterations, Delta: d, TokensIn: r.res.TokensIn, TokensOut: r.res.TokensOut})
+	})
+	took := time.Since(t0)
+	r.modelTime += took
+	if err != nil {
+		if ctx.Err() != nil {
+			r.stopped(ctx)
+		} else {
+			r.res.StopReason = "model error: " + redactText(err.Error())
+		}
+		r.log.Write(runlog.KindWarning, it, map[string]string{"message": "model: " + err.Error()})
+		return "", false
+	}
+	r.res.TokensIn += resp.In
+	r.res.TokensOut += resp.Out
+	r.log.Write(runlog.KindReply, it, map[string]any{"role": role, "content": resp.Content, "tokens_in": resp.In, "tokens_out": resp.Out, "model_ms": took.Milliseconds()})
+	return resp.Content, true
+}
+
+// codePhase asks for edits until a reply applies cleanly and passes the
+// test-file rules, or the malformed budget or another stop ends the run.
+func (r *run) codePhase(ctx context.Context, iter *Iteration) (map[string][]byte, bool) {
+	t0 := time.Now()
+	defer func() { r.res.Phases[PhaseCode] += time.Since(t0) }()
+	for {
+		if r.stopped(ctx) {
+			return nil, false
+		}
+		r.emit(PhaseCode, iter.N, "asking the model for edits", nil)
+		r.modelTime = 0
+		prompt := r.fit(r.input(iter.N), codePrompt)
+		reply, ok := r.ask(ctx, "coder", iter.N, PhaseCode, prompt)
+		iter.ModelTime += r.modelTime
+		if !ok {
+			return nil, false
+		}
+		tp := time.Now()
+		changes, problem := r.applyReply(reply, iter.N)
+		iter.ParseTime += time.Since(tp)
+		if problem == "" {
+			h := hashChanges(changes)
+			if prev, seen := r.attempts[h]; seen {
+				r.res.StopReason = fmt.Sprintf("circuit breaker: the reply repeats the edits of iteration %d", prev)
+				return nil, false
+			}
+			r.attempts[h] = iter.N
+			r.feedback = ""
+			if l := lessonOf(reply); l != "" {
+				r.lessons = append(r.lessons, l)
+			}
+			return changes, true
+		}
+		r.malformed++
+		iter.Malformed++
+		r.feedback = problem
+		r.emit(PhaseCode, iter.N, "reply not applied: "+firstLine(problem), nil)
+		if r.malformed > r.e.cfg.Agent.MaxMalformed {
+			r.res.StopReason = fmt.Sprintf("too many replies that could not be applied (%d): %s", r.malformed, firstLine(problem))
+			return nil, false
+		}
+	}
+}
+
+// applyReply parses and applies a reply to the working snapshot. problem is
+// the feedback for the model when it cannot be used.
+func (r *run) applyReply(reply string, it int) (map[string][]byte, string) {
+	blocks, err := parseEdits(reply)
+	if err == nil && len(blocks) == 0 {
+		msg := "The reply contains no SEARCH/REPLACE blocks, so nothing was changed. Reply with edits in the format described."
+		if l := firstLine(strings.TrimSpace(reply)); l != "" {
+			msg = "The reply contains no SEARCH/REPLACE blocks (it began: " + quoteShort(l) + "). Reply with edits in the format described."
+		}
+		r.log.Write(runlog.KindEdit, it, map[string]any{"blocks": 0, "applied": false, "error": "no blocks"})
+		return nil, msg
+	}
+	var changes map[string][]byte
+	if err == nil {
+		changes, err = applyEdits(r.cur, blocks)
+	}
+	if err != nil {
+		r.log.Write(runlog.KindEdit, it, map[string]any{"blocks": len(blocks), "applied": false, "error": err.Error()})
+		return nil, "None of the reply's edits was applied (all or nothing): " + err.Error()
+	}
+	orig := map[string][]byte{}
+	for p := range changes {
+		if f, ok := r.base.Files[p]; ok {
+			orig[p] = f.Data
+		} else {
+			orig[p] = nil
+		}
+	}
+	if probs := checkEdits(r.req.Mode, r.e.cfg.Agent.AllowTestEdits, orig, changes); len(probs) > 0 {
+		r.log.Write(runlog.KindEdit, it, map[string]any{"blocks": len(blocks), "applied": false, "refused": probs})
+		return nil, "The reply was refused: " + strings.Join(probs, "; ") + "."
+	}
+	var paths []string
+	for p := range changes {
+		if !r.include(p) {
+			return nil, fmt.Sprintf("The reply edits %s, which fixpoint does not let the model change (secret or ignored file).", p)
+		}
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	r.log.Write(runlog.KindEdit, it, map[string]any{"blocks": len(blocks), "applied": true, "paths": paths})
+	return changes, ""
+}
+
+func (r *run) testPhase(ctx context.Context, iter *Iteration, next *sandbox.Snapshot) (*testrun.Report, bool) {
+	t0 := time.Now()
+	defer func() { r.res.Phases[PhaseTest] += time.Since(t0) }()
+	r.emit(PhaseTest, iter.N, "running the tests", nil)
+	ts := time.Now()
+	if _, err := r.sess.Sync(ctx, next); err != nil {
+		r.sandboxFailed(ctx, "sync", err)
+		return nil, false
+	}
+	iter.SyncTime = time.Since(ts)
+	tr := time.Now()
+	rep, err := r.e.runTests(ctx, r.sess, next, nil)
+	iter.SandboxTime = time.Since(tr)
+	if err != nil {
+		r.sandboxFailed(ctx, "test", err)
+		return nil, false
+	}
+	iter.TestTime = rep.Duration
+	iter.Passed, iter.Failed = rep.Passed, rep.Failed
+	r.log.Write(runlog.KindTest, iter.N, rep)
+	r.emit(PhaseTest, iter.N, counts(rep), rep)
+	return rep, true
+}
+
+func (r *run) sandboxFailed(ctx context.Context, what string, err error) {
+	if ctx.Err() != nil {
+		r.stopped(ctx)
+		return
+	}
+	r.res.StopReason = fmt.Sprintf("sandbox error during %s: %v", what, err)
+}
+
+// reflectPhase records the failure, tracks progress, trips the circuit
+// breaker, and prepares memory and history for the next prompt.
+func (r *run) reflectPhase(ctx context.Context, iter *Iteration, rep *testrun.Report) string {
+	t0 := time.Now()
+	defer func() { r.res.Phases[PhaseReflect] += time.Since(t0) }()
+	prev := r.lastRep
+	r.lastRep = rep
+	iter.Signature = failureSignature(rep)
+	iter.Progress = progressOf(prev, rep)
+	r.progress = iter.Progress
+	r.emit(PhaseReflect, iter.N, fmt.Sprintf("%s; %s", counts(rep), iter.Progress), rep)
+	tm := time.Now()
+	r.memoryReflect(ctx, iter, rep)
+	iter.MemoryTime = time.Since(tm)
+	r.history = append(r.history, r.summaryLine(iter))
+	r.sigs = append(r.sigs, iter.Signature+"|"+iter.Progress)
+	if n := len(r.sigs); n >= breakerRepeats {
+		same := true
+		for _, s := range r.sigs[n-breakerRepeats:] {
+			sig, prog, _ := strings.Cut(s, "|")
+			if sig != iter.Signature || prog == "improving" {
+				same = false
+			}
+		}
+		if same {
+			return fmt.Sprintf("circuit breaker: the same failure repeated %d times without progress (%s)", breakerRepeats, shortSig(iter.Signature))
+		}
+	}
+	if r.stopped(ctx) {
+		return r.res.StopReason
+	}
+	return ""
+}
+
+// summaryLine is one line per earlier attempt: iteration, signature, counts
+// and what was tried.
+func (r *run) summaryLine(iter *Iteration) string {
+	changed, deleted := r.base.Diff(r.cur)
+	tried := strings.Join(append(changed, deleted...), ", ")
+	if tried == "" {
+		tried = "no file changes"
+	}
+	return fmt.Sprintf("iteration %d: %d passed, %d failed (%s); changed %s; failure: %s", iter.N, iter.Passed, iter.Failed, iter.Progress, tried, shortSig(iter.Signature))
+}
+
+func (r *run) endIteration(iter Iteration, t0 time.Time, record bool) {
+	iter.Duration = time.Since(t0)
+	r.res.Iterations = append(r.res.Iterations, iter)
+	r.log.Write(runlog.KindIteration, iter.N, iter)
+}
+
+// finish fills the result's changes and diff, resolves memory and writes
+// the result entry.
+func (r *run) finish(ctx context.Context) {
+	r.res.Changes = changesBetween(r.base, r.cur)
+	r.res.Diff = UnifiedDiff(r.res.Changes)
+	r.res.Wall = time.Since(r.started)
+	if r.res.Verified {
+		r.memoryResolve(ctx)
+	}
+	r.emitFinal()
+	r.finishLog()
+}
+
+func (r *run) emitFinal() {
+	ph := PhaseGaveUp
+	if r.res.Verified {
+		ph = PhaseDone
+	}
+	r.emit(ph, len(r.res.Iterations), r.res.StopReason, r.res.Final)
+}
+
+func (r *run) openLog() {
+	dir := filepath.Join(r.e.cfg.DataDir, "runs")
+	w, err := runlog.Create(dir, r.res.RunID, &runlog.Options{Redact: redactText})
+	if err != nil {
+		r.e.warnf("the run log is off: %v", err)
+		return
+	}
+	r.log = w
+	r.res.LogPath = w.Path()
+	r.log.Write(runlog.KindStart, 0, runlog.Start{RunID: r.res.RunID, Mode: string(r.req.Mode), Goal: r.req.Goal, Root: r.req.Root, Model: r.e.cfg.Model.RoleModel("coder"), Time: r.started.UTC()})
+}
+
+func (r *run) finishLog() {
+	if r.log == nil {
+		return
+	}
+	if err := r.log.Write(runlog.KindResult, 0, r.res); err != nil {
+		r.e.warnf("the run log is incomplete: %v", err)
+	}
+	r.log.Close()
+}
+
+func (e *Engine) warnf(format string, args ...any) {
+	fmt.Fprintf(e.warn, "fixpoint: warning: "+format+"\n", args...)
+}
+
+func (r *run) emit(ph Phase, it int, msg string, rep *testrun.Report) {
+	maxIt := r.e.cfg.Agent.MaxIterations
+	if it > 0 {
+		msg = fmt.Sprintf("Iteration %d/%d · %s", it, maxIt, msg)
+	}
+	r.onEvent(Event{RunID: r.res.RunID, Phase: ph, Iteration: it, MaxIterations: maxIt, Message: msg, Report: rep, TokensIn: r.res.TokensIn, TokensOut: r.res.TokensOut})
+}
+
+func counts(rep *testrun.Report) string {
+	if rep == nil {
+		return ""
+	}
+	s := fmt.Sprintf("%d passed, %d failed", rep.Passed, rep.Failed)
+	if rep.TimedOut {
+		s += ", timed out"
+	}
+	if rep.Failed == 0 && rep.ExitCode != 0 && !rep.TimedOut {
+		s += fmt.Sprintf(", exit code %d", rep.ExitCode)
+	}
+	return s
+}
+
+// progressOf compares two reports: fewer failures (or more passes at equal
+// failures) is improving.
+func progressOf(prev, cur *testrun.Report) string {
+	if prev == nil {
+		return "stable"
+	}
+	pf, cf := failScore(prev), failScore(cur)
+	switch {
+	case cf < pf, cf == pf && cur.Passed > prev.Passed:
+		return "improving"
+	case cf > pf, cf == pf && cur.Passed < prev.Passed:
+		return "regressing"
+	}
+	return "stable"
+}
+
+func failScore(r *testrun.Report) int {
+	n := r.Failed
+	if n == 0 && !r.OK() {
+		n = 1
+	}
+	return n
+}
+
+var (
+	sigNumRe  = regexp.MustCompile(`0x[0-9a-fA-F]+|\d+(\.\d+)?`)
+	sigPathRe = regexp.MustCompile(`(/[\w.-]+)+/`)
+)
+
+// failureSignature normalises a report's failures: the failing ids and
+// their messages with numbers, addresses and directories masked.
+func failureSignature(rep *testrun.Report) string {
+	var parts []string
+	for _, t := range rep.Failures() {
+		msg := sigPathRe.ReplaceAllString(firstLine(t.Message), "")
+		msg = sigNumRe.ReplaceAllString(msg, "N")
+		parts = append(parts, t.ID+": "+msg)
+	}
+	if len(parts) == 0 && !rep.OK() {
+		out := sigNumRe.ReplaceAllString(sigPathRe.ReplaceAllString(firstLine(strings.TrimSpace(rep.Output)), ""), "N")
+		parts = append(parts, fmt.Sprintf("exit %d: %s", rep.ExitCode, out))
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, "; ")
+}
+
+func shortSig(s string) string {
+	if len(s) > 160 {
+		return s[:160] + "…"
+	}
+	return s
+}
+
+// hashChanges identifies an attempt by the files it produces, so the same
+// edits written differently count as a repeat.
+func hashChanges(changes map[string][]byte) string {
+	h := sha256.New()
+	for _, p := range sortedKeys(changes) {
+		fmt.Fprintf(h, "%s\x00", p)
+		h.Write(bytes.Join(bytes.Fields(changes[p]), []byte(" ")))
+		h.Write([]byte{0})
+	}
+	return fmt.Sprintf("%x", h.Sum(nil))
+}
+
+func changesBetween(base, cur *sandbox.Snapshot) []FileChange {
+	changed, deleted := base.Diff(cur)
+	var out []FileChange
+	for _, p := range changed {
+		of, existed := base.Files[p]
+		c := FileChange{Path: p, After: cur.Files[p].Data, Created: !existed}
+		if existed {
+			c.Before = of.Data
+		}
+		out = append(out, c)
+	}
+	for _, p := range deleted {
+		out = append(out, FileChange{Path: p, Before: base.Files[p].Data, Deleted: true})
+	}
+	return out
+}
+
+// removeLine drops the goal comment's line from its file.
+func removeLine(snap *sandbox.Snapshot, loc Location) *sandbox.Snapshot {
+	f, ok := snap.Files[loc.Path]
+	if !ok {
+		return snap
+	}
+	lines := strings.SplitAfter(string(f.Data), "\n")
+	if loc.Line < 0 || loc.Line >= len(lines) {
+		return snap
+	}
+	lines = append(lines[:loc.Line:loc.Line], lines[loc.Line+1:]...)
+	return snap.With(map[string][]byte{loc.Path: []byte(strings.Join(lines, ""))})
+}
+
+var lessonRe = regexp.MustCompile(`(?mi)^\s*\**lesson\**:\s*(.+)$`)
+
+func lessonOf(reply string) string {
+	if m := lessonRe.FindStringSubmatch(reply); m != nil {
+		return strings.TrimSpace(m[1])
+	}
+	return ""
+}
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(s, "\n")
+	return strings.TrimSpace(l)
+}
+
+func quoteShort(s string) string {
+	if len(s) > 120 {
+		s = s[:120] + "…"
+	}
+	return fmt.Sprintf("%q", s)
+}

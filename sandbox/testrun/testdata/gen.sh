@@ -1,0 +1,57 @@
+#!/bin/sh
+# gen.sh regenerates the raw runner outputs under raw/ from the projects under
+# projects/ by running the real tools on this machine (go, python3 -m pytest,
+# python3 -m unittest, node --test). Each project is copied to a scratch
+# directory and the scratch path is rewritten to /workspace afterwards, so the
+# outputs look as they do inside a sandbox. Run from this directory:
+#   sh gen.sh            # all cases
+#   sh gen.sh go-panic   # one case
+# Then refresh the parsed goldens: go test ./sandbox/testrun -run Golden -update
+set -u
+# Debian's python3 has pytest (apt-get install python3-pytest); keep it ahead of pyenv shims.
+PATH=/usr/bin:$PATH
+here=$(pwd)
+scratch=$(mktemp -d /tmp/fixpoint-testrun-gen.XXXXXX)
+trap 'rm -rf "$scratch"' EXIT
+
+# case NAME PROJECT REPORT CMD...
+case_() {
+	name=$1 project=$2 report=$3
+	shift 3
+	if [ -n "${only:-}" ] && [ "$only" != "$name" ]; then return; fi
+	ws=$scratch/workspace
+	rm -rf "$ws" && mkdir -p "$ws" && cp -r "projects/$project/." "$ws/"
+	out=raw/$name
+	rm -rf "$out" && mkdir -p "$out"
+	(cd "$ws" && env -u GOFLAGS "$@" >"$scratch/stdout" 2>"$scratch/stderr"; echo $? >"$scratch/exit")
+	printf '%s\n' "$*" >"$out/cmd"
+	cp "$scratch/exit" "$out/exit"
+	sed "s#$ws#/workspace#g" "$scratch/stdout" >"$out/stdout"
+	sed "s#$ws#/workspace#g" "$scratch/stderr" >"$out/stderr"
+	if [ "$report" != - ] && [ -f "$ws/$report" ]; then
+		sed "s#$ws#/workspace#g" "$ws/$report" >"$out/report"
+	fi
+	echo "$name: exit $(cat "$out/exit")"
+}
+only=${1:-}
+
+case_ go-pass gopass - go test -json ./...
+case_ go-fail gofail - go test -json ./...
+case_ go-panic gopanic - go test -json ./...
+case_ go-build gobuild - go test -json ./...
+case_ go-testbuild gotesterr - go test -json ./...
+case_ go-timeout gotimeout - go test -json -timeout=3s ./...
+case_ go-nomod gonomod - go test -json ./...
+
+junit=.fixpoint/junit.xml
+pytest="python3 -m pytest -q -rA --junitxml=$junit -p no:cacheprovider"
+case_ pytest-pass pypass $junit $pytest
+case_ pytest-fail pyfail $junit $pytest
+case_ pytest-collect pycollect $junit $pytest
+case_ unittest-fail pyunit - python3 -m unittest discover -v
+case_ unittest-syntax pyunitsyntax - python3 -m unittest discover -v
+
+case_ node-pass nodepass - node --test --test-reporter=tap
+case_ node-fail nodefail - node --test --test-reporter=tap
+case_ node-syntax nodesyntax - node --test --test-reporter=tap
+case_ npm-fail npmfail - npm test --silent -- --test-reporter=tap

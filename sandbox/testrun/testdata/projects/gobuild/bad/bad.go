@@ -1,0 +1,5 @@
+package bad
+
+func Two() int {
+	return "two"
+}

@@ -1,0 +1,9 @@
+package bad
+
+import "testing"
+
+func TestTwo(t *testing.T) {
+	if Two() != 2 {
+		t.Fatal("Two() != 2")
+	}
+}

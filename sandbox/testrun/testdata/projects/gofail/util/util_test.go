@@ -1,0 +1,11 @@
+package util
+
+import "testing"
+
+func TestDouble(t *testing.T) {
+	for i := range 3 {
+		if Double(i) != i+i {
+			t.Fatal("bad")
+		}
+	}
+}

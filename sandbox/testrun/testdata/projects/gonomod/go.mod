@@ -1,0 +1,5 @@
+module example.com/broken
+
+go 1.22
+
+require (

@@ -1,0 +1,3 @@
+module example.com/ok
+
+go 1.22

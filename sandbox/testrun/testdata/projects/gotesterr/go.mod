@@ -1,0 +1,3 @@
+module example.com/testerr
+
+go 1.22

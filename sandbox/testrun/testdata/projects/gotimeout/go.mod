@@ -1,0 +1,3 @@
+module example.com/slow
+
+go 1.22

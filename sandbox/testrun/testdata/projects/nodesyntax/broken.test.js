@@ -1,0 +1,6 @@
+const test = require('node:test');
+
+test('broken', () => {
+  if (true {
+  }
+});

@@ -1,0 +1,5 @@
+import no_such_module
+
+
+def test_uses_module():
+    assert no_such_module

@@ -1,0 +1,10 @@
+def add(a, b):
+    return a - b
+
+
+def divide(a, b):
+    return a / b
+
+
+def parse(s):
+    return int(s)

@@ -1,0 +1,6 @@
+import pytest
+
+
+@pytest.fixture
+def broken():
+    raise RuntimeError("fixture exploded")

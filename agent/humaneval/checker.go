@@ -1,0 +1,172 @@
+package humaneval
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"syscall"
+	"time"
+
+	"github.com/fixpoint-dev/fixpoint/sandbox"
+)
+
+// Verdict is the outcome of one check program.
+type Verdict struct {
+	Passed   bool
+	TimedOut bool
+	Output   string // trimmed stderr+stdout, for the repair prompt
+	Duration time.Duration
+}
+
+// Checker runs check programs. Implementations are safe for concurrent use.
+type Checker interface {
+	Check(ctx context.Context, program string, timeout time.Duration) (Verdict, error)
+	Close() error
+}
+
+// Pool checks programs in warm sandbox sessions, one command per check,
+// size sessions at most in parallel.
+type Pool struct {
+	sessions chan sandbox.Session
+	all      []sandbox.Session
+}
+
+// NewPool starts size sessions on b with spec.
+func NewPool(ctx context.Context, b sandbox.Backend, spec sandbox.Spec, size int) (*Pool, error) {
+	if size < 1 {
+		size = 1
+	}
+	p := &Pool{sessions: make(chan sandbox.Session, size)}
+	empty := &sandbox.Snapshot{Files: map[string]sandbox.File{}}
+	for i := 0; i < size; i++ {
+		s, err := b.Start(ctx, spec)
+		if err != nil {
+			p.Close()
+			return nil, fmt.Errorf("start sandbox session %d: %w", i+1, err)
+		}
+		if _, err := s.Sync(ctx, empty); err != nil {
+			s.Close()
+			p.Close()
+			return nil, fmt.Errorf("sync sandbox session %d: %w", i+1, err)
+		}
+		p.all = append(p.all, s)
+		p.sessions <- s
+	}
+	return p, nil
+}
+
+// Check implements Checker.
+func (p *Pool) Check(ctx context.Context, program string, timeout time.Duration) (Verdict, error) {
+	var s sandbox.Session
+	select {
+	case s = <-p.sessions:
+	case <-ctx.Done():
+		return Verdict{}, ctx.Err()
+	}
+	defer func() { p.sessions <- s }()
+	return runIn(ctx, s, program, timeout)
+}
+
+// Close closes every session.
+func (p *Pool) Close() error {
+	var errs []error
+	for _, s := range p.all {
+		errs = append(errs, s.Close())
+	}
+	p.all = nil
+	return errors.Join(errs...)
+}
+
+func runIn(ctx context.Context, s sandbox.Session, program string, timeout time.Duration) (Verdict, error) {
+	start := time.Now()
+	res, err := s.Run(ctx, sandbox.Command{
+		Args:   []string{"python3", "-"},
+		Stdin:  []byte(program),
+		Limits: sandbox.Limits{Timeout: timeout, OutputCap: 64 << 10},
+	})
+	if err != nil {
+		return Verdict{}, err
+	}
+	return Verdict{
+		Passed:   res.ExitCode == 0 && !res.TimedOut,
+		TimedOut: res.TimedOut,
+		Output:   trim(string(res.Stderr) + string(res.Stdout)),
+		Duration: time.Since(start),
+	}, nil
+}
+
+// OneShot starts a new session for every check, as agents that create a
+// container per attempt do. It is the baseline Pool is measured against.
+type OneShot struct {
+	Backend sandbox.Backend
+	Spec    sandbox.Spec
+}
+
+// Check implements Checker.
+func (o *OneShot) Check(ctx context.Context, program string, timeout time.Duration) (Verdict, error) {
+	start := time.Now()
+	s, err := o.Backend.Start(ctx, o.Spec)
+	if err != nil {
+		return Verdict{}, err
+	}
+	defer s.Close()
+	if _, err := s.Sync(ctx, &sandbox.Snapshot{Files: map[string]sandbox.File{}}); err != nil {
+		return Verdict{}, err
+	}
+	v, err := runIn(ctx, s, program, timeout)
+	v.Duration = time.Since(start)
+	return v, err
+}
+
+// Close implements Checker.
+func (o *OneShot) Close() error { return nil }
+
+// Host runs checks as bare host processes, with no isolation at all. It is
+// the floor for the overhead measurement and is never used for a model's
+// code unless the user chose --sandbox=none.
+type Host struct {
+	Python string // "" = python3
+}
+
+// Check implements Checker.
+func (h *Host) Check(ctx context.Context, program string, timeout time.Duration) (Verdict, error) {
+	py := h.Python
+	if py == "" {
+		py = "python3"
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	start := time.Now()
+	cmd := exec.CommandContext(ctx, py, "-")
+	cmd.Stdin = bytes.NewReader([]byte(program))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	v := Verdict{Duration: time.Since(start), Output: trim(out.String())}
+	if ctx.Err() == context.DeadlineExceeded {
+		v.TimedOut = true
+		return v, nil
+	}
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		return v, fmt.Errorf("run %s: %w", py, err)
+	}
+	v.Passed = err == nil
+	return v, nil
+}
+
+// Close implements Checker.
+func (h *Host) Close() error { return nil }
+
+// trim keeps the tail of long output: the traceback's end says what failed.
+func trim(s string) string {
+	const max = 2000
+	if len(s) <= max {
+		return s
+	}
+	return "…" + s[len(s)-max:]
+}

@@ -1,6 +1,108 @@
 package main
 
-// serveCommand is not built yet: hidden from help until its issue lands.
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+
+	"github.com/fixpoint-dev/fixpoint/config"
+	"github.com/fixpoint-dev/fixpoint/server"
+)
+
 func serveCommand() *command {
-	return &command{name: "serve", hidden: true}
+	c := &command{
+		name:    "serve",
+		summary: "run the language server (LSP over stdio, or TCP with --listen)",
+		usage: `Usage: fixpoint serve [--listen 127.0.0.1:PORT]
+
+Runs fixpoint's language server. It speaks LSP on stdin/stdout (nothing
+else is ever written to stdout; logs go to stderr, level from FIXPOINT_LOG).
+With --listen it accepts one TCP connection instead, for clients and
+debugging that want a socket. Configuration comes from initializationOptions
+and the "fixpoint" section of workspace/configuration, above the
+environment, .fixpoint.toml and the user file.
+
+Exit codes: 0 after shutdown and exit; 1 after exit without shutdown or
+when the client disconnects (runs are cancelled and containers removed).
+Example:
+  fixpoint serve
+  fixpoint serve --listen 127.0.0.1:7777`,
+	}
+	c.run = func(ctx context.Context, a *app, args []string) int {
+		fs := newFlags(c, a.stderr)
+		listen := fs.String("listen", "", "accept one LSP connection on this TCP address instead of stdio")
+		_ = fs.Bool("stdio", true, "speak LSP on stdin/stdout (the default; accepted for clients that pass it)")
+		if done, code := parseFlags(fs, args); done {
+			return code
+		}
+		if fs.NArg() > 0 {
+			return a.fail(usagef("serve takes no arguments, got %q", fs.Args()))
+		}
+		srv := server.New(&server.Options{
+			NewEngine: newEngine,
+			Logger:    a.logger,
+			Getenv:    a.getenv,
+			Version:   version,
+		})
+		var rwc io.ReadWriteCloser = stdio{in: a.stdin, out: a.stdout}
+		if *listen != "" {
+			conn, err := acceptOne(ctx, *listen, a)
+			if err != nil {
+				return a.fail(err)
+			}
+			rwc = conn
+		}
+		err := srv.Serve(ctx, rwc)
+		switch {
+		case err == nil:
+			return exitOK
+		case errors.Is(err, server.ErrExitWithoutShutdown), errors.Is(err, server.ErrDisconnected):
+			a.logger.Info("serve: " + err.Error())
+			return exitNotReached
+		}
+		a.logger.Error("serve", "err", err)
+		return exitNotReached
+	}
+	return c
+}
+
+// acceptOne listens on addr and returns the first connection.
+func acceptOne(ctx context.Context, addr string, a *app) (net.Conn, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, usagef("--listen %s: %v", addr, err)
+	}
+	defer ln.Close()
+	fmt.Fprintf(a.stderr, "fixpoint: listening on %s\n", ln.Addr())
+	go func() { <-ctx.Done(); ln.Close() }()
+	conn, err := ln.Accept()
+	if err != nil {
+		return nil, fmt.Errorf("--listen %s: %w", addr, err)
+	}
+	return conn, nil
+}
+
+// stdio is stdin and stdout as one connection. Close closes stdin when
+// it is a file, so a pending read ends.
+type stdio struct {
+	in  io.Reader
+	out io.Writer
+}
+
+func (s stdio) Read(p []byte) (int, error)  { return s.in.Read(p) }
+func (s stdio) Write(p []byte) (int, error) { return s.out.Write(p) }
+func (s stdio) Close() error {
+	if f, ok := s.in.(*os.File); ok {
+		return f.Close()
+	}
+	return nil
+}
+
+// newEngine makes the agent engine for a workspace folder of `fixpoint
+// serve`. Until agent.Open lands it reports that no engine is available.
+func newEngine(ctx context.Context, cfg *config.Config, root string) (server.Engine, error) {
+	return nil, errors.New("the agent engine is not built into this fixpoint yet")
 }

@@ -1,0 +1,223 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"go.lsp.dev/protocol"
+
+	"github.com/fixpoint-dev/fixpoint/agent"
+)
+
+// Wire types for workspace/applyEdit. protocol.WorkspaceEdit cannot hold
+// resource operations in documentChanges, so the server has its own.
+type (
+	workspaceEdit struct {
+		Changes         map[string][]protocol.TextEdit `json:"changes,omitempty"`
+		DocumentChanges []any                          `json:"documentChanges,omitempty"`
+	}
+	textDocumentEdit struct {
+		TextDocument versionedDoc        `json:"textDocument"`
+		Edits        []protocol.TextEdit `json:"edits"`
+	}
+	versionedDoc struct {
+		URI     string `json:"uri"`
+		Version *int32 `json:"version"` // null: the file on disk
+	}
+	resourceOp struct {
+		Kind    string     `json:"kind"` // create | delete
+		URI     string     `json:"uri"`
+		Options *opOptions `json:"options,omitempty"`
+	}
+	opOptions struct {
+		Overwrite      bool `json:"overwrite,omitempty"`
+		IgnoreIfExists bool `json:"ignoreIfExists,omitempty"`
+	}
+	applyParams struct {
+		Label string        `json:"label,omitempty"`
+		Edit  workspaceEdit `json:"edit"`
+	}
+)
+
+// current is the state of a workspace file now: the open buffer if there
+// is one, else the file on disk.
+type current struct {
+	uri     string
+	version *int32 // nil when not open
+	text    string
+	exists  bool
+}
+
+// fileEdit is the planned edit of one file.
+type fileEdit struct {
+	rel     string
+	cur     current
+	edits   []protocol.TextEdit
+	create  bool
+	delete  bool
+	rebased bool
+}
+
+// errConflict means the user changed a region the result also changes.
+var errConflict = errors.New("changed in the editor during the run")
+
+// planEdits turns a run's changes into per-file edits against the current
+// state. A file whose current text differs from the run's starting text is
+// rebased when the regions don't overlap; otherwise it is reported in
+// conflicts (and force, "Apply anyway", replaces it with the result).
+func planEdits(changes []agent.FileChange, state func(rel string) current, force bool) (plan []fileEdit, conflicts []string) {
+	for _, c := range changes {
+		cur := state(c.Path)
+		fe := fileEdit{rel: c.Path, cur: cur}
+		switch {
+		case c.Deleted:
+			fe.delete = true
+		case c.Created || c.Before == nil:
+			if cur.exists && cur.text != string(c.After) && !force {
+				conflicts = append(conflicts, c.Path)
+				continue
+			}
+			if cur.exists {
+				fe.edits = textEdits(cur.text, string(c.After))
+			} else {
+				fe.create = true
+				fe.edits = []protocol.TextEdit{{NewText: string(c.After)}}
+			}
+		default:
+			base, after := string(c.Before), string(c.After)
+			target := after
+			if cur.text != base {
+				merged, ok := rebase(base, cur.text, after)
+				if !ok && !force {
+					conflicts = append(conflicts, c.Path)
+					continue
+				}
+				if ok {
+					target, fe.rebased = merged, true
+				}
+			}
+			fe.edits = textEdits(cur.text, target)
+		}
+		plan = append(plan, fe)
+	}
+	return plan, conflicts
+}
+
+// buildWorkspaceEdit assembles one WorkspaceEdit for the plan, honouring
+// the client's capabilities. It fails when files must be created or
+// deleted and the client cannot do resource operations.
+func buildWorkspaceEdit(plan []fileEdit, caps clientCaps) (workspaceEdit, error) {
+	var we workspaceEdit
+	var cannot []string
+	for _, fe := range plan {
+		if (fe.create && !caps.canCreate()) || (fe.delete && !caps.canDelete()) {
+			cannot = append(cannot, fe.rel)
+		}
+	}
+	if len(cannot) > 0 {
+		return we, fmt.Errorf("the result creates or deletes %s, and this editor cannot create or delete files through LSP", strings.Join(cannot, ", "))
+	}
+	if !caps.documentChanges {
+		we.Changes = map[string][]protocol.TextEdit{}
+		for _, fe := range plan {
+			if len(fe.edits) > 0 {
+				we.Changes[fe.cur.uri] = fe.edits
+			}
+		}
+		return we, nil
+	}
+	for _, fe := range plan {
+		switch {
+		case fe.delete:
+			we.DocumentChanges = append(we.DocumentChanges, resourceOp{Kind: "delete", URI: fe.cur.uri, Options: &opOptions{IgnoreIfExists: true}})
+			continue
+		case fe.create:
+			we.DocumentChanges = append(we.DocumentChanges, resourceOp{Kind: "create", URI: fe.cur.uri, Options: &opOptions{IgnoreIfExists: true}})
+		}
+		if len(fe.edits) > 0 {
+			we.DocumentChanges = append(we.DocumentChanges, textDocumentEdit{TextDocument: versionedDoc{URI: fe.cur.uri, Version: fe.cur.version}, Edits: fe.edits})
+		}
+	}
+	return we, nil
+}
+
+// stateFunc returns the current state of files in root: open buffers
+// first, then the disk.
+func (s *Server) stateFunc(root string) func(rel string) current {
+	open := s.docs.under(root)
+	return func(rel string) current {
+		if d, ok := open[rel]; ok {
+			v := d.version
+			return current{uri: d.uri, version: &v, text: d.text(), exists: true}
+		}
+		abs := filepath.Join(root, filepath.FromSlash(rel))
+		data, err := os.ReadFile(abs)
+		return current{uri: fileURI(abs), text: string(data), exists: err == nil}
+	}
+}
+
+// apply sends a run's result as one workspace/applyEdit. On a conflict
+// it asks the user ("Show diff" / "Apply anyway") and applies nothing
+// unless told to.
+func (s *Server) apply(ctx context.Context, r *run, res *agent.Result, force bool) {
+	if len(res.Changes) == 0 {
+		s.showMessage(ctx, protocol.MessageTypeInfo, "fixpoint: verified; no file changes were needed")
+		return
+	}
+	plan, conflicts := planEdits(res.Changes, s.stateFunc(r.root), force)
+	if len(conflicts) > 0 {
+		sort.Strings(conflicts)
+		msg := fmt.Sprintf("fixpoint: not applied: %s %s changed in the editor during the run, in the same places as the result.",
+			strings.Join(conflicts, ", "), plural(len(conflicts), "was", "were"))
+		switch s.ask(ctx, protocol.MessageTypeWarning, msg, "Show diff", "Apply anyway") {
+		case "Apply anyway":
+			s.apply(ctx, r, res, true)
+		case "Show diff":
+			s.showDiff(ctx, res)
+		}
+		return
+	}
+	s.mu.Lock()
+	caps := s.caps
+	s.mu.Unlock()
+	we, err := buildWorkspaceEdit(plan, caps)
+	if err != nil {
+		s.showMessage(ctx, protocol.MessageTypeError, "fixpoint: not applied: "+err.Error()+". The diff is in the fixpoint output log.")
+		s.logMessage(ctx, protocol.MessageTypeInfo, res.Diff)
+		return
+	}
+	var resp protocol.ApplyWorkspaceEditResponse
+	label := "fixpoint: " + r.title
+	if err := protocol.Call(ctx, s.conn, protocol.MethodWorkspaceApplyEdit, applyParams{Label: label, Edit: we}, &resp); err != nil {
+		s.showMessage(context.WithoutCancel(ctx), protocol.MessageTypeError, "fixpoint: applying the result failed: "+err.Error())
+		return
+	}
+	if !resp.Applied {
+		reason := resp.FailureReason
+		if reason == "" {
+			reason = "the editor gave no reason"
+		}
+		s.showMessage(ctx, protocol.MessageTypeError, "fixpoint: the editor did not apply the result: "+reason)
+		return
+	}
+	s.logger.Info("applied", "run", r.id, "files", len(plan))
+}
+
+// showDiff shows a result's diff: as a document when the client can show
+// one and there is a log file, else in the output log.
+func (s *Server) showDiff(ctx context.Context, res *agent.Result) {
+	s.logMessage(ctx, protocol.MessageTypeInfo, "fixpoint diff:\n"+res.Diff)
+	s.showMessage(ctx, protocol.MessageTypeInfo, "fixpoint: the diff is in the fixpoint output log")
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

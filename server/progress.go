@@ -1,0 +1,101 @@
+package server
+
+import (
+	"context"
+
+	"go.lsp.dev/protocol"
+)
+
+// progress is one work-done progress, or its fallback to window messages
+// when the client has no work-done progress. A nil *progress is a no-op.
+type progress struct {
+	s     *Server
+	token string // "" in fallback mode
+	title string
+	last  string
+}
+
+type progressParams struct {
+	Token string `json:"token"`
+	Value any    `json:"value"`
+}
+
+// beginProgress creates the token (window/workDoneProgress/create, a
+// request, so this must run outside a handler) and sends begin.
+func (s *Server) beginProgress(ctx context.Context, token, title, message string) *progress {
+	s.mu.Lock()
+	supported := s.caps.workDoneProgress
+	s.mu.Unlock()
+	p := &progress{s: s, title: title}
+	if supported {
+		err := protocol.Call(ctx, s.conn, protocol.MethodWorkDoneProgressCreate, progressParams{Token: token}, nil)
+		if err == nil {
+			p.token = token
+			p.notify(ctx, protocol.WorkDoneProgressBegin{Kind: protocol.WorkDoneProgressKindBegin, Title: title, Cancellable: true, Message: message})
+			return p
+		}
+		s.logger.Debug("workDoneProgress/create failed; falling back to messages", "err", err)
+	}
+	s.showMessage(ctx, protocol.MessageTypeInfo, title+"…")
+	return p
+}
+
+func (p *progress) notify(ctx context.Context, v any) {
+	if err := p.s.conn.Notify(context.WithoutCancel(ctx), protocol.MethodProgress, progressParams{Token: p.token, Value: v}); err != nil {
+		p.s.logger.Debug("$/progress", "err", err)
+	}
+}
+
+// report sends a message if it differs from the last one.
+func (p *progress) report(ctx context.Context, message string) {
+	if p == nil || message == "" || message == p.last {
+		return
+	}
+	p.last = message
+	if p.token == "" {
+		p.s.logMessage(ctx, protocol.MessageTypeInfo, p.title+": "+message)
+		return
+	}
+	p.notify(ctx, protocol.WorkDoneProgressReport{Kind: protocol.WorkDoneProgressKindReport, Cancellable: true, Message: message})
+}
+
+// end finishes the progress with a final message.
+func (p *progress) end(ctx context.Context, message string) {
+	if p == nil {
+		return
+	}
+	if p.token == "" {
+		p.s.showMessage(ctx, protocol.MessageTypeInfo, p.title+": "+message)
+		return
+	}
+	p.notify(ctx, protocol.WorkDoneProgressEnd{Kind: protocol.WorkDoneProgressKindEnd, Message: message})
+}
+
+// showMessage sends window/showMessage (redacted). Notifications are
+// written even when ctx is cancelled.
+func (s *Server) showMessage(ctx context.Context, typ protocol.MessageType, msg string) {
+	_ = s.conn.Notify(context.WithoutCancel(ctx), protocol.MethodWindowShowMessage,
+		protocol.ShowMessageParams{Type: typ, Message: s.opts.Redact(msg)})
+}
+
+// logMessage sends window/logMessage (redacted).
+func (s *Server) logMessage(ctx context.Context, typ protocol.MessageType, msg string) {
+	_ = s.conn.Notify(context.WithoutCancel(ctx), protocol.MethodWindowLogMessage,
+		protocol.LogMessageParams{Type: typ, Message: s.opts.Redact(msg)})
+}
+
+// ask sends window/showMessageRequest and returns the chosen title, ""
+// when the user dismissed it (a null answer) or ctx ended.
+func (s *Server) ask(ctx context.Context, typ protocol.MessageType, msg string, actions ...string) string {
+	items := make([]protocol.MessageActionItem, len(actions))
+	for i, a := range actions {
+		items[i] = protocol.MessageActionItem{Title: a}
+	}
+	var choice *protocol.MessageActionItem
+	err := protocol.Call(ctx, s.conn, protocol.MethodWindowShowMessageRequest,
+		protocol.ShowMessageRequestParams{Type: typ, Message: s.opts.Redact(msg), Actions: items}, &choice)
+	if err != nil || choice == nil {
+		return ""
+	}
+	return choice.Title
+}

@@ -1,0 +1,153 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"go.lsp.dev/protocol"
+
+	"github.com/fixpoint-dev/fixpoint/agent"
+)
+
+// execute is a run's goroutine. It ends when the engine returns, which it
+// must do promptly once ctx is cancelled.
+func (s *Server) execute(ctx context.Context, r *run) {
+	defer s.finishRun(r)
+	eng, err := s.engineFor(ctx, r.root)
+	if err != nil {
+		s.showMessage(ctx, protocol.MessageTypeError, "fixpoint: cannot start: "+err.Error())
+		return
+	}
+	prog := s.beginProgress(ctx, r.token, "fixpoint: "+r.title, "starting")
+	if r.kind == runTest {
+		rep, err := eng.Test(ctx, r.root, r.req.Overlays)
+		if err != nil {
+			prog.end(ctx, s.failure(ctx, err))
+			return
+		}
+		s.publishReport(ctx, r.root, rep)
+		prog.end(ctx, summary(rep))
+		return
+	}
+	res, err := eng.Run(ctx, r.req, func(ev agent.Event) {
+		if ev.Delta != "" && ev.Report == nil {
+			return // streamed model text: not for the progress UI
+		}
+		prog.report(ctx, ev.Message)
+		if ev.Report != nil {
+			s.publishReport(ctx, r.root, ev.Report)
+		}
+	})
+	if err != nil {
+		prog.end(ctx, s.failure(ctx, err))
+		return
+	}
+	s.mu.Lock()
+	s.results[r.root] = res
+	s.mu.Unlock()
+	if res.Final != nil {
+		s.publishReport(ctx, r.root, res.Final)
+	}
+	if res.Verified {
+		prog.end(ctx, "Verified")
+		s.apply(ctx, r, res, false)
+		return
+	}
+	prog.end(ctx, "Not verified: "+res.StopReason)
+	s.offerUnverified(ctx, r, res)
+}
+
+// failure turns a run error into the progress end message, telling the
+// user about real failures (a cancellation needs no message box).
+func (s *Server) failure(ctx context.Context, err error) string {
+	if errors.Is(err, context.Canceled) || ctx.Err() != nil {
+		return "Cancelled"
+	}
+	s.showMessage(ctx, protocol.MessageTypeError, "fixpoint: the run failed: "+err.Error())
+	return "Failed: " + err.Error()
+}
+
+// offerUnverified tells the user a run ended without a verified result
+// and applies its best attempt only when asked to.
+func (s *Server) offerUnverified(ctx context.Context, r *run, res *agent.Result) {
+	msg := fmt.Sprintf("fixpoint: not verified after %d %s", len(res.Iterations), plural(len(res.Iterations), "iteration", "iterations"))
+	if res.Final != nil && res.Final.Failed > 0 {
+		msg += fmt.Sprintf(": %d %s still %s", res.Final.Failed, plural(res.Final.Failed, "test", "tests"), plural(res.Final.Failed, "fails", "fail"))
+	} else if res.StopReason != "" {
+		msg += " (" + res.StopReason + ")"
+	}
+	actions := []string{"Show log"}
+	if len(res.Changes) > 0 {
+		actions = []string{"Apply best attempt", "Show log"}
+	}
+	switch s.ask(ctx, protocol.MessageTypeWarning, msg, actions...) {
+	case "Apply best attempt":
+		s.apply(ctx, r, res, false)
+	case "Show log":
+		s.showLog(ctx, res)
+	}
+}
+
+// showLog opens the run log when the client can show documents, and puts
+// the diff in the output log either way.
+func (s *Server) showLog(ctx context.Context, res *agent.Result) {
+	s.logMessage(ctx, protocol.MessageTypeInfo, fmt.Sprintf("fixpoint run %s: %s\nlog: %s\n%s", res.RunID, res.StopReason, res.LogPath, res.Diff))
+	s.mu.Lock()
+	canShow := s.caps.showDocument
+	s.mu.Unlock()
+	if canShow && res.LogPath != "" {
+		var out struct {
+			Success bool `json:"success"`
+		}
+		_ = protocol.Call(ctx, s.conn, protocol.MethodShowDocument, map[string]any{"uri": fileURI(res.LogPath)}, &out)
+	}
+}
+
+// finishRun forgets a run and closes its engine if the configuration
+// changed while it ran.
+func (s *Server) finishRun(r *run) {
+	r.cancel()
+	s.mu.Lock()
+	if s.runs[r.root] == r {
+		delete(s.runs, r.root)
+	}
+	var stale Engine
+	if r.staleEngine {
+		stale = s.engines[r.root]
+		delete(s.engines, r.root)
+	}
+	s.mu.Unlock()
+	if stale != nil {
+		if err := stale.Close(); err != nil {
+			s.logger.Warn("close engine", "err", err)
+		}
+	}
+	s.logger.Info("run end", "run", r.id)
+	s.runWG.Done()
+}
+
+// engineFor returns the folder's engine, making it on first use.
+func (s *Server) engineFor(ctx context.Context, root string) (Engine, error) {
+	s.mu.Lock()
+	e := s.engines[root]
+	s.mu.Unlock()
+	if e != nil {
+		return e, nil
+	}
+	cfg, err := s.configFor(root)
+	if err != nil {
+		return nil, err
+	}
+	if s.opts.NewEngine == nil {
+		return nil, errors.New("no agent engine is configured in this server")
+	}
+	e, err = s.opts.NewEngine(ctx, cfg, root)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	s.engines[root] = e
+	s.mu.Unlock()
+	return e, nil
+}

@@ -1,0 +1,108 @@
+// Doctor: turns `fixpoint doctor --json` output, or a missing binary, into
+// a notification that says exactly what to do. No vscode import.
+
+/** One check printed by `fixpoint doctor --json`. */
+export interface DoctorCheck {
+  name: string;
+  ok: boolean;
+  detail?: string;
+  fix?: string;
+}
+
+/** A button on the notification and the command it runs. */
+export interface Action {
+  title: string;
+  /** A VS Code command to run, or */
+  command?: string;
+  args?: unknown[];
+  /** text to copy to the clipboard. */
+  copy?: string;
+}
+
+/** A notification to show, or none. */
+export interface Notice {
+  severity: 'error' | 'warning';
+  message: string;
+  actions: Action[];
+}
+
+export const INSTALL_COMMAND = 'go install github.com/fixpoint-dev/fixpoint/cmd/fixpoint@latest';
+
+/** Parses doctor's JSON; undefined when it isn't the expected array (an older binary, a crash). */
+export function parseDoctor(stdout: string): DoctorCheck[] | undefined {
+  let v: unknown;
+  try {
+    v = JSON.parse(stdout);
+  } catch {
+    return undefined;
+  }
+  if (v && typeof v === 'object' && !Array.isArray(v) && Array.isArray((v as { checks?: unknown }).checks)) {
+    v = (v as { checks: unknown[] }).checks;
+  }
+  if (!Array.isArray(v)) return undefined;
+  const out: DoctorCheck[] = [];
+  for (const c of v) {
+    if (!c || typeof c !== 'object' || typeof (c as DoctorCheck).name !== 'string') return undefined;
+    const d = c as DoctorCheck;
+    out.push({ name: d.name, ok: d.ok === true, detail: str(d.detail), fix: str(d.fix) });
+  }
+  return out;
+}
+
+function str(v: unknown): string | undefined {
+  return typeof v === 'string' && v !== '' ? v : undefined;
+}
+
+/** The notification for the failing checks, or undefined when all pass. */
+export function doctorNotice(checks: DoctorCheck[]): Notice | undefined {
+  const failed = checks.filter((c) => !c.ok);
+  if (failed.length === 0) return undefined;
+  const lines = failed.map((c) => {
+    let s = c.name;
+    if (c.detail) s += `: ${c.detail}`;
+    if (c.fix) s += ` — fix: ${c.fix}`;
+    return s;
+  });
+  const head = failed.length === 1 ? 'fixpoint doctor: 1 check failed' : `fixpoint doctor: ${failed.length} checks failed`;
+  const actions: Action[] = [];
+  if (failed.some((c) => /key|auth|model|endpoint/i.test(c.name + ' ' + (c.detail ?? '') + ' ' + (c.fix ?? '')))) {
+    actions.push({ title: 'Set API Key', command: 'fixpoint.setApiKey' });
+  }
+  actions.push({ title: 'Show Output', command: 'fixpoint.showOutput' });
+  return { severity: 'warning', message: `${head}. ${lines.join('; ')}`, actions };
+}
+
+/** The notification when the binary is not found. */
+export function missingBinaryNotice(path: string): Notice {
+  const where = path === 'fixpoint' ? 'on PATH' : `at "${path}"`;
+  return {
+    severity: 'error',
+    message:
+      `fixpoint: the fixpoint binary was not found ${where}. Install it with \`${INSTALL_COMMAND}\` ` +
+      '(and put $(go env GOPATH)/bin on PATH), or set "fixpoint.path" to the binary.',
+    actions: [
+      { title: 'Copy Install Command', copy: INSTALL_COMMAND },
+      { title: 'Open Settings', command: 'workbench.action.openSettings', args: ['fixpoint.path'] },
+    ],
+  };
+}
+
+/**
+ * Finds an executable: a path containing a separator is checked as is; a
+ * bare name is looked up in PATH. isExecutable is injected for tests.
+ */
+export function resolveBinary(
+  path: string,
+  envPath: string,
+  isExecutable: (p: string) => boolean,
+  sep = ':',
+  dirSep = '/',
+): string | undefined {
+  if (path.includes('/') || path.includes('\\')) return isExecutable(path) ? path : undefined;
+  for (const dir of envPath.split(sep)) {
+    if (!dir) continue;
+    const p = dir.endsWith(dirSep) ? dir + path : dir + dirSep + path;
+    if (isExecutable(p)) return p;
+  }
+  return undefined;
+}

@@ -1,0 +1,63 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { INSTALL_COMMAND, doctorNotice, missingBinaryNotice, parseDoctor, resolveBinary } from '../src/doctor';
+
+test('parseDoctor', () => {
+  const cases: { name: string; in: string; want: ReturnType<typeof parseDoctor> }[] = [
+    {
+      name: 'array',
+      in: '[{"name":"docker","ok":false,"detail":"no engine answers","fix":"start Docker: sudo systemctl start docker"},{"name":"binary","ok":true,"detail":"","fix":""}]',
+      want: [
+        { name: 'docker', ok: false, detail: 'no engine answers', fix: 'start Docker: sudo systemctl start docker' },
+        { name: 'binary', ok: true, detail: undefined, fix: undefined },
+      ],
+    },
+    { name: 'object with checks', in: '{"checks":[{"name":"model","ok":true}]}', want: [{ name: 'model', ok: true, detail: undefined, fix: undefined }] },
+    { name: 'not json', in: 'unknown command "doctor"', want: undefined },
+    { name: 'wrong shape', in: '[{"ok":true}]', want: undefined },
+    { name: 'scalar', in: '42', want: undefined },
+  ];
+  for (const c of cases) assert.deepEqual(parseDoctor(c.in), c.want, c.name);
+});
+
+test('doctorNotice', () => {
+  assert.equal(doctorNotice([{ name: 'docker', ok: true }]), undefined);
+  const n = doctorNotice([
+    { name: 'docker', ok: false, detail: 'no engine answers', fix: 'start Docker: sudo systemctl start docker' },
+    { name: 'model endpoint', ok: false, detail: '401 Unauthorized', fix: 'set FIXPOINT_API_KEY' },
+    { name: 'binary', ok: true },
+  ]);
+  assert.ok(n);
+  assert.equal(n.severity, 'warning');
+  assert.equal(
+    n.message,
+    'fixpoint doctor: 2 checks failed. docker: no engine answers — fix: start Docker: sudo systemctl start docker; ' +
+      'model endpoint: 401 Unauthorized — fix: set FIXPOINT_API_KEY',
+  );
+  assert.deepEqual(
+    n.actions.map((a) => a.command),
+    ['fixpoint.setApiKey', 'fixpoint.showOutput'],
+  );
+  const one = doctorNotice([{ name: 'bwrap', ok: false, fix: 'apt-get install bubblewrap' }]);
+  assert.equal(one?.message, 'fixpoint doctor: 1 check failed. bwrap — fix: apt-get install bubblewrap');
+  assert.deepEqual(one?.actions.map((a) => a.title), ['Show Output']);
+});
+
+test('missingBinaryNotice names the fix', () => {
+  const onPath = missingBinaryNotice('fixpoint');
+  assert.equal(onPath.severity, 'error');
+  assert.ok(onPath.message.includes('not found on PATH'));
+  assert.ok(onPath.message.includes(INSTALL_COMMAND));
+  assert.deepEqual(onPath.actions[0], { title: 'Copy Install Command', copy: INSTALL_COMMAND });
+  assert.deepEqual(onPath.actions[1].args, ['fixpoint.path']);
+  assert.ok(missingBinaryNotice('/opt/fp').message.includes('at "/opt/fp"'));
+});
+
+test('resolveBinary', () => {
+  const exists = new Set(['/usr/local/bin/fixpoint', '/opt/fp']);
+  const isExec = (p: string) => exists.has(p);
+  assert.equal(resolveBinary('fixpoint', '/usr/bin::/usr/local/bin/', isExec), '/usr/local/bin/fixpoint');
+  assert.equal(resolveBinary('fixpoint', '/usr/bin', isExec), undefined);
+  assert.equal(resolveBinary('/opt/fp', '', isExec), '/opt/fp');
+  assert.equal(resolveBinary('./fp', '/usr/local/bin', isExec), undefined);
+});

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/client"
 )
 
@@ -61,4 +63,19 @@ func unavailable(t testing.TB, why string) {
 		t.Fatalf("CI=true and %s", why)
 	}
 	t.Skipf("skipping outside CI: %s", why)
+}
+
+// RequireNoContainers fails the test when any container, running or not,
+// carries the label key=value.
+func RequireNoContainers(t testing.TB, cli *client.Client, key, value string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	list, err := cli.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", key+"="+value))})
+	if err != nil {
+		t.Fatalf("list containers labelled %s=%s: %v", key, value, err)
+	}
+	for _, c := range list {
+		t.Errorf("container %.12s (%s) labelled %s=%s is left behind", c.ID, c.State, key, value)
+	}
 }

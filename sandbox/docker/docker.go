@@ -1,0 +1,244 @@
+// Package docker is the default sandbox backend: hardened containers driven
+// through the Docker Engine API, with near-bare command latency.
+//
+// The main types are [Backend] (created by [New]) and the session it
+// starts. A session is one long-lived container whose entrypoint is a small
+// static supervisor (./supervisor, embedded here as prebuilt binaries). The
+// session holds the container's attached stdin/stdout and speaks a framed
+// protocol with the supervisor, so a command costs one fork-exec inside the
+// container instead of a `docker exec` round trip through the engine.
+//
+// The supervisor binary reaches the container through a named volume
+// ("fixpoint-supervisor-<source hash>"), filled once per engine with
+// CopyToContainer and mounted read-only, so it works with any image and
+// with a remote engine. The workspace is a tmpfs at /workspace that Sync
+// fills by streaming a tar through the supervisor: the user's workspace is
+// never bind-mounted.
+//
+// Every container and per-session volume carries the labels
+// fixpoint.session, fixpoint.pid, fixpoint.pidstart and fixpoint.host;
+// [Reap] removes those whose owner process is gone, and [New] calls it.
+package docker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/volume"
+	"github.com/docker/docker/client"
+	"github.com/fixpoint-dev/fixpoint/sandbox"
+)
+
+// Label keys set on every container and per-session volume.
+const (
+	LabelSession  = "fixpoint.session"
+	LabelPID      = "fixpoint.pid"
+	LabelPIDStart = "fixpoint.pidstart" // start time of the owner, guards against pid reuse
+	LabelHost     = "fixpoint.host"
+	LabelCache    = "fixpoint.cache" // shared cache volumes (supervisor, Go module cache); never reaped
+)
+
+// Options configure a Backend. The zero value is usable.
+type Options struct {
+	// Client talks to the engine. nil = client.FromEnv with API version
+	// negotiation; the Backend then owns and closes it.
+	Client *client.Client
+	// Runtime is the OCI runtime: "" (the engine default, runc) or "runsc".
+	Runtime string
+	// Logger receives debug logs; nil discards them.
+	Logger *slog.Logger
+	// User is the uid:gid commands run as; "" = "65534:65534" (nobody).
+	User string
+	// WorkspaceSize caps the /workspace tmpfs in bytes; 0 = 1 GiB.
+	WorkspaceSize int64
+	// TmpSize caps the /tmp tmpfs in bytes; 0 = 256 MiB.
+	TmpSize int64
+	// NoReap skips the Reap call in New.
+	NoReap bool
+}
+
+// Backend starts Docker sandbox sessions. It is safe for concurrent use.
+type Backend struct {
+	cli     *client.Client
+	ownsCli bool
+	opts    Options
+	log     *slog.Logger
+	arch    string
+
+	mu      sync.Mutex      // guards volumes
+	volumes map[string]bool // supervisor and cache volumes known to be filled
+}
+
+// New connects to the engine, pings it and reaps containers left by dead
+// fixpoint processes. When no engine answers, the error wraps
+// sandbox.ErrUnavailable.
+func New(ctx context.Context, opts *Options) (*Backend, error) {
+	b := &Backend{volumes: map[string]bool{}}
+	if opts != nil {
+		b.opts = *opts
+	}
+	b.log = b.opts.Logger
+	if b.log == nil {
+		b.log = slog.New(slog.DiscardHandler)
+	}
+	b.cli = b.opts.Client
+	if b.cli == nil {
+		cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+		if err != nil {
+			return nil, fmt.Errorf("docker client: %w: %w", sandbox.ErrUnavailable, err)
+		}
+		b.cli, b.ownsCli = cli, true
+	}
+	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if _, err := b.cli.Ping(pctx); err != nil {
+		b.Close()
+		return nil, fmt.Errorf("docker engine: %w: %w", sandbox.ErrUnavailable, err)
+	}
+	info, err := b.cli.Info(pctx)
+	if err != nil {
+		b.Close()
+		return nil, fmt.Errorf("docker engine info: %w: %w", sandbox.ErrUnavailable, err)
+	}
+	b.arch = info.Architecture
+	if _, ok := supervisorBinary(b.arch); !ok {
+		b.Close()
+		return nil, fmt.Errorf("docker engine architecture %q has no supervisor build: %w", b.arch, sandbox.ErrUnavailable)
+	}
+	if b.opts.Runtime != "" {
+		if _, ok := info.Runtimes[b.opts.Runtime]; !ok {
+			b.Close()
+			return nil, fmt.Errorf("docker runtime %q is not configured in the engine: %w", b.opts.Runtime, sandbox.ErrUnavailable)
+		}
+	}
+	if !b.opts.NoReap {
+		if n, err := Reap(ctx, b.cli); err != nil {
+			b.log.Warn("reap leftover sandboxes", "err", err)
+		} else if n > 0 {
+			b.log.Info("reaped leftover sandboxes", "removed", n)
+		}
+	}
+	return b, nil
+}
+
+// Name returns "docker".
+func (b *Backend) Name() string { return "docker" }
+
+// Client returns the engine client (for tests and diagnostics).
+func (b *Backend) Client() *client.Client { return b.cli }
+
+// Close releases the client if New created it. Sessions must be closed
+// first.
+func (b *Backend) Close() error {
+	if b.ownsCli {
+		return b.cli.Close()
+	}
+	return nil
+}
+
+// ownerLabels identifies this process on resources it creates.
+func ownerLabels(session string) map[string]string {
+	host, _ := os.Hostname()
+	pid := os.Getpid()
+	return map[string]string{
+		LabelSession:  session,
+		LabelPID:      strconv.Itoa(pid),
+		LabelPIDStart: processStart(pid),
+		LabelHost:     host,
+	}
+}
+
+// processStart is the start time of pid in clock ticks since boot (field 22
+// of /proc/PID/stat), or "" when unknown.
+func processStart(pid int) string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return ""
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return ""
+	}
+	fields := strings.Fields(s[i+1:])
+	if len(fields) < 20 {
+		return ""
+	}
+	return fields[19]
+}
+
+// ownerGone reports whether the labelled owner process is certainly dead.
+// Resources from another host are never judged gone.
+func ownerGone(labels map[string]string) bool {
+	host, _ := os.Hostname()
+	if labels[LabelHost] != host {
+		return false
+	}
+	pid, err := strconv.Atoi(labels[LabelPID])
+	if err != nil || pid <= 0 {
+		return false
+	}
+	start := processStart(pid)
+	if start == "" {
+		return true // no such process
+	}
+	return labels[LabelPIDStart] != "" && start != labels[LabelPIDStart]
+}
+
+// Reap removes containers and volumes labelled fixpoint.pid whose owner
+// process (on this host) is gone, and returns how many it removed.
+func Reap(ctx context.Context, cli *client.Client) (removed int, err error) {
+	f := filters.NewArgs(filters.Arg("label", LabelPID))
+	list, err := cli.ContainerList(ctx, container.ListOptions{All: true, Filters: f})
+	if err != nil {
+		return 0, fmt.Errorf("list sandboxes: %w", err)
+	}
+	var errs []error
+	for _, c := range list {
+		if !ownerGone(c.Labels) {
+			continue
+		}
+		if err := cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !client.IsErrNotFound(err) {
+			errs = append(errs, fmt.Errorf("remove container %.12s: %w", c.ID, err))
+			continue
+		}
+		removed++
+	}
+	vols, err := cli.VolumeList(ctx, volume.ListOptions{Filters: f})
+	if err != nil {
+		return removed, errors.Join(append(errs, fmt.Errorf("list volumes: %w", err))...)
+	}
+	for _, v := range vols.Volumes {
+		if !ownerGone(v.Labels) {
+			continue
+		}
+		if err := cli.VolumeRemove(ctx, v.Name, true); err != nil && !client.IsErrNotFound(err) {
+			errs = append(errs, fmt.Errorf("remove volume %s: %w", v.Name, err))
+			continue
+		}
+		removed++
+	}
+	return removed, errors.Join(errs...)
+}
+
+// discardLogs drains a reader; used for the supervisor's own stderr.
+type logWriter struct {
+	log *slog.Logger
+}
+
+func (w logWriter) Write(p []byte) (int, error) {
+	w.log.Debug("supervisor", "stderr", strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+var _ io.Writer = logWriter{}

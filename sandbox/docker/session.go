@@ -1,0 +1,339 @@
+package docker
+
+import (
+	"archive/tar"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"strings"
+	"sync"
+	"time"
+	"unsafe"
+
+	"github.com/docker/docker/api/types"
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/client"
+	"github.com/fixpoint-dev/fixpoint/sandbox"
+	"github.com/fixpoint-dev/fixpoint/sandbox/docker/internal/wire"
+)
+
+// Session is one sandbox container. It implements sandbox.Session: one
+// goroutine at a time may call Sync, Run and ReadFile; Close may be called
+// concurrently to abort. When the container dies (its supervisor was
+// killed), the next call replaces it transparently and re-syncs the last
+// snapshot.
+type Session struct {
+	b       *Backend
+	spec    sandbox.Spec
+	limits  sandbox.Limits // spec.Limits with defaults
+	supVol  string
+	modVol  string
+	baseEnv []string
+
+	// Set by boot; replaced by restart (only from the calling goroutine).
+	name string
+	id   string
+	conn *conn
+
+	last   *sandbox.Snapshot    // last synced snapshot, for restart
+	hashes map[string]hashEntry // content hashes of last, by path
+
+	mu     sync.Mutex // guards closed
+	closed bool
+}
+
+type hashEntry struct {
+	data []byte // the hashed slice, kept so its address stays unique
+	hash string
+}
+
+// conn is the framed stream to one supervisor.
+type conn struct {
+	hj types.HijackedResponse
+	r  io.Reader
+
+	wmu  sync.Mutex // serialises frames written to hj.Conn
+	dead bool       // the stream failed; only the calling goroutine touches it
+}
+
+func (c *conn) write(typ byte, p []byte) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	return wire.Write(c.hj.Conn, typ, p)
+}
+
+func (c *conn) writeJSON(typ byte, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return c.write(typ, b)
+}
+
+// Name is the session name, also the container's name and the value of
+// its fixpoint.session label.
+func (s *Session) Name() string { return s.name }
+
+// ContainerID is the current container's id.
+func (s *Session) ContainerID() string { return s.id }
+
+// ready returns the live connection, replacing a dead container first.
+func (s *Session) ready(ctx context.Context) (*conn, error) {
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		return nil, sandbox.ErrClosed
+	}
+	if !s.conn.dead {
+		return s.conn, nil
+	}
+	s.b.log.Info("sandbox died; replacing it", "session", s.name)
+	s.removeContainer(ctx)
+	if err := s.boot(ctx); err != nil {
+		return nil, fmt.Errorf("replace sandbox: %w", err)
+	}
+	s.mu.Lock()
+	closed = s.closed
+	s.mu.Unlock()
+	if closed {
+		s.removeContainer(ctx)
+		return nil, sandbox.ErrClosed
+	}
+	if s.last != nil {
+		last := s.last
+		s.last, s.hashes = nil, map[string]hashEntry{}
+		if _, err := s.sync(ctx, s.conn, last); err != nil {
+			return nil, fmt.Errorf("replace sandbox: %w", err)
+		}
+	}
+	return s.conn, nil
+}
+
+// streamErr turns a failed read or write into the error to return, and
+// marks the connection dead.
+func (s *Session) streamErr(c *conn, what string, err error) error {
+	c.dead = true
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		return sandbox.ErrClosed
+	}
+	return fmt.Errorf("sandbox %s: %s: %w", s.name, what, err)
+}
+
+// Sync makes /workspace equal to snap for every file snap holds: files
+// whose content, mode or on-disk state changed since the last Sync are
+// sent as one tar stream; files of the previous snapshot that snap lacks
+// are deleted. Files that commands created are left alone (caches).
+func (s *Session) Sync(ctx context.Context, snap *sandbox.Snapshot) (sandbox.SyncStats, error) {
+	c, err := s.ready(ctx)
+	if err != nil {
+		return sandbox.SyncStats{}, err
+	}
+	return s.sync(ctx, c, snap)
+}
+
+func fileMode(f sandbox.File) fs.FileMode {
+	if f.Mode == 0 {
+		return 0o644
+	}
+	return f.Mode.Perm()
+}
+
+func (s *Session) hash(p string, data []byte) string {
+	if e, ok := s.hashes[p]; ok && len(e.data) == len(data) && unsafe.SliceData(e.data) == unsafe.SliceData(data) {
+		return e.hash
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}
+
+func (s *Session) sync(ctx context.Context, c *conn, snap *sandbox.Snapshot) (sandbox.SyncStats, error) {
+	var st sandbox.SyncStats
+	paths := snap.Paths()
+	man := wire.ManifestRequest{Files: make([]wire.FileEntry, len(paths))}
+	hashes := make(map[string]hashEntry, len(paths))
+	for i, p := range paths {
+		if _, err := sandbox.CleanRel(p); err != nil {
+			return st, fmt.Errorf("sync: %w", err)
+		}
+		f := snap.Files[p]
+		h := s.hash(p, f.Data)
+		hashes[p] = hashEntry{data: f.Data, hash: h}
+		man.Files[i] = wire.FileEntry{Path: p, Hash: h, Mode: uint32(fileMode(f))}
+	}
+	stop := context.AfterFunc(ctx, func() { c.hj.Close() })
+	defer stop()
+	if err := c.writeJSON(wire.Manifest, man); err != nil {
+		return st, s.ctxErr(ctx, s.streamErr(c, "sync", err))
+	}
+	var need wire.NeedReply
+	if err := s.reply(c, wire.Need, &need); err != nil {
+		return st, s.ctxErr(ctx, err)
+	}
+	fw := &frameWriter{c: c}
+	tw := tar.NewWriter(fw)
+	for _, p := range need.Paths {
+		f, ok := snap.Files[p]
+		if !ok {
+			continue
+		}
+		hdr := &tar.Header{Name: p, Typeflag: tar.TypeReg, Mode: int64(fileMode(f)), Size: int64(len(f.Data)), ModTime: time.Unix(0, 0)}
+		if err := tw.WriteHeader(hdr); err != nil {
+			return st, s.ctxErr(ctx, s.streamErr(c, "sync", err))
+		}
+		if _, err := tw.Write(f.Data); err != nil {
+			return st, s.ctxErr(ctx, s.streamErr(c, "sync", err))
+		}
+	}
+	if err := tw.Close(); err == nil {
+		err = fw.flush()
+	}
+	if err := c.write(wire.TarEnd, nil); err != nil {
+		return st, s.ctxErr(ctx, s.streamErr(c, "sync", err))
+	}
+	var done wire.SyncReply
+	if err := s.reply(c, wire.Synced, &done); err != nil {
+		return st, s.ctxErr(ctx, err)
+	}
+	s.last, s.hashes = snap, hashes
+	return sandbox.SyncStats{Written: done.Written, Deleted: need.Deleted, Bytes: done.Bytes}, nil
+}
+
+// ctxErr prefers the context's error when it caused the failure.
+func (s *Session) ctxErr(ctx context.Context, err error) error {
+	if ctx.Err() != nil && !errors.Is(err, sandbox.ErrClosed) {
+		return fmt.Errorf("sandbox %s: %w", s.name, ctx.Err())
+	}
+	return err
+}
+
+// reply reads one frame of type want (decoding its JSON into v), or the
+// supervisor's error.
+func (s *Session) reply(c *conn, want byte, v any) error {
+	f, err := wire.ReadFrame(c.r)
+	if err != nil {
+		return s.streamErr(c, "read reply", err)
+	}
+	switch f.Type {
+	case want:
+		if v == nil {
+			return nil
+		}
+		if err := json.Unmarshal(f.Payload, v); err != nil {
+			return s.streamErr(c, "decode reply", err)
+		}
+		return nil
+	case wire.Error:
+		return supervisorError(string(f.Payload))
+	}
+	return s.streamErr(c, "read reply", fmt.Errorf("unexpected frame %q", f.Type))
+}
+
+func supervisorError(msg string) error {
+	if strings.Contains(msg, "no such file or directory") {
+		return fmt.Errorf("sandbox: %s: %w", msg, fs.ErrNotExist)
+	}
+	return fmt.Errorf("sandbox: %s", msg)
+}
+
+// frameWriter cuts a byte stream into TarChunk frames.
+type frameWriter struct {
+	c   *conn
+	buf []byte
+}
+
+func (w *frameWriter) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		k := min(len(p), wire.ChunkSize*4-len(w.buf))
+		w.buf = append(w.buf, p[:k]...)
+		p = p[k:]
+		if len(w.buf) == wire.ChunkSize*4 {
+			if err := w.flush(); err != nil {
+				return 0, err
+			}
+		}
+	}
+	return n, nil
+}
+
+func (w *frameWriter) flush() error {
+	if len(w.buf) == 0 {
+		return nil
+	}
+	err := w.c.write(wire.TarChunk, w.buf)
+	w.buf = w.buf[:0]
+	return err
+}
+
+// ReadFile reads a workspace file (at most 8 MiB). A missing file's error
+// wraps fs.ErrNotExist.
+func (s *Session) ReadFile(ctx context.Context, rel string) ([]byte, error) {
+	clean, err := sandbox.CleanRel(rel)
+	if err != nil {
+		return nil, err
+	}
+	c, err := s.ready(ctx)
+	if err != nil {
+		return nil, err
+	}
+	stop := context.AfterFunc(ctx, func() { c.hj.Close() })
+	defer stop()
+	if err := c.write(wire.Read, []byte(clean)); err != nil {
+		return nil, s.ctxErr(ctx, s.streamErr(c, "read file", err))
+	}
+	f, err := wire.ReadFrame(c.r)
+	if err != nil {
+		return nil, s.ctxErr(ctx, s.streamErr(c, "read file", err))
+	}
+	switch f.Type {
+	case wire.Data:
+		return f.Payload, nil
+	case wire.Error:
+		return nil, supervisorError(string(f.Payload))
+	}
+	return nil, s.streamErr(c, "read file", fmt.Errorf("unexpected frame %q", f.Type))
+}
+
+// Close removes the container. It may be called concurrently with a
+// running command, which then returns sandbox.ErrClosed.
+func (s *Session) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	s.mu.Unlock()
+	return s.removeContainer(context.Background())
+}
+
+func (s *Session) removeContainer(ctx context.Context) error {
+	s.mu.Lock()
+	c, id := s.conn, s.id
+	s.mu.Unlock()
+	if c != nil {
+		c.hj.Close()
+	}
+	if id == "" {
+		return nil
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	err := s.b.cli.ContainerRemove(rctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true})
+	if err != nil && !client.IsErrNotFound(err) {
+		return fmt.Errorf("remove sandbox %s: %w", s.name, err)
+	}
+	s.b.log.Debug("sandbox removed", "session", s.name)
+	return nil
+}
+
+var _ sandbox.Session = (*Session)(nil)

@@ -1,0 +1,336 @@
+package docker
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/mount"
+	"github.com/docker/docker/api/types/volume"
+	"github.com/docker/docker/client"
+	"github.com/docker/docker/pkg/stdcopy"
+	"github.com/docker/go-units"
+	"github.com/fixpoint-dev/fixpoint/sandbox"
+	"github.com/fixpoint-dev/fixpoint/sandbox/docker/internal/wire"
+)
+
+const (
+	supervisorDir  = "/.fixpoint"
+	supervisorPath = supervisorDir + "/supervisor"
+	workspaceDir   = "/workspace"
+	defaultPath    = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+)
+
+// defaults fills the zero fields of l with the sandbox defaults.
+func defaults(l sandbox.Limits) sandbox.Limits {
+	if l.Timeout <= 0 {
+		l.Timeout = 60 * time.Second
+	}
+	if l.CPUTime <= 0 {
+		l.CPUTime = l.Timeout
+	}
+	if l.Memory <= 0 {
+		l.Memory = 1 << 30
+	}
+	if l.Pids <= 0 {
+		l.Pids = 256
+	}
+	if l.OutputCap <= 0 {
+		l.OutputCap = 1 << 20
+	}
+	if l.FileSize <= 0 {
+		l.FileSize = 256 << 20
+	}
+	if l.NoFile <= 0 {
+		l.NoFile = 1024
+	}
+	if l.NanoCPUs <= 0 {
+		l.NanoCPUs = 2e9
+	}
+	return l
+}
+
+// merge fills the zero fields of l from def.
+func merge(l, def sandbox.Limits) sandbox.Limits {
+	if l.Timeout <= 0 {
+		l.Timeout = def.Timeout
+		if l.CPUTime <= 0 {
+			l.CPUTime = def.CPUTime
+		}
+	}
+	if l.CPUTime <= 0 {
+		l.CPUTime = l.Timeout
+	}
+	if l.OutputCap <= 0 {
+		l.OutputCap = def.OutputCap
+	}
+	if l.FileSize <= 0 {
+		l.FileSize = def.FileSize
+	}
+	if l.NoFile <= 0 {
+		l.NoFile = def.NoFile
+	}
+	// Memory, Pids and NanoCPUs are per container: the session's values hold.
+	l.Memory, l.Pids, l.NanoCPUs = def.Memory, def.Pids, def.NanoCPUs
+	return l
+}
+
+// Start starts a hardened container for spec and waits for its supervisor.
+// A missing image wraps sandbox.ErrImageMissing.
+func (b *Backend) Start(ctx context.Context, spec sandbox.Spec) (sandbox.Session, error) {
+	s, err := b.start(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (b *Backend) start(ctx context.Context, spec sandbox.Spec) (*Session, error) {
+	if spec.Image == "" {
+		return nil, fmt.Errorf("docker sandbox: no image given: %w", sandbox.ErrImageMissing)
+	}
+	img, err := b.cli.ImageInspect(ctx, spec.Image)
+	if err != nil {
+		if client.IsErrNotFound(err) {
+			return nil, fmt.Errorf("image %s: %w", spec.Image, sandbox.ErrImageMissing)
+		}
+		return nil, fmt.Errorf("inspect image %s: %w", spec.Image, err)
+	}
+	path := defaultPath
+	if img.Config != nil {
+		for _, e := range img.Config.Env {
+			if v, ok := strings.CutPrefix(e, "PATH="); ok {
+				path = v
+			}
+		}
+	}
+	supVol, err := b.ensureSupervisor(ctx, spec.Image)
+	if err != nil {
+		return nil, err
+	}
+	var modVol string
+	if spec.GoModCache != "" {
+		if modVol, err = b.ensureModCache(ctx, spec.Image, spec.GoModCache); err != nil {
+			return nil, err
+		}
+	}
+	s := &Session{
+		b:       b,
+		spec:    spec,
+		limits:  defaults(spec.Limits),
+		supVol:  supVol,
+		modVol:  modVol,
+		baseEnv: []string{"PATH=" + path, "HOME=/tmp", "LANG=C.UTF-8", "TMPDIR=/tmp"},
+		hashes:  map[string]hashEntry{},
+	}
+	if modVol != "" {
+		s.baseEnv = append(s.baseEnv, "GOMODCACHE="+goModCacheDir, "GOPROXY=off", "GOFLAGS=-mod=mod", "GOTOOLCHAIN=local")
+	}
+	if err := s.boot(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func newSessionName() string {
+	var b [6]byte
+	rand.Read(b[:])
+	return "fixpoint-" + hex.EncodeToString(b[:])
+}
+
+// boot creates, attaches and starts a new container for s and waits for
+// the supervisor's Ready frame.
+func (s *Session) boot(ctx context.Context) error {
+	b := s.b
+	name := newSessionName()
+	labels := ownerLabels(name)
+	for k, v := range s.spec.Labels {
+		if _, own := labels[k]; !own {
+			labels[k] = v
+		}
+	}
+	user := b.opts.User
+	if user == "" {
+		user = "65534:65534"
+	}
+	uid, gid, _ := strings.Cut(user, ":")
+	if gid == "" {
+		gid = uid
+	}
+	wsSize, tmpSize := b.opts.WorkspaceSize, b.opts.TmpSize
+	if wsSize <= 0 {
+		wsSize = 1 << 30
+	}
+	if tmpSize <= 0 {
+		tmpSize = 256 << 20
+	}
+	l := s.limits
+	init, pids := true, int64(l.Pids)
+	cfg := &container.Config{
+		Image:           s.spec.Image,
+		User:            user,
+		Entrypoint:      []string{supervisorPath},
+		Cmd:             []string{"-sweep", "-workspace", workspaceDir},
+		WorkingDir:      workspaceDir,
+		Env:             s.baseEnv,
+		AttachStdin:     true,
+		AttachStdout:    true,
+		AttachStderr:    true,
+		OpenStdin:       true,
+		StdinOnce:       true, // when fixpoint goes away, stdin closes and the supervisor exits
+		NetworkDisabled: true,
+		Labels:          labels,
+	}
+	mounts := []mount.Mount{{Type: mount.TypeVolume, Source: s.supVol, Target: supervisorDir, ReadOnly: true}}
+	if s.modVol != "" {
+		mounts = append(mounts, mount.Mount{Type: mount.TypeVolume, Source: s.modVol, Target: goModCacheDir, ReadOnly: true})
+	}
+	hc := &container.HostConfig{
+		NetworkMode:    "none",
+		ReadonlyRootfs: true,
+		CapDrop:        []string{"ALL"},
+		SecurityOpt:    []string{"no-new-privileges"},
+		Init:           &init,
+		IpcMode:        "private",
+		Runtime:        b.opts.Runtime,
+		Tmpfs: map[string]string{
+			"/tmp":       fmt.Sprintf("rw,nosuid,nodev,exec,size=%d,mode=1777", tmpSize),
+			workspaceDir: fmt.Sprintf("rw,nosuid,nodev,exec,size=%d,uid=%s,gid=%s,mode=0755", wsSize, uid, gid),
+		},
+		Mounts: mounts,
+		Resources: container.Resources{
+			Memory:     l.Memory,
+			MemorySwap: l.Memory,
+			NanoCPUs:   l.NanoCPUs,
+			PidsLimit:  &pids,
+			Ulimits: []*units.Ulimit{
+				{Name: "nofile", Soft: int64(l.NoFile), Hard: int64(l.NoFile)},
+				{Name: "fsize", Soft: l.FileSize, Hard: l.FileSize},
+			},
+		},
+	}
+	created, err := b.cli.ContainerCreate(ctx, cfg, hc, nil, nil, name)
+	if err != nil {
+		return fmt.Errorf("create sandbox container: %w", err)
+	}
+	id := created.ID
+	fail := func(err error) error {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		b.cli.ContainerRemove(rctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true})
+		return err
+	}
+	hj, err := b.cli.ContainerAttach(ctx, id, container.AttachOptions{Stream: true, Stdin: true, Stdout: true, Stderr: true})
+	if err != nil {
+		return fail(fmt.Errorf("attach sandbox %s: %w", name, err))
+	}
+	pr, pw := io.Pipe()
+	go func() {
+		_, err := stdcopy.StdCopy(pw, logWriter{b.log.With("session", name)}, hj.Reader)
+		if err == nil {
+			err = io.EOF
+		}
+		pw.CloseWithError(err)
+	}()
+	if err := b.cli.ContainerStart(ctx, id, container.StartOptions{}); err != nil {
+		hj.Close()
+		return fail(fmt.Errorf("start sandbox %s: %w", name, err))
+	}
+	c := &conn{hj: hj, r: pr}
+	ready := make(chan error, 1)
+	go func() {
+		f, err := wire.ReadFrame(pr)
+		switch {
+		case err != nil:
+			ready <- fmt.Errorf("supervisor did not start: %w", err)
+		case f.Type != wire.Ready || string(f.Payload) != wire.Version:
+			ready <- fmt.Errorf("supervisor speaks %q, want %q", f.Payload, wire.Version)
+		default:
+			ready <- nil
+		}
+	}()
+	select {
+	case err = <-ready:
+	case <-ctx.Done():
+		err = ctx.Err()
+	case <-time.After(30 * time.Second):
+		err = errors.New("supervisor did not answer within 30s")
+	}
+	if err != nil {
+		hj.Close()
+		return fail(fmt.Errorf("sandbox %s: %w", name, err))
+	}
+	s.mu.Lock()
+	s.name, s.id, s.conn = name, id, c
+	s.mu.Unlock()
+	b.log.Debug("sandbox started", "session", name, "container", id[:12], "image", s.spec.Image, "runtime", b.opts.Runtime)
+	return nil
+}
+
+// ensureSupervisor returns the name of a volume holding this build of the
+// supervisor, creating and filling it when missing.
+func (b *Backend) ensureSupervisor(ctx context.Context, image string) (string, error) {
+	name := "fixpoint-supervisor-" + supervisorID()[:16]
+	bin, _ := supervisorBinary(b.arch)
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	tw.WriteHeader(&tar.Header{Name: "supervisor", Mode: 0o755, Size: int64(len(bin)), Typeflag: tar.TypeReg, ModTime: time.Unix(0, 0)})
+	tw.Write(bin)
+	tw.Close()
+	return name, b.ensureVolume(ctx, image, name, "supervisor", func() (io.Reader, error) { return &buf, nil })
+}
+
+// ensureVolume makes sure a shared cache volume exists and was filled by
+// fill (a tar stream extracted at the volume's root). A volume this
+// process has not seen yet and that exists already is trusted: its name
+// carries the hash of its contents.
+func (b *Backend) ensureVolume(ctx context.Context, image, name, kind string, fill func() (io.Reader, error)) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.volumes[name] {
+		return nil
+	}
+	if _, err := b.cli.VolumeInspect(ctx, name); err == nil {
+		b.volumes[name] = true
+		return nil
+	}
+	if _, err := b.cli.VolumeCreate(ctx, volume.CreateOptions{Name: name, Labels: map[string]string{LabelCache: kind}}); err != nil {
+		return fmt.Errorf("create volume %s: %w", name, err)
+	}
+	content, err := fill()
+	if err != nil {
+		b.cli.VolumeRemove(context.WithoutCancel(ctx), name, true)
+		return err
+	}
+	if err := b.fillVolume(ctx, image, name, content); err != nil {
+		b.cli.VolumeRemove(context.WithoutCancel(ctx), name, true)
+		return err
+	}
+	b.volumes[name] = true
+	return nil
+}
+
+// fillVolume extracts a tar stream into a volume through a container that
+// is created, never started, and removed.
+func (b *Backend) fillVolume(ctx context.Context, image, name string, content io.Reader) error {
+	cfg := &container.Config{Image: image, Entrypoint: []string{"/nonexistent"}, NetworkDisabled: true,
+		Labels: ownerLabels("fill-" + name)}
+	hc := &container.HostConfig{NetworkMode: "none", Mounts: []mount.Mount{{Type: mount.TypeVolume, Source: name, Target: "/fill"}}}
+	c, err := b.cli.ContainerCreate(ctx, cfg, hc, nil, nil, "")
+	if err != nil {
+		return fmt.Errorf("fill volume %s: %w", name, err)
+	}
+	defer b.cli.ContainerRemove(context.WithoutCancel(ctx), c.ID, container.RemoveOptions{Force: true})
+	if err := b.cli.CopyToContainer(ctx, c.ID, "/fill", content, container.CopyToContainerOptions{}); err != nil {
+		return fmt.Errorf("fill volume %s: %w", name, err)
+	}
+	return nil
+}

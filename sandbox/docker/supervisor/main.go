@@ -1,0 +1,116 @@
+// Command supervisor is the entrypoint of every fixpoint Docker sandbox.
+//
+// It speaks the framed protocol of package wire on stdin/stdout (the
+// container's attached streams), so running a command costs one fork-exec
+// instead of a `docker exec` round trip through the engine's API. Each
+// command runs in its own process group under rlimits set by a re-exec of
+// this binary ("supervisor -exec LIMITS -- ARGV..."), with a wall-clock
+// timeout, capped output, and a sweep that kills everything the command
+// left behind (the supervisor is a child subreaper).
+//
+// It is built static (CGO_ENABLED=0) from the standard library only; see
+// ../gen.go.
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == "-exec" {
+		execCommand(os.Args[2:])
+		return
+	}
+	root := flag.String("workspace", "/workspace", "workspace root")
+	sweep := flag.Bool("sweep", false, "after each command kill every process but this one and pid 1 (only inside a container's pid namespace)")
+	flag.Parse()
+
+	self, err := os.Executable()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "supervisor: %v\n", err)
+		os.Exit(1)
+	}
+	// Orphans of a command re-parent to us, so the sweep can reap them.
+	const prSetChildSubreaper = 36
+	syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0)
+
+	s := newServer(*root, self, *sweep, os.Stdout)
+	if err := s.serve(bufio.NewReaderSize(os.Stdin, 64<<10)); err != nil {
+		fmt.Fprintf(os.Stderr, "supervisor: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+// execCommand runs in the re-exec'd child: it applies the limits to itself
+// and replaces itself with the command. args is LIMITS "--" ARGV...
+func execCommand(args []string) {
+	if len(args) < 3 || args[1] != "--" {
+		fmt.Fprintln(os.Stderr, "fixpoint: bad -exec invocation")
+		os.Exit(126)
+	}
+	for _, kv := range strings.Split(args[0], ",") {
+		k, v, ok := strings.Cut(kv, "=")
+		n, err := strconv.ParseUint(v, 10, 64)
+		if !ok || err != nil || n == 0 {
+			continue
+		}
+		var res int
+		lim := syscall.Rlimit{Cur: n, Max: n}
+		switch k {
+		case "cpu":
+			res = syscall.RLIMIT_CPU
+			lim.Max = n + 1 // SIGXCPU first, SIGKILL a second later
+		case "fsize":
+			res = syscall.RLIMIT_FSIZE
+		case "nofile":
+			res = syscall.RLIMIT_NOFILE
+		default:
+			continue
+		}
+		if err := syscall.Setrlimit(res, &lim); err != nil {
+			fmt.Fprintf(os.Stderr, "fixpoint: setrlimit %s: %v\n", k, err)
+			os.Exit(126)
+		}
+	}
+	// Under memory pressure the kernel must pick the command, not us.
+	os.WriteFile("/proc/self/oom_score_adj", []byte("1000"), 0)
+	argv := args[2:]
+	path, err := lookPath(argv[0])
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "fixpoint: %s: %v\n", argv[0], err)
+		os.Exit(127)
+	}
+	err = syscall.Exec(path, argv, os.Environ())
+	fmt.Fprintf(os.Stderr, "fixpoint: exec %s: %v\n", argv[0], err)
+	os.Exit(126)
+}
+
+// lookPath is exec.LookPath without its refusal of relative PATH entries'
+// results, and it treats a name with a slash as a path.
+func lookPath(name string) (string, error) {
+	if strings.Contains(name, "/") {
+		return name, nil
+	}
+	path := os.Getenv("PATH")
+	if path == "" {
+		path = defaultPath
+	}
+	for _, dir := range strings.Split(path, ":") {
+		if dir == "" {
+			dir = "."
+		}
+		p := dir + "/" + name
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("command not found")
+}
+
+const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"

@@ -1,0 +1,239 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/fixpoint-dev/fixpoint/sandbox/docker/internal/wire"
+)
+
+// run runs one command and always ends with an Exit or Error frame.
+func (s *server) run(st *runState, req wire.RunRequest) {
+	defer func() {
+		s.runMu.Lock()
+		s.running = nil
+		s.runMu.Unlock()
+	}()
+	status, err := s.runCommand(st, req)
+	if err != nil {
+		s.sendErr(err)
+		return
+	}
+	s.sendJSON(wire.Exit, status)
+}
+
+func (s *server) runCommand(st *runState, req wire.RunRequest) (wire.ExitStatus, error) {
+	var status wire.ExitStatus
+	if len(req.Args) == 0 {
+		return status, fmt.Errorf("empty command")
+	}
+	dir, err := s.workPath(req.Dir)
+	if err != nil {
+		return status, err
+	}
+	limits := fmt.Sprintf("cpu=%d,fsize=%d,nofile=%d", req.CPUSec, req.FileSize, req.NoFile)
+	cmd := &exec.Cmd{
+		Path:        s.self,
+		Args:        append([]string{"fixpoint-exec", "-exec", limits, "--"}, req.Args...),
+		Dir:         dir,
+		Env:         req.Env,
+		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+	}
+	// Only *os.File ends are handed over, so os/exec starts no copying
+	// goroutines and Wait returns when the command exits, even if a
+	// daemon it started still holds the pipes.
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return status, err
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return status, err
+	}
+	var inR, inW *os.File
+	if len(req.Stdin) > 0 {
+		if inR, inW, err = os.Pipe(); err != nil {
+			return status, err
+		}
+		cmd.Stdin = inR
+	}
+	cmd.Stdout, cmd.Stderr = outW, errW
+
+	oomBefore := oomKills()
+	start := time.Now()
+	err = cmd.Start()
+	outW.Close()
+	errW.Close()
+	if inR != nil {
+		inR.Close()
+	}
+	if err != nil {
+		outR.Close()
+		errR.Close()
+		if inW != nil {
+			inW.Close()
+		}
+		return status, fmt.Errorf("start %s: %w", req.Args[0], err)
+	}
+	s.runMu.Lock()
+	st.pgid = cmd.Process.Pid
+	killed := st.killed
+	s.runMu.Unlock()
+	if killed {
+		s.killGroup(st)
+	}
+	if inW != nil {
+		go func() {
+			inW.Write(req.Stdin)
+			inW.Close()
+		}()
+	}
+
+	stdout := &capWriter{s: s, typ: wire.Stdout, remaining: req.OutputCap, limit: req.OutputCap}
+	stderr := &capWriter{s: s, typ: wire.Stderr, remaining: req.OutputCap, limit: req.OutputCap}
+	var readers sync.WaitGroup
+	readers.Add(2)
+	go pump(&readers, outR, stdout)
+	go pump(&readers, errR, stderr)
+
+	var timer *time.Timer
+	if req.TimeoutMS > 0 {
+		timer = time.AfterFunc(time.Duration(req.TimeoutMS)*time.Millisecond, func() {
+			s.runMu.Lock()
+			st.timedOut = true
+			s.runMu.Unlock()
+			s.killGroup(st)
+		})
+	}
+	ps, werr := cmd.Process.Wait()
+	if timer != nil {
+		timer.Stop()
+	}
+	status.DurationNS = int64(time.Since(start))
+	status.Leftover = s.cleanup(st.pgid)
+
+	// The pipes reach EOF once every holder is dead. A holder that escaped
+	// (only possible without -sweep) gets a short grace period.
+	done := make(chan struct{})
+	go func() { readers.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Second):
+		outR.Close()
+		errR.Close()
+		<-done
+	}
+	outR.Close()
+	errR.Close()
+	if werr != nil {
+		return status, fmt.Errorf("wait: %w", werr)
+	}
+
+	s.runMu.Lock()
+	status.TimedOut = st.timedOut
+	s.runMu.Unlock()
+	status.Truncated = stdout.truncated || stderr.truncated
+	ws := ps.Sys().(syscall.WaitStatus)
+	switch {
+	case ws.Exited():
+		status.Code = ws.ExitStatus()
+	case ws.Signaled():
+		status.Signal = int(ws.Signal())
+		status.Code = 128 + status.Signal
+	}
+	switch {
+	case status.TimedOut:
+		status.Code = 124
+	case ws.Signaled() && ws.Signal() == syscall.SIGXCPU,
+		ws.Signaled() && ws.Signal() == syscall.SIGKILL && req.CPUSec > 0 && ps.UserTime()+ps.SystemTime() >= time.Duration(req.CPUSec)*time.Second:
+		status.CPULimit, status.TimedOut, status.Code = true, true, 124
+	case ws.Signaled() && ws.Signal() == syscall.SIGKILL && oomKills() > oomBefore:
+		status.OOMKilled, status.Code = true, 137
+	}
+	return status, nil
+}
+
+func pump(wg *sync.WaitGroup, r io.Reader, w io.Writer) {
+	defer wg.Done()
+	buf := make([]byte, wire.ChunkSize)
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			w.Write(buf[:n])
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// cleanup kills what the command left behind and reaps it. It returns how
+// many processes it found.
+func (s *server) cleanup(pgid int) int {
+	found := 0
+	for i := 0; i < 100; i++ {
+		n := 0
+		if syscall.Kill(-pgid, syscall.SIGKILL) == nil {
+			n++
+		}
+		if s.sweep {
+			if syscall.Kill(-1, syscall.SIGKILL) == nil {
+				n++
+			}
+		}
+		reaped := reap()
+		found += reaped
+		if n == 0 && reaped == 0 {
+			break
+		}
+		if reaped == 0 {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	return found
+}
+
+// reap collects every exited child without blocking.
+func reap() int {
+	n := 0
+	for {
+		var ws syscall.WaitStatus
+		pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
+		if pid <= 0 || err != nil {
+			return n
+		}
+		n++
+	}
+}
+
+// oomKills reads the container's OOM kill counter (cgroup v2 memory.events
+// or v1 memory.oom_control); -1 when neither is readable.
+func oomKills() int64 {
+	for _, f := range []struct{ path, key string }{
+		{"/sys/fs/cgroup/memory.events", "oom_kill"},
+		{"/sys/fs/cgroup/memory/memory.oom_control", "oom_kill"},
+	} {
+		b, err := os.ReadFile(f.path)
+		if err != nil {
+			continue
+		}
+		for _, line := range bytes.Split(b, []byte("\n")) {
+			k, v, ok := strings.Cut(string(line), " ")
+			if ok && k == f.key {
+				n, _ := strconv.ParseInt(v, 10, 64)
+				return n
+			}
+		}
+	}
+	return -1
+}

@@ -1,0 +1,359 @@
+package main
+
+import (
+	"archive/tar"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/fixpoint-dev/fixpoint/sandbox/docker/internal/wire"
+)
+
+// server holds the state of one supervisor.
+type server struct {
+	root  string
+	self  string
+	sweep bool
+
+	mu  sync.Mutex // guards out
+	out io.Writer
+
+	// files records what Sync wrote, so the next manifest can skip them.
+	// Only the serve goroutine touches it.
+	files map[string]fileRecord
+
+	runMu   sync.Mutex // guards running
+	running *runState
+
+	// sync in progress (serve goroutine only)
+	tarW    *io.PipeWriter
+	tarDone chan syncResult
+}
+
+type fileRecord struct {
+	hash  string
+	mode  uint32
+	size  int64
+	mtime time.Time
+}
+
+type syncResult struct {
+	reply wire.SyncReply
+	err   error
+}
+
+type runState struct {
+	pgid     int
+	timedOut bool
+	killed   bool
+}
+
+func newServer(root, self string, sweep bool, out io.Writer) *server {
+	return &server{root: root, self: self, sweep: sweep, out: out, files: map[string]fileRecord{}}
+}
+
+func (s *server) send(typ byte, p []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	wire.Write(s.out, typ, p)
+}
+
+func (s *server) sendJSON(typ byte, v any) {
+	b, _ := json.Marshal(v)
+	s.send(typ, b)
+}
+
+func (s *server) sendErr(err error) { s.send(wire.Error, []byte(err.Error())) }
+
+// serve reads frames until stdin closes.
+func (s *server) serve(in io.Reader) error {
+	s.send(wire.Ready, []byte(wire.Version))
+	for {
+		f, err := wire.ReadFrame(in)
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				s.kill()
+				return nil
+			}
+			return err
+		}
+		switch f.Type {
+		case wire.Ping:
+			s.send(wire.Pong, nil)
+		case wire.Run:
+			var req wire.RunRequest
+			if err := json.Unmarshal(f.Payload, &req); err != nil {
+				s.sendErr(fmt.Errorf("decode run: %w", err))
+				continue
+			}
+			if st := s.begin(); st != nil {
+				go s.run(st, req)
+			} else {
+				s.sendErr(errors.New("a command is already running"))
+			}
+		case wire.Kill:
+			s.kill()
+		case wire.Manifest:
+			s.manifest(f.Payload)
+		case wire.TarChunk:
+			if s.tarW != nil {
+				s.tarW.Write(f.Payload) // an extraction error surfaces at TarEnd
+			}
+		case wire.TarEnd:
+			s.endSync()
+		case wire.Read:
+			s.readFile(string(f.Payload))
+		default:
+			s.sendErr(fmt.Errorf("unknown frame %q", f.Type))
+		}
+	}
+}
+
+func (s *server) begin() *runState {
+	s.runMu.Lock()
+	defer s.runMu.Unlock()
+	if s.running != nil {
+		return nil
+	}
+	s.running = &runState{}
+	return s.running
+}
+
+// kill kills the running command's processes, if any.
+func (s *server) kill() {
+	s.runMu.Lock()
+	st := s.running
+	if st != nil {
+		st.killed = true
+	}
+	s.runMu.Unlock()
+	if st != nil {
+		s.killGroup(st)
+	}
+}
+
+func (s *server) killGroup(st *runState) {
+	s.runMu.Lock()
+	pgid := st.pgid
+	s.runMu.Unlock()
+	if pgid > 0 {
+		syscall.Kill(-pgid, syscall.SIGKILL)
+	}
+	if s.sweep {
+		syscall.Kill(-1, syscall.SIGKILL) // every process in the sandbox but us and init
+	}
+}
+
+// workPath resolves a workspace-relative path from the host.
+func (s *server) workPath(rel string) (string, error) {
+	if rel == "" || rel == "." {
+		return s.root, nil
+	}
+	if strings.ContainsRune(rel, 0) || path.IsAbs(rel) {
+		return "", fmt.Errorf("invalid path %q", rel)
+	}
+	c := path.Clean(rel)
+	if c == ".." || strings.HasPrefix(c, "../") {
+		return "", fmt.Errorf("path %q is outside the workspace", rel)
+	}
+	return filepath.Join(s.root, filepath.FromSlash(c)), nil
+}
+
+func (s *server) readFile(rel string) {
+	p, err := s.workPath(rel)
+	if err != nil {
+		s.sendErr(err)
+		return
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		s.sendErr(err)
+		return
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		s.sendErr(err)
+		return
+	}
+	if !st.Mode().IsRegular() {
+		s.sendErr(fmt.Errorf("%s is not a regular file", rel))
+		return
+	}
+	data, err := io.ReadAll(io.LimitReader(f, wire.MaxPayload+1))
+	if err != nil {
+		s.sendErr(err)
+		return
+	}
+	if len(data) > wire.MaxPayload {
+		s.sendErr(fmt.Errorf("%s is larger than %d bytes", rel, wire.MaxPayload))
+		return
+	}
+	s.send(wire.Data, data)
+}
+
+// manifest compares the wanted files with what this supervisor wrote and
+// left unchanged, deletes what is gone, and asks for the rest.
+func (s *server) manifest(payload []byte) {
+	var req wire.ManifestRequest
+	if err := json.Unmarshal(payload, &req); err != nil {
+		s.sendErr(fmt.Errorf("decode manifest: %w", err))
+		return
+	}
+	want := make(map[string]bool, len(req.Files))
+	reply := wire.NeedReply{Paths: []string{}}
+	for _, f := range req.Files {
+		want[f.Path] = true
+		if rec, ok := s.files[f.Path]; ok && rec.hash == f.Hash && rec.mode == f.Mode && s.unchanged(f.Path, rec) {
+			continue
+		}
+		reply.Paths = append(reply.Paths, f.Path)
+	}
+	for p := range s.files {
+		if want[p] {
+			continue
+		}
+		delete(s.files, p)
+		if fp, err := s.workPath(p); err == nil && os.Remove(fp) == nil {
+			reply.Deleted++
+		}
+	}
+	pr, pw := io.Pipe()
+	s.tarW = pw
+	s.tarDone = make(chan syncResult, 1)
+	go func() {
+		rep, err := s.extract(pr)
+		pr.CloseWithError(err)
+		io.Copy(io.Discard, pr)
+		s.tarDone <- syncResult{rep, err}
+	}()
+	s.sendJSON(wire.Need, reply)
+}
+
+func (s *server) unchanged(rel string, rec fileRecord) bool {
+	p, err := s.workPath(rel)
+	if err != nil {
+		return false
+	}
+	st, err := os.Lstat(p)
+	return err == nil && st.Mode().IsRegular() && st.Size() == rec.size && st.ModTime().Equal(rec.mtime)
+}
+
+func (s *server) endSync() {
+	if s.tarW == nil {
+		s.sendErr(errors.New("tar end without manifest"))
+		return
+	}
+	s.tarW.Close()
+	res := <-s.tarDone
+	s.tarW, s.tarDone = nil, nil
+	if res.err != nil {
+		s.sendErr(res.err)
+		return
+	}
+	s.sendJSON(wire.Synced, res.reply)
+}
+
+// extract writes the regular files of a tar stream into the workspace.
+// It runs on its own goroutine but only while serve waits in endSync, so
+// s.files is never touched concurrently with serve using it... except that
+// serve keeps reading TarChunk frames; it does not read s.files then.
+func (s *server) extract(r io.Reader) (wire.SyncReply, error) {
+	var rep wire.SyncReply
+	tr := tar.NewReader(r)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return rep, nil
+		}
+		if err != nil {
+			return rep, fmt.Errorf("read tar: %w", err)
+		}
+		if h.Typeflag != tar.TypeReg {
+			return rep, fmt.Errorf("tar entry %s: only regular files are accepted", h.Name)
+		}
+		rec, err := s.writeFile(h, tr)
+		if err != nil {
+			return rep, err
+		}
+		s.files[path.Clean(h.Name)] = rec
+		rep.Written++
+		rep.Bytes += rec.size
+	}
+}
+
+func (s *server) writeFile(h *tar.Header, r io.Reader) (fileRecord, error) {
+	p, err := s.workPath(h.Name)
+	if err != nil || p == s.root {
+		return fileRecord{}, fmt.Errorf("tar entry %q: bad path", h.Name)
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return fileRecord{}, fmt.Errorf("write %s: %w", h.Name, err)
+	}
+	// Never write through whatever a command left at this path (a symlink).
+	if err := os.RemoveAll(p); err != nil {
+		return fileRecord{}, fmt.Errorf("write %s: %w", h.Name, err)
+	}
+	mode := fs.FileMode(h.Mode).Perm()
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, mode)
+	if err != nil {
+		return fileRecord{}, fmt.Errorf("write %s: %w", h.Name, err)
+	}
+	hash := sha256.New()
+	n, err := io.Copy(io.MultiWriter(f, hash), r)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(p, mode) // umask may have cleared bits
+	}
+	if err != nil {
+		return fileRecord{}, fmt.Errorf("write %s: %w", h.Name, err)
+	}
+	st, err := os.Lstat(p)
+	if err != nil {
+		return fileRecord{}, fmt.Errorf("write %s: %w", h.Name, err)
+	}
+	return fileRecord{hash: hex.EncodeToString(hash.Sum(nil)), mode: uint32(mode), size: n, mtime: st.ModTime()}, nil
+}
+
+// capWriter forwards a stream in frames until its cap, then adds a marker
+// once and discards the rest.
+type capWriter struct {
+	s         *server
+	typ       byte
+	remaining int64
+	limit     int64
+	truncated bool
+}
+
+func (w *capWriter) Write(p []byte) (int, error) {
+	n := len(p)
+	if w.truncated {
+		return n, nil
+	}
+	if w.limit > 0 && int64(len(p)) > w.remaining {
+		p = p[:w.remaining]
+		w.truncated = true
+	}
+	if len(p) > 0 {
+		w.s.send(w.typ, bytes.Clone(p))
+		w.remaining -= int64(len(p))
+	}
+	if w.truncated {
+		w.s.send(w.typ, []byte(wire.TruncationMarker(w.limit)))
+	}
+	return n, nil
+}

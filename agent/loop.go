@@ -182,19 +182,19 @@ func (r *run) loop(ctx context.Context) {
 		}
 		r.cur = next
 		r.res.Final = rep
-		if why := verdict(r.req.Mode, r.res.Baseline, rep); len(why) == 0 {
+		why := verdict(r.req.Mode, r.res.Baseline, rep)
+		if len(why) == 0 {
 			r.res.Verified = true
 			r.res.StopReason = StopVerified
 			r.endIteration(iter, t0, true)
 			r.emit(PhaseDone, it, "verified: "+counts(rep), rep)
 			return
-		} else {
-			r.feedback = ""
-			if rep.OK() {
-				r.feedback = "The tests pass, but the change is not verified: " + strings.Join(why, "; ") + "."
-			}
 		}
-		stop := r.reflectPhase(ctx, &iter, rep)
+		r.feedback = ""
+		if rep.OK() {
+			r.feedback = "The tests pass, but the change is not verified: " + strings.Join(why, "; ") + "."
+		}
+		stop := r.reflectPhase(ctx, &iter, rep, why)
 		r.endIteration(iter, t0, true)
 		if stop != "" {
 			r.res.StopReason = stop
@@ -305,11 +305,16 @@ func (r *run) codePhase(ctx context.Context, iter *Iteration) (map[string][]byte
 		iter.ParseTime += time.Since(tp)
 		if problem == "" {
 			h := hashChanges(changes)
-			if prev, seen := r.attempts[h]; seen {
+			hb := hashBlocks(reply)
+		if prev, seen := r.attempts[hb]; seen {
+			r.res.StopReason = fmt.Sprintf("circuit breaker: the reply repeats the edits of iteration %d", prev)
+			return nil, false
+		}
+		if prev, seen := r.attempts[h]; seen {
 				r.res.StopReason = fmt.Sprintf("circuit breaker: the reply repeats the edits of iteration %d", prev)
 				return nil, false
 			}
-			r.attempts[h] = iter.N
+			r.attempts[h], r.attempts[hb] = iter.N, iter.N
 			r.feedback = ""
 			if l := lessonOf(reply); l != "" {
 				r.lessons = append(r.lessons, l)
@@ -405,12 +410,15 @@ func (r *run) sandboxFailed(ctx context.Context, what string, err error) {
 
 // reflectPhase records the failure, tracks progress, trips the circuit
 // breaker, and prepares memory and history for the next prompt.
-func (r *run) reflectPhase(ctx context.Context, iter *Iteration, rep *testrun.Report) string {
+func (r *run) reflectPhase(ctx context.Context, iter *Iteration, rep *testrun.Report, why []string) string {
 	t0 := time.Now()
 	defer func() { r.res.Phases[PhaseReflect] += time.Since(t0) }()
 	prev := r.lastRep
 	r.lastRep = rep
 	iter.Signature = failureSignature(rep)
+	if iter.Signature == "" {
+		iter.Signature = "not verified: " + strings.Join(why, "; ")
+	}
 	iter.Progress = progressOf(prev, rep)
 	r.progress = iter.Progress
 	r.emit(PhaseReflect, iter.N, fmt.Sprintf("%s; %s", counts(rep), iter.Progress), rep)
@@ -584,6 +592,17 @@ func hashChanges(changes map[string][]byte) string {
 		fmt.Fprintf(h, "%s\x00", p)
 		h.Write(bytes.Join(bytes.Fields(changes[p]), []byte(" ")))
 		h.Write([]byte{0})
+	}
+	return fmt.Sprintf("%x", h.Sum(nil))
+}
+
+// hashBlocks identifies a reply by its edit blocks, whitespace-normalised.
+func hashBlocks(reply string) string {
+	blocks, _ := parseEdits(reply)
+	h := sha256.New()
+	h.Write([]byte("blocks\x00"))
+	for _, b := range blocks {
+		fmt.Fprintf(h, "%s\x00%s\x00%s\x00", b.Path, strings.Join(strings.Fields(b.Search), " "), strings.Join(strings.Fields(b.Replace), " "))
 	}
 	return fmt.Sprintf("%x", h.Sum(nil))
 }

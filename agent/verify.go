@@ -125,6 +125,16 @@ func verdict(mode Mode, baseline, final *testrun.Report) []string {
 			}
 		}
 	}
+	if mode == ModeFix && baseline != nil {
+		for _, t := range baseline.Failures() {
+			switch st, ok := now[t.ID]; {
+			case !ok && t.Status == testrun.StatusFail:
+				why = append(why, fmt.Sprintf("test %s failed before the run and has vanished: in fix mode the failing tests are the goal", t.ID))
+			case ok && st != testrun.StatusPass:
+				// Already reported through the failure count.
+			}
+		}
+	}
 	if mode == ModeSolve {
 		newPass := 0
 		for _, t := range final.Tests {

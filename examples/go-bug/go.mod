@@ -1,0 +1,3 @@
+module example.com/gobug
+
+go 1.22

@@ -1,0 +1,356 @@
+package testrun
+
+import (
+	"bytes"
+	"fmt"
+	"path"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/fixpoint-dev/fixpoint/sandbox"
+)
+
+// Bounds that keep a Report small whatever the runner printed.
+const (
+	maxExcerpt   = 4 << 10  // bytes of excerpt per test
+	maxOutput    = 8 << 10  // bytes of Report.Output
+	maxMessage   = 1 << 10  // bytes of a message, expected or actual
+	maxFrames    = 16       // frames per test
+	maxTests     = 20000    // tests per report; the rest are dropped
+	maxLine      = 64 << 10 // longer input lines are cut
+	maxInputScan = 16 << 20 // bytes of any one input that parsers look at
+)
+
+// Parse turns a finished command into a Report. It is pure: res holds the
+// command's exit status and output, report the content of r.ReportPath
+// (nil when absent). Parse never fails: output it cannot read becomes the
+// exit code plus trimmed output.
+func Parse(r Runner, res *sandbox.Result, report []byte) *Report {
+	if res == nil {
+		res = &sandbox.Result{}
+	}
+	stdout, stderr := capInput(res.Stdout), capInput(res.Stderr)
+	report = capInput(report)
+	n := newNormalizer(r.Root)
+	rep := &Report{
+		Runner:   r.Name,
+		Command:  r.Args,
+		ExitCode: res.ExitCode,
+		TimedOut: res.TimedOut,
+		OOM:      res.OOMKilled,
+		Duration: res.Duration,
+		Tests:    []Result{},
+	}
+	format := r.Name
+	if format == RunnerNPM || format == RunnerCustom {
+		format = sniff(stdout, stderr, report)
+		if r.Name == RunnerCustom || format != RunnerExitCode {
+			rep.Runner = format
+			if r.Name == RunnerNPM && format == RunnerNode {
+				rep.Runner = RunnerNPM
+			}
+		}
+	}
+	var running []int // indexes of tests that started and never finished
+	switch format {
+	case RunnerGo:
+		rep.Tests, running, rep.Output = parseGoJSON(stdout, stderr, r.Module, n)
+	case RunnerPytest:
+		rep.Tests = parsePytest(report, stdout, n)
+		rep.Output = trimOutput(joinOutput(stdout, stderr))
+	case RunnerUnittest:
+		rep.Tests = parseUnittest(joinOutput(stderr, stdout), n)
+		rep.Output = trimOutput(joinOutput(stdout, stderr))
+	case RunnerNode:
+		rep.Tests, running = parseTAP(stdout, n)
+		rep.Output = trimOutput(joinOutput(stdout, stderr))
+	default:
+		rep.Runner = RunnerExitCode
+		rep.Output = trimOutput(joinOutput(stdout, stderr))
+	}
+	if rep.Tests == nil {
+		rep.Tests = []Result{}
+	}
+	markUnfinished(rep, running)
+	if res.ExitCode != 0 && !hasFailure(rep.Tests) && len(rep.Tests) < maxTests {
+		rep.Tests = append(rep.Tests, exitResult(res, stdout, stderr, n))
+	}
+	rep.Count()
+	return rep
+}
+
+// markUnfinished gives tests that never finished their cause: the sandbox
+// timeout, the memory limit, or a crash of the test process.
+func markUnfinished(rep *Report, running []int) {
+	why := ""
+	switch {
+	case rep.TimedOut:
+		why = "timed out"
+	case rep.OOM:
+		why = "out of memory: killed"
+	}
+	for _, i := range running {
+		t := &rep.Tests[i]
+		if why != "" {
+			t.Status = StatusError
+			t.Message = why
+			continue
+		}
+		if t.Status == "" {
+			t.Status = StatusError
+			if t.Message == "" {
+				t.Message = "test did not finish (the test process exited)"
+			}
+		}
+	}
+}
+
+func hasFailure(tests []Result) bool {
+	for _, t := range tests {
+		if t.Status == StatusFail || t.Status == StatusError {
+			return true
+		}
+	}
+	return false
+}
+
+// exitResult stands for a failed command whose failures could not be
+// attributed to any test: a setup error, a crash, an unknown runner.
+func exitResult(res *sandbox.Result, stdout, stderr []byte, n *normalizer) Result {
+	out := stderr
+	if len(bytes.TrimSpace(out)) == 0 {
+		out = stdout
+	}
+	msg := fmt.Sprintf("exit status %d", res.ExitCode)
+	switch {
+	case res.TimedOut:
+		msg = "timed out"
+	case res.OOMKilled:
+		msg = "out of memory: killed"
+	}
+	r := Result{ID: "(exit)", Name: msg, Status: StatusError, Message: msg, Excerpt: trimExcerpt(string(out))}
+	if last := lastLines(string(out), 3); last != "" && !res.TimedOut && !res.OOMKilled {
+		r.Message = clip(last, maxMessage)
+	}
+	if m := locRe.FindStringSubmatch(string(out)); m != nil {
+		if f, ok := n.rel(m[1], ""); ok {
+			r.File = f
+			r.Line, _ = strconv.Atoi(m[2])
+		}
+	}
+	return r
+}
+
+// locRe finds a "file.ext:line" location at the start of a line.
+var locRe = regexp.MustCompile(`(?m)^\s*(?:\./)?([\w./@+-]+\.\w+):(\d+)(?::\d+)?:`)
+
+// sniff recognises the format of a custom command's output.
+func sniff(stdout, stderr, report []byte) string {
+	switch {
+	case bytes.Contains(stdout, []byte(`"Action":`)):
+		return RunnerGo
+	case len(report) > 0 && bytes.Contains(report, []byte("<testsuite")):
+		return RunnerPytest
+	case bytes.Contains(stdout, []byte("TAP version")) || tapLineRe.Match(stdout):
+		return RunnerNode
+	case unittestSummaryRe.Match(stderr) || unittestSummaryRe.Match(stdout):
+		return RunnerUnittest
+	}
+	return RunnerExitCode
+}
+
+var (
+	tapLineRe         = regexp.MustCompile(`(?m)^\s*(?:not )?ok \d+ `)
+	unittestSummaryRe = regexp.MustCompile(`(?m)^Ran \d+ tests? in `)
+	ansiRe            = regexp.MustCompile(`\x1b\[[0-9;?]*[A-Za-z]`)
+)
+
+func capInput(b []byte) []byte {
+	if len(b) > maxInputScan {
+		return b[:maxInputScan]
+	}
+	return b
+}
+
+func joinOutput(a, b []byte) string {
+	a, b = bytes.TrimRight(a, "\n"), bytes.TrimRight(b, "\n")
+	switch {
+	case len(a) == 0:
+		return string(b)
+	case len(b) == 0:
+		return string(a)
+	}
+	return string(a) + "\n" + string(b)
+}
+
+// trimOutput bounds combined output: a short head and a longer tail, since
+// summaries and the last errors come last.
+func trimOutput(s string) string { return headTail(strings.TrimSpace(ansiRe.ReplaceAllString(s, "")), maxOutput) }
+
+func trimExcerpt(s string) string {
+	return headTail(strings.Trim(ansiRe.ReplaceAllString(s, ""), "\n"), maxExcerpt)
+}
+
+// headTail keeps the first quarter and the last three quarters of max bytes
+// of s, cutting at line ends where it can and at rune boundaries always.
+func headTail(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	head, tail := max/4, max-max/4
+	h := s[:head]
+	if i := strings.LastIndexByte(h, '\n'); i > head/2 {
+		h = h[:i]
+	}
+	t := s[len(s)-tail:]
+	if i := strings.IndexByte(t, '\n'); i >= 0 && i < tail/2 {
+		t = t[i+1:]
+	}
+	h, t = strings.ToValidUTF8(h, ""), strings.ToValidUTF8(t, "")
+	return fmt.Sprintf("%s\n... [%d bytes omitted] ...\n%s", h, len(s)-len(h)-len(t), t)
+}
+
+// clip bounds a single message.
+func clip(s string, max int) string {
+	s = strings.TrimSpace(s)
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && cut < len(s) && s[cut]&0xC0 == 0x80 {
+		cut--
+	}
+	return s[:cut] + " ..."
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	var out []string
+	for i := len(lines) - 1; i >= 0 && len(out) < n; i-- {
+		if l := strings.TrimSpace(lines[i]); l != "" {
+			out = append(out, l)
+		}
+	}
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
+	return strings.Join(out, "\n")
+}
+
+// splitLines splits b into lines, cutting each at maxLine bytes.
+func splitLines(b []byte) []string {
+	if len(b) == 0 {
+		return nil
+	}
+	s := strings.TrimSuffix(string(b), "\n")
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		l = strings.TrimSuffix(l, "\r")
+		if len(l) > maxLine {
+			l = l[:maxLine]
+		}
+		lines[i] = l
+	}
+	return lines
+}
+
+// normalizer turns the paths runners print into workspace-relative ones.
+type normalizer struct {
+	roots []string // absolute workspace roots, each ending in "/"
+}
+
+func newNormalizer(root string) *normalizer {
+	n := &normalizer{roots: []string{"/workspace/"}}
+	n.addRoot(root)
+	return n
+}
+
+func (n *normalizer) addRoot(root string) {
+	root = strings.TrimRight(root, "/")
+	if root == "" || !strings.HasPrefix(root, "/") {
+		return
+	}
+	for _, r := range n.roots {
+		if r == root+"/" {
+			return
+		}
+	}
+	if len(n.roots) < 8 {
+		n.roots = append(n.roots, root+"/")
+	}
+}
+
+// learn records the root implied by an absolute path abs that names the
+// workspace file rel.
+func (n *normalizer) learn(abs, rel string) {
+	if rel == "" || !strings.HasPrefix(abs, "/") || !strings.HasSuffix(abs, "/"+rel) {
+		return
+	}
+	n.addRoot(strings.TrimSuffix(abs, rel))
+}
+
+// rel returns p relative to the workspace and whether it is inside it.
+// Relative paths are taken relative to dir (a workspace-relative directory,
+// "" for the root). Paths outside the workspace come back unchanged.
+func (n *normalizer) rel(p, dir string) (string, bool) {
+	p = strings.TrimPrefix(p, "file://")
+	if p == "" {
+		return "", false
+	}
+	if strings.HasPrefix(p, "/") {
+		for _, r := range n.roots {
+			if strings.HasPrefix(p, r) {
+				return cleanRel(p[len(r):])
+			}
+		}
+		return p, false
+	}
+	if strings.HasPrefix(p, "node:") || strings.HasPrefix(p, "<") || strings.Contains(p, "://") {
+		return p, false
+	}
+	return cleanRel(path.Join(dir, p))
+}
+
+func cleanRel(p string) (string, bool) {
+	c, err := sandbox.CleanRel(p)
+	if err != nil {
+		return p, false
+	}
+	return c, true
+}
+
+// expectation patterns, tried in order on a failure message.
+var (
+	gotWantRe  = regexp.MustCompile(`(?i)\bgot:?\s+(.+?),?\s+(?:but\s+)?(?:want|wanted|expected):?\s+(.+)$`)
+	eqWantRe   = regexp.MustCompile(`\)\s*=\s*(.+?),\s*want:?\s+(.+)$`)
+	wantGotRe  = regexp.MustCompile(`(?i)\bwant:?\s+(.+?),?\s+got:?\s+(.+)$`)
+	expActRe   = regexp.MustCompile(`(?m)^\s*expected\s*:\s*(.*)$`)
+	actualRe   = regexp.MustCompile(`(?m)^\s*actual\s*:\s*(.*)$`)
+	pyAssertRe = regexp.MustCompile(`(?m)^(?:E\s+)?(?:AssertionError: )?assert (.+?) == (.+)$`)
+	pyNotEqRe  = regexp.MustCompile(`(?m)^(?:AssertionError: )?(.+?) != (.+)$`)
+)
+
+// expectation extracts expected and actual values from a failure text.
+func expectation(text string) (expected, actual string) {
+	if m := expActRe.FindStringSubmatch(text); m != nil {
+		if a := actualRe.FindStringSubmatch(text); a != nil {
+			return clip(m[1], maxMessage), clip(a[1], maxMessage)
+		}
+	}
+	for _, line := range strings.Split(text, "\n") {
+		if len(line) > maxLine {
+			continue
+		}
+		if m := eqWantRe.FindStringSubmatch(line); m != nil {
+			return clip(m[2], maxMessage), clip(m[1], maxMessage)
+		}
+		if m := gotWantRe.FindStringSubmatch(line); m != nil {
+			return clip(m[2], maxMessage), clip(m[1], maxMessage)
+		}
+		if m := wantGotRe.FindStringSubmatch(line); m != nil {
+			return clip(m[1], maxMessage), clip(m[2], maxMessage)
+		}
+	}
+	return "", ""
+}

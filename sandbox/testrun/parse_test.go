@@ -1,0 +1,269 @@
+package testrun
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/fixpoint-dev/fixpoint/sandbox"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
+
+// rawCase is one real run stored under testdata/raw/<name> by gen.sh.
+type rawCase struct {
+	name    string
+	project string // under testdata/projects, for Detect
+	runner  string // runner name the case was run as
+}
+
+var rawCases = []rawCase{
+	{"go-pass", "gopass", RunnerGo},
+	{"go-fail", "gofail", RunnerGo},
+	{"go-panic", "gopanic", RunnerGo},
+	{"go-build", "gobuild", RunnerGo},
+	{"go-testbuild", "gotesterr", RunnerGo},
+	{"go-timeout", "gotimeout", RunnerGo},
+	{"go-nomod", "gonomod", RunnerGo},
+	{"pytest-pass", "pypass", RunnerPytest},
+	{"pytest-fail", "pyfail", RunnerPytest},
+	{"pytest-collect", "pycollect", RunnerPytest},
+	{"unittest-fail", "pyunit", RunnerUnittest},
+	{"unittest-syntax", "pyunitsyntax", RunnerUnittest},
+	{"node-pass", "nodepass", RunnerNode},
+	{"node-fail", "nodefail", RunnerNode},
+	{"node-syntax", "nodesyntax", RunnerNode},
+	{"npm-fail", "npmfail", RunnerNPM},
+}
+
+// loadRaw reads a stored run: the runner, the command's result, the report.
+func loadRaw(t testing.TB, c rawCase) (Runner, *sandbox.Result, []byte) {
+	t.Helper()
+	dir := filepath.Join("testdata", "raw", c.name)
+	read := func(name string) []byte {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		return b
+	}
+	code, err := strconv.Atoi(strings.TrimSpace(string(read("exit"))))
+	if err != nil {
+		t.Fatalf("%s/exit: %v", dir, err)
+	}
+	args, err := SplitWords(strings.TrimSpace(string(read("cmd"))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Runner{Name: c.runner, Args: args}
+	if c.runner == RunnerGo {
+		r.Module = Detect(snapshot(t, filepath.Join("testdata", "projects", c.project)), "").Module
+	}
+	if c.runner == RunnerPytest {
+		r.ReportPath = JUnitPath
+	}
+	return r, &sandbox.Result{ExitCode: code, Stdout: read("stdout"), Stderr: read("stderr")}, read("report")
+}
+
+func snapshot(t testing.TB, dir string) *sandbox.Snapshot {
+	t.Helper()
+	s, err := sandbox.SnapshotDir(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestParseGolden parses every stored real output and compares the Report
+// with testdata/golden/<case>.json (go test ./sandbox/testrun -update).
+func TestParseGolden(t *testing.T) {
+	for _, c := range rawCases {
+		t.Run(c.name, func(t *testing.T) {
+			r, res, report := loadRaw(t, c)
+			got := Parse(r, res, report)
+			data, err := json.MarshalIndent(got, "", "  ")
+			if err != nil {
+				t.Fatal(err)
+			}
+			data = append(data, '\n')
+			golden := filepath.Join("testdata", "golden", c.name+".json")
+			if *update {
+				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(golden, data, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run with -update to create it)", err)
+			}
+			if !bytes.Equal(data, want) {
+				t.Errorf("Parse(%s) differs from %s (run with -update and review the diff):\n%s", c.name, golden, data)
+			}
+		})
+	}
+}
+
+// want is what a test must say about one test of a stored run; empty
+// fields are not checked.
+type want struct {
+	id               string
+	status           Status
+	file             string
+	line             int
+	message          string // substring
+	expected, actual string
+	frame            string // "file:line" that must be among the frames
+}
+
+// TestParseFacts checks, independently of the goldens, the facts that
+// matter in each real output: so an -update cannot bless a wrong parse.
+func TestParseFacts(t *testing.T) {
+	tests := []struct {
+		name                    string
+		runner                  string
+		passed, failed, skipped int
+		wants                   []want
+	}{
+		{name: "go-pass", runner: "go", passed: 3},
+		{name: "go-fail", runner: "go", passed: 4, failed: 4, skipped: 1, wants: []want{
+			{id: "example.com/calc.TestAdd", status: StatusFail, file: "calc_test.go", line: 16, message: "Add(1, 2) = -1, want 3", expected: "3", actual: "-1"},
+			{id: "example.com/calc.TestAddTable/case_1", status: StatusFail, file: "calc_test.go", line: 33, message: "got -1, want 5", expected: "5", actual: "-1"},
+			{id: "example.com/calc.TestAddTable", status: StatusFail},
+			{id: "example.com/calc.TestAddTable/zero", status: StatusPass},
+			{id: "example.com/calc.TestAddTestifyStyle", status: StatusFail, file: "calc_test.go", line: 48, expected: "7", actual: "1"},
+			{id: "example.com/calc.TestSkipped", status: StatusSkip, message: "not implemented yet"},
+			{id: "example.com/calc/util.TestDouble", status: StatusPass},
+		}},
+		{name: "go-panic", runner: "go", passed: 1, failed: 1, wants: []want{
+			{id: "example.com/store.TestPut", status: StatusFail, file: "store.go", line: 10, message: "panic: assignment to entry in nil map", frame: "store_test.go:14"},
+		}},
+		{name: "go-build", runner: "go", passed: 1, failed: 1, wants: []want{
+			{id: "example.com/multi/bad", status: StatusError, file: "bad/bad.go", line: 4, message: `cannot use "two"`},
+			{id: "example.com/multi/good.TestOne", status: StatusPass},
+		}},
+		{name: "go-testbuild", runner: "go", failed: 1, wants: []want{
+			{id: "example.com/testerr", status: StatusError, file: "x_test.go", line: 6, frame: "x_test.go:8"},
+		}},
+		{name: "go-timeout", runner: "go", passed: 1, failed: 1, wants: []want{
+			{id: "example.com/slow.TestSlow", status: StatusFail, file: "slow_test.go", line: 12, message: "test timed out after 3s"},
+		}},
+		{name: "go-nomod", runner: "go", failed: 1, wants: []want{
+			{id: "(exit)", status: StatusError, file: "go.mod", line: 6, message: "syntax error"},
+		}},
+		{name: "pytest-pass", runner: "pytest", passed: 2, wants: []want{
+			{id: "tests/test_calc.py::test_add", status: StatusPass},
+		}},
+		{name: "pytest-fail", runner: "pytest", passed: 3, failed: 7, skipped: 1, wants: []want{
+			{id: "tests/test_calc.py::test_add", status: StatusFail, file: "tests/test_calc.py", line: 11, message: "assert -1 == 3", expected: "3", actual: "-1"},
+			{id: "tests/test_calc.py::test_add_param[1-1-2]", status: StatusFail, file: "tests/test_calc.py", line: 16, expected: "2", actual: "0"},
+			{id: "tests/test_calc.py::test_add_param[2-0-2]", status: StatusPass},
+			{id: "tests/test_calc.py::test_divide_by_zero", status: StatusFail, file: "calc.py", line: 6, message: "ZeroDivisionError", frame: "tests/test_calc.py:20"},
+			{id: "tests/test_calc.py::test_with_broken_fixture", status: StatusError, file: "conftest.py", line: 6, message: "fixture exploded"},
+			{id: "tests/test_calc.py::TestStrings::test_upper", status: StatusFail, file: "tests/test_calc.py", line: 44, expected: "'ABD'", actual: "'ABC'"},
+			{id: "tests/test_calc.py::test_skipped", status: StatusSkip, message: "not ready"},
+		}},
+		{name: "pytest-collect", runner: "pytest", failed: 2, wants: []want{
+			{id: "tests/test_import.py", status: StatusError, file: "tests/test_import.py", line: 1, message: "ModuleNotFoundError: No module named 'no_such_module'"},
+			{id: "tests/test_syntax.py", status: StatusError, file: "tests/test_syntax.py", line: 1, message: "SyntaxError: invalid syntax"},
+		}},
+		{name: "unittest-fail", runner: "unittest", passed: 1, failed: 4, skipped: 1, wants: []want{
+			{id: "test_calc.TestCalc.test_add", status: StatusFail, file: "test_calc.py", line: 8, message: "AssertionError: -1 != 3", expected: "3", actual: "-1"},
+			{id: "test_calc.TestCalc.test_error", status: StatusError, file: "test_calc.py", line: 14, message: "KeyError: 'missing'"},
+			{id: "test_calc.TestCalc.test_sub (i=2)", status: StatusFail, file: "test_calc.py", line: 24, message: "2 not less than 2"},
+			{id: "test_calc.TestCalc.test_sub", status: StatusFail},
+			{id: "test_calc.TestCalc.test_skip", status: StatusSkip, message: "not ready"},
+		}},
+		{name: "unittest-syntax", runner: "unittest", passed: 1, failed: 1, wants: []want{
+			{id: "test_bad", status: StatusError, file: "test_bad.py", line: 3, message: "SyntaxError: expected ':'"},
+		}},
+		{name: "node-pass", runner: "node", passed: 1},
+		{name: "node-fail", runner: "node", passed: 3, failed: 6, skipped: 2, wants: []want{
+			{id: "add works", status: StatusFail, file: "test/calc.test.js", line: 7, message: "-1 !== 3", expected: "3", actual: "-1"},
+			{id: "deep objects", status: StatusFail, file: "test/calc.test.js", line: 15, expected: "a: 1\nb:\n  0: 1\n  1: 3"},
+			{id: "parse throws", status: StatusFail, file: "calc.js", line: 7, message: "TypeError: not a number: x", frame: "test/calc.test.js:19"},
+			{id: "calc > adds in a suite", status: StatusFail, file: "test/calc.test.js", line: 28, expected: "4", actual: "0"},
+			{id: "with subtests > sub fails", status: StatusFail, file: "test/calc.test.js", line: 40, message: "five plus five"},
+			{id: "with subtests > sub ok", status: StatusPass},
+			{id: "skipped", status: StatusSkip, message: "not ready"},
+		}},
+		{name: "node-syntax", runner: "node", passed: 1, failed: 1, wants: []want{
+			{id: "broken.test.js", status: StatusFail, file: "broken.test.js", line: 4, message: "SyntaxError: Unexpected token '{'"},
+		}},
+		{name: "npm-fail", runner: "npm", failed: 1, wants: []want{
+			{id: "equal numbers", status: StatusFail, file: "test/a.test.js", line: 5, expected: "2", actual: "1"},
+		}},
+	}
+	cases := map[string]rawCase{}
+	for _, c := range rawCases {
+		cases[c.name] = c
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, res, report := loadRaw(t, cases[tt.name])
+			got := Parse(r, res, report)
+			if got.Runner != tt.runner {
+				t.Errorf("Runner = %q, want %q", got.Runner, tt.runner)
+			}
+			if got.Passed != tt.passed || got.Failed != tt.failed || got.Skipped != tt.skipped {
+				t.Errorf("passed/failed/skipped = %d/%d/%d, want %d/%d/%d", got.Passed, got.Failed, got.Skipped, tt.passed, tt.failed, tt.skipped)
+			}
+			if got.OK() != (res.ExitCode == 0) {
+				t.Errorf("OK() = %v with exit code %d", got.OK(), res.ExitCode)
+			}
+			for _, w := range tt.wants {
+				checkResult(t, got, w)
+			}
+		})
+	}
+}
+
+func checkResult(t *testing.T, rep *Report, w want) {
+	t.Helper()
+	var r *Result
+	var ids []string
+	for i := range rep.Tests {
+		ids = append(ids, rep.Tests[i].ID)
+		if rep.Tests[i].ID == w.id {
+			r = &rep.Tests[i]
+		}
+	}
+	if r == nil {
+		t.Errorf("no test %q among %q", w.id, ids)
+		return
+	}
+	if r.Status != w.status {
+		t.Errorf("%s: Status = %q, want %q", w.id, r.Status, w.status)
+	}
+	if w.file != "" && (r.File != w.file || r.Line != w.line) {
+		t.Errorf("%s: at %s:%d, want %s:%d", w.id, r.File, r.Line, w.file, w.line)
+	}
+	if !strings.Contains(r.Message, w.message) {
+		t.Errorf("%s: Message = %q, want it to contain %q", w.id, r.Message, w.message)
+	}
+	if w.expected != "" && r.Expected != w.expected {
+		t.Errorf("%s: Expected = %q, want %q", w.id, r.Expected, w.expected)
+	}
+	if w.actual != "" && r.Actual != w.actual {
+		t.Errorf("%s: Actual = %q, want %q", w.id, r.Actual, w.actual)
+	}
+	if w.frame != "" {
+		found := false
+		for _, f := range r.Frames {
+			found = found || f.File+":"+strconv.Itoa(f.Line) == w.frame
+		}
+		if !found {
+			t.Errorf("%s: Frames = %+v, want one at %s", w.id, r.Frames, w.frame)
+		}
+	}
+	if w.file != "" && r.Excerpt == "" {
+		t.Errorf("%s: no excerpt", w.id)
+	}
+}

@@ -1,0 +1,69 @@
+package testrun
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/fixpoint-dev/fixpoint/sandbox"
+)
+
+// ErrNoRunner is returned by Run for a Runner without a command: nothing
+// in the workspace says how to run its tests and no test_cmd is set.
+var ErrNoRunner = errors.New("no test command: set test_cmd in .fixpoint.toml")
+
+// workDirer is implemented by sessions whose workspace is not at
+// /workspace (the host and bubblewrap backends may use a temporary
+// directory). Run uses it to make the paths in test output relative.
+type workDirer interface {
+	WorkDir() string
+}
+
+// Run runs r in sess under limits and parses the result. stream, when
+// non-nil, receives the command's stdout and stderr as they are produced
+// (for progress); writes to it are serialised. A test failure, a timeout
+// and an out-of-memory kill are all a Report (see Report.TimedOut and
+// Report.OOM); an error means the sandbox itself failed.
+func Run(ctx context.Context, sess sandbox.Session, r Runner, limits sandbox.Limits, stream io.Writer) (*Report, error) {
+	if len(r.Args) == 0 {
+		return nil, ErrNoRunner
+	}
+	if wd, ok := sess.(workDirer); ok && r.Root == "" {
+		r.Root = wd.WorkDir()
+	}
+	cmd := sandbox.Command{Args: r.Args, Env: r.Env, Limits: limits}
+	if stream != nil {
+		w := &lockedWriter{w: stream}
+		cmd.Stdout, cmd.Stderr = w, w
+	}
+	res, err := sess.Run(ctx, cmd)
+	if err != nil {
+		return nil, fmt.Errorf("run %s tests: %w", r.Name, err)
+	}
+	var report []byte
+	// A killed runner wrote no report, nor does pytest on an internal (3)
+	// or usage (4) error; an old one from an earlier run may still be
+	// there, so it is not read.
+	stale := res.TimedOut || res.OOMKilled || (r.Name == RunnerPytest && (res.ExitCode == 3 || res.ExitCode == 4))
+	if r.ReportPath != "" && !stale {
+		if data, err := sess.ReadFile(ctx, r.ReportPath); err == nil {
+			report = data
+		} else if ctx.Err() != nil {
+			return nil, fmt.Errorf("read test report %s: %w", r.ReportPath, ctx.Err())
+		}
+	}
+	return Parse(r, res, report), nil
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}

@@ -1,0 +1,278 @@
+package testrun
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+var (
+	tapResultRe  = regexp.MustCompile(`^(\s*)(not )?ok\b\s*(\d*)\s*(?:- )?(.*)$`)
+	tapSubtestRe = regexp.MustCompile(`^(\s*)# Subtest: (.*)$`)
+	tapDirective = regexp.MustCompile(`(?i)\s+#\s*(SKIP|TODO)\b\s*(.*)$`)
+	jsFrameRe    = regexp.MustCompile(`^\s*(?:at\s+)?(?:(.*?)\s+\()?((?:file://)?[^\s()]+?):(\d+):(\d+)\)?\s*$`)
+	jsErrLineRe  = regexp.MustCompile(`^(\w*(?:Error|Exception)\b.*)$`)
+	jsLocLineRe  = regexp.MustCompile(`^(\S+?):(\d+)$`)
+	tapSummaryRe = regexp.MustCompile(`^# (tests|suites|pass|fail|cancelled|skipped|todo|duration_ms) `)
+)
+
+type tapOpen struct {
+	level int
+	name  string
+	index int // index in results once it has one, else -1
+}
+
+// parseTAP reads TAP 13/14 as `node --test --test-reporter=tap` writes it:
+// "# Subtest: name" opens a test, "ok N - name" or "not ok N - name" closes
+// it, four spaces of indent per nesting level, and a YAML block with the
+// diagnostics. It also reads the flat TAP of other producers. It returns
+// the results and the indexes of tests that opened but never closed.
+func parseTAP(stdout []byte, n *normalizer) ([]Result, []int) {
+	lines := splitLines(stdout)
+	var (
+		out      []Result
+		open     []tapOpen
+		comments []string // diagnostics printed since the last result
+	)
+	for i := 0; i < len(lines); i++ {
+		l := lines[i]
+		if m := tapSubtestRe.FindStringSubmatch(l); m != nil {
+			lv := len(m[1]) / 4
+			for len(open) > 0 && open[len(open)-1].level >= lv {
+				open = open[:len(open)-1]
+			}
+			if len(open) < 64 {
+				open = append(open, tapOpen{level: lv, name: m[2], index: -1})
+			}
+			continue
+		}
+		m := tapResultRe.FindStringSubmatch(l)
+		if m == nil {
+			if c, ok := strings.CutPrefix(strings.TrimSpace(l), "#"); ok && !tapSummaryRe.MatchString(strings.TrimSpace(l)) && len(comments) < 200 {
+				comments = append(comments, strings.TrimPrefix(c, " "))
+			}
+			continue
+		}
+		indent := len(m[1])
+		lv := indent / 4
+		desc, st, why := m[4], StatusPass, ""
+		if m[2] != "" {
+			st = StatusFail
+		}
+		if d := tapDirective.FindStringSubmatchIndex(desc); d != nil {
+			why = strings.TrimSpace(desc[d[4]:d[5]])
+			desc = desc[:d[0]]
+			st = StatusSkip
+		}
+		yaml, next := tapYAML(lines, i+1, indent)
+		i = next - 1
+		if yaml["type"] == "suite" && yaml["failureType"] != "hookFailed" && yaml["failureType"] != "testCodeFailure" {
+			open = closeOpen(open, lv)
+			comments = nil
+			continue // node counts suites apart from tests; their children carry the failures
+		}
+		var path []string
+		for _, o := range open {
+			if o.level < lv {
+				path = append(path, o.name)
+			}
+		}
+		path = append(path, desc)
+		r := Result{ID: strings.Join(path, " > "), Name: desc, Status: st, Message: why}
+		tapDiagnostics(&r, yaml, comments, n)
+		comments = nil
+		if len(out) < maxTests {
+			out = append(out, r)
+		}
+		open = closeOpen(open, lv)
+	}
+	var running []int
+	for _, o := range open {
+		if len(out) >= maxTests {
+			break
+		}
+		var path []string
+		for _, p := range open {
+			if p.level <= o.level {
+				path = append(path, p.name)
+			}
+		}
+		running = append(running, len(out))
+		out = append(out, Result{ID: strings.Join(path, " > "), Name: o.name})
+	}
+	return out, running
+}
+
+// closeOpen drops the open test at level lv and everything below it.
+func closeOpen(open []tapOpen, lv int) []tapOpen {
+	for len(open) > 0 && open[len(open)-1].level >= lv {
+		open = open[:len(open)-1]
+	}
+	return open
+}
+
+// tapYAML reads the YAML diagnostics block that may follow a result line
+// indented by indent spaces. It understands what TAP producers write:
+// scalars, quoted scalars, block scalars (| and |-) and nested maps, which
+// are kept as their dedented text.
+func tapYAML(lines []string, i, indent int) (map[string]string, int) {
+	if i >= len(lines) || strings.TrimSpace(lines[i]) != "---" || leading(lines[i]) <= indent {
+		return nil, i
+	}
+	blockIndent := leading(lines[i])
+	out := map[string]string{}
+	i++
+	keyIndent := -1
+	for i < len(lines) {
+		l := lines[i]
+		t := strings.TrimSpace(l)
+		if t == "..." && leading(l) == blockIndent {
+			return out, i + 1
+		}
+		if t != "" && leading(l) <= indent { // the block was never closed
+			return out, i
+		}
+		if keyIndent < 0 && t != "" {
+			keyIndent = leading(l)
+		}
+		key, val, ok := strings.Cut(t, ":")
+		if !ok || leading(l) != keyIndent || strings.ContainsAny(key, " '\"") {
+			i++
+			continue
+		}
+		val = strings.TrimSpace(val)
+		i++
+		if val == "" || val == "|" || val == "|-" || val == ">" || val == ">-" {
+			var body []string
+			for i < len(lines) && (strings.TrimSpace(lines[i]) == "" || leading(lines[i]) > keyIndent) {
+				if strings.TrimSpace(lines[i]) == "..." && leading(lines[i]) == blockIndent {
+					break
+				}
+				body = append(body, lines[i])
+				i++
+			}
+			val = dedent(body)
+		} else {
+			val = yamlScalar(val)
+		}
+		if len(out) < 64 {
+			out[key] = val
+		}
+	}
+	return out, i
+}
+
+func leading(s string) int { return len(s) - len(strings.TrimLeft(s, " ")) }
+
+func dedent(lines []string) string {
+	min := -1
+	for _, l := range lines {
+		if strings.TrimSpace(l) == "" {
+			continue
+		}
+		if d := leading(l); min < 0 || d < min {
+			min = d
+		}
+	}
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		if len(l) >= min && min > 0 {
+			l = l[min:]
+		}
+		out[i] = strings.TrimRight(l, " ")
+	}
+	return strings.Trim(strings.Join(out, "\n"), "\n")
+}
+
+func yamlScalar(v string) string {
+	switch {
+	case len(v) >= 2 && v[0] == '\'' && v[len(v)-1] == '\'':
+		return strings.ReplaceAll(v[1:len(v)-1], "''", "'")
+	case len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"':
+		if u, err := strconv.Unquote(v); err == nil {
+			return u
+		}
+		return v[1 : len(v)-1]
+	case v == "~" || v == "null":
+		return ""
+	}
+	return v
+}
+
+// tapDiagnostics fills a result from its YAML block and the comment lines
+// printed before it (node prints a test file's stderr there).
+func tapDiagnostics(r *Result, y map[string]string, comments []string, n *normalizer) {
+	if ms, err := strconv.ParseFloat(y["duration_ms"], 64); err == nil && ms > 0 && ms < 1e12 {
+		r.Duration = time.Duration(ms * float64(time.Millisecond)).Round(time.Millisecond)
+	}
+	var loc *Frame
+	if f, ok := jsLocation(y["location"], n); ok {
+		loc = &f
+		r.Package = f.File
+	}
+	if r.Status != StatusFail {
+		return
+	}
+	switch y["failureType"] {
+	case "cancelledByParent", "cancelledAfterEnd":
+		r.Status = StatusError
+	}
+	msg := strings.TrimSpace(y["error"])
+	if name := y["name"]; name != "" && !strings.HasPrefix(msg, name) {
+		msg = name + ": " + msg
+	}
+	var frames []Frame
+	for _, l := range splitLines([]byte(y["stack"])) {
+		if f, ok := jsLocation(l, n); ok && len(frames) < maxFrames {
+			frames = append(frames, f)
+		}
+	}
+	if y["exitCode"] != "" && len(comments) > 0 { // a whole test file failed: its stderr says why
+		for _, c := range comments {
+			if m := jsErrLineRe.FindStringSubmatch(strings.TrimSpace(c)); m != nil {
+				msg = m[1]
+				break
+			}
+		}
+		for _, c := range comments {
+			if m := jsLocLineRe.FindStringSubmatch(strings.TrimSpace(c)); m != nil {
+				if f, ok := n.rel(m[1], ""); ok {
+					line, _ := strconv.Atoi(m[2])
+					frames = append([]Frame{{File: f, Line: line}}, frames...)
+					break
+				}
+			}
+		}
+		if f, ok := n.rel(r.Name, ""); ok && strings.HasPrefix(r.Name, "/") {
+			r.ID, r.Name, r.Package = f, f, f
+		}
+		r.Excerpt = trimExcerpt(strings.Join(comments, "\n"))
+	}
+	if loc != nil && len(frames) == 0 {
+		frames = append(frames, *loc)
+	}
+	if len(frames) > 0 {
+		r.File, r.Line, r.Frames = frames[0].File, frames[0].Line, frames[1:]
+	}
+	r.Message = clip(msg, maxMessage)
+	r.Expected, r.Actual = clip(y["expected"], maxMessage), clip(y["actual"], maxMessage)
+	if r.Excerpt == "" {
+		r.Excerpt = trimExcerpt(strings.TrimSpace(y["error"]))
+	}
+}
+
+// jsLocation reads "file:line:col", "func (file:line:col)" or
+// "at func (file:line:col)" and keeps it when the file is in the workspace.
+func jsLocation(s string, n *normalizer) (Frame, bool) {
+	m := jsFrameRe.FindStringSubmatch(s)
+	if m == nil {
+		return Frame{}, false
+	}
+	f, ok := n.rel(m[2], "")
+	if !ok {
+		return Frame{}, false
+	}
+	line, _ := strconv.Atoi(m[3])
+	return Frame{Func: m[1], File: f, Line: line}, true
+}

@@ -177,7 +177,7 @@ JS = [
  js_case("circular-json", {"{file}.js": "function {fn}() {{\n  const {var} = {{ name: 'x' }};\n  {var}.self = {var};\n  return JSON.stringify({var});\n}}\n{fn}();\n"},
    [A(file="state", fn="serialize", var="state"), A(file="graph", fn="dumpNode", var="node")]),
  js_case("invalid-arg-type", {"{file}.js": "const fs = require('fs');\nfunction {fn}(p) {{\n  return fs.readFileSync(p);\n}}\n{fn}({v});\n"},
-   [A(file="reader", fn="readInput", v=42), A(file="loader", fn="loadFile", v="undefined")]),
+   [A(file="reader", fn="readInput", v="null"), A(file="loader", fn="loadFile", v="undefined")]),
  js_case("x-type-undefined-call", {"{file}.js": "let cb;\ncb();\n"}, [A(file="callback")]),
  js_case("x-assert-ok", {"{file}.test.js": "const test = require('node:test');\nconst assert = require('node:assert');\ntest('is truthy', () => {{ assert.ok(0); }});\n"}, [A(file="truthy")]),
  js_case("x-uri", {"{file}.js": "decodeURIComponent('%');\n"}, [A(file="uri")]),

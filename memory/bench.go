@@ -1,0 +1,293 @@
+package memory
+
+import (
+	"context"
+	"embed"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path"
+	"sort"
+	"strings"
+	"time"
+)
+
+// errorCorpus holds real Go, Python and Node failure outputs: for each root
+// cause two variants (NAME.a.txt, NAME.b.txt) that differ in file names,
+// identifiers and values, and distractors (NAME.x.txt) that have no pair.
+// testdata/gen/gen.py regenerates them.
+//
+//go:embed testdata/errors/*.txt
+var errorCorpus embed.FS
+
+// Pair is one labelled retrieval case: Query should recall Want.
+type Pair struct {
+	Case     string // e.g. "go-nil-map"
+	Language string
+	Stored   string // raw output stored in memory (variant a)
+	Query    string // raw output of the same root cause (variant b)
+}
+
+// Corpus returns the labelled pairs and the distractors (raw outputs with
+// their language) shipped with the package.
+func Corpus() (pairs []Pair, distractors []Pair, err error) {
+	files, err := fs.Glob(errorCorpus, "testdata/errors/*.txt")
+	if err != nil {
+		return nil, nil, err
+	}
+	byCase := map[string]*Pair{}
+	var cases []string
+	for _, f := range files {
+		base := path.Base(f)
+		name, variant, _ := strings.Cut(strings.TrimSuffix(base, ".txt"), ".")
+		b, err := fs.ReadFile(errorCorpus, f)
+		if err != nil {
+			return nil, nil, err
+		}
+		p := byCase[name]
+		if p == nil {
+			lang, _, _ := strings.Cut(name, "-")
+			p = &Pair{Case: name, Language: lang}
+			byCase[name] = p
+			cases = append(cases, name)
+		}
+		switch variant {
+		case "a", "x":
+			p.Stored = string(b)
+		case "b":
+			p.Query = string(b)
+		}
+	}
+	sort.Strings(cases)
+	for _, c := range cases {
+		p := byCase[c]
+		if p.Query == "" {
+			distractors = append(distractors, *p)
+		} else {
+			pairs = append(pairs, *p)
+		}
+	}
+	return pairs, distractors, nil
+}
+
+// Quality is retrieval quality over the labelled corpus.
+type Quality struct {
+	Embedder    string
+	Pairs       int
+	Distractors int
+	// LanguageFiltered is true when recall was restricted to the query's
+	// language, as the agent loop does.
+	LanguageFiltered bool
+	Recall1, Recall3 float64
+	Misses           []string // cases whose pair was not ranked first
+}
+
+// MeasureQuality stores every distractor and the stored side of every pair
+// in a fresh store under dir, then recalls with each query's signature.
+func MeasureQuality(ctx context.Context, dir string, emb Embedder, byLanguage bool) (*Quality, error) {
+	pairs, distractors, err := Corpus()
+	if err != nil {
+		return nil, err
+	}
+	root := dir + "/quality-project"
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return nil, err
+	}
+	s, err := Open(dir+"/quality-data", &Options{Root: root, Embedder: emb})
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	if err := s.ForgetAll(ctx); err != nil {
+		return nil, err
+	}
+	var recs []Record
+	for _, p := range append(append([]Pair(nil), pairs...), distractors...) {
+		recs = append(recs, Record{ID: p.Case, Language: p.Language, Excerpt: p.Stored})
+	}
+	if _, err := s.AddBatch(ctx, recs); err != nil {
+		return nil, err
+	}
+	q := &Quality{Embedder: s.proj.emb.Name(), Pairs: len(pairs), Distractors: len(distractors), LanguageFiltered: byLanguage}
+	hit1, hit3 := 0, 0
+	for _, p := range pairs {
+		opts := RecallOptions{K: 3}
+		if byLanguage {
+			opts.Language = p.Language
+		}
+		ms, err := s.Recall(ctx, Signature(p.Language, p.Query), opts)
+		if err != nil {
+			return nil, err
+		}
+		for i, m := range ms {
+			if m.ID == p.Case {
+				if i == 0 {
+					hit1++
+				}
+				hit3++
+			}
+		}
+		if len(ms) == 0 || ms[0].ID != p.Case {
+			got := "nothing"
+			if len(ms) > 0 {
+				got = fmt.Sprintf("%s (%.2f)", ms[0].ID, ms[0].Similarity)
+			}
+			q.Misses = append(q.Misses, p.Case+" -> "+got)
+		}
+	}
+	q.Recall1 = float64(hit1) / float64(len(pairs))
+	q.Recall3 = float64(hit3) / float64(len(pairs))
+	return q, nil
+}
+
+// syntheticRecords returns n records built from the corpus with
+// identifiers and values changed, for latency measurements.
+func syntheticRecords(n int, seed uint64) ([]Record, error) {
+	pairs, distractors, err := Corpus()
+	if err != nil {
+		return nil, err
+	}
+	all := append(pairs, distractors...)
+	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	words := []string{"user", "order", "cache", "parse", "load", "store", "config", "token", "session", "queue", "worker", "index", "render", "route", "client"}
+	recs := make([]Record, n)
+	for i := range recs {
+		p := all[r.IntN(len(all))]
+		sig := Signature(p.Language, p.Stored)
+		w1, w2 := words[r.IntN(len(words))], words[r.IntN(len(words))]
+		sig += fmt.Sprintf("\nframes: %s%s%d < handle%s", w1, strings.ToUpper(w2[:1])+w2[1:], r.IntN(1000), strings.ToUpper(w1[:1])+w1[1:])
+		recs[i] = Record{
+			ID:        fmt.Sprintf("syn%09d", i),
+			Language:  p.Language,
+			TestID:    fmt.Sprintf("Test%s%d", strings.ToUpper(w1[:1])+w1[1:], i),
+			Signature: sig,
+			Excerpt:   p.Stored,
+			Goal:      "make the tests pass",
+		}
+	}
+	return recs, nil
+}
+
+// Latency is measured at one store size.
+type Latency struct {
+	Records int
+	Query   time.Duration // mean Recall (K=3), store warm
+	Insert  time.Duration // mean Add, fsync included
+	Open    time.Duration // Open of the store at this size (journal replay + embedding + index)
+}
+
+// MeasureLatency fills a store under dir with n synthetic records and
+// measures Open, Recall and Add.
+func MeasureLatency(ctx context.Context, dir string, n int) (*Latency, error) {
+	recs, err := syntheticRecords(n+200, uint64(n))
+	if err != nil {
+		return nil, err
+	}
+	root := fmt.Sprintf("%s/latency-%d", dir, n)
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return nil, err
+	}
+	data := root + "-data"
+	s, err := Open(data, &Options{Root: root, Cap: n + 1000})
+	if err != nil {
+		return nil, err
+	}
+	if err := s.ForgetAll(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	if _, err := s.AddBatch(ctx, recs[:n]); err != nil {
+		s.Close()
+		return nil, err
+	}
+	s.Close()
+
+	l := &Latency{Records: n}
+	start := time.Now()
+	s, err = Open(data, &Options{Root: root, Cap: n + 1000})
+	l.Open = time.Since(start)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	queries := recs[n : n+100]
+	start = time.Now()
+	for _, q := range queries {
+		if _, err := s.Recall(ctx, q.Signature, RecallOptions{K: 3}); err != nil {
+			return nil, err
+		}
+	}
+	l.Query = time.Since(start) / time.Duration(len(queries))
+	inserts := recs[n+100 : n+150]
+	start = time.Now()
+	for _, r := range inserts {
+		if _, err := s.Add(ctx, r); err != nil {
+			return nil, err
+		}
+	}
+	l.Insert = time.Since(start) / time.Duration(len(inserts))
+	return l, nil
+}
+
+// BenchReport is the memory benchmark: retrieval quality and latency.
+type BenchReport struct {
+	Quality        *Quality // language-filtered, as the loop recalls
+	QualityAnyLang *Quality // no language filter
+	Latency        []*Latency
+}
+
+// Bench measures retrieval quality of the local embedder on the shipped
+// corpus and latency at 1k and 10k records, using scratch stores under dir.
+func Bench(ctx context.Context, dir string) (*BenchReport, error) {
+	var r BenchReport
+	var err error
+	if r.Quality, err = MeasureQuality(ctx, dir, Local(), true); err != nil {
+		return nil, fmt.Errorf("retrieval quality: %w", err)
+	}
+	if r.QualityAnyLang, err = MeasureQuality(ctx, dir, Local(), false); err != nil {
+		return nil, fmt.Errorf("retrieval quality: %w", err)
+	}
+	for _, n := range []int{1000, 10000} {
+		l, err := MeasureLatency(ctx, dir, n)
+		if err != nil {
+			return nil, fmt.Errorf("latency at %d: %w", n, err)
+		}
+		r.Latency = append(r.Latency, l)
+	}
+	return &r, nil
+}
+
+// Markdown renders the report for docs/BENCHMARKS.md.
+func (r *BenchReport) Markdown() string {
+	var b strings.Builder
+	b.WriteString("### Failure memory\n\n")
+	for _, q := range []*Quality{r.Quality, r.QualityAnyLang} {
+		if q == nil {
+			continue
+		}
+		filter := "any language"
+		if q.LanguageFiltered {
+			filter = "same language (as the loop recalls)"
+		}
+		fmt.Fprintf(&b, "Retrieval, embedder `%s`, %d labelled pairs + %d distractors, %s: recall@1 **%.3f**, recall@3 **%.3f**\n\n",
+			q.Embedder, q.Pairs, q.Distractors, filter, q.Recall1, q.Recall3)
+	}
+	if len(r.Latency) > 0 {
+		b.WriteString("| records | open | query (k=3) | insert (fsync) |\n|---:|---:|---:|---:|\n")
+		for _, l := range r.Latency {
+			fmt.Fprintf(&b, "| %d | %s | %s | %s |\n", l.Records, round(l.Open), round(l.Query), round(l.Insert))
+		}
+	}
+	return b.String()
+}
+
+func round(d time.Duration) string {
+	switch {
+	case d >= time.Second:
+		return d.Round(10 * time.Millisecond).String()
+	case d >= time.Millisecond:
+		return d.Round(10 * time.Microsecond).String()
+	}
+	return d.Round(time.Microsecond).String()
+}

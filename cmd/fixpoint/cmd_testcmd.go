@@ -1,6 +1,109 @@
 package main
 
-// testCommand is not built yet: hidden from help until its issue lands.
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/fixpoint-dev/fixpoint/agent"
+	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
+)
+
 func testCommand() *command {
-	return &command{name: "test", hidden: true}
+	c := &command{
+		name:    "test",
+		summary: "run the project's tests in the sandbox and print structured results",
+		usage: `Usage: fixpoint test [flags]
+
+Runs the detected (or configured) test command in the sandbox on a snapshot of
+the workspace and prints one line per test. Exit code 0 when all pass, 1 when
+any fails, 2 on a usage error.
+Example:
+  fixpoint test --dir examples/go-bug --json`,
+	}
+	c.run = func(ctx context.Context, a *app, args []string) int {
+		fs := newFlags(c, a.stderr)
+		dir := fs.String("dir", ".", "workspace `directory`")
+		asJSON := fs.Bool("json", false, "print the report as JSON")
+		testCmd := fs.String("test-cmd", "", "test `command` (overrides detection and test_cmd)")
+		if done, code := parseFlags(fs, args); done {
+			return code
+		}
+		if fs.NArg() > 0 {
+			return a.fail(usagef("test takes no arguments (got %q)", fs.Arg(0)))
+		}
+		root, err := workspaceDir(*dir)
+		if err != nil {
+			return a.fail(err)
+		}
+		cfg, err := a.loadConfig(root, nil)
+		if err != nil {
+			return a.fail(err)
+		}
+		if *testCmd != "" {
+			cfg.TestCmd = *testCmd
+		}
+		eng, err := agent.Open(ctx, cfg, root, &agent.OpenOptions{Logger: a.logger, Warn: a.stderr, NoModel: true})
+		if err != nil {
+			return a.fail(err)
+		}
+		defer eng.Close()
+		rep, err := eng.Test(ctx, root, nil)
+		if err != nil {
+			return a.fail(err)
+		}
+		if *asJSON {
+			enc := json.NewEncoder(a.stdout)
+			enc.SetIndent("", "  ")
+			enc.Encode(rep)
+		} else {
+			printReport(a.stdout, rep)
+		}
+		if !rep.OK() {
+			return exitNotReached
+		}
+		return exitOK
+	}
+	return c
+}
+
+// printReport prints one line per test, failures with their location and
+// message, then the counts.
+func printReport(w io.Writer, rep *testrun.Report) {
+	for _, t := range rep.Tests {
+		fmt.Fprintf(w, "%-5s %s", statusWord(t.Status), t.ID)
+		if t.File != "" {
+			fmt.Fprintf(w, "  %s:%d", t.File, t.Line)
+		}
+		fmt.Fprintln(w)
+		if t.Status == testrun.StatusFail || t.Status == testrun.StatusError {
+			if t.Message != "" {
+				fmt.Fprintf(w, "      %s\n", t.Message)
+			}
+			if t.Expected != "" || t.Actual != "" {
+				fmt.Fprintf(w, "      expected: %s\n      actual:   %s\n", t.Expected, t.Actual)
+			}
+		}
+	}
+	if len(rep.Tests) == 0 && rep.Output != "" {
+		fmt.Fprintln(w, rep.Output)
+	}
+	extra := ""
+	if rep.TimedOut {
+		extra = " · timed out"
+	}
+	fmt.Fprintf(w, "%d passed, %d failed, %d skipped · exit code %d · %s%s\n", rep.Passed, rep.Failed, rep.Skipped, rep.ExitCode, rep.Duration.Round(1e6), extra)
+}
+
+func statusWord(s testrun.Status) string {
+	switch s {
+	case testrun.StatusPass:
+		return "PASS"
+	case testrun.StatusFail:
+		return "FAIL"
+	case testrun.StatusSkip:
+		return "SKIP"
+	}
+	return "ERROR"
 }

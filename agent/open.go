@@ -1,0 +1,75 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+
+	"github.com/fixpoint-dev/fixpoint/config"
+	"github.com/fixpoint-dev/fixpoint/sandbox"
+	"github.com/fixpoint-dev/fixpoint/sandbox/docker"
+)
+
+// OpenOptions adjust Open. Zero values are documented defaults.
+type OpenOptions struct {
+	// Model overrides the model client built from cfg.Model.
+	Model Model
+	// Backend overrides the sandbox backend chosen from cfg.Sandbox.
+	Backend sandbox.Backend
+	// Logger receives debug logs; nil discards.
+	Logger *slog.Logger
+	// Warn receives user-facing warnings (the "none" backend, memory or
+	// run log degraded); nil discards.
+	Warn io.Writer
+	// Approve is asked before dependencies are installed; nil refuses.
+	Approve func(ctx context.Context, deps []string) (bool, error)
+	// NoModel skips the model client: the Engine can Test but not Run.
+	NoModel bool
+}
+
+// Open wires an Engine from the configuration for the workspace at root:
+// the sandbox backend, the failure memory and the model client. Close the
+// Engine to release them.
+func Open(ctx context.Context, cfg *config.Config, root string, opts *OpenOptions) (*Engine, error) {
+	o := OpenOptions{}
+	if opts != nil {
+		o = *opts
+	}
+	eo := &Options{Model: o.Model, Backend: o.Backend, Logger: o.Logger, Warn: o.Warn, Approve: o.Approve}
+	var closers []func() error
+	if eo.Backend == nil {
+		b, err := openBackend(ctx, cfg, &o)
+		if err != nil {
+			return nil, err
+		}
+		eo.Backend = b
+		if c, ok := b.(interface{ Close() error }); ok {
+			closers = append(closers, c.Close)
+		}
+	}
+	if eo.Model == nil && !o.NoModel {
+		m, err := openModel(cfg, &o)
+		if err != nil {
+			return nil, err
+		}
+		eo.Model = m
+	}
+	e := New(cfg, eo)
+	e.closers = append(e.closers, closers...)
+	return e, nil
+}
+
+// openBackend: STAND-IN until sandbox/backends.Open lands.
+func openBackend(ctx context.Context, cfg *config.Config, o *OpenOptions) (sandbox.Backend, error) {
+	b, err := docker.New(ctx, &docker.Options{Runtime: cfg.Sandbox.Runtime, Logger: o.Logger})
+	if err != nil {
+		return nil, fmt.Errorf("open sandbox: %w", err)
+	}
+	return b, nil
+}
+
+// openModel: STAND-IN until agent/llm lands.
+func openModel(cfg *config.Config, o *OpenOptions) (Model, error) {
+	return nil, fmt.Errorf("no model client yet")
+}

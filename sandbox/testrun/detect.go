@@ -203,8 +203,8 @@ func hasShellSyntax(cmd string) bool {
 // outside quotes escapes the next character.
 func SplitWords(s string) ([]string, error) {
 	var (
-		words []string
-		cur   strings.Builder
+		words  []string
+		cur    strings.Builder
 		inWord bool
 	)
 	for i := 0; i < len(s); i++ {

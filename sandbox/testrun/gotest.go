@@ -73,7 +73,7 @@ type goParser struct {
 	tests   []*goTest
 	byKey   map[string]int
 	pkgOut  map[string]*boundedBuf
-	pkgs    []string // in order of appearance
+	pkgs    []string          // in order of appearance
 	pkgFail map[string]string // package → FailedBuild ("" when the tests failed)
 	build   map[string]*boundedBuf
 	output  boundedBuf
@@ -471,7 +471,7 @@ func (p *goParser) looseBuild(lines []string) {
 	for _, l := range lines {
 		if strings.HasPrefix(l, "# ") {
 			flush()
-			pkg, body = strings.Fields(l[2:]+" x")[0], nil
+			pkg, body = strings.Fields(l[2:] + " x")[0], nil
 			continue
 		}
 		if pkg != "" && goCompileRe.MatchString(l) {

@@ -17,6 +17,8 @@ const (
 	maxOutput    = 8 << 10  // bytes of Report.Output
 	maxMessage   = 1 << 10  // bytes of a message, expected or actual
 	maxFrames    = 16       // frames per test
+	maxName      = 512      // bytes of a TAP test name
+	maxID        = 2 << 10  // bytes of an id built from nested names
 	maxTests     = 20000    // tests per report; the rest are dropped
 	maxLine      = 64 << 10 // longer input lines are cut
 	maxInputScan = 16 << 20 // bytes of any one input that parsers look at
@@ -186,7 +188,9 @@ func joinOutput(a, b []byte) string {
 
 // trimOutput bounds combined output: a short head and a longer tail, since
 // summaries and the last errors come last.
-func trimOutput(s string) string { return headTail(strings.TrimSpace(ansiRe.ReplaceAllString(s, "")), maxOutput) }
+func trimOutput(s string) string {
+	return headTail(strings.TrimSpace(ansiRe.ReplaceAllString(s, "")), maxOutput)
+}
 
 func trimExcerpt(s string) string {
 	return headTail(strings.Trim(ansiRe.ReplaceAllString(s, ""), "\n"), maxExcerpt)

@@ -43,7 +43,7 @@ func parseTAP(stdout []byte, n *normalizer) ([]Result, []int) {
 				open = open[:len(open)-1]
 			}
 			if len(open) < 64 {
-				open = append(open, tapOpen{level: lv, name: m[2], index: -1})
+				open = append(open, tapOpen{level: lv, name: clip(m[2], maxName), index: -1})
 			}
 			continue
 		}
@@ -56,7 +56,7 @@ func parseTAP(stdout []byte, n *normalizer) ([]Result, []int) {
 		}
 		indent := len(m[1])
 		lv := indent / 4
-		desc, st, why := m[4], StatusPass, ""
+		desc, st, why := clip(m[4], maxName), StatusPass, ""
 		if m[2] != "" {
 			st = StatusFail
 		}
@@ -79,7 +79,7 @@ func parseTAP(stdout []byte, n *normalizer) ([]Result, []int) {
 			}
 		}
 		path = append(path, desc)
-		r := Result{ID: strings.Join(path, " > "), Name: desc, Status: st, Message: why}
+		r := Result{ID: clip(strings.Join(path, " > "), maxID), Name: desc, Status: st, Message: clip(why, maxMessage)}
 		tapDiagnostics(&r, yaml, comments, n)
 		comments = nil
 		if len(out) < maxTests {
@@ -99,7 +99,7 @@ func parseTAP(stdout []byte, n *normalizer) ([]Result, []int) {
 			}
 		}
 		running = append(running, len(out))
-		out = append(out, Result{ID: strings.Join(path, " > "), Name: o.name})
+		out = append(out, Result{ID: clip(strings.Join(path, " > "), maxID), Name: o.name})
 	}
 	return out, running
 }

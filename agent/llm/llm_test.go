@@ -168,7 +168,11 @@ func TestChatErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := llmtest.NewServer(&llmtest.Script{Default: &tt.reply})
 			defer srv.Close()
-			c, _ := newClient(t, srv, func(m *config.Model) { m.Name = "m"; m.MaxRetries = 2; m.Timeout = config.Duration(200 * time.Millisecond) })
+			c, _ := newClient(t, srv, func(m *config.Model) {
+				m.Name = "m"
+				m.MaxRetries = 2
+				m.Timeout = config.Duration(200 * time.Millisecond)
+			})
 			_, err := c.Chat(t.Context(), llm.Request{Messages: user("hi")}, nil)
 			if err == nil {
 				t.Fatal("Chat succeeded, want an error")

@@ -1,0 +1,183 @@
+// Package image builds fixpoint's sandbox images without a registry.
+//
+// The main types are [Recipe], which says what goes into one image
+// (fixpoint-sandbox-python, -go, -node), and [Builder], which makes the
+// images: debootstrap into a cached root filesystem (one per package set),
+// then stream that tree, plus the host's Go toolchain for the go image and a
+// few synthetic files (the "sandbox" user, /workspace), into `docker import`.
+// Each image carries its recipe hash in the label [LabelRecipe], so a build
+// whose inputs did not change is skipped. [BuildDockerfile] builds a
+// project's own Dockerfile through the engine, cached by a content hash.
+package image
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Labels written on every image this package builds.
+const (
+	LabelRecipe = "fixpoint.recipe" // recipe hash (12 hex digits)
+	LabelLang   = "fixpoint.lang"   // go, python, node, or "project"
+)
+
+// Sandbox user inside every image.
+const (
+	UID       = 1000
+	GID       = 1000
+	User      = "sandbox"
+	Workspace = "/workspace"
+	Home      = "/home/sandbox"
+	// GoModCache is the module cache directory of the go image.
+	GoModCache = "/go/pkg/mod"
+	// GoRootInImage is where the host's GOROOT is copied in the go image.
+	GoRootInImage = "/usr/local/go"
+)
+
+// builderVersion changes when the way images are assembled changes, so that
+// existing images are rebuilt.
+const builderVersion = "1"
+
+// basePackages go into every image: Python is cheap and useful everywhere.
+var basePackages = []string{"python3", "python3-pytest", "python3-hypothesis"}
+
+// Recipe describes one sandbox image.
+type Recipe struct {
+	Lang     string   // "python", "go" or "node"
+	Name     string   // image name, e.g. fixpoint-sandbox-python
+	Packages []string // Debian packages given to debootstrap --include
+	// Extra packages are installed with apt-get on a copy of the Packages
+	// tree: debootstrap's resolver cannot handle some dependency graphs
+	// (npm's alternatives), apt-get can.
+	Extra  []string
+	GoRoot   bool     // copy the host's GOROOT to /usr/local/go
+	Env      []string // KEY=VALUE set in the image
+}
+
+// Langs lists the languages with a default image, in build order.
+func Langs() []string { return []string{"python", "go", "node"} }
+
+// ImageName returns the default image name for a language.
+func ImageName(lang string) string { return "fixpoint-sandbox-" + lang }
+
+// RecipeFor returns the recipe for a language.
+func RecipeFor(lang string) (Recipe, error) {
+	path := "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+	env := []string{"LANG=C.UTF-8", "HOME=" + Home, "PYTHONDONTWRITEBYTECODE=1"}
+	r := Recipe{Lang: lang, Name: ImageName(lang), Packages: append([]string(nil), basePackages...)}
+	switch lang {
+	case "python":
+		r.Env = append(env, "PATH="+path)
+	case "go":
+		r.GoRoot = true
+		r.Env = append(env,
+			"PATH="+GoRootInImage+"/bin:"+path,
+			"GOROOT="+GoRootInImage,
+			"GOMODCACHE="+GoModCache,
+			"GOCACHE=/tmp/go-build",
+			"GOPATH=/tmp/go",
+			"CGO_ENABLED=0",
+			"GOTOOLCHAIN=local",
+			"GOPROXY=off",
+			"GOFLAGS=-buildvcs=false",
+		)
+	case "node":
+		r.Extra = []string{"nodejs", "npm"}
+		r.Env = append(env, "PATH="+path, "NPM_CONFIG_CACHE=/tmp/npm-cache", "NPM_CONFIG_UPDATE_NOTIFIER=false")
+	default:
+		return Recipe{}, fmt.Errorf("no sandbox image for language %q (want go, python or node)", lang)
+	}
+	sort.Strings(r.Packages)
+	return r, nil
+}
+
+// Inputs are the facts of this machine that a recipe's hash depends on.
+type Inputs struct {
+	Suite     string // Debian suite, e.g. bookworm
+	Mirror    string // Debian mirror URL
+	GoVersion string // content of $GOROOT/VERSION's first line; only for GoRoot recipes
+}
+
+// RootfsKey identifies the debootstrapped tree a recipe starts from: recipes
+// with the same package set share it.
+func (r Recipe) RootfsKey(in Inputs) string {
+	base := shortHash("rootfs", builderVersion, in.Suite, in.Mirror, strings.Join(r.Packages, ","))
+	if len(r.Extra) == 0 {
+		return base
+	}
+	return shortHash("derived", base, strings.Join(r.Extra, ","))
+}
+
+// Hash is the recipe hash recorded in [LabelRecipe]. It is stable across
+// runs and machines with the same inputs, and changes when anything that
+// goes into the image changes.
+func (r Recipe) Hash(in Inputs) string {
+	parts := []string{"image", builderVersion, r.Name, r.RootfsKey(in), strings.Join(r.Env, "\n"), r.changesKey()}
+	if r.GoRoot {
+		parts = append(parts, "go="+in.GoVersion)
+	}
+	return shortHash(parts...)
+}
+
+func (r Recipe) changesKey() string { return fmt.Sprintf("uid=%d gid=%d user=%s ws=%s", UID, GID, User, Workspace) }
+
+// Changes are the Dockerfile instructions given to `docker import --change`.
+func (r Recipe) Changes(hash string) []string {
+	ch := []string{
+		fmt.Sprintf("LABEL %s=%s %s=%s", LabelRecipe, hash, LabelLang, r.Lang),
+		fmt.Sprintf("USER %d:%d", UID, GID),
+		"WORKDIR " + Workspace,
+		`CMD ["/bin/sh"]`,
+	}
+	for _, e := range r.Env {
+		k, v, _ := strings.Cut(e, "=")
+		ch = append(ch, fmt.Sprintf("ENV %s=%s", k, v))
+	}
+	return ch
+}
+
+func shortHash(parts ...string) string {
+	h := sha256.New()
+	for _, p := range parts {
+		fmt.Fprintf(h, "%d:%s\x00", len(p), p)
+	}
+	return fmt.Sprintf("%x", h.Sum(nil))[:12]
+}
+
+// HostSuite returns the Debian codename of the machine (from
+// /etc/os-release under root), or "bookworm" when it is not Debian.
+func HostSuite(root string) string {
+	data, err := os.ReadFile(filepath.Join(root, "etc/os-release"))
+	if err != nil {
+		return "bookworm"
+	}
+	var id, code string
+	for _, line := range strings.Split(string(data), "\n") {
+		k, v, _ := strings.Cut(line, "=")
+		v = strings.Trim(v, `"`)
+		switch k {
+		case "ID":
+			id = v
+		case "VERSION_CODENAME":
+			code = v
+		}
+	}
+	if id != "debian" || code == "" {
+		return "bookworm"
+	}
+	return code
+}
+
+// GoVersion reads the first line of goroot/VERSION ("go1.26.8").
+func GoVersion(goroot string) (string, error) {
+	data, err := os.ReadFile(filepath.Join(goroot, "VERSION"))
+	if err != nil {
+		return "", fmt.Errorf("read go version: %w", err)
+	}
+	line, _, _ := strings.Cut(string(data), "\n")
+	return strings.TrimSpace(line), nil
+}

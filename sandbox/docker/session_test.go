@@ -18,6 +18,14 @@ const testImage = "fixpoint-sandbox-python"
 
 // newSession starts a session on the real engine and closes it at cleanup.
 func newSession(t *testing.T, limits sandbox.Limits) (*docker.Backend, *docker.Session) {
+	return startSession(t, limits)
+}
+
+func newSessionB(b *testing.B) (*docker.Backend, *docker.Session) {
+	return startSession(b, sandbox.Limits{})
+}
+
+func startSession(t testing.TB, limits sandbox.Limits) (*docker.Backend, *docker.Session) {
 	t.Helper()
 	cli := sandboxtest.RequireDocker(t)
 	sandboxtest.RequireImage(t, cli, testImage)

@@ -17,12 +17,11 @@ import (
 
 // run runs one command and always ends with an Exit or Error frame.
 func (s *server) run(st *runState, req wire.RunRequest) {
-	defer func() {
-		s.runMu.Lock()
-		s.running = nil
-		s.runMu.Unlock()
-	}()
 	status, err := s.runCommand(st, req)
+	// Done before replying, so the host may send the next Run at once.
+	s.runMu.Lock()
+	s.running = nil
+	s.runMu.Unlock()
 	if err != nil {
 		s.sendErr(err)
 		return

@@ -1,0 +1,246 @@
+// Package sandboxbench measures what a sandboxed command costs compared
+// with running it bare on the host.
+//
+// [Run] measures each [Workload] under each mode (bare host process,
+// bubblewrap, a one-shot Docker container, `docker exec` into a warm
+// container, fixpoint's docker backend, and that backend on runsc) and
+// returns a [Table] of medians, 95th percentiles and ratios to bare.
+// Modes are measured round-robin, one iteration of each in turn, so load
+// from other processes on the machine hits them alike.
+package sandboxbench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os/exec"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/docker/docker/client"
+)
+
+// Mode names.
+const (
+	ModeBare          = "bare"
+	ModeBwrap         = "bwrap"
+	ModeDockerOneShot = "docker-oneshot"
+	ModeDockerExec    = "docker-exec"
+	ModeFixpoint      = "fixpoint-docker"
+	ModeFixpointRunsc = "fixpoint-runsc"
+)
+
+// AllModes lists every mode in table order.
+func AllModes() []string {
+	return []string{ModeBare, ModeBwrap, ModeDockerOneShot, ModeDockerExec, ModeFixpoint, ModeFixpointRunsc}
+}
+
+// Workload is one command to time. Args run in a writable scratch
+// directory (the workspace in a sandbox).
+type Workload struct {
+	Name string
+	Args []string
+}
+
+// DefaultWorkloads are `python3 -c pass`, `true` and a 1 MB file write.
+func DefaultWorkloads() []Workload {
+	return []Workload{
+		{Name: "python3 -c pass", Args: []string{"python3", "-c", "pass"}},
+		{Name: "true", Args: []string{"true"}},
+		{Name: "write 1 MB file", Args: []string{"dd", "if=/dev/zero", "of=bench.bin", "bs=1048576", "count=1", "status=none"}},
+	}
+}
+
+// Options configure Run. The zero value measures every available mode.
+type Options struct {
+	// Iterations per mode and workload; 0 = 30. Two more warm-up runs are
+	// not counted.
+	Iterations int
+	// Image for the docker modes; "" = "fixpoint-sandbox-python".
+	Image string
+	// Modes to measure; nil = AllModes. Unavailable modes get a row with
+	// Skipped set instead of failing the run.
+	Modes []string
+	// Workloads; nil = DefaultWorkloads.
+	Workloads []Workload
+	// Client for the docker modes; nil = FromEnv with negotiation.
+	Client *client.Client
+	// Logger; nil discards.
+	Logger *slog.Logger
+	// Progress, when non-nil, receives one line per finished mode setup.
+	Progress io.Writer
+}
+
+// Row is one mode and workload.
+type Row struct {
+	Mode     string
+	Workload string
+	N        int
+	Median   time.Duration
+	P95      time.Duration
+	Ratio    float64 // Median / bare Median of the same workload; 0 when unknown
+	Skipped  string  // why the mode did not run
+}
+
+// Table is the result of Run.
+type Table struct {
+	Rows       []Row
+	Iterations int
+	Image      string
+	Taken      time.Time
+	Host       string // GOOS/GOARCH, CPUs, kernel when known
+}
+
+// runner runs one workload once and returns how long it took.
+type runner interface {
+	run(ctx context.Context, w Workload) (time.Duration, error)
+	close() error
+}
+
+// Run measures opts.Workloads under opts.Modes.
+func Run(ctx context.Context, opts *Options) (*Table, error) {
+	o := Options{}
+	if opts != nil {
+		o = *opts
+	}
+	if o.Iterations <= 0 {
+		o.Iterations = 30
+	}
+	if o.Image == "" {
+		o.Image = "fixpoint-sandbox-python"
+	}
+	if o.Modes == nil {
+		o.Modes = AllModes()
+	}
+	if o.Workloads == nil {
+		o.Workloads = DefaultWorkloads()
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Client == nil {
+		cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+		if err == nil {
+			defer cli.Close()
+			o.Client = cli
+		}
+	}
+	t := &Table{Iterations: o.Iterations, Image: o.Image, Taken: time.Now().UTC(), Host: hostInfo()}
+
+	runners := make([]runner, len(o.Modes))
+	skipped := make([]string, len(o.Modes))
+	for i, m := range o.Modes {
+		r, err := newRunner(ctx, m, &o)
+		if err != nil {
+			skipped[i] = err.Error()
+			o.Logger.Info("benchmark mode skipped", "mode", m, "why", err)
+		} else {
+			runners[i] = r
+			defer r.close()
+		}
+		if o.Progress != nil {
+			fmt.Fprintf(o.Progress, "mode %s: %s\n", m, orDefault(skipped[i], "ready"))
+		}
+	}
+	for _, w := range o.Workloads {
+		samples := make([][]time.Duration, len(o.Modes))
+		for it := -2; it < o.Iterations; it++ {
+			for i, r := range runners {
+				if r == nil || skipped[i] != "" {
+					continue
+				}
+				d, err := r.run(ctx, w)
+				if err != nil {
+					if ctx.Err() != nil {
+						return nil, ctx.Err()
+					}
+					skipped[i] = fmt.Sprintf("%s failed: %v", w.Name, err)
+					continue
+				}
+				if it >= 0 {
+					samples[i] = append(samples[i], d)
+				}
+			}
+		}
+		var bare time.Duration
+		for i, m := range o.Modes {
+			row := Row{Mode: m, Workload: w.Name, Skipped: skipped[i]}
+			if row.Skipped == "" {
+				row.N = len(samples[i])
+				row.Median, row.P95 = stats(samples[i])
+			}
+			if m == ModeBare {
+				bare = row.Median
+			}
+			t.Rows = append(t.Rows, row)
+		}
+		for i := range t.Rows {
+			r := &t.Rows[i]
+			if r.Workload == w.Name && bare > 0 && r.Median > 0 {
+				r.Ratio = float64(r.Median) / float64(bare)
+			}
+		}
+		// A mode that failed on one workload is retried on the next.
+		for i := range skipped {
+			if runners[i] != nil {
+				skipped[i] = ""
+			}
+		}
+	}
+	return t, nil
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// stats returns the median and the 95th percentile (nearest rank).
+func stats(d []time.Duration) (median, p95 time.Duration) {
+	if len(d) == 0 {
+		return 0, 0
+	}
+	s := slices.Clone(d)
+	slices.Sort(s)
+	median = s[len(s)/2]
+	if len(s)%2 == 0 {
+		median = (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
+	rank := (95*len(s) + 99) / 100
+	return median, s[max(rank-1, 0)]
+}
+
+func hostInfo() string {
+	s := fmt.Sprintf("%s/%s, %d CPUs", runtime.GOOS, runtime.GOARCH, runtime.NumCPU())
+	if out, err := exec.Command("uname", "-r").Output(); err == nil {
+		s += ", Linux " + strings.TrimSpace(string(out))
+	}
+	return s
+}
+
+// Markdown renders the table for docs/BENCHMARKS.md.
+func (t *Table) Markdown() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Measured %s on %s, image %s, %d runs per cell (after 2 warm-up runs), modes interleaved.\n\n",
+		t.Taken.Format("2006-01-02 15:04 UTC"), t.Host, t.Image, t.Iterations)
+	b.WriteString("| workload | mode | median | p95 | vs bare |\n|---|---|---:|---:|---:|\n")
+	for _, r := range t.Rows {
+		if r.Skipped != "" {
+			fmt.Fprintf(&b, "| %s | %s | – | – | skipped: %s |\n", r.Workload, r.Mode, strings.ReplaceAll(r.Skipped, "|", "/"))
+			continue
+		}
+		ratio := "–"
+		if r.Ratio > 0 {
+			ratio = fmt.Sprintf("%.2fx", r.Ratio)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", r.Workload, r.Mode, ms(r.Median), ms(r.P95), ratio)
+	}
+	return b.String()
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond)) }

@@ -54,8 +54,8 @@ type Recipe struct {
 	// tree: debootstrap's resolver cannot handle some dependency graphs
 	// (npm's alternatives), apt-get can.
 	Extra  []string
-	GoRoot   bool     // copy the host's GOROOT to /usr/local/go
-	Env      []string // KEY=VALUE set in the image
+	GoRoot bool     // copy the host's GOROOT to /usr/local/go
+	Env    []string // KEY=VALUE set in the image
 }
 
 // Langs lists the languages with a default image, in build order.
@@ -123,7 +123,9 @@ func (r Recipe) Hash(in Inputs) string {
 	return shortHash(parts...)
 }
 
-func (r Recipe) changesKey() string { return fmt.Sprintf("uid=%d gid=%d user=%s ws=%s", UID, GID, User, Workspace) }
+func (r Recipe) changesKey() string {
+	return fmt.Sprintf("uid=%d gid=%d user=%s ws=%s", UID, GID, User, Workspace)
+}
 
 // Changes are the Dockerfile instructions given to `docker import --change`.
 func (r Recipe) Changes(hash string) []string {

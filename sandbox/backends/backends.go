@@ -1,0 +1,216 @@
+// Package backends chooses and opens a sandbox.Backend from configuration.
+//
+// [Open] picks docker when an engine answers and bwrap otherwise (or what
+// the user chose), and wraps it so that a missing image fails with a message
+// naming the fix. [SpecFor] turns configuration and a workspace snapshot
+// into a sandbox.Spec: the image by language, limits from the config.
+package backends
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/fixpoint-dev/fixpoint/config"
+	"github.com/fixpoint-dev/fixpoint/sandbox"
+	"github.com/fixpoint-dev/fixpoint/sandbox/bwrap"
+	"github.com/fixpoint-dev/fixpoint/sandbox/docker"
+	"github.com/fixpoint-dev/fixpoint/sandbox/host"
+	"github.com/fixpoint-dev/fixpoint/sandbox/image"
+)
+
+// LabelDockerfile marks a Spec whose image is built from a project
+// Dockerfile (the label's value is the Dockerfile's absolute path).
+const LabelDockerfile = "fixpoint.dockerfile"
+
+// Options configure Open. The zero value is usable.
+type Options struct {
+	// Warn receives loud warnings (the "none" backend); nil = os.Stderr.
+	Warn io.Writer
+	// Logger receives debug logs; nil = discard.
+	Logger *slog.Logger
+	// Progress receives project image build output; nil = Warn.
+	Progress io.Writer
+}
+
+// ErrUnknownBackend is returned for a sandbox.backend other than docker,
+// bwrap, none or "".
+var ErrUnknownBackend = errors.New("unknown sandbox backend")
+
+// Open returns the backend cfg.Sandbox.Backend names. "" means docker when
+// an engine answers, else bwrap (an error wrapping sandbox.ErrUnavailable
+// when neither works). "none" is only used when chosen, and every session
+// start writes a warning to opts.Warn. The returned backend has a Close
+// method (io.Closer) that releases the engine client.
+func Open(ctx context.Context, cfg *config.Config, opts *Options) (sandbox.Backend, error) {
+	o := Options{}
+	if opts != nil {
+		o = *opts
+	}
+	if o.Warn == nil {
+		o.Warn = os.Stderr
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Progress == nil {
+		o.Progress = o.Warn
+	}
+	var inner sandbox.Backend
+	var err error
+	switch cfg.Sandbox.Backend {
+	case "docker":
+		inner, err = openDocker(ctx, cfg, o)
+	case "bwrap":
+		inner, err = bwrap.New(&bwrap.Options{Logger: o.Logger})
+	case "none":
+		inner, err = host.New(&host.Options{Warn: o.Warn, Logger: o.Logger})
+	case "":
+		inner, err = openDocker(ctx, cfg, o)
+		if err != nil {
+			b, berr := bwrap.New(&bwrap.Options{Logger: o.Logger})
+			if berr != nil {
+				return nil, fmt.Errorf("no sandbox: %w; and %v: start Docker (`sudo .ci/docker-up`), install bubblewrap (`apt-get install bubblewrap`), or set FIXPOINT_SANDBOX=none to run on the host", err, berr)
+			}
+			o.Logger.Info("no Docker engine; using the bwrap sandbox", "docker", err)
+			inner = b
+			err = nil
+		}
+	default:
+		return nil, fmt.Errorf("%w %q: want docker, bwrap or none (FIXPOINT_SANDBOX, sandbox.backend)", ErrUnknownBackend, cfg.Sandbox.Backend)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &backend{inner: inner, opts: o}, nil
+}
+
+func openDocker(ctx context.Context, cfg *config.Config, o Options) (sandbox.Backend, error) {
+	b, err := docker.New(ctx, &docker.Options{Runtime: cfg.Sandbox.Runtime, Logger: o.Logger})
+	if err != nil {
+		return nil, fmt.Errorf("docker sandbox: %w", err)
+	}
+	return b, nil
+}
+
+// backend adds fix hints and project image builds to a backend.
+type backend struct {
+	inner sandbox.Backend
+	opts  Options
+}
+
+func (b *backend) Name() string { return b.inner.Name() }
+
+// Unwrap returns the backend Open chose (for tests and diagnostics).
+func (b *backend) Unwrap() sandbox.Backend { return b.inner }
+
+// Close releases the engine client, when the backend has one.
+func (b *backend) Close() error {
+	if c, ok := b.inner.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
+}
+
+func (b *backend) Start(ctx context.Context, spec sandbox.Spec) (sandbox.Session, error) {
+	if d, ok := b.inner.(*docker.Backend); ok && spec.Labels[LabelDockerfile] != "" {
+		if err := b.ensureProjectImage(ctx, d, spec); err != nil {
+			return nil, err
+		}
+	}
+	s, err := b.inner.Start(ctx, spec)
+	if errors.Is(err, sandbox.ErrImageMissing) {
+		return nil, fmt.Errorf("%w: %s", err, ImageFix(spec.Image))
+	}
+	return s, err
+}
+
+func (b *backend) ensureProjectImage(ctx context.Context, d *docker.Backend, spec sandbox.Spec) error {
+	_, err := image.BuildDockerfile(ctx, d.Client(), spec.Labels[LabelDockerfile], spec.Image, &image.DockerfileOptions{Progress: b.opts.Progress, Logger: b.opts.Logger})
+	return err
+}
+
+// ImageFix says how to get image: the build command for fixpoint's own
+// images, a pull or config change for others.
+func ImageFix(img string) string {
+	for _, l := range image.Langs() {
+		if img == image.ImageName(l) {
+			return "build it with `fixpoint sandbox images build --lang " + l + "`"
+		}
+	}
+	if strings.HasPrefix(img, image.ProjectImagePrefix) {
+		return "it is built from sandbox.dockerfile; check that the Dockerfile builds with `docker build`"
+	}
+	if img == "" {
+		return "set sandbox.image or build the defaults with `fixpoint sandbox images build`"
+	}
+	return "pull it with `docker pull " + img + "`, or unset sandbox.image (FIXPOINT_IMAGE) to use fixpoint's images (`fixpoint sandbox images build`)"
+}
+
+// SpecFor returns the session spec for a workspace: the image is
+// cfg.Sandbox.Image when set, else the project Dockerfile's image when
+// cfg.Sandbox.Dockerfile is set, else fixpoint-sandbox-<lang> by the
+// snapshot's language (python when unknown). Limits come from cfg. The go
+// image gets the host's module cache when cfg.Sandbox.GoModCache allows.
+func SpecFor(cfg *config.Config, snap *sandbox.Snapshot) sandbox.Spec {
+	spec := sandbox.Spec{Limits: Limits(cfg), Labels: map[string]string{}}
+	lang := snap.Language()
+	switch {
+	case cfg.Sandbox.Image != "":
+		spec.Image = cfg.Sandbox.Image
+	case cfg.Sandbox.Dockerfile != "":
+		df := cfg.Sandbox.Dockerfile
+		if !filepath.IsAbs(df) && snap.Root != "" {
+			df = filepath.Join(snap.Root, df)
+		}
+		spec.Image = image.ProjectImageName(df)
+		spec.Labels[LabelDockerfile] = df
+	default:
+		if lang == "" {
+			lang = "python"
+		}
+		spec.Image = image.ImageName(lang)
+	}
+	if lang == "go" && (cfg.Sandbox.GoModCache == nil || *cfg.Sandbox.GoModCache) {
+		spec.GoModCache = hostGoModCache()
+	}
+	return spec
+}
+
+// Limits converts the sandbox configuration into per-command limits; zero
+// fields keep the backend defaults. The config was validated by Load, so
+// sizes parse.
+func Limits(cfg *config.Config) sandbox.Limits {
+	s := cfg.Sandbox
+	l := sandbox.Limits{Timeout: s.Timeout.D(), Pids: s.Pids, NanoCPUs: int64(s.CPUs * 1e9)}
+	if n, err := config.ParseSize(s.Memory); err == nil {
+		l.Memory = n
+	}
+	if n, err := config.ParseSize(s.OutputCap); err == nil {
+		l.OutputCap = n
+	}
+	return l
+}
+
+// hostGoModCache is $GOMODCACHE, else $GOPATH/pkg/mod, else ~/go/pkg/mod,
+// when that directory exists.
+func hostGoModCache() string {
+	dir := os.Getenv("GOMODCACHE")
+	if dir == "" {
+		gopath := os.Getenv("GOPATH")
+		if gopath == "" {
+			home, _ := os.UserHomeDir()
+			gopath = filepath.Join(home, "go")
+		}
+		dir = filepath.Join(strings.Split(gopath, string(os.PathListSeparator))[0], "pkg", "mod")
+	}
+	if st, err := os.Stat(dir); err == nil && st.IsDir() {
+		return dir
+	}
+	return ""
+}

@@ -1,0 +1,161 @@
+// Package bwrap is the bubblewrap sandbox backend, for machines without a
+// Docker engine.
+//
+// The main type is [Backend]. Each command runs in fresh user, pid,
+// network, ipc, uts and cgroup namespaces (no network at all), sees the
+// host's /usr read-only plus a few selected /etc files, a private /tmp
+// tmpfs, and the session's workspace copy at /workspace. It dies with
+// fixpoint (--die-with-parent) and cannot reach the terminal
+// (--new-session). When the command exits, its pid namespace goes and with
+// it every process it left behind. Rlimits, timeouts, output caps and the
+// workspace copy are the host backend's ([host.Session]), so the results
+// match the other backends.
+package bwrap
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/fixpoint-dev/fixpoint/sandbox"
+	"github.com/fixpoint-dev/fixpoint/sandbox/host"
+)
+
+// Options configure the backend. The zero value is usable.
+type Options struct {
+	// Path is the bwrap program; "" = bwrap on PATH.
+	Path string
+	// Logger receives debug logs; nil = discard.
+	Logger *slog.Logger
+	// TempDir holds session directories; "" = os.TempDir().
+	TempDir string
+	// TmpSize caps the /tmp tmpfs in bytes; 0 = 256 MiB.
+	TmpSize int64
+}
+
+// Backend starts bubblewrap sessions. It is safe for concurrent use.
+type Backend struct {
+	opts Options
+	path string
+}
+
+// New finds bwrap and checks that it can create its namespaces here; the
+// error wraps sandbox.ErrUnavailable when it cannot.
+func New(opts *Options) (*Backend, error) {
+	b := &Backend{}
+	if opts != nil {
+		b.opts = *opts
+	}
+	if b.opts.Logger == nil {
+		b.opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if b.opts.TmpSize == 0 {
+		b.opts.TmpSize = 256 << 20
+	}
+	name := b.opts.Path
+	if name == "" {
+		name = "bwrap"
+	}
+	p, err := exec.LookPath(name)
+	if err != nil {
+		return nil, fmt.Errorf("bwrap not found (install it with `apt-get install bubblewrap`): %w", sandbox.ErrUnavailable)
+	}
+	b.path = p
+	return b, nil
+}
+
+// Name returns "bwrap".
+func (b *Backend) Name() string { return "bwrap" }
+
+// Check runs `true` in a sandbox to prove that bwrap works here (user
+// namespaces allowed, /usr readable). doctor uses it.
+func (b *Backend) Check(ctx context.Context) error {
+	s, err := b.Start(ctx, sandbox.Spec{})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	res, err := s.Run(ctx, sandbox.Command{Args: []string{"true"}})
+	if err != nil {
+		return err
+	}
+	if res.ExitCode != 0 {
+		return fmt.Errorf("bwrap cannot start a sandbox here (exit %d): %s: %w", res.ExitCode, strings.TrimSpace(string(res.Stderr)), sandbox.ErrUnavailable)
+	}
+	return nil
+}
+
+// Start creates the session directory; each Run starts its own bwrap.
+func (b *Backend) Start(ctx context.Context, spec sandbox.Spec) (sandbox.Session, error) {
+	if spec.GoModCache != "" {
+		if st, err := os.Stat(spec.GoModCache); err != nil || !st.IsDir() {
+			return nil, errors.New("bwrap sandbox: GoModCache " + spec.GoModCache + " is not a directory")
+		}
+	}
+	return host.NewSession(ctx, spec, &host.SessionOptions{Name: "bwrap", TempDir: b.opts.TempDir, Logger: b.opts.Logger, Wrap: b.wrap})
+}
+
+// PATH inside the sandbox: the image layout, /usr/local/go/bin included.
+const sandboxPath = "/usr/local/go/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+// etcAllow are the /etc entries a sandbox sees (when they exist).
+var etcAllow = []string{"alternatives", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "ssl", "ca-certificates",
+	"localtime", "nsswitch.conf", "mime.types", "protocols", "services", "os-release", "debian_version",
+	"python3", "python3.*", "nodejs", "npmrc", "gitconfig", "bash.bashrc", "profile"}
+
+func (b *Backend) wrap(d host.Dirs, rel string, args []string, spec sandbox.Spec) ([]string, string, []string) {
+	a := []string{b.path,
+		"--unshare-all", "--die-with-parent", "--new-session", "--hostname", "sandbox",
+		"--uid", "1000", "--gid", "1000",
+		"--ro-bind", "/usr", "/usr",
+	}
+	for _, top := range []string{"bin", "sbin", "lib", "lib32", "lib64", "libx32"} {
+		p := "/" + top
+		if target, err := os.Readlink(p); err == nil {
+			a = append(a, "--symlink", target, p)
+		} else if st, err := os.Stat(p); err == nil && st.IsDir() {
+			a = append(a, "--ro-bind", p, p)
+		}
+	}
+	for _, pat := range etcAllow {
+		matches, _ := filepath.Glob("/etc/" + pat)
+		for _, m := range matches {
+			a = append(a, "--ro-bind", m, m)
+		}
+	}
+	a = append(a, "--ro-bind", writeEtc(d, "passwd", "root:x:0:0:root:/root:/bin/sh\nsandbox:x:1000:1000:sandbox:/tmp:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"), "/etc/passwd")
+	a = append(a, "--ro-bind", writeEtc(d, "group", "root:x:0:\nsandbox:x:1000:\nnogroup:x:65534:\n"), "/etc/group")
+	a = append(a, "--ro-bind", writeEtc(d, "hosts", "127.0.0.1 localhost sandbox\n::1 localhost\n"), "/etc/hosts")
+	a = append(a,
+		"--proc", "/proc", "--dev", "/dev",
+		"--size", fmt.Sprint(b.opts.TmpSize), "--tmpfs", "/tmp",
+		"--bind", d.Workspace, "/workspace",
+	)
+	env := []string{"PATH=" + sandboxPath, "HOME=/tmp", "LANG=C.UTF-8", "TMPDIR=/tmp"}
+	if spec.GoModCache != "" {
+		a = append(a, "--ro-bind", spec.GoModCache, "/go/pkg/mod")
+		env = append(env, "GOMODCACHE=/go/pkg/mod", "GOFLAGS=-mod=mod", "GOPROXY=off", "GOTOOLCHAIN=local")
+	}
+	wd := "/workspace"
+	if rel != "" {
+		wd += "/" + rel
+	}
+	a = append(a, "--chdir", wd, "--")
+	a = append(a, args...)
+	return a, d.Root, env
+}
+
+// writeEtc writes a synthetic /etc file into the session directory (once)
+// and returns its host path.
+func writeEtc(d host.Dirs, name, content string) string {
+	p := filepath.Join(d.Root, "etc-"+name)
+	if _, err := os.Stat(p); err != nil {
+		os.WriteFile(p, []byte(content), 0o644)
+	}
+	return p
+}

@@ -1,0 +1,83 @@
+// Package host is the "none" sandbox backend: commands run directly on the
+// host, in a private temporary copy of the workspace, under rlimits.
+//
+// The main types are [Backend] and [Session]. Session is also the engine of
+// the bwrap backend, which supplies a [Wrap] that puts each command inside
+// bubblewrap; everything else (the workspace copy, limits, timeouts, output
+// caps, clean-up) is shared, so both backends behave the same.
+//
+// When fixpoint runs as root, each session runs its commands as its own
+// unused uid (see [UIDBase]): RLIMIT_NPROC then bounds the session's
+// processes (the kernel never applies it to root), and every process the
+// session left behind is found and killed by uid.
+package host
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+
+	"github.com/fixpoint-dev/fixpoint/sandbox"
+)
+
+// Options configure the none backend. The zero value is usable.
+type Options struct {
+	// Warn receives the warning written at every Start; nil = os.Stderr.
+	Warn io.Writer
+	// Logger receives debug logs; nil = discard.
+	Logger *slog.Logger
+	// TempDir holds session directories; "" = os.TempDir().
+	TempDir string
+}
+
+// Backend runs commands on the host. Use it only when chosen explicitly.
+type Backend struct {
+	opts Options
+}
+
+// New returns the none backend.
+func New(opts *Options) (*Backend, error) {
+	b := &Backend{}
+	if opts != nil {
+		b.opts = *opts
+	}
+	if b.opts.Warn == nil {
+		b.opts.Warn = os.Stderr
+	}
+	if b.opts.Logger == nil {
+		b.opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	return b, nil
+}
+
+// Name returns "none".
+func (b *Backend) Name() string { return "none" }
+
+// Warning is written to Options.Warn at every Start.
+const Warning = "WARNING: fixpoint sandbox \"none\": commands run ON THIS HOST with only rlimits and a temporary copy of the workspace; they can read your files and reach the network. Use docker or bwrap unless you trust the code."
+
+// Start writes the warning and starts a session in a temporary directory.
+func (b *Backend) Start(ctx context.Context, spec sandbox.Spec) (sandbox.Session, error) {
+	fmt.Fprintln(b.opts.Warn, Warning)
+	return NewSession(ctx, spec, &SessionOptions{Name: "none", TempDir: b.opts.TempDir, Logger: b.opts.Logger, Wrap: hostWrap})
+}
+
+// hostWrap runs the command itself, in the workspace copy, with the host's
+// PATH (the allow-list's only value taken from the host).
+func hostWrap(d Dirs, rel string, args []string, spec sandbox.Spec) (argv []string, dir string, env []string) {
+	path := os.Getenv("PATH")
+	if path == "" {
+		path = "/usr/local/bin:/usr/bin:/bin"
+	}
+	env = []string{"PATH=" + path, "HOME=" + d.Home, "LANG=C.UTF-8", "TMPDIR=" + d.Tmp}
+	if spec.GoModCache != "" {
+		env = append(env, "GOMODCACHE="+spec.GoModCache, "GOFLAGS=-mod=mod", "GOPROXY=off")
+	}
+	dir = d.Workspace
+	if rel != "" {
+		dir += "/" + rel
+	}
+	return args, dir, env
+}

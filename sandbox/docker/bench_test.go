@@ -1,8 +1,8 @@
 package docker_test
 
 import (
-	"time"
 	"testing"
+	"time"
 
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 )

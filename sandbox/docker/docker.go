@@ -57,7 +57,8 @@ type Options struct {
 	Runtime string
 	// Logger receives debug logs; nil discards them.
 	Logger *slog.Logger
-	// User is the uid:gid commands run as; "" = "65534:65534" (nobody).
+	// User is the uid:gid commands run as; "" = the image's user when it is
+	// numeric and not root, else "65534:65534" (nobody).
 	User string
 	// WorkspaceSize caps the /workspace tmpfs in bytes; 0 = 1 GiB.
 	WorkspaceSize int64

@@ -34,6 +34,7 @@ type Session struct {
 	supVol  string
 	modVol  string
 	baseEnv []string
+	user    string // uid:gid
 
 	// Set by boot; replaced by restart (only from the calling goroutine).
 	name string

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
@@ -104,12 +105,29 @@ func (b *Backend) start(ctx context.Context, spec sandbox.Spec) (*Session, error
 		}
 		return nil, fmt.Errorf("inspect image %s: %w", spec.Image, err)
 	}
-	path := defaultPath
+	// Commands see the image's own environment (never the host's), with
+	// PATH kept and HOME, LANG, TMPDIR pointing at writable places.
+	env := map[string]string{"PATH": defaultPath}
+	var order []string
+	imageUser := ""
 	if img.Config != nil {
+		imageUser = img.Config.User
 		for _, e := range img.Config.Env {
-			if v, ok := strings.CutPrefix(e, "PATH="); ok {
-				path = v
+			if k, v, ok := strings.Cut(e, "="); ok {
+				if _, seen := env[k]; !seen || k == "PATH" {
+					order = append(order, k)
+				}
+				env[k] = v
 			}
+		}
+	}
+	env["HOME"], env["LANG"], env["TMPDIR"] = "/tmp", "C.UTF-8", "/tmp"
+	baseEnv := []string{"PATH=" + env["PATH"], "HOME=/tmp", "LANG=C.UTF-8", "TMPDIR=/tmp"}
+	for _, k := range order {
+		switch k {
+		case "PATH", "HOME", "LANG", "TMPDIR", "HOSTNAME":
+		default:
+			baseEnv = append(baseEnv, k+"="+env[k])
 		}
 	}
 	supVol, err := b.ensureSupervisor(ctx, spec.Image)
@@ -128,7 +146,8 @@ func (b *Backend) start(ctx context.Context, spec sandbox.Spec) (*Session, error
 		limits:  defaults(spec.Limits),
 		supVol:  supVol,
 		modVol:  modVol,
-		baseEnv: []string{"PATH=" + path, "HOME=/tmp", "LANG=C.UTF-8", "TMPDIR=/tmp"},
+		baseEnv: baseEnv,
+		user:    sandboxUser(b.opts.User, imageUser),
 		hashes:  map[string]hashEntry{},
 	}
 	if modVol != "" {
@@ -157,10 +176,7 @@ func (s *Session) boot(ctx context.Context) error {
 			labels[k] = v
 		}
 	}
-	user := b.opts.User
-	if user == "" {
-		user = "65534:65534"
-	}
+	user := s.user
 	uid, gid, _ := strings.Cut(user, ":")
 	if gid == "" {
 		gid = uid
@@ -333,4 +349,20 @@ func (b *Backend) fillVolume(ctx context.Context, image, name string, content io
 		return fmt.Errorf("fill volume %s: %w", name, err)
 	}
 	return nil
+}
+
+// sandboxUser picks the uid:gid commands run as: the configured one, else
+// the image's user when it is numeric and not root, else nobody.
+func sandboxUser(configured, image string) string {
+	if configured != "" {
+		return configured
+	}
+	uid, gid, _ := strings.Cut(image, ":")
+	if n, err := strconv.Atoi(uid); err == nil && n > 0 {
+		if g, err := strconv.Atoi(gid); err == nil && g > 0 {
+			return uid + ":" + gid
+		}
+		return uid + ":" + uid
+	}
+	return "65534:65534"
 }

@@ -17,6 +17,8 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime"
+	"sync"
 	"strconv"
 	"strings"
 	"syscall"
@@ -40,6 +42,7 @@ func main() {
 	const prSetChildSubreaper = 36
 	syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0)
 
+	prewarmThreads(16)
 	s := newServer(*root, self, *sweep, os.Stdout)
 	if err := s.serve(bufio.NewReaderSize(os.Stdin, 64<<10)); err != nil {
 		fmt.Fprintf(os.Stderr, "supervisor: %v\n", err)
@@ -114,3 +117,23 @@ func lookPath(name string) (string, error) {
 }
 
 const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+// prewarmThreads makes the Go runtime create n OS threads now and keep
+// them idle. A fork bomb can exhaust the container's pids limit, and a Go
+// program that then needs a new thread dies ("failed to create new OS
+// thread"); with idle threads cached, the supervisor survives to kill it.
+func prewarmThreads(n int) {
+	var ready, release sync.WaitGroup
+	ready.Add(n)
+	release.Add(1)
+	for i := 0; i < n; i++ {
+		go func() {
+			runtime.LockOSThread() // forces a thread of its own
+			ready.Done()
+			release.Wait()
+			runtime.UnlockOSThread() // the thread returns to the idle pool
+		}()
+	}
+	ready.Wait()
+	release.Done()
+}

@@ -1,0 +1,356 @@
+package docker_test
+
+import (
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/client"
+	"github.com/fixpoint-dev/fixpoint/sandbox"
+	"github.com/fixpoint-dev/fixpoint/sandbox/docker"
+	"github.com/fixpoint-dev/fixpoint/sandbox/sandboxtest"
+)
+
+// listProcs prints every process of the sandbox but itself, one
+// "pid cmdline" per line.
+const listProcs = `import os
+me = str(os.getpid())
+for p in sorted(os.listdir('/proc'), key=lambda s: s.zfill(9)):
+    if p.isdigit() and p != me:
+        try:
+            cmd = open('/proc/%s/cmdline' % p, 'rb').read().replace(b'\0', b' ').decode().strip()
+        except OSError:
+            continue
+        print(p, cmd)
+`
+
+// TestEscape runs abuse cases in one hardened session. After each case the
+// command must be contained, nothing of it may be left running, and the
+// session must still work.
+func TestEscape(t *testing.T) {
+	cli := sandboxtest.RequireDocker(t)
+	sandboxtest.RequireImage(t, cli, testImage)
+	const canary = "FIXPOINT_CANARY_7f3a9c"
+	t.Setenv("FIXPOINT_ESCAPE_CANARY", canary)
+	hostDir := t.TempDir()
+	hostFile := filepath.Join(hostDir, "host-secret.txt")
+	if err := os.WriteFile(hostFile, []byte(canary), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", ":0") // every host interface, loopback included
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan string, 10)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- c.RemoteAddr().String()
+			c.Close()
+		}
+	}()
+	port := ln.Addr().(*net.TCPAddr).Port
+
+	b, err := docker.New(t.Context(), &docker.Options{Client: cli, WorkspaceSize: 32 << 20, TmpSize: 32 << 20})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	limits := sandbox.Limits{Timeout: 3 * time.Second, Memory: 256 << 20, Pids: 64, OutputCap: 64 << 10}
+	sess, err := b.Start(t.Context(), sandbox.Spec{Image: testImage, Limits: limits})
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	s := sess.(*docker.Session)
+	uid := sandboxUID(t, cli)
+	defer func() {
+		s.Close()
+		sandboxtest.RequireNoContainers(t, cli, docker.LabelSession, s.Name())
+	}()
+	if _, err := s.Sync(t.Context(), &sandbox.Snapshot{Files: map[string]sandbox.File{"keep.txt": {Data: []byte("kept")}}}); err != nil {
+		t.Fatalf("Sync: %v", err)
+	}
+
+	py := func(code string) []string { return []string{"python3", "-c", code} }
+	tests := []struct {
+		name   string
+		args   []string
+		limits sandbox.Limits
+		check  func(t *testing.T, res *sandbox.Result)
+	}{
+		{
+			name: "fork bomb",
+			args: py("import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass"),
+			check: func(t *testing.T, res *sandbox.Result) {
+				if !res.TimedOut || res.ExitCode != 124 {
+					t.Errorf("fork bomb = exit %d timedOut %v, want 124 after the timeout", res.ExitCode, res.TimedOut)
+				}
+			},
+		},
+		{
+			name: "allocate 4 GiB",
+			args: py("b = b'x' * (4 << 30)\nprint(len(b))"),
+			check: func(t *testing.T, res *sandbox.Result) {
+				// Killed by the cgroup (137, OOMKilled), or refused by Python.
+				if res.ExitCode == 0 || (res.ExitCode == 137) != res.OOMKilled {
+					t.Errorf("4 GiB = exit %d oom %v stderr %q, want 137 + OOMKilled or a MemoryError", res.ExitCode, res.OOMKilled, res.Stderr)
+				}
+			},
+		},
+		{
+			name: "endless CPU spin",
+			args: py("while True: pass"),
+			check: func(t *testing.T, res *sandbox.Result) {
+				if !res.TimedOut || res.ExitCode != 124 {
+					t.Errorf("spin = exit %d timedOut %v, want 124", res.ExitCode, res.TimedOut)
+				}
+			},
+		},
+		{
+			name:   "CPU time limit",
+			args:   py("while True: pass"),
+			limits: sandbox.Limits{Timeout: 20 * time.Second, CPUTime: time.Second},
+			check: func(t *testing.T, res *sandbox.Result) {
+				if !res.TimedOut || res.ExitCode != 124 || res.Duration > 10*time.Second {
+					t.Errorf("spin with 1s CPU = exit %d timedOut %v after %v, want 124 well before the wall timeout", res.ExitCode, res.TimedOut, res.Duration)
+				}
+			},
+		},
+		{
+			name: "sleep 3600",
+			args: []string{"sleep", "3600"},
+			check: func(t *testing.T, res *sandbox.Result) {
+				if !res.TimedOut || res.ExitCode != 124 {
+					t.Errorf("sleep = exit %d timedOut %v, want 124", res.ExitCode, res.TimedOut)
+				}
+			},
+		},
+		{
+			name: "endless printing",
+			args: []string{"yes", "spam"},
+			check: func(t *testing.T, res *sandbox.Result) {
+				marker := "[fixpoint: output truncated after 65536 bytes]"
+				if !res.Truncated || len(res.Stdout) > 65536+len(marker)+2 || !strings.Contains(string(res.Stdout), marker) {
+					t.Errorf("yes = truncated %v, %d bytes of stdout, want at most the 64 KiB cap and the marker", res.Truncated, len(res.Stdout))
+				}
+			},
+		},
+		{
+			name: "fill the workspace",
+			args: []string{"sh", "-c", "dd if=/dev/zero of=big bs=1M count=1000; echo dd=$?; rm -f big"},
+			check: func(t *testing.T, res *sandbox.Result) {
+				if !strings.Contains(string(res.Stdout), "dd=1") || !strings.Contains(string(res.Stderr), "No space left") {
+					t.Errorf("filling /workspace: stdout %q stderr %q, want dd to fail with ENOSPC", res.Stdout, res.Stderr)
+				}
+			},
+		},
+		{
+			name: "fill /tmp",
+			args: []string{"sh", "-c", "dd if=/dev/zero of=/tmp/big bs=1M count=1000; echo dd=$?; rm -f /tmp/big"},
+			check: func(t *testing.T, res *sandbox.Result) {
+				if !strings.Contains(string(res.Stdout), "dd=1") || !strings.Contains(string(res.Stderr), "No space left") {
+					t.Errorf("filling /tmp: stdout %q stderr %q, want dd to fail with ENOSPC", res.Stdout, res.Stderr)
+				}
+			},
+		},
+		{
+			name: "write outside the writable mounts",
+			args: []string{"sh", "-c", "touch /etc/x /usr/x /x 2>&1; echo rc=$?"},
+			check: func(t *testing.T, res *sandbox.Result) {
+				if strings.Count(string(res.Stdout), "Read-only file system") != 3 {
+					t.Errorf("touch on the root fs: %q, want three read-only errors", res.Stdout)
+				}
+			},
+		},
+		{
+			name: "TCP to a host listener",
+			args: py(`import socket, subprocess
+targets = ["127.0.0.1", "172.17.0.1", "host.docker.internal"]
+try:
+    targets += [l.split()[2] for l in open("/proc/net/route") if False]
+except Exception:
+    pass
+for h in targets:
+    try:
+        socket.create_connection((h, ` + strconv.Itoa(port) + `), timeout=1).close()
+        print("CONNECTED", h)
+    except Exception as e:
+        print("blocked", h, type(e).__name__)
+print(open("/proc/net/dev").read())`),
+			check: func(t *testing.T, res *sandbox.Result) {
+				if strings.Contains(string(res.Stdout), "CONNECTED") {
+					t.Errorf("the sandbox reached the host listener: %s", res.Stdout)
+				}
+				if strings.Contains(string(res.Stdout), "eth0") {
+					t.Errorf("the sandbox has a network interface besides lo:\n%s", res.Stdout)
+				}
+			},
+		},
+		{
+			name: "host environment and files",
+			args: []string{"sh", "-c", "env; echo ---; cat /proc/1/environ 2>/dev/null | tr '\\0' '\\n'; cat " + hostFile + " 2>&1; ls -a " + hostDir + " 2>&1; ls -a /root 2>&1"},
+			check: func(t *testing.T, res *sandbox.Result) {
+				if strings.Contains(string(res.Stdout)+string(res.Stderr), canary) {
+					t.Errorf("the sandbox saw the host canary:\n%s", res.Stdout)
+				}
+				allowed := []string{"PATH", "HOME", "LANG", "TMPDIR", "PWD", "SHLVL", "_", "OLDPWD"}
+				allowed = append(allowed, imageEnvKeys(t, cli)...)
+				env, _, _ := strings.Cut(string(res.Stdout), "---")
+				for _, line := range strings.Split(strings.TrimSpace(env), "\n") {
+					if k, _, _ := strings.Cut(line, "="); !slices.Contains(allowed, k) {
+						t.Errorf("unexpected environment variable %q", line)
+					}
+				}
+			},
+		},
+		{
+			name: "docker socket",
+			args: py(`import os
+found = []
+for top in ["/var/run", "/run", "/tmp", "/workspace", "/", "/var", "/home", "/root"]:
+    for dirpath, dirs, files in os.walk(top, onerror=lambda e: None):
+        if dirpath.startswith(("/proc", "/sys")):
+            dirs[:] = []
+            continue
+        found += [os.path.join(dirpath, f) for f in files if "docker" in f and f.endswith(".sock")]
+print("sockets:", found)`),
+			check: func(t *testing.T, res *sandbox.Result) {
+				if res.ExitCode != 0 || !strings.Contains(string(res.Stdout), "sockets: []") {
+					t.Errorf("docker socket search: exit %d %q %q", res.ExitCode, res.Stdout, res.Stderr)
+				}
+			},
+		},
+		{
+			name: "setuid and privileges",
+			args: py(`import os
+print("uid", os.getuid(), os.geteuid())
+for f in (lambda: os.setuid(0), lambda: os.setgid(0), lambda: os.chroot("/tmp"), lambda: os.mknod("/tmp/dev", 0o600 | 0o20000, os.makedev(1, 3))):
+    try:
+        f(); print("ALLOWED")
+    except PermissionError as e:
+        print("denied")
+st = dict(l.split(":\t", 1) for l in open("/proc/self/status").read().splitlines() if ":\t" in l)
+print("CapEff", st["CapEff"].strip(), "CapBnd", st["CapBnd"].strip(), "NoNewPrivs", st["NoNewPrivs"].strip())
+import shutil, subprocess
+open("/tmp/suid", "wb").write(open("/bin/true", "rb").read())
+os.chmod("/tmp/suid", 0o4755)
+print("suid bit kept:", bool(os.stat("/tmp/suid").st_mode & 0o4000))`),
+			check: func(t *testing.T, res *sandbox.Result) {
+				out := string(res.Stdout)
+				for _, want := range []string{"uid " + uid + " " + uid, "CapEff 0000000000000000", "CapBnd 0000000000000000", "NoNewPrivs 1"} {
+					if !strings.Contains(out, want) {
+						t.Errorf("privileges: output lacks %q:\n%s%s", want, out, res.Stderr)
+					}
+				}
+				if strings.Contains(out, "ALLOWED") {
+					t.Errorf("a privileged call succeeded:\n%s", out)
+				}
+			},
+		},
+		{
+			name: "daemon left behind",
+			args: []string{"sh", "-c", "sleep 1000 & setsid sleep 1001 & python3 -c 'import os; os.fork() or os.setsid() or os.execvp(\"sleep\", [\"sleep\", \"1002\"])'; echo started"},
+			check: func(t *testing.T, res *sandbox.Result) {
+				if res.ExitCode != 0 || !strings.Contains(string(res.Stdout), "started") || res.TimedOut {
+					t.Errorf("daemon case = exit %d %q %q, want a prompt exit", res.ExitCode, res.Stdout, res.Stderr)
+				}
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cmd := sandbox.Command{Args: tt.args, Limits: tt.limits}
+			res, err := s.Run(t.Context(), cmd)
+			if err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			tt.check(t, res)
+			assertClean(t, s)
+			if got := len(runningSessions(t, cli)); got != 1 {
+				t.Errorf("%d sandbox containers of this test run, want 1", got)
+			}
+		})
+	}
+	select {
+	case from := <-accepted:
+		t.Errorf("the host listener accepted a connection from %s", from)
+	default:
+	}
+}
+
+// assertClean checks that only the container's init and the supervisor
+// are left, and that the session still runs commands and kept its files.
+func assertClean(t *testing.T, s *docker.Session) {
+	t.Helper()
+	res, err := s.Run(t.Context(), sandbox.Command{Args: []string{"python3", "-c", listProcs}})
+	if err != nil {
+		t.Fatalf("session unusable after the case: %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(res.Stdout)), "\n")
+	var extra []string
+	for _, l := range lines {
+		if !strings.Contains(l, "docker-init") && !strings.Contains(l, "/.fixpoint/supervisor") {
+			extra = append(extra, l)
+		}
+	}
+	if len(extra) > 0 || len(lines) != 2 {
+		t.Errorf("processes left in the sandbox:\n%s", res.Stdout)
+	}
+	if data, err := s.ReadFile(t.Context(), "keep.txt"); err != nil || string(data) != "kept" {
+		t.Errorf("ReadFile(keep.txt) = %q, %v after the case", data, err)
+	}
+}
+
+// runningSessions lists the sandbox containers this test process owns.
+func runningSessions(t *testing.T, cli *client.Client) []container.Summary {
+	t.Helper()
+	f := filters.NewArgs(filters.Arg("label", docker.LabelPID+"="+strconv.Itoa(os.Getpid())))
+	list, err := cli.ContainerList(t.Context(), container.ListOptions{All: true, Filters: f})
+	if err != nil {
+		t.Fatalf("list containers: %v", err)
+	}
+	return list
+}
+
+// imageEnvKeys lists the variables the test image itself sets.
+func imageEnvKeys(t *testing.T, cli *client.Client) []string {
+	img, err := cli.ImageInspect(t.Context(), testImage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	if img.Config != nil {
+		for _, e := range img.Config.Env {
+			k, _, _ := strings.Cut(e, "=")
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
+
+// sandboxUID is the uid sessions of the test image run as: the image's
+// non-root user, else nobody.
+func sandboxUID(t *testing.T, cli *client.Client) string {
+	img, err := cli.ImageInspect(t.Context(), testImage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if img.Config != nil {
+		if u, _, _ := strings.Cut(img.Config.User, ":"); u != "" && u != "0" && u != "root" {
+			if _, err := strconv.Atoi(u); err == nil {
+				return u
+			}
+		}
+	}
+	return "65534"
+}

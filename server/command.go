@@ -75,8 +75,11 @@ func (s *Server) executeCommand(ctx context.Context, req jsonrpc2.Request) (any,
 	case cmdCancel:
 		var a uriArgs
 		_ = firstArg(p.Arguments, &a)
-		n := s.cancelRuns(a.URI)
-		return commandResult{Message: fmt.Sprintf("cancelled %d %s", n, plural(n, "run", "runs"))}, nil
+		n := s.countRuns(a.URI)
+		return afterReply{
+			result: commandResult{Message: fmt.Sprintf("cancelling %d %s", n, plural(n, "run", "runs"))},
+			then:   func() { s.cancelRuns(a.URI) },
+		}, nil
 	}
 	return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, fmt.Sprintf("unknown command %q", p.Command))
 }
@@ -208,6 +211,23 @@ func (s *Server) folderFor(docURI string) (string, error) {
 		return "", fmt.Errorf("%s is outside the workspace folders", p)
 	}
 	return best, nil
+}
+
+// countRuns counts the runs cancelRuns(docURI) would cancel.
+func (s *Server) countRuns(docURI string) int {
+	root := ""
+	if docURI != "" {
+		root, _ = s.folderFor(docURI)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for f := range s.runs {
+		if root == "" || f == root {
+			n++
+		}
+	}
+	return n
 }
 
 // cancelRuns cancels the run in docURI's folder, or every run when docURI

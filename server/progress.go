@@ -28,7 +28,9 @@ func (s *Server) beginProgress(ctx context.Context, token, title, message string
 	s.mu.Unlock()
 	p := &progress{s: s, title: title}
 	if supported {
-		err := protocol.Call(ctx, s.conn, protocol.MethodWorkDoneProgressCreate, progressParams{Token: token}, nil)
+		err := protocol.Call(ctx, s.conn, protocol.MethodWorkDoneProgressCreate, struct {
+			Token string `json:"token"`
+		}{token}, nil)
 		if err == nil {
 			p.token = token
 			p.notify(ctx, protocol.WorkDoneProgressBegin{Kind: protocol.WorkDoneProgressKindBegin, Title: title, Cancellable: true, Message: message})

@@ -1,0 +1,243 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the transcript sections of testdata/lsp/*.txtar")
+
+// vscodeCaps is the part of VS Code's initialize capabilities the server
+// reads (the full set is exercised by tests/lsp-vscode).
+const vscodeCaps = `{"workspace":{"applyEdit":true,"configuration":true,"workspaceFolders":true,"workspaceEdit":{"documentChanges":true,"resourceOperations":["create","rename","delete"],"failureHandling":"textOnlyTransactional"}},"window":{"workDoneProgress":true,"showMessage":{"messageActionItem":{"additionalPropertiesSupport":true}},"showDocument":{"support":true}},"textDocument":{"codeAction":{"codeActionLiteralSupport":{"codeActionKind":{"valueSet":["","quickfix","refactor","refactor.rewrite","source"]}},"isPreferredSupport":true}}}`
+
+// archive is a minimal txtar: a comment, then "-- name --" sections.
+type archive struct {
+	comment string
+	files   []section
+}
+
+type section struct {
+	name string
+	data string
+}
+
+func parseArchive(data string) archive {
+	var a archive
+	cur := -1
+	for _, line := range strings.SplitAfter(data, "\n") {
+		t := strings.TrimRight(line, "\r\n")
+		if strings.HasPrefix(t, "-- ") && strings.HasSuffix(t, " --") && len(t) > 6 {
+			a.files = append(a.files, section{name: strings.TrimSpace(t[3 : len(t)-3])})
+			cur = len(a.files) - 1
+			continue
+		}
+		if cur < 0 {
+			a.comment += line
+		} else {
+			a.files[cur].data += line
+		}
+	}
+	return a
+}
+
+func (a archive) format() string {
+	var b strings.Builder
+	b.WriteString(a.comment)
+	for _, f := range a.files {
+		b.WriteString("-- " + f.name + " --\n")
+		b.WriteString(f.data)
+		if f.data != "" && !strings.HasSuffix(f.data, "\n") {
+			b.WriteString("\n")
+		}
+	}
+	return b.String()
+}
+
+func (a archive) get(name string) (string, bool) {
+	for _, f := range a.files {
+		if f.name == name {
+			return f.data, true
+		}
+	}
+	return "", false
+}
+
+// TestTranscripts runs each testdata/lsp/*.txtar: files under
+// "workspace/" form the workspace, "engine" scripts the fake engine,
+// "script" drives the fake editor, and "transcript" is the golden wire
+// log (rewritten with -update).
+func TestTranscripts(t *testing.T) {
+	files, _ := filepath.Glob("testdata/lsp/*.txtar")
+	if len(files) == 0 {
+		t.Fatal("no transcripts in testdata/lsp")
+	}
+	for _, file := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".txtar"), func(t *testing.T) {
+			data, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ar := parseArchive(string(data))
+			ws := map[string]string{}
+			for _, f := range ar.files {
+				if rel, ok := strings.CutPrefix(f.name, "workspace/"); ok {
+					ws[rel] = f.data
+				}
+			}
+			eng := &fakeEngine{release: make(chan struct{})}
+			if spec, ok := ar.get("engine"); ok {
+				if err := json.Unmarshal([]byte(spec), eng); err != nil {
+					t.Fatalf("engine section: %v", err)
+				}
+			}
+			e := newFakeEditor(t, editorOptions{engine: eng, files: ws})
+			script, _ := ar.get("script")
+			var notes []string
+			for n, line := range strings.Split(script, "\n") {
+				line = strings.TrimSpace(line)
+				if line == "" || strings.HasPrefix(line, "#") {
+					continue
+				}
+				if note := e.step(eng, line); note != "" {
+					notes = append(notes, note)
+				}
+				if t.Failed() {
+					t.Fatalf("script line %d: %s", n+1, line)
+				}
+			}
+			got := e.transcript()
+			if len(notes) > 0 {
+				got += "## " + strings.Join(notes, "\n## ") + "\n"
+			}
+			want, _ := ar.get("transcript")
+			if *update {
+				replaced := false
+				for i := range ar.files {
+					if ar.files[i].name == "transcript" {
+						ar.files[i].data, replaced = got, true
+					}
+				}
+				if !replaced {
+					ar.files = append(ar.files, section{name: "transcript", data: got})
+				}
+				if err := os.WriteFile(file, []byte(ar.format()), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if got != want {
+				t.Errorf("transcript differs (run with -update to accept):\n--- got ---\n%s--- want ---\n%s", got, want)
+			}
+		})
+	}
+}
+
+// step runs one script line and returns a note for the transcript.
+func (e *fakeEditor) step(eng *fakeEngine, line string) string {
+	t := e.t
+	t.Helper()
+	verb, rest, _ := strings.Cut(line, " ")
+	rest = e.expand(strings.TrimSpace(rest))
+	switch verb {
+	case "initialize":
+		caps := rest
+		if caps == "" {
+			caps = vscodeCaps
+		}
+		e.initialize(caps)
+		if strings.Contains(caps, `"configuration":true`) {
+			e.wait("workspace/configuration", "")
+		}
+	case "open":
+		rel, v, _ := strings.Cut(rest, " ")
+		version := 1
+		if v != "" {
+			version, _ = strconv.Atoi(v)
+		}
+		e.open(rel, version)
+	case "change": // change REL VERSION [changes]
+		parts := strings.SplitN(rest, " ", 3)
+		version, _ := strconv.Atoi(parts[1])
+		e.notify("textDocument/didChange", json.RawMessage(`{"textDocument":{"uri":"`+e.uri(parts[0])+`","version":`+strconv.Itoa(version)+`},"contentChanges":`+parts[2]+`}`))
+	case "call":
+		method, params, _ := strings.Cut(rest, " ")
+		_, _ = e.call(method, json.RawMessage(orEmpty(params)))
+	case "notify":
+		method, params, _ := strings.Cut(rest, " ")
+		e.notify(method, json.RawMessage(orEmpty(params)))
+	case "wait":
+		method, substr, _ := strings.Cut(rest, " ")
+		e.wait(method, substr)
+	case "answer":
+		e.mu.Lock()
+		e.answer = json.RawMessage(rest)
+		e.mu.Unlock()
+	case "reject-edits":
+		e.mu.Lock()
+		e.applyOK = false
+		e.mu.Unlock()
+	case "sync": // a request round trip: the server has handled everything sent before
+		_, _ = e.call("textDocument/codeAction", json.RawMessage(`{"textDocument":{"uri":"untitled:sync"},"range":{"start":{"line":0,"character":0},"end":{"line":0,"character":0}},"context":{"diagnostics":[],"only":["none"]}}`))
+	case "release":
+		eng.Release()
+	case "engine-request":
+		eng.mu.Lock()
+		defer eng.mu.Unlock()
+		if len(eng.requests) == 0 {
+			t.Errorf("engine-request: the engine got no request")
+			return ""
+		}
+		r := eng.requests[len(eng.requests)-1]
+		keys := make([]string, 0, len(r.Overlays))
+		for k := range r.Overlays {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		b, _ := json.Marshal(map[string]any{"mode": r.Mode, "goal": r.Goal, "root": strings.ReplaceAll(r.Root, e.root, "$ROOT"),
+			"overlays": keys, "focus": r.Focus, "goalComment": r.GoalComment})
+		return "engine request " + string(b)
+	case "engine-cancels":
+		eng.mu.Lock()
+		defer eng.mu.Unlock()
+		return "engine cancels " + strconv.Itoa(eng.cancels)
+	case "shutdown":
+		e.mustCall("shutdown", nil)
+		e.notify("exit", nil)
+		err := <-e.serveCh
+		e.serveCh <- err
+		return "serve returned " + errString(err)
+	default:
+		t.Errorf("unknown script verb %q", verb)
+	}
+	return ""
+}
+
+func orEmpty(s string) string {
+	if s == "" {
+		return "{}"
+	}
+	return s
+}
+
+func errString(err error) string {
+	if err == nil {
+		return "nil"
+	}
+	return err.Error()
+}
+
+// Sanity: the archive round-trips.
+func TestArchiveFormat(t *testing.T) {
+	in := "comment\n-- a --\nx\n-- b --\ny\n"
+	if got := parseArchive(in).format(); !bytes.Equal([]byte(got), []byte(in)) {
+		t.Errorf("format(parse(%q)) = %q", in, got)
+	}
+}

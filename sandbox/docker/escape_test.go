@@ -311,6 +311,17 @@ func assertClean(t *testing.T, s *docker.Session) {
 	}
 }
 
+// containersOf lists the containers of one session, running or not.
+func containersOf(t *testing.T, cli *client.Client, session string) []container.Summary {
+	t.Helper()
+	f := filters.NewArgs(filters.Arg("label", docker.LabelSession+"="+session))
+	list, err := cli.ContainerList(t.Context(), container.ListOptions{All: true, Filters: f})
+	if err != nil {
+		t.Fatalf("list containers: %v", err)
+	}
+	return list
+}
+
 // runningSessions lists the sandbox containers this test process owns.
 func runningSessions(t *testing.T, cli *client.Client) []container.Summary {
 	t.Helper()

@@ -18,9 +18,9 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"sync"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 )
 

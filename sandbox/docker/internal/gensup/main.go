@@ -14,7 +14,7 @@ import (
 )
 
 func main() {
-	for _, arch := range supsum.Arches {
+	for _, arch := range supsum.Arches() {
 		out := supsum.BinaryName(arch)
 		cmd := exec.Command("go", "build", "-trimpath", "-buildvcs=false", "-ldflags=-s -w", "-o", out, "./supervisor")
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+arch)

@@ -12,19 +12,19 @@ import (
 )
 
 // Arches are the architectures the supervisor is built for.
-var Arches = [...]string{"amd64", "arm64"}
+func Arches() []string { return []string{"amd64", "arm64"} }
 
 // BinaryName is the file name of the supervisor built for arch.
 func BinaryName(arch string) string { return "supervisor_linux_" + arch + ".bin" }
 
-// SourceDirs are the directories, relative to sandbox/docker, whose
+// sourceDirs are the directories, relative to sandbox/docker, whose
 // non-test Go files make up the supervisor.
-var SourceDirs = [...]string{"supervisor", "internal/wire"}
+func sourceDirs() []string { return []string{"supervisor", "internal/wire"} }
 
 // Sources hashes the supervisor's sources below dir (sandbox/docker).
 func Sources(dir string) (string, error) {
 	h := sha256.New()
-	for _, d := range SourceDirs {
+	for _, d := range sourceDirs() {
 		names, err := filepath.Glob(filepath.Join(dir, d, "*.go"))
 		if err != nil {
 			return "", err

@@ -1,0 +1,98 @@
+package docker_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fixpoint-dev/fixpoint/sandbox"
+	"github.com/fixpoint-dev/fixpoint/sandbox/docker"
+	"github.com/fixpoint-dev/fixpoint/sandbox/sandboxtest"
+)
+
+const reapChildEnv = "FIXPOINT_DOCKER_REAP_CHILD"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(reapChildEnv) == "1" {
+		reapChild()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// reapChild opens a session, reports its name and blocks in a long
+// command until its parent SIGKILLs it.
+func reapChild() {
+	ctx := context.Background()
+	b, err := docker.New(ctx, &docker.Options{NoReap: true})
+	if err != nil {
+		fmt.Println("error", err)
+		os.Exit(1)
+	}
+	sess, err := b.Start(ctx, sandbox.Spec{Image: testImage})
+	if err != nil {
+		fmt.Println("error", err)
+		os.Exit(1)
+	}
+	fmt.Println("session", sess.(*docker.Session).Name())
+	sess.Run(ctx, sandbox.Command{Args: []string{"sleep", "3600"}})
+	os.Exit(0)
+}
+
+// TestReapAfterSIGKILL kills a fixpoint process in the middle of a run and
+// checks that the next New removes the container it leaked.
+func TestReapAfterSIGKILL(t *testing.T) {
+	cli := sandboxtest.RequireDocker(t)
+	sandboxtest.RequireImage(t, cli, testImage)
+	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), reapChildEnv+"=1")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	name, ok := strings.CutPrefix(strings.TrimSpace(line), "session ")
+	if err != nil || !ok {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("child said %q, %v", line, err)
+	}
+	time.Sleep(300 * time.Millisecond) // let the child's Run reach the supervisor
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+
+	if n := len(containersOf(t, cli, name)); n != 1 {
+		t.Fatalf("after SIGKILL: %d containers of session %s, want the 1 leaked one", n, name)
+	}
+	b, err := docker.New(t.Context(), &docker.Options{Client: cli})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	defer b.Close()
+	sandboxtest.RequireNoContainers(t, cli, docker.LabelSession, name)
+}
+
+func TestReapKeepsLiveOwners(t *testing.T) {
+	cli := sandboxtest.RequireDocker(t)
+	_, s := newSession(t, sandbox.Limits{})
+	if _, err := docker.Reap(t.Context(), cli); err != nil {
+		t.Fatalf("Reap: %v", err)
+	}
+	if n := len(containersOf(t, cli, s.Name())); n != 1 {
+		t.Fatalf("Reap removed the container of a live session: %d left, want 1", n)
+	}
+	if res, err := s.Run(t.Context(), sandbox.Command{Args: []string{"true"}}); err != nil || res.ExitCode != 0 {
+		t.Fatalf("Run after Reap = %+v, %v", res, err)
+	}
+}

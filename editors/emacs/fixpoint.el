@@ -114,11 +114,21 @@ Also adds the \"fixpoint\" section to the default
 
 (defun fixpoint--execute (command arg)
   "Ask the current buffer's fixpoint server to run COMMAND with ARG.
-ARG is a plist, or nil for no arguments."
+ARG is a plist, or nil for no arguments.  The request is asynchronous:
+the server replies at once and reports the run through $/progress.  (A
+synchronous request, as `eglot-execute-command' makes, also loses
+messages on Emacs 28: jsonrpc leaves whatever arrived in the same read
+as the reply unparsed until the server writes again, and the server's
+window/workDoneProgress/create then waits forever.)"
   (let ((server (eglot-current-server)))
     (unless (and server (cl-typep server 'eglot-fixpoint))
       (user-error "No fixpoint server for this buffer: run M-x fixpoint-eglot-setup, then M-x eglot"))
-    (eglot-execute-command server command (if arg (vector arg) []))))
+    (jsonrpc-async-request
+     server :workspace/executeCommand
+     (list :command command :arguments (if arg (vector arg) []))
+     :success-fn #'ignore
+     :error-fn (lambda (err) (message "fixpoint: %s" (plist-get err :message))))
+    nil))
 
 (defun fixpoint--uri-arg ()
   "A {uri} argument for the current buffer."

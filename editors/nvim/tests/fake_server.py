@@ -41,17 +41,22 @@ def record(msg):
     LOG.write(json.dumps(msg) + "\n")
 
 
+RESPONSES = {}  # id -> response that arrived while waiting for another
+
+
 def call(method, params, ident):
-    """Sends a request and waits for its response, recording what arrives meanwhile."""
+    """Sends a request and waits for its response, handling what arrives meanwhile."""
     send({"id": ident, "method": method, "params": params})
-    while True:
+    while ident not in RESPONSES:
         m = read()
         if m is None:
             sys.exit(0)
         record(m)
-        if m.get("id") == ident and "method" not in m:
-            return m
-        handle(m)
+        if "method" not in m:
+            RESPONSES[m.get("id")] = m
+        else:
+            handle(m)
+    return RESPONSES.pop(ident)
 
 
 def progress(token, value):
@@ -96,7 +101,8 @@ def main():
         if m is None:
             return
         record(m)
-        handle(m)
+        if "method" in m:
+            handle(m)
 
 
 main()

@@ -1,0 +1,463 @@
+package edit
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/fixpoint-dev/fixpoint/sandbox"
+)
+
+// ApplyOptions configure Apply. nil means the defaults.
+type ApplyOptions struct {
+	// Root is the workspace on the host, checked for symlinks that escape
+	// it; "" means the snapshot's Root, and no check when that is "" too.
+	Root string
+}
+
+// ApplyError is a block that cannot be applied. Its message is precise
+// enough to send back to the model (see FormatFeedback).
+type ApplyError struct {
+	Block  int    // 1-based block number in the reply
+	Path   string // the block's path as written
+	Reason string // one sentence, naming the block and the file
+	Nearby string // the file's closest lines, numbered, when useful
+	Err    error  // the cause when there is one (ErrOutside), for errors.Is
+}
+
+func (e *ApplyError) Error() string {
+	if e.Nearby == "" {
+		return e.Reason
+	}
+	return e.Reason + ":\n" + e.Nearby
+}
+
+// Unwrap returns the cause.
+func (e *ApplyError) Unwrap() error { return e.Err }
+
+// ErrOutside marks a path outside the workspace: absolute, with "..", or
+// through a symlink that leaves the workspace on the host.
+var ErrOutside = errors.New("path outside the workspace")
+
+// Apply applies blocks to snap in order (a later block sees the result of
+// an earlier one on the same file) and returns the new contents of the
+// files that changed, keyed by clean workspace-relative path. It is all or
+// nothing: on error the result is nil and the error is an *ApplyError for
+// the first block that failed.
+func Apply(snap *sandbox.Snapshot, blocks []Block, opts *ApplyOptions) (map[string][]byte, error) {
+	root := snap.Root
+	if opts != nil && opts.Root != "" {
+		root = opts.Root
+	}
+	work := map[string][]byte{}
+	get := func(p string) ([]byte, bool) {
+		if b, ok := work[p]; ok {
+			return b, true
+		}
+		f, ok := snap.Files[p]
+		return f.Data, ok
+	}
+	for i, b := range blocks {
+		n := b.Index
+		if n == 0 {
+			n = i + 1
+		}
+		p, err := sandbox.CleanRel(b.Path)
+		if err != nil {
+			return nil, &ApplyError{Block: n, Path: b.Path, Err: ErrOutside,
+				Reason: fmt.Sprintf("block %d: %v: paths must be relative to the workspace root, without ..", n, err)}
+		}
+		if root != "" {
+			if err := checkSymlinks(root, p); err != nil {
+				return nil, &ApplyError{Block: n, Path: b.Path, Err: ErrOutside, Reason: fmt.Sprintf("block %d: %v", n, err)}
+			}
+		}
+		cur, exists := get(p)
+		next, aerr := applyOne(snap, p, cur, exists, b, n)
+		if aerr != nil {
+			return nil, aerr
+		}
+		work[p] = next
+	}
+	out := map[string][]byte{}
+	for p, data := range work {
+		if f, ok := snap.Files[p]; ok && string(f.Data) == string(data) {
+			continue
+		}
+		out[p] = data
+	}
+	return out, nil
+}
+
+func applyOne(snap *sandbox.Snapshot, p string, cur []byte, exists bool, b Block, n int) ([]byte, *ApplyError) {
+	fail := func(reason, nearby string) *ApplyError {
+		return &ApplyError{Block: n, Path: b.Path, Reason: reason, Nearby: nearby}
+	}
+	if b.Search == "" || strings.TrimSpace(b.Search) == "" {
+		switch {
+		case !exists:
+			return []byte(b.Replace), nil
+		case strings.TrimSpace(string(cur)) == "":
+			return []byte(b.Replace), nil
+		}
+		return nil, fail(fmt.Sprintf("block %d has an empty SEARCH part but file %s already exists and is not empty: copy the lines to change into SEARCH", n, p), "")
+	}
+	if !exists {
+		msg := fmt.Sprintf("file %s does not exist (block %d): to create it, leave the SEARCH part empty", p, n)
+		if s := similarPaths(snap, p); len(s) > 0 {
+			msg += "; did you mean " + strings.Join(s, " or ") + "?"
+		}
+		return nil, fail(msg, "")
+	}
+	f := splitFile(string(cur))
+	search := splitBlock(b.Search)
+	replace := splitBlock(b.Replace)
+
+	matches := findExact(f.lines, search)
+	tolerant := false
+	if len(matches) == 0 {
+		search = trimBlank(search)
+		matches = findTolerant(f.lines, search)
+		tolerant = true
+	}
+	switch {
+	case len(matches) > 1:
+		var at []string
+		for _, m := range matches[:min(len(matches), 5)] {
+			at = append(at, lineRange(m, m+len(search)))
+		}
+		return nil, fail(fmt.Sprintf("the SEARCH text of block %d matches %d places in file %s (%s): include more surrounding lines so that it matches exactly one", n, len(matches), p, strings.Join(at, ", ")), "")
+	case len(matches) == 0:
+		lo, hi := closest(f.lines, search)
+		if hi <= lo {
+			return nil, fail(fmt.Sprintf("file %s does not contain the SEARCH text of block %d, and nothing in it is close", p, n), "")
+		}
+		return nil, fail(fmt.Sprintf("file %s does not contain the SEARCH text of block %d; %s", p, n, closestPhrase(lo, hi)), numbered(f.lines, lo, hi))
+	}
+	at := matches[0]
+	if tolerant {
+		replace = reindent(search, f.lines[at:at+len(search)], replace)
+	}
+	lines := make([]string, 0, len(f.lines)-len(search)+len(replace))
+	lines = append(lines, f.lines[:at]...)
+	lines = append(lines, replace...)
+	lines = append(lines, f.lines[at+len(search):]...)
+	f.lines = lines
+	return []byte(f.String()), nil
+}
+
+// file is a text split into lines without terminators.
+type file struct {
+	lines   []string
+	eol     string // "\n" or "\r\n"
+	finalNL bool   // the text ended with a line terminator
+}
+
+func splitFile(s string) file {
+	f := file{eol: "\n"}
+	if s == "" {
+		return f
+	}
+	if strings.HasSuffix(s, "\n") {
+		f.finalNL = true
+		s = s[:len(s)-1]
+	}
+	f.lines = strings.Split(s, "\n")
+	crlf := strings.Count(s, "\r\n")
+	if crlf > 0 && crlf == strings.Count(s, "\n") && (!f.finalNL || strings.HasSuffix(f.lines[len(f.lines)-1], "\r")) {
+		f.eol = "\r\n"
+		for i, l := range f.lines {
+			f.lines[i] = strings.TrimSuffix(l, "\r")
+		}
+	}
+	return f
+}
+
+func (f file) String() string {
+	if len(f.lines) == 0 {
+		return ""
+	}
+	s := strings.Join(f.lines, f.eol)
+	if f.finalNL {
+		s += f.eol
+	}
+	return s
+}
+
+// splitBlock splits a block part (lines ending in "\n") into lines.
+func splitBlock(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(strings.TrimSuffix(s, "\n"), "\n")
+}
+
+func trimBlank(lines []string) []string {
+	for len(lines) > 0 && strings.TrimSpace(lines[0]) == "" {
+		lines = lines[1:]
+	}
+	for len(lines) > 0 && strings.TrimSpace(lines[len(lines)-1]) == "" {
+		lines = lines[:len(lines)-1]
+	}
+	return lines
+}
+
+func findExact(lines, search []string) []int {
+	return find(lines, search, func(a, b string) bool { return a == b })
+}
+
+func findTolerant(lines, search []string) []int {
+	if len(search) == 0 {
+		return nil
+	}
+	norm := make([]string, len(search))
+	for i, s := range search {
+		norm[i] = normalize(s)
+	}
+	fl := make([]string, len(lines))
+	for i, l := range lines {
+		fl[i] = normalize(l)
+	}
+	return find(fl, norm, func(a, b string) bool { return a == b })
+}
+
+// find returns the start of every non-overlapping place where search
+// occurs in lines.
+func find(lines, search []string, eq func(a, b string) bool) []int {
+	var out []int
+	if len(search) == 0 {
+		return nil
+	}
+	for i := 0; i+len(search) <= len(lines); i++ {
+		ok := true
+		for j := range search {
+			if !eq(lines[i+j], search[j]) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			out = append(out, i)
+			i += len(search) - 1
+		}
+	}
+	return out
+}
+
+// normalize collapses whitespace: "  a  =\tb " → "a = b".
+func normalize(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func indentOf(s string) string { return s[:len(s)-len(strings.TrimLeft(s, " \t"))] }
+
+// reindent maps the replacement's indentation onto the file's, learning
+// the mapping from the SEARCH lines and the file lines they matched: an
+// indentation seen in SEARCH maps to the file's; deeper ones are converted
+// level by level (e.g. 4 spaces → 1 tab); shallower ones shift by the base
+// difference.
+func reindent(search, matched, replace []string) []string {
+	known := map[string]string{}
+	var s0, f0 string
+	first := true
+	for i, s := range search {
+		if strings.TrimSpace(s) == "" {
+			continue
+		}
+		si, fi := indentOf(s), indentOf(matched[i])
+		if _, ok := known[si]; !ok {
+			known[si] = fi
+		}
+		if first || len(si) < len(s0) {
+			s0, f0, first = si, fi, false
+		}
+	}
+	if first {
+		return replace
+	}
+	// One level deeper than the base, if SEARCH shows one.
+	var sunit int
+	var funit string
+	for si, fi := range known {
+		if len(si) > len(s0) && strings.HasPrefix(si, s0) && strings.HasPrefix(fi, f0) && len(fi) > len(f0) &&
+			(sunit == 0 || len(si)-len(s0) < sunit) {
+			sunit, funit = len(si)-len(s0), fi[len(f0):]
+		}
+	}
+	out := make([]string, len(replace))
+	for i, r := range replace {
+		ri := indentOf(r)
+		body := r[len(ri):]
+		switch fi, ok := known[ri]; {
+		case strings.TrimSpace(r) == "":
+			out[i] = r
+		case ok:
+			out[i] = fi + body
+		case strings.HasPrefix(ri, s0) && sunit > 0 && (len(ri)-len(s0))%sunit == 0:
+			out[i] = f0 + strings.Repeat(funit, (len(ri)-len(s0))/sunit) + body
+		case strings.HasPrefix(ri, s0):
+			out[i] = f0 + ri[len(s0):] + body
+		case len(ri) >= len(s0):
+			out[i] = r // indented differently (tabs vs spaces): leave it
+		default:
+			// Shallower than the base: shift by as much as the file allows.
+			out[i] = f0[:max(0, len(f0)-(len(s0)-len(ri)))] + body
+		}
+	}
+	return out
+}
+
+// closest finds the region of lines most like search: the window with the
+// most equal (whitespace-normalized) lines, or else the line most like the
+// first non-blank SEARCH line. It returns [lo, hi) clamped to the file,
+// with a line of context on each side.
+func closest(lines, search []string) (int, int) {
+	if len(lines) == 0 || len(search) == 0 {
+		return 0, 0
+	}
+	index := map[string][]int{}
+	for i, l := range lines {
+		if k := normalize(l); k != "" {
+			index[k] = append(index[k], i)
+		}
+	}
+	score := map[int]int{}
+	for j, s := range search {
+		k := normalize(s)
+		if k == "" || len(index[k]) > 50 { // skip blank and ubiquitous lines ("}")
+			continue
+		}
+		for _, i := range index[k] {
+			score[i-j]++
+		}
+	}
+	best, bestScore := 0, 0
+	for start, sc := range score {
+		if sc > bestScore || sc == bestScore && start < best {
+			best, bestScore = start, sc
+		}
+	}
+	if bestScore == 0 {
+		anchor, ai := "", 0
+		for j, s := range search {
+			if strings.TrimSpace(s) != "" {
+				anchor, ai = normalize(s), j
+				break
+			}
+		}
+		bestSim := 0.0
+		for i, l := range lines {
+			if sim := similarity(anchor, normalize(l)); sim > bestSim {
+				best, bestSim = i-ai, sim
+			}
+		}
+		if bestSim < 0.3 {
+			return 0, 0
+		}
+	}
+	lo := max(0, best-1)
+	hi := min(len(lines), best+len(search)+1)
+	if hi-lo > 40 {
+		hi = lo + 40
+	}
+	return lo, hi
+}
+
+// similarity is the Dice coefficient of the two strings' byte bigrams.
+func similarity(a, b string) float64 {
+	if len(a) < 2 || len(b) < 2 {
+		if a == b {
+			return 1
+		}
+		return 0
+	}
+	if len(a) > 400 {
+		a = a[:400]
+	}
+	if len(b) > 400 {
+		b = b[:400]
+	}
+	grams := map[string]int{}
+	for i := 0; i+2 <= len(a); i++ {
+		grams[a[i:i+2]]++
+	}
+	common := 0
+	for i := 0; i+2 <= len(b); i++ {
+		if grams[b[i:i+2]] > 0 {
+			grams[b[i:i+2]]--
+			common++
+		}
+	}
+	return 2 * float64(common) / float64(len(a)-1+len(b)-1)
+}
+
+// closestPhrase: "the closest lines are 14-19", "the closest line is 3".
+func closestPhrase(lo, hi int) string {
+	if hi-lo <= 1 {
+		return fmt.Sprintf("the closest line is %d", lo+1)
+	}
+	return fmt.Sprintf("the closest lines are %d-%d", lo+1, hi)
+}
+
+// lineRange names 0-based lines [lo, hi) for people: "line 3", "lines 3-7".
+func lineRange(lo, hi int) string {
+	if hi-lo <= 1 {
+		return fmt.Sprintf("line %d", lo+1)
+	}
+	return fmt.Sprintf("lines %d-%d", lo+1, hi)
+}
+
+func numbered(lines []string, lo, hi int) string {
+	var b strings.Builder
+	w := len(fmt.Sprint(hi))
+	for i := lo; i < hi; i++ {
+		fmt.Fprintf(&b, "%*d| %s\n", w, i+1, lines[i])
+	}
+	return b.String()
+}
+
+// similarPaths lists snapshot paths with the same base name as p.
+func similarPaths(snap *sandbox.Snapshot, p string) []string {
+	var out []string
+	base := path.Base(p)
+	for k := range snap.Files {
+		if path.Base(k) == base {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	if len(out) > 3 {
+		out = out[:3]
+	}
+	return out
+}
+
+// checkSymlinks rejects rel when a component of it under root is a symlink
+// resolving outside root. Components that do not exist yet are fine.
+func checkSymlinks(root, rel string) error {
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return nil // no host tree to escape from
+	}
+	cur := root
+	for _, part := range strings.Split(rel, "/") {
+		cur = filepath.Join(cur, part)
+		fi, err := os.Lstat(cur)
+		if err != nil {
+			return nil
+		}
+		if fi.Mode()&os.ModeSymlink == 0 {
+			continue
+		}
+		target, err := filepath.EvalSymlinks(cur)
+		if err != nil {
+			return fmt.Errorf("%w: %s is a symlink that cannot be resolved", ErrOutside, rel)
+		}
+		if r, err := filepath.Rel(realRoot, target); err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+			return fmt.Errorf("%w: %s goes through a symlink to %s", ErrOutside, rel, target)
+		}
+	}
+	return nil
+}

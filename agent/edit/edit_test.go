@@ -1,0 +1,189 @@
+package edit
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fixpoint-dev/fixpoint/sandbox"
+)
+
+func snapOf(files map[string]string) *sandbox.Snapshot {
+	s := &sandbox.Snapshot{Files: map[string]sandbox.File{}}
+	for k, v := range files {
+		s.Files[k] = sandbox.File{Data: []byte(v)}
+	}
+	return s
+}
+
+func TestParsePaths(t *testing.T) {
+	tests := []struct{ line, want string }{
+		{"a.go", "a.go"},
+		{"**File: pkg/a.go**", "pkg/a.go"},
+		{"`./cmd/x/main.go`:", "cmd/x/main.go"},
+		{"1. `Dockerfile`", "Dockerfile"},
+		{"## path: web/app.js", "web/app.js"},
+		{"Fix:", ""},
+		{"Here is the fix:", ""},
+	}
+	for _, tt := range tests {
+		reply := tt.line + "\n<<<<<<< SEARCH\na\n=======\nb\n>>>>>>> REPLACE\n"
+		blocks, err := Parse(reply)
+		got := ""
+		if err == nil {
+			got = blocks[0].Path
+		}
+		if got != tt.want {
+			t.Errorf("Parse(%q) path = %q (err %v), want %q", tt.line, got, err, tt.want)
+		}
+	}
+}
+
+func TestParseCRLF(t *testing.T) {
+	reply := "```go\r\na.go\r\n<<<<<<< SEARCH\r\n\tx := 1\r\n=======\r\n\tx := 2\r\n>>>>>>> REPLACE\r\n```\r\n"
+	blocks, err := Parse(reply)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Block{Path: "a.go", Search: "\tx := 1\n", Replace: "\tx := 2\n", Index: 1}
+	if len(blocks) != 1 || blocks[0] != want {
+		t.Errorf("Parse(CRLF) = %+v, want %+v", blocks, want)
+	}
+}
+
+func TestApplyKeepsLineEndings(t *testing.T) {
+	tests := []struct {
+		name, file, search, replace, want string
+	}{
+		{"no final newline", "name\n1.2.3", "1.2.3\n", "1.2.4\n", "name\n1.2.4"},
+		{"crlf file", "a\r\nb\r\nc\r\n", "b\n", "B\nB2\n", "a\r\nB\r\nB2\r\nc\r\n"},
+		{"crlf no final newline", "a\r\nb", "b\n", "x\n", "a\r\nx"},
+		{"mixed endings tolerated", "a\r\nb\nc\n", "b\nc\n", "d\n", "a\r\nd\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Apply(snapOf(map[string]string{"f": tt.file}), []Block{{Path: "f", Search: tt.search, Replace: tt.replace}}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got["f"]) != tt.want {
+				t.Errorf("Apply = %q, want %q", got["f"], tt.want)
+			}
+		})
+	}
+}
+
+func TestApplySymlinkEscape(t *testing.T) {
+	root, outside := t.TempDir(), t.TempDir()
+	if err := os.Symlink(outside, filepath.Join(root, "link")); err != nil {
+		t.Skipf("symlinks unavailable: %v", err)
+	}
+	if err := os.Mkdir(filepath.Join(root, "real"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(root, "real"), filepath.Join(root, "inner")); err != nil {
+		t.Fatal(err)
+	}
+	snap := snapOf(nil)
+	snap.Root = root
+	create := func(p string) []Block { return []Block{{Path: p, Replace: "x\n", Index: 1}} }
+
+	_, err := Apply(snap, create("link/evil.go"), nil)
+	var ae *ApplyError
+	if !errors.As(err, &ae) || !errors.Is(err, ErrOutside) || !strings.Contains(err.Error(), "symlink") {
+		t.Errorf("Apply through an escaping symlink = %v, want ErrOutside naming the symlink", err)
+	}
+	if got, err := Apply(snap, create("inner/ok.go"), nil); err != nil || string(got["inner/ok.go"]) != "x\n" {
+		t.Errorf("Apply through an inner symlink = %v, %v; want it applied", got, err)
+	}
+	if _, err := Apply(snap, create("new/dir/file.go"), nil); err != nil {
+		t.Errorf("Apply creating new directories = %v", err)
+	}
+	// Options.Root overrides the snapshot's root.
+	if _, err := Apply(snapOf(nil), create("link/evil.go"), &ApplyOptions{Root: root}); !errors.Is(err, ErrOutside) {
+		t.Errorf("Apply with ApplyOptions.Root = %v, want ErrOutside", err)
+	}
+}
+
+func TestApplyRejectsPaths(t *testing.T) {
+	for _, p := range []string{"/etc/passwd", "../x", "a/../../x", "a\\b", ""} {
+		_, err := Apply(snapOf(nil), []Block{{Path: p, Replace: "x\n"}}, nil)
+		if !errors.Is(err, ErrOutside) {
+			t.Errorf("Apply(path %q) = %v, want ErrOutside", p, err)
+		}
+	}
+}
+
+func TestLineEdits(t *testing.T) {
+	tests := []struct {
+		name, before, after string
+		want               []Hunk
+	}{
+		{"same", "a\nb\n", "a\nb\n", nil},
+		{"change middle", "a\nb\nc\n", "a\nB\nc\n", []Hunk{{1, 2, []string{"B\n"}}}},
+		{"insert top", "a\n", "x\na\n", []Hunk{{0, 0, []string{"x\n"}}}},
+		{"append", "a\n", "a\nb\n", []Hunk{{1, 1, []string{"b\n"}}}},
+		{"delete", "a\nb\nc\n", "a\nc\n", []Hunk{{1, 2, nil}}},
+		{"two hunks", "a\nb\nc\nd\ne\n", "A\nb\nc\nd\nE\n", []Hunk{{0, 1, []string{"A\n"}}, {4, 5, []string{"E\n"}}}},
+		{"last line gains newline", "a\nb", "a\nb\nc", []Hunk{{1, 2, []string{"b\n", "c"}}}},
+		{"from empty", "", "a\n", []Hunk{{0, 0, []string{"a\n"}}}},
+		{"to empty", "a\nb\n", "", []Hunk{{0, 2, nil}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := LineEdits([]byte(tt.before), []byte(tt.after))
+			if !equalHunks(got, tt.want) {
+				t.Errorf("LineEdits(%q, %q) = %+v, want %+v", tt.before, tt.after, got, tt.want)
+			}
+			if res := applyHunks(tt.before, got); res != tt.after {
+				t.Errorf("applying the hunks gives %q, want %q", res, tt.after)
+			}
+		})
+	}
+}
+
+func equalHunks(a, b []Hunk) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].StartLine != b[i].StartLine || a[i].EndLine != b[i].EndLine || strings.Join(a[i].NewLines, "") != strings.Join(b[i].NewLines, "") {
+			return false
+		}
+	}
+	return true
+}
+
+// applyHunks applies hunks the way an LSP client applies TextEdits.
+func applyHunks(before string, hunks []Hunk) string {
+	lines := splitKeep(before)
+	var out []string
+	at := 0
+	for _, h := range hunks {
+		out = append(out, lines[at:h.StartLine]...)
+		out = append(out, h.NewLines...)
+		at = h.EndLine
+	}
+	out = append(out, lines[at:]...)
+	return strings.Join(out, "")
+}
+
+func TestDiff(t *testing.T) {
+	tests := []struct{ name, before, after, want string }{
+		{"same", "a\n", "a\n", ""},
+		{"new file", "", "a\nb\n", "--- /dev/null\n+++ b/f\n@@ -0,0 +1,2 @@\n+a\n+b\n"},
+		{"deleted content", "a\n", "", "--- a/f\n+++ /dev/null\n@@ -1,1 +0,0 @@\n-a\n"},
+		{"no newline", "a", "b", "--- a/f\n+++ b/f\n@@ -1,1 +1,1 @@\n-a\n\\ No newline at end of file\n+b\n\\ No newline at end of file\n"},
+		{"far apart changes make two hunks", "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n", "one\n2\n3\n4\n5\n6\n7\n8\n9\nten\n",
+			"--- a/f\n+++ b/f\n@@ -1,4 +1,4 @@\n-1\n+one\n 2\n 3\n 4\n@@ -7,4 +7,4 @@\n 7\n 8\n 9\n-10\n+ten\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Diff("f", []byte(tt.before), []byte(tt.after)); got != tt.want {
+				t.Errorf("Diff = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,174 @@
+package edit
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/fixpoint-dev/fixpoint/sandbox"
+)
+
+var update = flag.Bool("update", false, "rewrite the want sections of testdata/*/*.txtar")
+
+// archive is a minimal txtar: a comment, then "-- name --" sections.
+type archive struct {
+	comment string
+	files   []section
+}
+
+type section struct{ name, data string }
+
+func parseTxtar(s string) archive {
+	var a archive
+	cur := -1
+	for _, line := range strings.SplitAfter(s, "\n") {
+		t := strings.TrimRight(line, "\n")
+		if strings.HasPrefix(t, "-- ") && strings.HasSuffix(t, " --") && len(t) > 6 {
+			a.files = append(a.files, section{name: t[3 : len(t)-3]})
+			cur = len(a.files) - 1
+			continue
+		}
+		if cur < 0 {
+			a.comment += line
+		} else {
+			a.files[cur].data += line
+		}
+	}
+	return a
+}
+
+func (a archive) format() string {
+	var b strings.Builder
+	b.WriteString(a.comment)
+	for _, f := range a.files {
+		fmt.Fprintf(&b, "-- %s --\n%s", f.name, f.data)
+		if f.data != "" && !strings.HasSuffix(f.data, "\n") {
+			b.WriteString("\n")
+		}
+	}
+	return b.String()
+}
+
+func (a archive) get(name string) (string, bool) {
+	for _, f := range a.files {
+		if f.name == name {
+			return f.data, true
+		}
+	}
+	return "", false
+}
+
+func (a *archive) set(name, data string) {
+	for i := range a.files {
+		if a.files[i].name == name {
+			a.files[i].data = data
+			return
+		}
+	}
+	a.files = append(a.files, section{name, data})
+}
+
+// runGolden runs fn on every archive in dir and compares its output with
+// the "want" section.
+func runGolden(t *testing.T, dir string, fn func(t *testing.T, a archive) string) {
+	paths, err := filepath.Glob(filepath.Join("testdata", dir, "*.txtar"))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no golden files in testdata/%s: %v", dir, err)
+	}
+	for _, p := range paths {
+		t.Run(strings.TrimSuffix(filepath.Base(p), ".txtar"), func(t *testing.T) {
+			raw, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := parseTxtar(string(raw))
+			got := fn(t, a)
+			if *update {
+				a.set("want", got)
+				if err := os.WriteFile(p, []byte(a.format()), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, _ := a.get("want")
+			if got != want {
+				t.Errorf("%s: got\n%s\nwant\n%s\n(run go test -update to accept)", p, got, want)
+			}
+		})
+	}
+}
+
+func renderBlocks(blocks []Block) string {
+	var b strings.Builder
+	for _, bl := range blocks {
+		fmt.Fprintf(&b, "block %d: %s\nsearch:\n%sreplace:\n%s", bl.Index, bl.Path, bar(bl.Search), bar(bl.Replace))
+	}
+	if len(blocks) == 0 {
+		b.WriteString("no blocks\n")
+	}
+	return b.String()
+}
+
+// bar prefixes each line with "|" so whitespace shows.
+func bar(s string) string {
+	var b strings.Builder
+	for _, l := range splitBlock(s) {
+		b.WriteString("|" + l + "\n")
+	}
+	return b.String()
+}
+
+func TestParseGolden(t *testing.T) {
+	runGolden(t, "parse", func(t *testing.T, a archive) string {
+		reply, ok := a.get("reply")
+		if !ok {
+			t.Fatal("no reply section")
+		}
+		blocks, err := Parse(reply)
+		if err != nil {
+			return "error: " + err.Error() + "\n"
+		}
+		return renderBlocks(blocks)
+	})
+}
+
+// TestApplyGolden: sections named "file/PATH" form the snapshot.
+func TestApplyGolden(t *testing.T) {
+	runGolden(t, "apply", func(t *testing.T, a archive) string {
+		reply, _ := a.get("reply")
+		snap := &sandbox.Snapshot{Files: map[string]sandbox.File{}}
+		for _, f := range a.files {
+			if p, ok := strings.CutPrefix(f.name, "file/"); ok {
+				snap.Files[p] = sandbox.File{Data: []byte(f.data)}
+			}
+		}
+		blocks, err := Parse(reply)
+		if err != nil {
+			return "parse error: " + err.Error() + "\n"
+		}
+		changed, err := Apply(snap, blocks, nil)
+		if err != nil {
+			if changed != nil {
+				t.Errorf("Apply returned changes with an error")
+			}
+			return "error: " + err.Error() + "\nfeedback:\n" + FormatFeedback(err)
+		}
+		var paths []string
+		for p := range changed {
+			paths = append(paths, p)
+		}
+		sort.Strings(paths)
+		var b strings.Builder
+		for _, p := range paths {
+			b.WriteString(Diff(p, snap.Files[p].Data, changed[p]))
+		}
+		if len(paths) == 0 {
+			b.WriteString("no changes\n")
+		}
+		return b.String()
+	})
+}

@@ -13,6 +13,7 @@ import (
 	"path"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -344,6 +345,14 @@ func (s *Session) Run(ctx context.Context, c sandbox.Command) (*sandbox.Result, 
 	}
 	l := s.limits(c.Limits)
 	argv, dir, env := s.opts.Wrap(s.dirs, rel, c.Args, s.spec)
+	if !s.found(c.Args[0], env) {
+		// The docker backend's supervisor answers the same way.
+		msg := "fixpoint: " + c.Args[0] + ": command not found\n"
+		if c.Stderr != nil {
+			io.WriteString(c.Stderr, msg)
+		}
+		return &sandbox.Result{ExitCode: 127, Stderr: []byte(msg)}, nil
+	}
 	argv = append(s.prlimitArgs(l), argv...)
 	env = append(env, c.Env...)
 	prog, err := exec.LookPath(argv[0])
@@ -409,6 +418,30 @@ func (s *Session) Run(ctx context.Context, c sandbox.Command) (*sandbox.Result, 
 		return res, fmt.Errorf("%s sandbox: wait: %w", s.opts.Name, werr)
 	}
 	return res, nil
+}
+
+// found reports whether name is an executable on the command's PATH.
+// Paths with a slash are left to the command. PATH entries under
+// /workspace (the bwrap view) are looked up in the workspace copy.
+func (s *Session) found(name string, env []string) bool {
+	if strings.Contains(name, "/") {
+		return true
+	}
+	var pathVar string
+	for _, e := range env {
+		if v, ok := strings.CutPrefix(e, "PATH="); ok {
+			pathVar = v
+		}
+	}
+	for _, dir := range filepath.SplitList(pathVar) {
+		if rest, ok := strings.CutPrefix(dir, "/workspace"); ok && (rest == "" || rest[0] == '/') {
+			dir = s.dirs.Workspace + rest
+		}
+		if st, err := os.Stat(filepath.Join(dir, name)); err == nil && st.Mode().IsRegular() && st.Mode().Perm()&0o111 != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func exitCode(ps *os.ProcessState) int {

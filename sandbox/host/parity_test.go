@@ -1,0 +1,192 @@
+package host_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fixpoint-dev/fixpoint/sandbox"
+	"github.com/fixpoint-dev/fixpoint/sandbox/bwrap"
+	"github.com/fixpoint-dev/fixpoint/sandbox/host"
+	"github.com/fixpoint-dev/fixpoint/sandbox/sandboxtest"
+)
+
+// backendsUnderTest returns the local backends; bwrap needs the program.
+func backendsUnderTest(t *testing.T) []sandbox.Backend {
+	t.Helper()
+	var warn bytes.Buffer
+	h, err := host.New(&host.Options{Warn: &warn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sandboxtest.RequireCommand(t, "bwrap")
+	b, err := bwrap.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []sandbox.Backend{h, b}
+}
+
+func workspace(t *testing.T) (string, *sandbox.Snapshot) {
+	t.Helper()
+	dir := t.TempDir()
+	files := map[string]string{
+		"main.py":        "import sys\nprint('hello from', sys.argv[1:])\n",
+		"pkg/util.py":    "X = 42\n",
+		"data/input.txt": "line1\nline2\n",
+	}
+	for rel, data := range files {
+		p := filepath.Join(dir, rel)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	snap, err := sandbox.SnapshotDir(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, snap
+}
+
+// TestParity runs the same commands on every local backend and checks the
+// docker backend's semantics: exit codes, output, 124 on timeout, output
+// caps, no host environment, host directory untouched.
+func TestParity(t *testing.T) {
+	t.Setenv("FIXPOINT_CANARY_SECRET", "canary-7f3a")
+	cases := []struct {
+		name      string
+		args      []string
+		dir       string
+		env       []string
+		stdin     string
+		limits    sandbox.Limits
+		wantCode  int
+		wantOut   string // substring of stdout
+		wantErr   string // substring of stderr
+		notOut    string // must not be in stdout
+		timedOut  bool
+		truncated bool
+	}{
+		{name: "python", args: []string{"python3", "main.py", "a"}, wantOut: "hello from ['a']"},
+		{name: "exit code", args: []string{"sh", "-c", "echo oops >&2; exit 3"}, wantCode: 3, wantErr: "oops"},
+		{name: "subdir", args: []string{"python3", "-c", "import util; print(util.X)"}, dir: "pkg", wantOut: "42"},
+		{name: "env", args: []string{"sh", "-c", "echo $GREETING; env"}, env: []string{"GREETING=hi"}, wantOut: "hi", notOut: "canary-7f3a"},
+		{name: "stdin", args: []string{"python3", "-c", "import sys; print(sys.stdin.read().upper())"}, stdin: "quiet", wantOut: "QUIET"},
+		{name: "timeout", args: []string{"sleep", "30"}, limits: sandbox.Limits{Timeout: 500 * time.Millisecond}, wantCode: 124, timedOut: true},
+		{name: "output cap", args: []string{"sh", "-c", "head -c 100000 /dev/zero | tr '\\0' x"}, limits: sandbox.Limits{OutputCap: 4096, Timeout: 10 * time.Second}, wantCode: 0, wantOut: "[fixpoint: output truncated after 4096 bytes]", truncated: true},
+		{name: "missing program", args: []string{"no-such-program-xyz"}, wantCode: 127, wantErr: "fixpoint: no-such-program-xyz: command not found"},
+		{name: "write workspace", args: []string{"sh", "-c", "echo changed > main.py && rm data/input.txt && cat main.py"}, wantOut: "changed"},
+		{name: "memory", args: []string{"python3", "-c", "x = bytearray(600 << 20); print('allocated')"}, limits: sandbox.Limits{Memory: 256 << 20}, wantCode: 1, notOut: "allocated"},
+	}
+	for _, b := range backendsUnderTest(t) {
+		t.Run(b.Name(), func(t *testing.T) {
+			for _, tc := range cases {
+				t.Run(tc.name, func(t *testing.T) {
+					dir, snap := workspace(t)
+					before, _ := sandbox.SnapshotDir(dir, nil)
+					ctx := t.Context()
+					s, err := b.Start(ctx, sandbox.Spec{})
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer s.Close()
+					if _, err := s.Sync(ctx, snap); err != nil {
+						t.Fatal(err)
+					}
+					cmd := sandbox.Command{Args: tc.args, Dir: tc.dir, Env: tc.env, Limits: tc.limits}
+					if tc.stdin != "" {
+						cmd.Stdin = []byte(tc.stdin)
+					}
+					res, err := s.Run(ctx, cmd)
+					if err != nil {
+						t.Fatalf("Run(%q) error: %v", tc.args, err)
+					}
+					if res.ExitCode != tc.wantCode {
+						t.Errorf("Run(%q) exit = %d, want %d; stderr: %s", tc.args, res.ExitCode, tc.wantCode, res.Stderr)
+					}
+					if !strings.Contains(string(res.Stdout), tc.wantOut) {
+						t.Errorf("Run(%q) stdout = %.300q, want it to contain %q", tc.args, res.Stdout, tc.wantOut)
+					}
+					if !strings.Contains(string(res.Stderr), tc.wantErr) {
+						t.Errorf("Run(%q) stderr = %q, want it to contain %q", tc.args, res.Stderr, tc.wantErr)
+					}
+					if tc.notOut != "" && strings.Contains(string(res.Stdout), tc.notOut) {
+						t.Errorf("Run(%q) stdout contains %q", tc.args, tc.notOut)
+					}
+					if res.TimedOut != tc.timedOut || res.Truncated != tc.truncated {
+						t.Errorf("Run(%q) timedOut=%v truncated=%v, want %v %v", tc.args, res.TimedOut, res.Truncated, tc.timedOut, tc.truncated)
+					}
+					after, _ := sandbox.SnapshotDir(dir, nil)
+					if before.Digest() != after.Digest() {
+						t.Errorf("host workspace changed by %q", tc.args)
+					}
+				})
+			}
+		})
+	}
+}
+
+// TestSessionLifecycle checks incremental Sync, ReadFile, the session
+// staying usable after a timeout, and Close removing everything.
+func TestSessionLifecycle(t *testing.T) {
+	for _, b := range backendsUnderTest(t) {
+		t.Run(b.Name(), func(t *testing.T) {
+			ctx := t.Context()
+			_, snap := workspace(t)
+			s, err := b.Start(ctx, sandbox.Spec{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, err := s.Sync(ctx, snap)
+			if err != nil || st.Written != 3 {
+				t.Fatalf("first Sync = %+v, %v; want 3 files written", st, err)
+			}
+			next := snap.With(map[string][]byte{"pkg/util.py": []byte("X = 7\n"), "data/input.txt": nil})
+			st, err = s.Sync(ctx, next)
+			if err != nil || st.Written != 1 || st.Deleted != 1 {
+				t.Fatalf("second Sync = %+v, %v; want 1 written, 1 deleted", st, err)
+			}
+			res, err := s.Run(ctx, sandbox.Command{Args: []string{"sh", "-c", "sleep 20 & sleep 20"}, Limits: sandbox.Limits{Timeout: 300 * time.Millisecond}})
+			if err != nil || res.ExitCode != 124 {
+				t.Fatalf("timeout run = %+v, %v; want exit 124", res, err)
+			}
+			res, err = s.Run(ctx, sandbox.Command{Args: []string{"sh", "-c", "python3 -c 'import util; print(util.X)' > out.txt; test ! -e ../data/input.txt"}, Dir: "pkg"})
+			if err != nil || res.ExitCode != 0 {
+				t.Fatalf("run after timeout = %+v, %v", res, err)
+			}
+			if got, err := s.ReadFile(ctx, "pkg/out.txt"); err != nil || string(got) != "7\n" {
+				t.Errorf("ReadFile(pkg/out.txt) = %q, %v; want \"7\\n\"", got, err)
+			}
+			if _, err := s.ReadFile(ctx, "../etc-passwd"); err == nil {
+				t.Errorf("ReadFile(../etc-passwd) succeeded; want an error")
+			}
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Run(ctx, sandbox.Command{Args: []string{"true"}}); err == nil {
+				t.Errorf("Run after Close succeeded")
+			}
+		})
+	}
+}
+
+// TestNoneWarns checks that every Start of the none backend warns.
+func TestNoneWarns(t *testing.T) {
+	var warn bytes.Buffer
+	h, _ := host.New(&host.Options{Warn: &warn})
+	for i := 0; i < 2; i++ {
+		s, err := h.Start(context.Background(), sandbox.Spec{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+	}
+	if n := strings.Count(warn.String(), "ON THIS HOST"); n != 2 {
+		t.Errorf("warnings = %d, want 2 (one per Start): %q", n, warn.String())
+	}
+}

@@ -119,7 +119,7 @@ func TestApplyRejectsPaths(t *testing.T) {
 func TestLineEdits(t *testing.T) {
 	tests := []struct {
 		name, before, after string
-		want               []Hunk
+		want                []Hunk
 	}{
 		{"same", "a\nb\n", "a\nb\n", nil},
 		{"change middle", "a\nb\nc\n", "a\nB\nc\n", []Hunk{{1, 2, []string{"B\n"}}}},

@@ -4,11 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
 	"github.com/docker/docker/client"
 
+	"github.com/fixpoint-dev/fixpoint/config"
+	"github.com/fixpoint-dev/fixpoint/sandbox"
+	"github.com/fixpoint-dev/fixpoint/sandbox/backends"
 	"github.com/fixpoint-dev/fixpoint/sandbox/image"
 )
 
@@ -107,7 +111,130 @@ Example:
 // errNoEngine is the one-line message for a missing Docker engine.
 var errNoEngine = errors.New("no Docker engine answers: start it (`sudo .ci/docker-up` or `systemctl start docker`), or use --backend bwrap")
 
-func sandboxRun(ctx context.Context, a *app, args []string) int { return exitUsage }
+func sandboxRun(ctx context.Context, a *app, args []string) int {
+	c := &command{name: "sandbox run", usage: `Usage: fixpoint sandbox run [--dir D] [--image I] [--backend docker|bwrap|none] [--timeout 30s] [--memory 512m] -- CMD ARGS...
+
+Copies D into a fresh sandbox, runs CMD in /workspace and streams its output.
+Exits with CMD's exit code: 124 on timeout, 137 when killed for memory. The
+sandbox copy is discarded: D is never modified.
+Example:
+  fixpoint sandbox run --dir examples/py -- python3 -m pytest -q`}
+	fs := newFlags(c, a.stderr)
+	dir := fs.String("dir", ".", "workspace directory to copy in")
+	img := fs.String("image", "", "container image (docker only); default by language, e.g. fixpoint-sandbox-python")
+	backendName := fs.String("backend", "", "docker, bwrap or none; default docker when an engine answers, else bwrap")
+	timeout := fs.Duration("timeout", 0, "wall-clock limit for CMD (default: sandbox.timeout, 120s)")
+	memory := fs.String("memory", "", "memory limit, e.g. 512m (default: sandbox.memory, 1g)")
+	sep := -1
+	for i, arg := range args {
+		if arg == "--" {
+			sep = i
+			break
+		}
+	}
+	flagArgs := args
+	if sep >= 0 {
+		flagArgs = args[:sep]
+	}
+	if done, code := parseFlags(fs, flagArgs); done {
+		return code
+	}
+	if sep < 0 {
+		return a.fail(usagef("sandbox run: missing `--` before the command (fixpoint sandbox run [flags] -- CMD ARGS...)"))
+	}
+	if fs.NArg() > 0 {
+		return a.fail(usagef("sandbox run: unexpected %q before `--`", fs.Arg(0)))
+	}
+	argv := args[sep+1:]
+	if len(argv) == 0 {
+		return a.fail(usagef("sandbox run: no command after `--`"))
+	}
+	switch *backendName {
+	case "", "docker", "bwrap", "none":
+	default:
+		return a.fail(usagef("--backend %s: want docker, bwrap or none", *backendName))
+	}
+	if *timeout < 0 {
+		return a.fail(usagef("--timeout %s: must be positive", *timeout))
+	}
+	var memBytes int64
+	if *memory != "" {
+		n, err := config.ParseSize(*memory)
+		if err != nil || n == 0 {
+			return a.fail(usagef("--memory %s: want a size like 512m or 1g", *memory))
+		}
+		memBytes = n
+	}
+	root, err := workspaceDir(*dir)
+	if err != nil {
+		return a.fail(err)
+	}
+	cfg, err := a.loadConfig(root, func(c *config.Config) {
+		if *img != "" {
+			c.Sandbox.Image = *img
+		}
+		if *backendName != "" {
+			c.Sandbox.Backend = *backendName
+		}
+		if *timeout > 0 {
+			c.Sandbox.Timeout = config.Duration(*timeout)
+		}
+		if *memory != "" {
+			c.Sandbox.Memory = *memory
+		}
+	})
+	if err != nil {
+		return a.fail(err)
+	}
+	snap, err := sandbox.SnapshotDir(root, nil)
+	if err != nil {
+		return a.fail(err)
+	}
+	backend, err := backends.Open(ctx, cfg, &backends.Options{Warn: a.stderr, Logger: a.logger})
+	if err != nil {
+		return sandboxSetupFailed(a, err)
+	}
+	if cl, ok := backend.(io.Closer); ok {
+		defer cl.Close()
+	}
+	spec := backends.SpecFor(cfg, snap)
+	spec.Labels["fixpoint.component"] = "sandbox-run"
+	if memBytes > 0 {
+		spec.Limits.Memory = memBytes
+	}
+	sess, err := backend.Start(ctx, spec)
+	if err != nil {
+		return sandboxSetupFailed(a, err)
+	}
+	defer sess.Close()
+	if _, err := sess.Sync(ctx, snap); err != nil {
+		return a.fail(fmt.Errorf("copy %s into the sandbox: %w", root, err))
+	}
+	res, err := sess.Run(ctx, sandbox.Command{Args: argv, Stdout: a.stdout, Stderr: a.stderr})
+	if err != nil {
+		if ctx.Err() != nil {
+			return exitSIGINT
+		}
+		return a.fail(err)
+	}
+	if res.TimedOut {
+		fmt.Fprintf(a.stderr, "fixpoint: %s timed out after %s (exit 124)\n", argv[0], spec.Limits.Timeout)
+	} else if res.OOMKilled {
+		fmt.Fprintf(a.stderr, "fixpoint: %s was killed for memory (exit 137)\n", argv[0])
+	}
+	return res.ExitCode
+}
+
+// sandboxSetupFailed prints a missing engine, bwrap or image as one line
+// naming the fix, with exit code 2.
+func sandboxSetupFailed(a *app, err error) int {
+	if errors.Is(err, sandbox.ErrUnavailable) || errors.Is(err, sandbox.ErrImageMissing) || errors.Is(err, backends.ErrUnknownBackend) {
+		msg := strings.ReplaceAll(err.Error(), "\n", " ")
+		fmt.Fprintf(a.stderr, "fixpoint: %s\n", msg)
+		return exitUsage
+	}
+	return a.fail(err)
+}
 
 // requireEngine pings the Docker engine for at most 5 seconds.
 func requireEngine(ctx context.Context) error {

@@ -35,7 +35,8 @@ func (b *Backend) ensureModCache(ctx context.Context, image, dir string) (string
 		go func() { pw.CloseWithError(writeTree(pw, abs)) }()
 		return pr, nil
 	}
-	return name, b.ensureVolume(ctx, image, name, "gomodcache", fill)
+	src := sha256.Sum256([]byte(abs))
+	return name, b.ensureVolume(ctx, image, name, "gomodcache", fmt.Sprintf("%x", src[:8]), fill)
 }
 
 // treeKey hashes a directory's listing (paths, sizes, modification times).

@@ -80,6 +80,9 @@ func (c *conn) writeJSON(typ byte, v any) error {
 // its fixpoint.session label.
 func (s *Session) Name() string { return s.name }
 
+// ModCacheVolume is the volume holding Spec.GoModCache, or "".
+func (s *Session) ModCacheVolume() string { return s.modVol }
+
 // ContainerID is the current container's id.
 func (s *Session) ContainerID() string { return s.id }
 

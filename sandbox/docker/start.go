@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/docker/api/types/volume"
 	"github.com/docker/docker/client"
@@ -301,14 +302,15 @@ func (b *Backend) ensureSupervisor(ctx context.Context, image string) (string, e
 	tw.WriteHeader(&tar.Header{Name: "supervisor", Mode: 0o755, Size: int64(len(bin)), Typeflag: tar.TypeReg, ModTime: time.Unix(0, 0)})
 	tw.Write(bin)
 	tw.Close()
-	return name, b.ensureVolume(ctx, image, name, "supervisor", func() (io.Reader, error) { return &buf, nil })
+	return name, b.ensureVolume(ctx, image, name, "supervisor", "supervisor", func() (io.Reader, error) { return &buf, nil })
 }
 
 // ensureVolume makes sure a shared cache volume exists and was filled by
 // fill (a tar stream extracted at the volume's root). A volume this
 // process has not seen yet and that exists already is trusted: its name
-// carries the hash of its contents.
-func (b *Backend) ensureVolume(ctx context.Context, image, name, kind string, fill func() (io.Reader, error)) error {
+// carries the hash of its contents. After filling a new volume, older
+// volumes of the same kind and source that no container uses are removed.
+func (b *Backend) ensureVolume(ctx context.Context, image, name, kind, source string, fill func() (io.Reader, error)) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.volumes[name] {
@@ -318,20 +320,38 @@ func (b *Backend) ensureVolume(ctx context.Context, image, name, kind string, fi
 		b.volumes[name] = true
 		return nil
 	}
-	if _, err := b.cli.VolumeCreate(ctx, volume.CreateOptions{Name: name, Labels: map[string]string{LabelCache: kind}}); err != nil {
+	labels := map[string]string{LabelCache: kind, labelCacheSource: source}
+	if _, err := b.cli.VolumeCreate(ctx, volume.CreateOptions{Name: name, Labels: labels}); err != nil {
 		return fmt.Errorf("create volume %s: %w", name, err)
 	}
 	content, err := fill()
+	if err == nil {
+		err = b.fillVolume(ctx, image, name, content)
+	}
 	if err != nil {
 		b.cli.VolumeRemove(context.WithoutCancel(ctx), name, true)
 		return err
 	}
-	if err := b.fillVolume(ctx, image, name, content); err != nil {
-		b.cli.VolumeRemove(context.WithoutCancel(ctx), name, true)
-		return err
-	}
 	b.volumes[name] = true
+	b.pruneVolumes(ctx, kind, source, name)
 	return nil
+}
+
+// labelCacheSource groups cache volumes filled from the same source.
+const labelCacheSource = "fixpoint.cache.source"
+
+// pruneVolumes removes unused older volumes of the same kind and source.
+func (b *Backend) pruneVolumes(ctx context.Context, kind, source, keep string) {
+	f := filters.NewArgs(filters.Arg("label", LabelCache+"="+kind), filters.Arg("label", labelCacheSource+"="+source))
+	list, err := b.cli.VolumeList(ctx, volume.ListOptions{Filters: f})
+	if err != nil {
+		return
+	}
+	for _, v := range list.Volumes {
+		if v.Name != keep && b.cli.VolumeRemove(ctx, v.Name, false) == nil {
+			b.log.Debug("removed outdated cache volume", "volume", v.Name)
+		}
+	}
 }
 
 // fillVolume extracts a tar stream into a volume through a container that

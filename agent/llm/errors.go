@@ -13,6 +13,8 @@ import (
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/fixpoint-dev/fixpoint/agent/redact"
 )
 
 // Sentinel kinds of [Error], checked with errors.Is.
@@ -222,7 +224,8 @@ func (c *Client) userError(f failure, attempts int, model string) *Error {
 		}
 		msg = fmt.Sprintf("model endpoint %s sent a reply that is not OpenAI-compatible after %d attempts%s: check FIXPOINT_BASE_URL points at an OpenAI-compatible API (usually ending in /v1)", ep, attempts, detail)
 	}
-	return &Error{Kind: f.kind, Endpoint: ep, Status: f.status, Attempts: attempts, Message: msg, Err: f.err}
+	// Servers sometimes echo the key they refused.
+	return &Error{Kind: f.kind, Endpoint: ep, Status: f.status, Attempts: attempts, Message: redact.String(msg), Err: f.err}
 }
 
 // cleanEndpoint strips credentials and queries from a base URL.

@@ -40,6 +40,7 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
+	"github.com/fixpoint-dev/fixpoint/agent/redact"
 	"github.com/fixpoint-dev/fixpoint/config"
 )
 
@@ -311,7 +312,7 @@ func (c *Client) complete(ctx context.Context, req Request, model string, msgs [
 		f := classify(err, st)
 		switch {
 		case f.toolsRejected && useTools:
-			c.log.Warn("model endpoint rejected tools; continuing without them", "endpoint", c.endpoint, "detail", f.detail)
+			c.log.Warn("model endpoint rejected tools; continuing without them", "endpoint", c.endpoint, "detail", redact.String(f.detail))
 			c.noTools.Store(true)
 			useTools = false
 			continue
@@ -331,7 +332,7 @@ func (c *Client) complete(ctx context.Context, req Request, model string, msgs [
 			return &completion{attempts: attempts}, e
 		}
 		retry++
-		c.log.Warn("model call failed; retrying", "endpoint", c.endpoint, "attempt", attempts, "wait", wait, "err", err)
+		c.log.Warn("model call failed; retrying", "endpoint", c.endpoint, "attempt", attempts, "wait", wait, "err", redact.String(err.Error()))
 		if c.opts.OnRetry != nil {
 			c.opts.OnRetry(retry, wait, err)
 		}

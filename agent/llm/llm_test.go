@@ -147,8 +147,8 @@ func TestChatErrors(t *testing.T) {
 		wantRequests int
 		wantMsg      []string
 	}{
-		{"401", llmtest.Reply{Fault: llmtest.FaultStatus, Status: 401, Error: "Incorrect API key provided"}, llm.ErrAuth, 1,
-			[]string{"refused the API key (401)", "set FIXPOINT_API_KEY", "Incorrect API key provided"}},
+		{"401", llmtest.Reply{Fault: llmtest.FaultStatus, Status: 401, Error: "Incorrect API key provided: sk-proj-CANARYabcdef0123456789XYZ"}, llm.ErrAuth, 1,
+			[]string{"refused the API key (401)", "set FIXPOINT_API_KEY", "Incorrect API key provided: [REDACTED]"}},
 		{"404", llmtest.Reply{Fault: llmtest.FaultStatus, Status: 404, Error: "model not found"}, llm.ErrNotFound, 1,
 			[]string{"404", `"m"`, "set FIXPOINT_MODEL"}},
 		{"ollama", llmtest.Reply{Fault: llmtest.FaultOllama, Error: `model "m" not found, try pulling it first`}, llm.ErrBadRequest, 1,

@@ -241,5 +241,11 @@ func IsSecretPath(rel string) bool {
 		"application_default_credentials.json", "terraform.tfstate", ".vault-token", "auth.json":
 		return true
 	}
+	if strings.Contains(lower, "secret") || strings.Contains(lower, "credential") {
+		switch ext {
+		case ".json", ".yml", ".yaml", ".toml", ".ini", ".txt", ".xml", ".cfg", ".conf", ".properties", "":
+			return true // client_secret_….json, secrets.prod.yaml; not secret_handler.go
+		}
+	}
 	return strings.HasSuffix(rel, ".docker/config.json")
 }

@@ -123,10 +123,13 @@ func classifyStatus(f failure) failure {
 		f.kind, f.retryable = ErrServer, true
 	default:
 		f.kind = ErrBadRequest
-		if f.status == 400 || f.status == 422 {
-			f.toolsRejected = strings.Contains(low, "tool") || strings.Contains(low, "function call")
-			f.streamRejected = strings.Contains(low, "stream_options")
-		}
+	}
+	// Servers reject tools with 400 (Ollama: "does not support tools"),
+	// 422, or 500 (llama.cpp: "tools param requires --jinja flag").
+	switch f.status {
+	case 400, 422, 500, 501:
+		f.toolsRejected = strings.Contains(low, "tool") || strings.Contains(low, "function call")
+		f.streamRejected = strings.Contains(low, "stream_options")
 	}
 	return f
 }

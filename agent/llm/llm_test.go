@@ -342,6 +342,23 @@ func TestChatToolsRejected(t *testing.T) {
 	}
 }
 
+func TestChatToolsRejectedWith500(t *testing.T) {
+	srv := llmtest.NewServer(&llmtest.Script{Replies: []llmtest.Reply{
+		{Fault: llmtest.FaultStatus, Status: 500, Error: "tools param requires --jinja flag"},
+		{Content: "plain"},
+	}})
+	defer srv.Close()
+	c, sl := newClient(t, srv, nil)
+	handler := func(ctx context.Context, name, args string) (string, error) { return "", nil }
+	resp, err := c.Chat(t.Context(), llm.Request{Messages: user("go"), Tools: []llm.Tool{readFile}, ToolHandler: handler}, nil)
+	if err != nil || resp.Content != "plain" {
+		t.Fatalf("Chat = %+v, %v", resp, err)
+	}
+	if reqs := srv.Requests(); len(reqs) != 2 || len(reqs[1].Tools) != 0 || len(sl.got()) != 0 {
+		t.Errorf("%d requests, second offered %v, waits %v; want a retry without tools and no backoff", len(reqs), reqs[1].Tools, sl.got())
+	}
+}
+
 func TestChatCancelAbortsStream(t *testing.T) {
 	srv := llmtest.NewServer(&llmtest.Script{Default: &llmtest.Reply{
 		Content: strings.Repeat("slow ", 100), ChunkSize: 5, ChunkDelay: llmtest.Duration(time.Hour),

@@ -1,6 +1,252 @@
 package main
 
-// benchCommand is not built yet: hidden from help until its issue lands.
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/fixpoint-dev/fixpoint/agent/humaneval"
+	"github.com/fixpoint-dev/fixpoint/agent/llm"
+	"github.com/fixpoint-dev/fixpoint/config"
+	"github.com/fixpoint-dev/fixpoint/sandbox"
+	"github.com/fixpoint-dev/fixpoint/sandbox/backends"
+)
+
 func benchCommand() *command {
-	return &command{name: "bench", hidden: true}
+	c := &command{
+		name:    "bench",
+		summary: "run benchmarks: humaneval against your model, and fixpoint's own overhead",
+		usage: `Usage: fixpoint bench <benchmark> [flags]
+
+Benchmarks:
+  humaneval   HumanEval through the repair loop, checked in the python sandbox
+Run 'fixpoint bench <benchmark> --help' for its flags.
+Example:
+  fixpoint bench humaneval --data ../shared/data/humaneval/HumanEval.jsonl.gz --oracle`,
+	}
+	c.run = func(ctx context.Context, a *app, args []string) int {
+		if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+			fmt.Fprintln(a.stdout, strings.Replace(c.usage, "\nExample:", "\n\nExample:", 1))
+			if len(args) == 0 {
+				return exitUsage
+			}
+			return exitOK
+		}
+		for _, sub := range benchSubcommands() {
+			if sub.name == args[0] {
+				return sub.run(ctx, a, args[1:])
+			}
+		}
+		fmt.Fprintf(a.stderr, "fixpoint bench: unknown benchmark %q\nRun 'fixpoint bench --help' for the list.\n", args[0])
+		return exitUsage
+	}
+	return c
+}
+
+func benchSubcommands() []*command {
+	return []*command{benchHumanEvalCommand()}
+}
+
+func benchHumanEvalCommand() *command {
+	c := &command{
+		name: "bench humaneval",
+		usage: `Usage: fixpoint bench humaneval --data FILE [--model M | --oracle] [--attempts N] [--parallel P] [--limit K] [--out DIR]
+
+Runs HumanEval problems through fixpoint's repair loop: each prompt is the goal,
+each candidate is checked in the python sandbox (prompt + completion + test +
+check(entry_point), 3 s timeout, as the official evaluator), and failures are
+fed back for up to N attempts. Writes results.jsonl, summary.json, summary.md
+and pass_rate.svg to --out. --oracle submits the canonical solutions: the
+harness's self-check, which must score 164/164. --baseline also times the same
+checks with a new container per check and as bare host processes (with
+--oracle only: the host never runs a model's code).
+Example:
+  FIXPOINT_BASE_URL=http://localhost:11434/v1 fixpoint bench humaneval \
+    --data ../shared/data/humaneval/HumanEval.jsonl.gz --model qwen2.5-coder:7b --parallel 2`,
+	}
+	c.run = func(ctx context.Context, a *app, args []string) int {
+		fs := newFlags(c, a.stderr)
+		data := fs.String("data", "", "HumanEval jsonl or jsonl.gz `file` (required)")
+		model := fs.String("model", "", "model name (default: the configured model)")
+		oracle := fs.Bool("oracle", false, "submit the canonical solutions instead of asking a model")
+		attempts := fs.Int("attempts", 3, "attempts per problem, the first included")
+		parallel := fs.Int("parallel", 2, "problems checked at once, one warm sandbox session each")
+		limit := fs.Int("limit", 0, "only the first `K` problems (0 = all)")
+		out := fs.String("out", "", "output `dir` (default bench-out/humaneval-<time>)")
+		baseline := fs.Bool("baseline", false, "also time a container per check and bare host processes (--oracle only)")
+		dir := fs.String("dir", ".", "project `dir` whose configuration applies")
+		if done, code := parseFlags(fs, args); done {
+			return code
+		}
+		switch {
+		case *data == "":
+			return a.fail(usagef("--data is required: the HumanEval jsonl(.gz) file"))
+		case *attempts < 1:
+			return a.fail(usagef("--attempts must be at least 1"))
+		case *parallel < 1:
+			return a.fail(usagef("--parallel must be at least 1"))
+		case *baseline && !*oracle:
+			return a.fail(usagef("--baseline needs --oracle: the host floor would run a model's code outside the sandbox"))
+		case *oracle && *model != "":
+			return a.fail(usagef("--oracle and --model exclude each other"))
+		}
+		root, err := workspaceDir(*dir)
+		if err != nil {
+			return a.fail(err)
+		}
+		cfg, err := a.loadConfig(root, func(c *config.Config) {
+			if *model != "" {
+				c.Model.Name = *model
+			}
+		})
+		if err != nil {
+			return a.fail(err)
+		}
+		if !*oracle && !cfg.Model.Configured() {
+			return a.fail(usagef("no model configured: set FIXPOINT_BASE_URL (and FIXPOINT_API_KEY, FIXPOINT_MODEL) or pass --model, or use --oracle"))
+		}
+		problems, err := humaneval.Load(*data)
+		if err != nil {
+			return a.fail(usagef("--data %s: %v", *data, err))
+		}
+		if *limit > 0 && *limit < len(problems) {
+			problems = problems[:*limit]
+		}
+		if *out == "" {
+			*out = filepath.Join("bench-out", "humaneval-"+time.Now().Format("20060102-150405"))
+		}
+		return runHumanEval(ctx, a, cfg, problems, humanEvalRun{
+			data: *data, oracle: *oracle, attempts: *attempts, parallel: *parallel, out: *out, baseline: *baseline,
+		})
+	}
+	return c
+}
+
+type humanEvalRun struct {
+	data             string
+	oracle, baseline bool
+	attempts         int
+	parallel         int
+	out              string
+}
+
+func runHumanEval(ctx context.Context, a *app, cfg *config.Config, problems []humaneval.Problem, r humanEvalRun) int {
+	backend, err := backends.Open(ctx, cfg, &backends.Options{Warn: a.stderr, Logger: a.logger})
+	if err != nil {
+		return a.failSandbox(err)
+	}
+	pySnap := &sandbox.Snapshot{Files: map[string]sandbox.File{"main.py": {Data: []byte("\n")}}}
+	spec := backends.SpecFor(cfg, pySnap)
+	start := time.Now()
+	pool, err := humaneval.NewPool(ctx, backend, spec, r.parallel)
+	if err != nil {
+		return a.failSandbox(err)
+	}
+	defer pool.Close()
+	opts := humaneval.Options{Oracle: r.oracle, Attempts: r.attempts, Parallel: r.parallel,
+		Progress: progressBar(a.stderr, "humaneval")}
+	modelName := "oracle (canonical solutions)"
+	if !r.oracle {
+		client := llm.New(cfg.Model, &llm.Options{Logger: a.logger})
+		opts.Model = chatModel{client: client, cfg: cfg.Model}
+		modelName = cfg.Model.RoleModel("coder")
+	}
+	results, err := humaneval.Run(ctx, problems, pool, opts)
+	if err != nil {
+		return a.fail(err)
+	}
+	s := humaneval.Summarize(results, r.attempts)
+	s.WallSeconds = time.Since(start).Seconds()
+	s.Model, s.Temperature, s.Seed = modelName, cfg.Model.Temperature, cfg.Model.Seed
+	s.Parallel, s.Checker = r.parallel, "warm sandbox sessions ("+backend.Name()+")"
+	s.Version, s.Date, s.Data = version, time.Now().UTC().Format(time.RFC3339), r.data
+	if r.baseline {
+		s.Baselines = map[string]float64{}
+		for _, b := range []struct {
+			name string
+			c    humaneval.Checker
+		}{
+			{"new container per check (" + backend.Name() + ")", &humaneval.OneShot{Backend: backend, Spec: spec}},
+			{"bare host process, no isolation", &humaneval.Host{}},
+		} {
+			t := time.Now()
+			opts.Progress = progressBar(a.stderr, b.name)
+			if _, err := humaneval.Run(ctx, problems, b.c, opts); err != nil {
+				return a.fail(fmt.Errorf("baseline %s: %w", b.name, err))
+			}
+			s.Baselines[b.name] = time.Since(t).Seconds()
+		}
+	}
+	if err := humaneval.Write(r.out, results, s); err != nil {
+		return a.fail(err)
+	}
+	fmt.Fprintf(a.stdout, "HumanEval %s: %d/%d passed after repair, pass@1 %.1f%%, mean attempts %.2f, %.1f s wall (sandbox %.1f s, model %.1f s), tokens %d in / %d out\n",
+		modelName, s.Passed, s.Problems, 100*s.PassAt1, s.AttemptsMean, s.WallSeconds, s.SandboxSeconds, s.ModelSeconds, s.TokensIn, s.TokensOut)
+	for name, sec := range s.Baselines {
+		fmt.Fprintf(a.stdout, "  baseline %s: %.1f s wall\n", name, sec)
+	}
+	fmt.Fprintf(a.stdout, "Report: %s\n", filepath.Join(r.out, "summary.md"))
+	return exitOK
+}
+
+// chatModel adapts the llm client to the harness.
+type chatModel struct {
+	client *llm.Client
+	cfg    config.Model
+}
+
+func (m chatModel) Complete(ctx context.Context, msgs []humaneval.Message) (humaneval.Reply, error) {
+	req := llm.Request{Model: m.cfg.RoleModel("coder")}
+	for _, x := range msgs {
+		req.Messages = append(req.Messages, llm.Message{Role: x.Role, Content: x.Content})
+	}
+	resp, err := m.client.Chat(ctx, req, nil)
+	if err != nil {
+		return humaneval.Reply{}, err
+	}
+	return humaneval.Reply{Text: resp.Content, In: resp.Usage.In, Out: resp.Usage.Out}, nil
+}
+
+// progressBar returns a progress callback: a bar redrawn in place on a
+// terminal, a line every 10% otherwise.
+func progressBar(w io.Writer, label string) func(done, total, passed int) {
+	tty := isTerminal(w)
+	return func(done, total, passed int) {
+		if tty {
+			const width = 30
+			n := width * done / total
+			fmt.Fprintf(w, "\r%s [%s%s] %d/%d passed %d", label, strings.Repeat("#", n), strings.Repeat(".", width-n), done, total, passed)
+			if done == total {
+				fmt.Fprintln(w)
+			}
+			return
+		}
+		if done == total || done%max(1, total/10) == 0 {
+			fmt.Fprintf(w, "%s: %d/%d done, %d passed\n", label, done, total, passed)
+		}
+	}
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// failSandbox reports a sandbox that cannot start: a missing engine or
+// image is a set-up problem (exit 2) whose message names the fix.
+func (a *app) failSandbox(err error) int {
+	if errors.Is(err, sandbox.ErrUnavailable) || errors.Is(err, sandbox.ErrImageMissing) {
+		fmt.Fprintf(a.stderr, "fixpoint: %v\n", err)
+		return exitUsage
+	}
+	return a.fail(err)
 }

@@ -255,14 +255,18 @@ test("next_status", function()
 end)
 
 test(":checkhealth fixpoint reports doctor's checks", function()
-  local json = '[{"name":"docker","ok":true,"detail":"engine 20.10 answers","fix":""},'
-    .. '{"name":"model endpoint","ok":false,"detail":"401 Unauthorized","fix":"export FIXPOINT_API_KEY=..."}]'
+  -- The shape `fixpoint doctor --json` prints.
+  local json = '{"ok":false,"checks":[{"name":"docker","status":"ok","detail":"engine 20.10 answers"},'
+    .. '{"name":"fixpoint-sandbox-node","status":"warn","detail":"missing","fix":"fixpoint sandbox images build --lang node"},'
+    .. '{"name":"model endpoint","status":"fail","detail":"401 Unauthorized","fix":"export FIXPOINT_API_KEY=..."}]}'
   fp.setup({ cmd = { "python3", fake, log }, settings = settings, doctor_cmd = { "python3", "-c", "print('" .. json .. "')" } })
   vim.cmd("checkhealth fixpoint")
   local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
   truthy(text:find("OK:? docker: engine 20.10 answers"), "OK docker line in:\n" .. text)
   truthy(text:find("ERROR:? model endpoint: 401 Unauthorized"), "ERROR model line in:\n" .. text)
   truthy(text:find("export FIXPOINT_API_KEY=...", 1, true), "fix advice in:\n" .. text)
+  truthy(text:find("WARNING:? fixpoint%-sandbox%-node: missing"), "WARNING line in:\n" .. text)
+  truthy(text:find("fixpoint sandbox images build --lang node", 1, true), "warn advice in:\n" .. text)
   vim.cmd("bwipeout!")
 end)
 

@@ -1,13 +1,21 @@
 // Doctor: turns `fixpoint doctor --json` output, or a missing binary, into
 // a notification that says exactly what to do. No vscode import.
 
-/** One check printed by `fixpoint doctor --json`. */
+/** How a doctor check came out. */
+export type CheckStatus = 'ok' | 'warn' | 'fail' | 'info' | 'skip';
+
+/**
+ * One check printed by `fixpoint doctor --json`, which prints
+ * {"ok": bool, "checks": [{name, status, detail, fix}]}.
+ */
 export interface DoctorCheck {
   name: string;
-  ok: boolean;
+  status: CheckStatus;
   detail?: string;
   fix?: string;
 }
+
+const STATUSES: readonly string[] = ['ok', 'warn', 'fail', 'info', 'skip'];
 
 /** A button on the notification and the command it runs. */
 export interface Action {
@@ -28,7 +36,11 @@ export interface Notice {
 
 export const INSTALL_COMMAND = 'go install github.com/fixpoint-dev/fixpoint/cmd/fixpoint@latest';
 
-/** Parses doctor's JSON; undefined when it isn't the expected array (an older binary, a crash). */
+/**
+ * Parses doctor's JSON: the {ok, checks} object, or a bare array of checks;
+ * a check without a status but with ok: bool is read as ok or fail.
+ * Undefined when it isn't that shape (an older binary, a crash).
+ */
 export function parseDoctor(stdout: string): DoctorCheck[] | undefined {
   let v: unknown;
   try {
@@ -43,8 +55,9 @@ export function parseDoctor(stdout: string): DoctorCheck[] | undefined {
   const out: DoctorCheck[] = [];
   for (const c of v) {
     if (!c || typeof c !== 'object' || typeof (c as DoctorCheck).name !== 'string') return undefined;
-    const d = c as DoctorCheck;
-    out.push({ name: d.name, ok: d.ok === true, detail: str(d.detail), fix: str(d.fix) });
+    const d = c as { name: string; status?: unknown; ok?: unknown; detail?: unknown; fix?: unknown };
+    const status = (typeof d.status === 'string' && STATUSES.includes(d.status) ? d.status : d.ok === true ? 'ok' : 'fail') as CheckStatus;
+    out.push({ name: d.name, status, detail: str(d.detail), fix: str(d.fix) });
   }
   return out;
 }
@@ -53,9 +66,12 @@ function str(v: unknown): string | undefined {
   return typeof v === 'string' && v !== '' ? v : undefined;
 }
 
-/** The notification for the failing checks, or undefined when all pass. */
+/**
+ * The notification for the failing checks, or undefined when none fails.
+ * Warnings (an image not built yet) only go to the output channel.
+ */
 export function doctorNotice(checks: DoctorCheck[]): Notice | undefined {
-  const failed = checks.filter((c) => !c.ok);
+  const failed = checks.filter((c) => c.status === 'fail');
   if (failed.length === 0) return undefined;
   const lines = failed.map((c) => {
     let s = c.name;

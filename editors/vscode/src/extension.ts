@@ -217,7 +217,9 @@ class Extension {
           resolve();
           return;
         }
-        for (const c of checks) this.output.appendLine(`[doctor] ${c.ok ? 'ok  ' : 'FAIL'} ${c.name}${c.detail ? ': ' + c.detail : ''}`);
+        for (const c of checks) {
+          this.output.appendLine(`[doctor] ${c.status.toUpperCase().padEnd(4)} ${c.name}${c.detail ? ': ' + c.detail : ''}${c.fix ? ' (fix: ' + c.fix + ')' : ''}`);
+        }
         const n = doctorNotice(checks);
         if (n) void this.notify(n);
         resolve();

@@ -5,14 +5,33 @@ import { INSTALL_COMMAND, doctorNotice, missingBinaryNotice, parseDoctor, resolv
 test('parseDoctor', () => {
   const cases: { name: string; in: string; want: ReturnType<typeof parseDoctor> }[] = [
     {
-      name: 'array',
-      in: '[{"name":"docker","ok":false,"detail":"no engine answers","fix":"start Docker: sudo systemctl start docker"},{"name":"binary","ok":true,"detail":"","fix":""}]',
+      // What `fixpoint doctor --json` prints.
+      name: 'doctor object',
+      in: `{
+  "ok": false,
+  "checks": [
+    {"name": "docker engine", "status": "fail", "detail": "no engine answers", "fix": "start Docker: sudo systemctl start docker"},
+    {"name": "fixpoint-sandbox-node", "status": "warn", "detail": "missing", "fix": "fixpoint sandbox images build --lang node"},
+    {"name": "model endpoint", "status": "info", "detail": "no model configured"},
+    {"name": "bwrap", "status": "ok", "detail": ""}
+  ]
+}`,
       want: [
-        { name: 'docker', ok: false, detail: 'no engine answers', fix: 'start Docker: sudo systemctl start docker' },
-        { name: 'binary', ok: true, detail: undefined, fix: undefined },
+        { name: 'docker engine', status: 'fail', detail: 'no engine answers', fix: 'start Docker: sudo systemctl start docker' },
+        { name: 'fixpoint-sandbox-node', status: 'warn', detail: 'missing', fix: 'fixpoint sandbox images build --lang node' },
+        { name: 'model endpoint', status: 'info', detail: 'no model configured', fix: undefined },
+        { name: 'bwrap', status: 'ok', detail: undefined, fix: undefined },
       ],
     },
-    { name: 'object with checks', in: '{"checks":[{"name":"model","ok":true}]}', want: [{ name: 'model', ok: true, detail: undefined, fix: undefined }] },
+    {
+      name: 'bare array with ok booleans',
+      in: '[{"name":"docker","ok":false},{"name":"binary","ok":true}]',
+      want: [
+        { name: 'docker', status: 'fail', detail: undefined, fix: undefined },
+        { name: 'binary', status: 'ok', detail: undefined, fix: undefined },
+      ],
+    },
+    { name: 'unknown status', in: '{"checks":[{"name":"x","status":"weird"}]}', want: [{ name: 'x', status: 'fail', detail: undefined, fix: undefined }] },
     { name: 'not json', in: 'unknown command "doctor"', want: undefined },
     { name: 'wrong shape', in: '[{"ok":true}]', want: undefined },
     { name: 'scalar', in: '42', want: undefined },
@@ -21,11 +40,19 @@ test('parseDoctor', () => {
 });
 
 test('doctorNotice', () => {
-  assert.equal(doctorNotice([{ name: 'docker', ok: true }]), undefined);
+  assert.equal(
+    doctorNotice([
+      { name: 'docker', status: 'ok' },
+      { name: 'fixpoint-sandbox-node', status: 'warn', detail: 'missing' },
+      { name: 'model endpoint', status: 'info' },
+    ]),
+    undefined,
+  );
   const n = doctorNotice([
-    { name: 'docker', ok: false, detail: 'no engine answers', fix: 'start Docker: sudo systemctl start docker' },
-    { name: 'model endpoint', ok: false, detail: '401 Unauthorized', fix: 'set FIXPOINT_API_KEY' },
-    { name: 'binary', ok: true },
+    { name: 'docker', status: 'fail', detail: 'no engine answers', fix: 'start Docker: sudo systemctl start docker' },
+    { name: 'model endpoint', status: 'fail', detail: '401 Unauthorized', fix: 'set FIXPOINT_API_KEY' },
+    { name: 'binary', status: 'ok' },
+    { name: 'fixpoint-sandbox-node', status: 'warn', detail: 'missing' },
   ]);
   assert.ok(n);
   assert.equal(n.severity, 'warning');
@@ -38,7 +65,7 @@ test('doctorNotice', () => {
     n.actions.map((a) => a.command),
     ['fixpoint.setApiKey', 'fixpoint.showOutput'],
   );
-  const one = doctorNotice([{ name: 'bwrap', ok: false, fix: 'apt-get install bubblewrap' }]);
+  const one = doctorNotice([{ name: 'bwrap', status: 'fail', fix: 'apt-get install bubblewrap' }]);
   assert.equal(one?.message, 'fixpoint doctor: 1 check failed. bwrap — fix: apt-get install bubblewrap');
   assert.deepEqual(one?.actions.map((a) => a.title), ['Show Output']);
 });

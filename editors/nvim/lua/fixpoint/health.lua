@@ -20,7 +20,9 @@ local function reporter()
   }
 end
 
---- Decodes doctor's JSON: an array of {name, ok, detail, fix} (or {checks = [...]}).
+--- Decodes doctor's JSON: {ok, checks = [{name, status, detail, fix}]}
+--- (status ok|warn|fail|info|skip), or a bare array of checks; a check
+--- with ok = true/false and no status reads as ok/fail.
 function M.parse(out)
   local ok, v = pcall(vim.fn.json_decode, out)
   if not ok or type(v) ~= "table" then
@@ -32,9 +34,13 @@ function M.parse(out)
   if not vim.tbl_islist(v) then
     return nil
   end
+  local statuses = { ok = true, warn = true, fail = true, info = true, skip = true }
   for _, c in ipairs(v) do
     if type(c) ~= "table" or type(c.name) ~= "string" then
       return nil
+    end
+    if not statuses[c.status] then
+      c.status = c.ok == true and "ok" or "fail"
     end
   end
   return v
@@ -71,10 +77,15 @@ function M.check()
   end
   for _, c in ipairs(checks) do
     local msg = c.name .. (nonempty(c.detail) and (": " .. c.detail) or "")
-    if c.ok == true then
+    local advice = nonempty(c.fix) and { c.fix } or {}
+    if c.status == "ok" then
       r.ok(msg)
+    elseif c.status == "warn" then
+      r.warn(msg, advice)
+    elseif c.status == "fail" then
+      r.error(msg, advice)
     else
-      r.error(msg, nonempty(c.fix) and { c.fix } or {})
+      r.info(msg .. (advice[1] and (" (" .. advice[1] .. ")") or ""))
     end
   end
 end

@@ -28,6 +28,7 @@ var rawCases = []rawCase{
 	{"go-panic", "gopanic", RunnerGo},
 	{"go-build", "gobuild", RunnerGo},
 	{"go-testbuild", "gotesterr", RunnerGo},
+	{"go-build-text", "gobuild", RunnerGo},
 	{"go-timeout", "gotimeout", RunnerGo},
 	{"go-nomod", "gonomod", RunnerGo},
 	{"pytest-pass", "pypass", RunnerPytest},
@@ -148,6 +149,9 @@ func TestParseFacts(t *testing.T) {
 		{name: "go-build", runner: "go", passed: 1, failed: 1, wants: []want{
 			{id: "example.com/multi/bad", status: StatusError, file: "bad/bad.go", line: 4, message: `cannot use "two"`},
 			{id: "example.com/multi/good.TestOne", status: StatusPass},
+		}},
+		{name: "go-build-text", runner: "go", passed: 1, failed: 1, wants: []want{
+			{id: "example.com/multi/bad", status: StatusError, file: "bad/bad.go", line: 4, message: `cannot use "two"`},
 		}},
 		{name: "go-testbuild", runner: "go", failed: 1, wants: []want{
 			{id: "example.com/testerr", status: StatusError, file: "x_test.go", line: 6, frame: "x_test.go:8"},

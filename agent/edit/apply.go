@@ -97,7 +97,7 @@ func applyOne(snap *sandbox.Snapshot, p string, cur []byte, exists bool, b Block
 	fail := func(reason, nearby string) *ApplyError {
 		return &ApplyError{Block: n, Path: b.Path, Reason: reason, Nearby: nearby}
 	}
-	if b.Search == "" || strings.TrimSpace(b.Search) == "" {
+	if b.Search == "" {
 		switch {
 		case !exists:
 			return []byte(b.Replace), nil

@@ -32,6 +32,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"unicode"
 )
 
 // Block is one SEARCH/REPLACE block. Search and Replace hold whole lines,
@@ -74,8 +75,12 @@ var (
 // blocks gives an empty slice. Malformed markers give a *ParseError naming
 // the block and the line.
 func Parse(reply string) ([]Block, error) {
-	reply = strings.ReplaceAll(reply, "\r\n", "\n")
 	lines := strings.Split(reply, "\n")
+	for i, l := range lines {
+		// CRLF tolerant: no parsed line ends in "\r" (a line ending in
+		// "\r\r\n" is as ambiguous as it looks).
+		lines[i] = strings.TrimRight(l, "\r")
+	}
 	var (
 		blocks   []Block
 		lastPath string
@@ -199,6 +204,9 @@ func cleanPath(line string) string {
 	s = strings.TrimPrefix(s, "./")
 	if s == "" || strings.ContainsAny(s, " \t`<>|") || fenceRE.MatchString(s) || dividerRE.MatchString(s) || replaceRE.MatchString(s) || searchRE.MatchString(s) {
 		return ""
+	}
+	if !strings.ContainsFunc(s, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) {
+		return "" // ".", "/", "--"
 	}
 	if !strings.ContainsAny(s, "./") && !isBareName(s) {
 		return "" // "Fix:" or "Changes" is prose, not a path

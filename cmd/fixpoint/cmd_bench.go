@@ -38,7 +38,7 @@ Example:
 			return exitOK
 		}
 		for _, sub := range benchSubcommands() {
-			if sub.name == args[0] {
+			if strings.TrimPrefix(sub.name, "bench ") == args[0] {
 				return sub.run(ctx, a, args[1:])
 			}
 		}
@@ -79,6 +79,7 @@ Example:
 		limit := fs.Int("limit", 0, "only the first `K` problems (0 = all)")
 		out := fs.String("out", "", "output `dir` (default bench-out/humaneval-<time>)")
 		baseline := fs.Bool("baseline", false, "also time a container per check and bare host processes (--oracle only)")
+		timeout := fs.Duration("timeout", 3*time.Second, "per check program, as the official evaluator's default")
 		dir := fs.String("dir", ".", "project `dir` whose configuration applies")
 		if done, code := parseFlags(fs, args); done {
 			return code
@@ -121,7 +122,7 @@ Example:
 			*out = filepath.Join("bench-out", "humaneval-"+time.Now().Format("20060102-150405"))
 		}
 		return runHumanEval(ctx, a, cfg, problems, humanEvalRun{
-			data: *data, oracle: *oracle, attempts: *attempts, parallel: *parallel, out: *out, baseline: *baseline,
+			data: *data, oracle: *oracle, attempts: *attempts, parallel: *parallel, out: *out, baseline: *baseline, timeout: *timeout,
 		})
 	}
 	return c
@@ -133,6 +134,7 @@ type humanEvalRun struct {
 	attempts         int
 	parallel         int
 	out              string
+	timeout          time.Duration
 }
 
 func runHumanEval(ctx context.Context, a *app, cfg *config.Config, problems []humaneval.Problem, r humanEvalRun) int {
@@ -148,12 +150,12 @@ func runHumanEval(ctx context.Context, a *app, cfg *config.Config, problems []hu
 		return a.failSandbox(err)
 	}
 	defer pool.Close()
-	opts := humaneval.Options{Oracle: r.oracle, Attempts: r.attempts, Parallel: r.parallel,
+	opts := humaneval.Options{Oracle: r.oracle, Attempts: r.attempts, Parallel: r.parallel, Timeout: r.timeout,
 		Progress: progressBar(a.stderr, "humaneval")}
 	modelName := "oracle (canonical solutions)"
 	if !r.oracle {
 		client := llm.New(cfg.Model, &llm.Options{Logger: a.logger})
-		opts.Model = chatModel{client: client, cfg: cfg.Model}
+		opts.Model = humaneval.ChatModel{Client: client, Model: cfg.Model.RoleModel("coder")}
 		modelName = cfg.Model.RoleModel("coder")
 	}
 	results, err := humaneval.Run(ctx, problems, pool, opts)
@@ -192,24 +194,6 @@ func runHumanEval(ctx context.Context, a *app, cfg *config.Config, problems []hu
 	}
 	fmt.Fprintf(a.stdout, "Report: %s\n", filepath.Join(r.out, "summary.md"))
 	return exitOK
-}
-
-// chatModel adapts the llm client to the harness.
-type chatModel struct {
-	client *llm.Client
-	cfg    config.Model
-}
-
-func (m chatModel) Complete(ctx context.Context, msgs []humaneval.Message) (humaneval.Reply, error) {
-	req := llm.Request{Model: m.cfg.RoleModel("coder")}
-	for _, x := range msgs {
-		req.Messages = append(req.Messages, llm.Message{Role: x.Role, Content: x.Content})
-	}
-	resp, err := m.client.Chat(ctx, req, nil)
-	if err != nil {
-		return humaneval.Reply{}, err
-	}
-	return humaneval.Reply{Text: resp.Content, In: resp.Usage.In, Out: resp.Usage.Out}, nil
 }
 
 // progressBar returns a progress callback: a bar redrawn in place on a

@@ -5,7 +5,8 @@
 //	llmtest-server --script script.json [--addr 127.0.0.1:0]
 //
 // The first line of stdout is the base URL, ending in /v1. The server runs
-// until it receives SIGINT or SIGTERM or its stdin closes. With --script
+// until it receives SIGINT or SIGTERM or its stdin closes (unless
+// --watch-stdin=false, for a stdin of /dev/null). With --script
 // omitted it answers every request with "ok". Logs go to stderr.
 package main
 
@@ -33,6 +34,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	fs.SetOutput(stderr)
 	script := fs.String("script", "", "JSON script file (see agent/llmtest/README.md); empty = always answer \"ok\"")
 	addr := fs.String("addr", "127.0.0.1:0", "listen address")
+	watchStdin := fs.Bool("watch-stdin", true, "exit when stdin closes (pass false when stdin is /dev/null)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -57,10 +59,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	fmt.Fprintln(stdout, srv.URL())
 
 	eof := make(chan struct{})
-	go func() { // exits when stdin closes; the process then exits too
-		io.Copy(io.Discard, stdin)
-		close(eof)
-	}()
+	if *watchStdin {
+		go func() { // exits when stdin closes; the process then exits too
+			io.Copy(io.Discard, stdin)
+			close(eof)
+		}()
+	}
 	select {
 	case <-ctx.Done():
 	case <-eof:

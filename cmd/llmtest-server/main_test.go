@@ -55,3 +55,28 @@ func TestRunBadScript(t *testing.T) {
 		t.Errorf("run = %d, stderr %q; want 2 naming --script and the bad key", code, stderr.String())
 	}
 }
+
+func TestRunIgnoresStdinWhenAsked(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	outR, outW := io.Pipe()
+	done := make(chan int, 1)
+	go func() { done <- run(ctx, []string{"--watch-stdin=false"}, strings.NewReader(""), outW, io.Discard) }()
+	url, err := bufio.NewReader(outR).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Post(strings.TrimSpace(url)+"/chat/completions", "application/json",
+		strings.NewReader(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`))
+	if err != nil {
+		t.Fatalf("server gone although stdin was at EOF: %v", err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(body), `"content":"ok"`) {
+		t.Errorf("reply %s, want the default \"ok\"", body)
+	}
+	cancel()
+	if code := <-done; code != 0 {
+		t.Errorf("exit code %d after cancel, want 0", code)
+	}
+}

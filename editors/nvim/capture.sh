@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# capture.sh — regenerate docs/nvim-capture.txt: a real Neovim, inside tmux,
+# runs `fixpoint serve` through this plugin on a copy of examples/go-bug,
+# executes :FixpointFix, waits for the run to end, and captures the pane.
+#
+#   editors/nvim/capture.sh [OUT]      (default OUT: docs/nvim-capture.txt)
+#
+# Environment:
+#   FIXPOINT_BIN             the binary to run (default: built from this checkout)
+#   FIXPOINT_CAPTURE_SCRIPT  an agent/llmtest JSON script: starts llmtest-server
+#                            and points FIXPOINT_BASE_URL at it. Without it the
+#                            server uses whatever model the environment configures
+#                            (or its bundled demo model when none is).
+#   FIXPOINT_CAPTURE_TIMEOUT seconds to wait for the run (default 300)
+#
+# Needs nvim (0.7+), tmux and go. Exits 1 when the run does not end in time
+# or ends unverified (the capture is still written, for inspection).
+set -euo pipefail
+
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+out=${1:-$repo/docs/nvim-capture.txt}
+timeout=${FIXPOINT_CAPTURE_TIMEOUT:-300}
+work=$(mktemp -d)
+sock=fixpoint-capture-$$
+llm_pid=
+cleanup() {
+  tmux -L "$sock" kill-server 2>/dev/null || true
+  if [ -n "$llm_pid" ]; then kill "$llm_pid" 2>/dev/null || true; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+for tool in nvim tmux go; do
+  command -v "$tool" >/dev/null || { echo "capture.sh: $tool is not installed" >&2; exit 2; }
+done
+
+bin=${FIXPOINT_BIN:-}
+if [ -z "$bin" ]; then
+  (cd "$repo" && go build -o "$work/fixpoint" ./cmd/fixpoint)
+  bin=$work/fixpoint
+fi
+
+if [ -n "${FIXPOINT_CAPTURE_SCRIPT:-}" ]; then
+  (cd "$repo" && go build -o "$work/llmtest-server" ./cmd/llmtest-server)
+  mkfifo "$work/llm.out"
+  "$work/llmtest-server" --script "$FIXPOINT_CAPTURE_SCRIPT" >"$work/llm.out" 2>"$work/llm.err" </dev/zero &
+  llm_pid=$!
+  read -r url <"$work/llm.out"
+  export FIXPOINT_BASE_URL=$url FIXPOINT_MODEL=${FIXPOINT_MODEL:-scripted}
+fi
+
+cp -r "$repo/examples/go-bug" "$work/project"
+status_file=$work/status
+cat >"$work/init.lua" <<EOF
+vim.opt.runtimepath:prepend("$repo/editors/nvim")
+vim.o.laststatus = 2
+vim.o.cmdheight = 2
+vim.o.statusline = "%f %m%=%{luaeval('require(\"fixpoint\").status()')} "
+vim.o.shortmess = vim.o.shortmess .. "F"
+local fp = require("fixpoint")
+local started = false
+fp.setup({
+  cmd = { "$bin", "serve" },
+  on_attach = function()
+    if started then return end
+    started = true
+    vim.defer_fn(function() vim.cmd("FixpointFix") end, 500)
+  end,
+})
+vim.api.nvim_create_autocmd("User", {
+  pattern = "FixpointStatus",
+  callback = function()
+    local s = fp.status_table()
+    if s.kind == "verified" or s.kind == "failed" then
+      -- Let workspace/applyEdit land, then show the function that changed.
+      vim.defer_fn(function()
+        vim.fn.search("^func Median")
+        vim.cmd("normal! zt")
+        vim.fn.writefile({ s.kind, s.message or "" }, "$status_file")
+      end, 1500)
+    end
+  end,
+})
+EOF
+
+tmux -L "$sock" new-session -d -s capture -x 100 -y 32 \
+  "cd '$work/project' && nvim -i NONE -u '$work/init.lua' stats/stats.go"
+
+for _ in $(seq "$timeout"); do
+  [ -s "$status_file" ] && break
+  sleep 1
+done
+sleep 1
+mkdir -p "$(dirname "$out")"
+tmux -L "$sock" capture-pane -p -t capture >"$out"
+echo "capture.sh: wrote $out" >&2
+if [ ! -s "$status_file" ]; then
+  echo "capture.sh: the run did not end within ${timeout}s" >&2
+  exit 1
+fi
+kind=$(head -1 "$status_file")
+echo "capture.sh: run ended: $(tr '\n' ' ' <"$status_file")" >&2
+[ "$kind" = verified ]

@@ -234,7 +234,8 @@ func (c *Client) Cost(u Usage) float64 { return Cost(c.cfg, u) }
 
 // Chat sends req and streams the reply text to onDelta (which may be nil),
 // running tool calls through req.ToolHandler. Errors are *Error, or the
-// context's error when ctx ended.
+// context's error when ctx ended; with an error the returned Response, when
+// not nil, holds the usage and attempts of the rounds that succeeded.
 func (c *Client) Chat(ctx context.Context, req Request, onDelta func(string)) (*Response, error) {
 	if onDelta == nil {
 		onDelta = func(string) {}

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	openai "github.com/sashabaranov/go-openai"
 
@@ -198,4 +199,35 @@ func dot(a, b []float32) float64 {
 		s += float64(a[i]) * float64(b[i])
 	}
 	return s
+}
+
+func TestHangForADuration(t *testing.T) {
+	srv := llmtest.NewServer(&llmtest.Script{Replies: []llmtest.Reply{{Fault: llmtest.FaultHang, Hang: llmtest.Duration(20 * time.Millisecond), Content: "late"}}})
+	defer srv.Close()
+	code, _, body := post(t, srv.URL()+"/chat/completions", chat(msg{"user", "x"}))
+	if code != 200 || content(t, body) != "late" {
+		t.Errorf("= %d %s, want 200 \"late\" after the hang", code, body)
+	}
+}
+
+func TestCloseUnblocksHang(t *testing.T) {
+	srv := llmtest.NewServer(&llmtest.Script{Default: &llmtest.Reply{Fault: llmtest.FaultHang}})
+	errc := make(chan error, 1)
+	go func() {
+		b, _ := json.Marshal(chat(msg{"user", "x"}))
+		resp, err := http.Post(srv.URL()+"/chat/completions", "application/json", bytes.NewReader(b))
+		if err == nil {
+			resp.Body.Close()
+		}
+		errc <- err
+	}()
+	if err := srv.Wait(t.Context(), 1); err != nil {
+		t.Fatal(err)
+	}
+	srv.Close()
+	select {
+	case <-errc:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Close did not unblock a hanging reply")
+	}
 }

@@ -119,9 +119,11 @@ func TestEscape(t *testing.T) {
 		{
 			name:   "CPU time limit",
 			args:   py("while True: pass"),
-			limits: sandbox.Limits{Timeout: 20 * time.Second, CPUTime: time.Second},
+			// The wall limit is far away so that only the CPU limit can end
+			// the spin, even on a loaded machine where 1 s of CPU takes long.
+			limits: sandbox.Limits{Timeout: 45 * time.Second, CPUTime: time.Second},
 			check: func(t *testing.T, res *sandbox.Result) {
-				if !res.TimedOut || res.ExitCode != 124 || res.Duration > 10*time.Second {
+				if !res.TimedOut || res.ExitCode != 124 || res.Duration > 40*time.Second {
 					t.Errorf("spin with 1s CPU = exit %d timedOut %v after %v, want 124 well before the wall timeout", res.ExitCode, res.TimedOut, res.Duration)
 				}
 			},

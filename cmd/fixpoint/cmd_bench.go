@@ -25,6 +25,9 @@ func benchCommand() *command {
 
 Benchmarks:
   humaneval   HumanEval through the repair loop, checked in the python sandbox
+  sandbox     the cost of one sandboxed command against bare, bwrap, docker one-shot and docker exec
+  memory      failure-memory retrieval quality (recall@1/@3) and latency at 1k and 10k records
+  all         every table of docs/BENCHMARKS.md (use --write docs/BENCHMARKS.md)
 Run 'fixpoint bench <benchmark> --help' for its flags.
 Example:
   fixpoint bench humaneval --data ../shared/data/humaneval/HumanEval.jsonl.gz --oracle`,
@@ -49,7 +52,13 @@ Example:
 }
 
 func benchSubcommands() []*command {
-	return []*command{benchHumanEvalCommand()}
+	cmds := []*command{benchHumanEvalCommand()}
+	for _, s := range benchSections() {
+		if s.key != "humaneval" {
+			cmds = append(cmds, benchSectionCommand(s))
+		}
+	}
+	return append(cmds, benchAllCommand())
 }
 
 func benchHumanEvalCommand() *command {
@@ -138,16 +147,31 @@ type humanEvalRun struct {
 }
 
 func runHumanEval(ctx context.Context, a *app, cfg *config.Config, problems []humaneval.Problem, r humanEvalRun) int {
-	backend, err := backends.Open(ctx, cfg, &backends.Options{Warn: a.stderr, Logger: a.logger})
+	s, err := measureHumanEval(ctx, a, cfg, problems, r)
 	if err != nil {
 		return a.failSandbox(err)
+	}
+	fmt.Fprintf(a.stdout, "HumanEval %s: %d/%d passed after repair, pass@1 %.1f%%, mean attempts %.2f, %.1f s wall (sandbox %.1f s, model %.1f s), tokens %d in / %d out\n",
+		s.Model, s.Passed, s.Problems, 100*s.PassAt1, s.AttemptsMean, s.WallSeconds, s.SandboxSeconds, s.ModelSeconds, s.TokensIn, s.TokensOut)
+	for name, sec := range s.Baselines {
+		fmt.Fprintf(a.stdout, "  baseline %s: %.1f s wall\n", name, sec)
+	}
+	fmt.Fprintf(a.stdout, "Report: %s\n", filepath.Join(r.out, "summary.md"))
+	return exitOK
+}
+
+// measureHumanEval runs the benchmark and writes its outputs to r.out.
+func measureHumanEval(ctx context.Context, a *app, cfg *config.Config, problems []humaneval.Problem, r humanEvalRun) (*humaneval.Summary, error) {
+	backend, err := backends.Open(ctx, cfg, &backends.Options{Warn: a.stderr, Logger: a.logger})
+	if err != nil {
+		return nil, err
 	}
 	pySnap := &sandbox.Snapshot{Files: map[string]sandbox.File{"main.py": {Data: []byte("\n")}}}
 	spec := backends.SpecFor(cfg, pySnap)
 	start := time.Now()
 	pool, err := humaneval.NewPool(ctx, backend, spec, r.parallel)
 	if err != nil {
-		return a.failSandbox(err)
+		return nil, err
 	}
 	defer pool.Close()
 	opts := humaneval.Options{Oracle: r.oracle, Attempts: r.attempts, Parallel: r.parallel, Timeout: r.timeout,
@@ -160,7 +184,7 @@ func runHumanEval(ctx context.Context, a *app, cfg *config.Config, problems []hu
 	}
 	results, err := humaneval.Run(ctx, problems, pool, opts)
 	if err != nil {
-		return a.fail(err)
+		return nil, err
 	}
 	s := humaneval.Summarize(results, r.attempts)
 	s.WallSeconds = time.Since(start).Seconds()
@@ -179,21 +203,15 @@ func runHumanEval(ctx context.Context, a *app, cfg *config.Config, problems []hu
 			t := time.Now()
 			opts.Progress = progressBar(a.stderr, b.name)
 			if _, err := humaneval.Run(ctx, problems, b.c, opts); err != nil {
-				return a.fail(fmt.Errorf("baseline %s: %w", b.name, err))
+				return nil, fmt.Errorf("baseline %s: %w", b.name, err)
 			}
 			s.Baselines[b.name] = time.Since(t).Seconds()
 		}
 	}
 	if err := humaneval.Write(r.out, results, s); err != nil {
-		return a.fail(err)
+		return nil, err
 	}
-	fmt.Fprintf(a.stdout, "HumanEval %s: %d/%d passed after repair, pass@1 %.1f%%, mean attempts %.2f, %.1f s wall (sandbox %.1f s, model %.1f s), tokens %d in / %d out\n",
-		modelName, s.Passed, s.Problems, 100*s.PassAt1, s.AttemptsMean, s.WallSeconds, s.SandboxSeconds, s.ModelSeconds, s.TokensIn, s.TokensOut)
-	for name, sec := range s.Baselines {
-		fmt.Fprintf(a.stdout, "  baseline %s: %.1f s wall\n", name, sec)
-	}
-	fmt.Fprintf(a.stdout, "Report: %s\n", filepath.Join(r.out, "summary.md"))
-	return exitOK
+	return s, nil
 }
 
 // progressBar returns a progress callback: a bar redrawn in place on a

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/fixpoint-dev/fixpoint/agent/humaneval"
+	"github.com/fixpoint-dev/fixpoint/memory"
+	"github.com/fixpoint-dev/fixpoint/sandbox/sandboxbench"
+)
+
+// benchSections lists the tables of docs/BENCHMARKS.md in order.
+func benchSections() []benchSection {
+	return []benchSection{
+		{
+			key: "sandbox", title: "Sandbox: cost of one command",
+			command: "fixpoint bench sandbox",
+			run: func(ctx context.Context, a *app) (string, error) {
+				t, err := sandboxbench.Run(ctx, &sandboxbench.Options{Progress: a.stderr, Logger: a.logger})
+				if err != nil {
+					return "", err
+				}
+				return t.Markdown(), nil
+			},
+		},
+		{
+			key: "memory", title: "Failure memory: retrieval quality and latency",
+			command: "fixpoint bench memory",
+			run: func(ctx context.Context, a *app) (string, error) {
+				dir, err := os.MkdirTemp("", "fixpoint-bench-memory-")
+				if err != nil {
+					return "", err
+				}
+				defer os.RemoveAll(dir)
+				r, err := memory.Bench(ctx, dir)
+				if err != nil {
+					return "", err
+				}
+				return r.Markdown(), nil
+			},
+		},
+		{
+			key: "humaneval", title: "HumanEval self-checks and throughput",
+			command: "fixpoint bench humaneval --data ../shared/data/humaneval/HumanEval.jsonl.gz --oracle --baseline",
+			run:     benchHumanEvalSection,
+		},
+	}
+}
+
+func benchHumanEvalSection(ctx context.Context, a *app) (string, error) {
+	data := filepath.Join("..", "shared", "data", "humaneval", "HumanEval.jsonl.gz")
+	problems, err := humaneval.Load(data)
+	if err != nil {
+		return "", err
+	}
+	cfg, err := a.loadConfig("", nil)
+	if err != nil {
+		return "", err
+	}
+	out, err := os.MkdirTemp("", "fixpoint-bench-humaneval-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(out)
+	s, err := measureHumanEval(ctx, a, cfg, problems, humanEvalRun{
+		data: data, oracle: true, baseline: true, attempts: 1, parallel: 2, out: out, timeout: 3e9,
+	})
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "The oracle submits the canonical solutions: the harness's self-check. All %d problems, parallel %d, official 3 s timeout per check.\n\n", s.Problems, s.Parallel)
+	fmt.Fprintf(&b, "| checker | passed | wall |\n|---|---|---|\n")
+	fmt.Fprintf(&b, "| fixpoint: %s | %d/%d | %.1f s |\n", s.Checker, s.Passed, s.Problems, s.WallSeconds)
+	for _, name := range slices.Sorted(maps.Keys(s.Baselines)) {
+		fmt.Fprintf(&b, "| baseline: %s | | %.1f s |\n", name, s.Baselines[name])
+	}
+	fmt.Fprintf(&b, "\nWall time of the fixpoint row includes starting the sandbox sessions. Scripted-model self-checks (run by `go test ./agent/humaneval`): a model that always answers `return None` scores 0/164; one whose first attempt is broken and second canonical scores pass@1 0 and 164/164 after repair.\n")
+	return b.String(), nil
+}
+
+// benchSectionCommand makes `fixpoint bench KEY [--write FILE]`.
+func benchSectionCommand(s benchSection) *command {
+	c := &command{
+		name:  "bench " + s.key,
+		usage: fmt.Sprintf("Usage: fixpoint bench %s [--write FILE]\n\nMeasures: %s. Prints a Markdown table; --write replaces that table in FILE.\nExample:\n  %s --write docs/BENCHMARKS.md", s.key, strings.ToLower(s.title), s.command),
+	}
+	c.run = func(ctx context.Context, a *app, args []string) int {
+		fs := newFlags(c, a.stderr)
+		write := fs.String("write", "", "update this section of a Markdown `file` instead of printing")
+		if done, code := parseFlags(fs, args); done {
+			return code
+		}
+		return runSections(ctx, a, []benchSection{s}, *write)
+	}
+	return c
+}
+
+func benchAllCommand() *command {
+	c := &command{
+		name:  "bench all",
+		usage: "Usage: fixpoint bench all [--write FILE]\n\nRuns every benchmark table of docs/BENCHMARKS.md in turn.\nExample:\n  fixpoint bench all --write docs/BENCHMARKS.md",
+	}
+	c.run = func(ctx context.Context, a *app, args []string) int {
+		fs := newFlags(c, a.stderr)
+		write := fs.String("write", "", "update the sections of a Markdown `file` instead of printing")
+		if done, code := parseFlags(fs, args); done {
+			return code
+		}
+		return runSections(ctx, a, benchSections(), *write)
+	}
+	return c
+}
+
+func runSections(ctx context.Context, a *app, sections []benchSection, write string) int {
+	code := exitOK
+	for _, s := range sections {
+		fmt.Fprintf(a.stderr, "==> bench %s\n", s.key)
+		body, err := s.run(ctx, a)
+		if err != nil {
+			fmt.Fprintf(a.stderr, "fixpoint bench %s: %v\n", s.key, err)
+			if ctx.Err() != nil {
+				return a.failSandbox(err)
+			}
+			code = exitNotReached
+			continue
+		}
+		text := renderSection(s, body)
+		if write == "" {
+			fmt.Fprintln(a.stdout, text)
+			continue
+		}
+		if err := writeSection(write, s.key, text); err != nil {
+			return a.fail(err)
+		}
+		fmt.Fprintf(a.stderr, "    wrote the %s table to %s\n", s.key, write)
+	}
+	return code
+}

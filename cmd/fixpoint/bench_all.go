@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"slices"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/fixpoint-dev/fixpoint/agent/humaneval"

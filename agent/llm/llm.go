@@ -522,3 +522,36 @@ func toWire(msgs []Message) []openai.ChatCompletionMessage {
 	}
 	return out
 }
+
+// Models lists the model ids the endpoint serves (GET /models), with the
+// same retries and user-facing errors as Chat. It is the cheap check behind
+// `fixpoint doctor`.
+func (c *Client) Models(ctx context.Context) ([]string, error) {
+	retries := max(c.cfg.MaxRetries, 0)
+	for attempt := 1; ; attempt++ {
+		st := &callState{}
+		list, err := c.oa.ListModels(withState(ctx, st))
+		if err == nil {
+			ids := make([]string, 0, len(list.Models))
+			for _, m := range list.Models {
+				ids = append(ids, m.ID)
+			}
+			return ids, nil
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		f := classify(err, st)
+		if !f.retryable || attempt > retries {
+			return nil, c.userError(f, attempt, c.cfg.Name)
+		}
+		_, ra, _, _ := st.get()
+		wait := c.retryDelay(attempt-1, ra)
+		if wait > c.opts.MaxRetryAfter {
+			return nil, c.userError(f, attempt, c.cfg.Name)
+		}
+		if err := c.opts.Sleep(ctx, wait); err != nil {
+			return nil, err
+		}
+	}
+}

@@ -393,3 +393,17 @@ func TestCost(t *testing.T) {
 		t.Errorf("Cost without prices = %v, want 0", got)
 	}
 }
+
+func TestModels(t *testing.T) {
+	srv := llmtest.NewServer(&llmtest.Script{Models: []string{"a", "b"}})
+	defer srv.Close()
+	c, _ := newClient(t, srv, nil)
+	ids, err := c.Models(t.Context())
+	if err != nil || strings.Join(ids, ",") != "a,b" {
+		t.Errorf("Models = %v, %v; want [a b]", ids, err)
+	}
+	c = llm.New(config.Model{BaseURL: srv.URL() + "/nope", Name: "m"}, nil)
+	if _, err := c.Models(t.Context()); !errors.Is(err, llm.ErrNotFound) || !strings.Contains(err.Error(), "FIXPOINT_BASE_URL") {
+		t.Errorf("Models on a wrong base URL = %v, want ErrNotFound naming FIXPOINT_BASE_URL", err)
+	}
+}

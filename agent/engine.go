@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fixpoint-dev/fixpoint/config"
+	"github.com/fixpoint-dev/fixpoint/memory"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
 )
@@ -21,6 +22,8 @@ import (
 type Options struct {
 	Model   Model           // the chat model; required for Run
 	Backend sandbox.Backend // where tests run; required
+	// Memory is the failure memory; nil turns it off.
+	Memory *memory.Store
 	// Logger receives debug logs; nil discards.
 	Logger *slog.Logger
 	// Warn receives user-facing warnings (memory or run log degraded);
@@ -142,15 +145,6 @@ func (e *Engine) Test(ctx context.Context, root string, overlays map[string][]by
 		return nil, fmt.Errorf("sync workspace: %w", err)
 	}
 	return e.runTests(ctx, sess, snap, nil)
-}
-
-func (e *Engine) runTests(ctx context.Context, sess sandbox.Session, snap *sandbox.Snapshot, stream io.Writer) (*testrun.Report, error) {
-	r := detectRunner(snap, e.cfg.TestCmd)
-	rep, err := runTestCmd(ctx, sess, r, limits(e.cfg))
-	if err != nil {
-		return nil, fmt.Errorf("run tests: %w", err)
-	}
-	return rep, nil
 }
 
 // newRunID is sortable by time and unique: 20261122-001234-1a2b3c.

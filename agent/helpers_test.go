@@ -162,3 +162,6 @@ func testConfig(t testing.TB) *config.Config {
 	cfg.DataDir = t.TempDir()
 	return cfg
 }
+
+// WorkDir lets testrun turn absolute paths into workspace-relative ones.
+func (s *dirSession) WorkDir() string { return s.dir }

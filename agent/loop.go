@@ -140,6 +140,7 @@ func (r *run) setup(ctx context.Context) error {
 	r.lastRep = rep
 	r.log.Write(runlog.KindTest, 0, rep)
 	r.emit(PhaseTest, 0, "baseline: "+counts(rep), rep)
+	r.memoryObserve(ctx, 0, rep)
 	return nil
 }
 
@@ -423,7 +424,7 @@ func (r *run) reflectPhase(ctx context.Context, iter *Iteration, rep *testrun.Re
 	r.progress = iter.Progress
 	r.emit(PhaseReflect, iter.N, fmt.Sprintf("%s; %s", counts(rep), iter.Progress), rep)
 	tm := time.Now()
-	r.memoryReflect(ctx, iter, rep)
+	r.memoryObserve(ctx, iter.N, rep)
 	iter.MemoryTime = time.Since(tm)
 	r.history = append(r.history, r.summaryLine(iter))
 	r.sigs = append(r.sigs, iter.Signature+"|"+iter.Progress)

@@ -2,20 +2,132 @@ package agent
 
 import (
 	"context"
+	"fmt"
+	"slices"
+	"strings"
 
+	"github.com/fixpoint-dev/fixpoint/agent/runlog"
+	"github.com/fixpoint-dev/fixpoint/memory"
 	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
 )
 
-// memoryState is a run's use of the failure memory. STAND-IN until the
-// memory package lands: memory is off.
+// memoryState is one run's use of the failure memory.
 type memoryState struct {
-	shownText []string
+	store     *memory.Store // nil = off (not configured, or failed and degraded)
+	shownText []string      // for the prompt, best first
 	shownIDs  []string
 	addedIDs  []string
 }
 
-func (e *Engine) openMemory(r *run) memoryState { return memoryState{} }
+func (e *Engine) openMemory(r *run) memoryState {
+	return memoryState{store: e.opts.Memory}
+}
 
-func (r *run) memoryReflect(ctx context.Context, iter *Iteration, rep *testrun.Report) {}
+// memoryFailed turns memory off for the rest of the run with a warning.
+func (r *run) memoryFailed(op string, err error) {
+	r.e.warnf("failure memory is off for this run (%s: %v)", op, err)
+	r.log.Write(runlog.KindWarning, 0, map[string]string{"message": "memory " + op + ": " + err.Error()})
+	r.mem.store = nil
+}
 
-func (r *run) memoryResolve(ctx context.Context) {}
+// memoryObserve records a failure and recalls similar past ones for the
+// next prompt. Errors degrade to a warning.
+func (r *run) memoryObserve(ctx context.Context, it int, rep *testrun.Report) {
+	st := r.mem.store
+	if st == nil || rep == nil || rep.OK() {
+		return
+	}
+	raw := renderFailure(rep, 4000)
+	query := memory.Signature(r.lang, raw) + "\n" + trimOutput(raw, 1000)
+	cfg := r.e.cfg.Memory
+	matches, err := st.Recall(ctx, query, memory.RecallOptions{K: cfg.K + len(r.mem.addedIDs), Threshold: float32(cfg.Threshold), Language: r.lang})
+	if err != nil {
+		r.memoryFailed("recall", err)
+		return
+	}
+	var shown []string
+	r.mem.shownText = nil
+	for _, m := range matches {
+		if slices.Contains(r.mem.addedIDs, m.ID) || len(r.mem.shownText) >= cfg.K {
+			continue // this run's own failures are already in the prompt
+		}
+		r.mem.shownText = append(r.mem.shownText, memoryLine(m))
+		shown = append(shown, m.ID)
+		if !slices.Contains(r.mem.shownIDs, m.ID) {
+			r.mem.shownIDs = append(r.mem.shownIDs, m.ID)
+		}
+	}
+	testID := ""
+	if f := rep.Failures(); len(f) > 0 {
+		testID = f[0].ID
+	}
+	rec := memory.Record{
+		Language: r.lang, TestID: testID, Excerpt: redactText(raw), Goal: redactText(r.req.Goal),
+		AttemptDiff: redactText(UnifiedDiff(changesBetween(r.base, r.cur))), RunID: r.res.RunID,
+	}
+	id, err := st.Add(ctx, rec)
+	if err != nil {
+		r.memoryFailed("add", err)
+		return
+	}
+	r.mem.addedIDs = append(r.mem.addedIDs, id)
+	r.res.Memories = r.mem.shownIDs
+	r.log.Write(runlog.KindMemory, it, map[string]any{"shown": shown, "added": []string{id}})
+}
+
+// memoryLine renders a recalled record for the prompt.
+func memoryLine(m memory.Match) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "(similarity %.2f) %s", m.Similarity, shortSig(firstLine(m.Signature)))
+	if m.TestID != "" {
+		fmt.Fprintf(&b, " in %s", m.TestID)
+	}
+	switch {
+	case m.Lesson != "":
+		b.WriteString(" — lesson: " + firstLine(m.Lesson))
+	case m.Outcome == memory.OutcomeResolved:
+		b.WriteString(" — resolved")
+	default:
+		b.WriteString(" — not resolved yet")
+	}
+	if m.ResolutionDiff != "" {
+		b.WriteString("\n  fix was:\n" + indent(trimOutput(m.ResolutionDiff, 600)))
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// memoryResolve marks this run's failures resolved with the final diff and
+// a lesson, and credits the memories that were shown.
+func (r *run) memoryResolve(ctx context.Context) {
+	st := r.mem.store
+	if st == nil {
+		return
+	}
+	if len(r.mem.addedIDs) > 0 {
+		if err := st.Resolve(ctx, r.mem.addedIDs, redactText(r.res.Diff), r.lesson()); err != nil {
+			r.memoryFailed("resolve", err)
+			return
+		}
+	}
+	if len(r.mem.shownIDs) > 0 {
+		if err := st.Hit(ctx, r.mem.shownIDs); err != nil {
+			r.memoryFailed("hit", err)
+		}
+	}
+}
+
+// lesson is the model's last "Lesson:" line, or one derived from the run.
+func (r *run) lesson() string {
+	if n := len(r.lessons); n > 0 {
+		return r.lessons[n-1]
+	}
+	var paths []string
+	for _, c := range r.res.Changes {
+		paths = append(paths, c.Path)
+	}
+	sig := ""
+	if r.res.Baseline != nil {
+		sig = shortSig(failureSignature(r.res.Baseline))
+	}
+	return fmt.Sprintf("Fixed by changing %s (failure was: %s).", strings.Join(paths, ", "), sig)
+}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 
 	"github.com/fixpoint-dev/fixpoint/config"
+	"github.com/fixpoint-dev/fixpoint/memory"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/docker"
 )
@@ -15,6 +16,8 @@ import (
 type OpenOptions struct {
 	// Model overrides the model client built from cfg.Model.
 	Model Model
+	// Memory overrides the failure memory opened from cfg.Memory.
+	Memory *memory.Store
 	// Backend overrides the sandbox backend chosen from cfg.Sandbox.
 	Backend sandbox.Backend
 	// Logger receives debug logs; nil discards.
@@ -36,7 +39,7 @@ func Open(ctx context.Context, cfg *config.Config, root string, opts *OpenOption
 	if opts != nil {
 		o = *opts
 	}
-	eo := &Options{Model: o.Model, Backend: o.Backend, Logger: o.Logger, Warn: o.Warn, Approve: o.Approve}
+	eo := &Options{Memory: o.Memory, Model: o.Model, Backend: o.Backend, Logger: o.Logger, Warn: o.Warn, Approve: o.Approve}
 	var closers []func() error
 	if eo.Backend == nil {
 		b, err := openBackend(ctx, cfg, &o)
@@ -46,6 +49,15 @@ func Open(ctx context.Context, cfg *config.Config, root string, opts *OpenOption
 		eo.Backend = b
 		if c, ok := b.(interface{ Close() error }); ok {
 			closers = append(closers, c.Close)
+		}
+	}
+	if eo.Memory == nil && !o.NoModel && (cfg.Memory.Enabled == nil || *cfg.Memory.Enabled) {
+		st, err := openMemory(cfg, root, &o)
+		if err != nil {
+			fmt.Fprintf(orDiscard(o.Warn), "fixpoint: warning: failure memory is off: %v\n", err)
+		} else {
+			eo.Memory = st
+			closers = append(closers, st.Close)
 		}
 	}
 	if eo.Model == nil && !o.NoModel {
@@ -58,6 +70,34 @@ func Open(ctx context.Context, cfg *config.Config, root string, opts *OpenOption
 	e := New(cfg, eo)
 	e.closers = append(e.closers, closers...)
 	return e, nil
+}
+
+func openMemory(cfg *config.Config, root string, o *OpenOptions) (*memory.Store, error) {
+	mo := &memory.Options{Root: root, Cap: cfg.Memory.Cap, Global: cfg.Memory.Global, Logger: o.Logger}
+	if cfg.Memory.Embedder == "openai" {
+		emb, err := memory.NewOpenAI(memory.OpenAIOptions{BaseURL: firstNonEmpty(cfg.Memory.EmbedBaseURL, cfg.Model.BaseURL), APIKey: cfg.Model.APIKey, Model: cfg.Memory.EmbedModel})
+		if err != nil {
+			return nil, err
+		}
+		mo.Embedder = emb
+	}
+	return memory.Open(cfg.DataDir, mo)
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, x := range s {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
+}
+
+func orDiscard(w io.Writer) io.Writer {
+	if w == nil {
+		return io.Discard
+	}
+	return w
 }
 
 // openBackend: STAND-IN until sandbox/backends.Open lands.

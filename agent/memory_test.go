@@ -1,0 +1,97 @@
+package agent
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fixpoint-dev/fixpoint/agent/demo"
+	"github.com/fixpoint-dev/fixpoint/agent/runlog"
+	"github.com/fixpoint-dev/fixpoint/memory"
+)
+
+// TestRunMemory: a first run fails once then fixes the bug; its failure is
+// stored and resolved. A second run on the same project is shown that
+// memory in its prompt, and the run log and Result say which one.
+func TestRunMemory(t *testing.T) {
+	data := t.TempDir()
+	root := copyTree(t, goBugDir)
+	open := func() *memory.Store {
+		st, err := memory.Open(data, &memory.Options{Root: root})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	st := open()
+	m1 := goBugModel(wrongMedian("s[mid]", "s[mid-1]"), strings.Replace(demo.GoBugFix, "\treturn s[mid], nil\n=======", "\treturn s[mid-1], nil\n=======", 1))
+	cfg := testConfig(t)
+	e := New(cfg, &Options{Model: m1, Backend: &dirBackend{t: t}, Memory: st})
+	res, err := e.Run(t.Context(), Request{Mode: ModeFix, Root: root}, nil)
+	if err != nil || !res.Verified {
+		t.Fatalf("first run: %v, verified %v (%s)", err, res != nil && res.Verified, res.StopReason)
+	}
+	recs, err := st.List(t.Context())
+	if err != nil || len(recs) != 2 {
+		t.Fatalf("memory has %d records (%v), want 2 (baseline and iteration 1)", len(recs), err)
+	}
+	for _, r := range recs {
+		if r.Outcome != memory.OutcomeResolved || !strings.Contains(r.ResolutionDiff, "s[mid-1] + s[mid]") || r.Lesson == "" {
+			t.Errorf("record %s not resolved with the diff and a lesson: %+v", r.ID, r)
+		}
+	}
+	st.Close()
+
+	st = open()
+	defer st.Close()
+	m2 := goBugModel(demo.GoBugFix)
+	e = New(cfg, &Options{Model: m2, Backend: &dirBackend{t: t}, Memory: st})
+	res, err = e.Run(t.Context(), Request{Mode: ModeFix, Root: root}, nil)
+	if err != nil || !res.Verified {
+		t.Fatalf("second run: %v", err)
+	}
+	prompt := m2.calls[1]
+	if !strings.Contains(prompt, "## Past failures in this project and what fixed them") || !strings.Contains(prompt, "lesson: the median of an even-length sample") {
+		t.Errorf("memory not shown in the code prompt:\n%s", prompt)
+	}
+	if len(res.Memories) == 0 {
+		t.Error("Result.Memories is empty")
+	}
+	_, entries, _ := runlog.Read(filepath.Join(cfg.DataDir, "runs"), res.RunID)
+	found := false
+	for _, en := range entries {
+		if en.Kind == runlog.KindMemory && strings.Contains(string(en.Data), res.Memories[0]) {
+			found = true
+		}
+	}
+	if !found {
+		t.Error("run log does not record the memories shown")
+	}
+	hit, _ := st.Get(t.Context(), res.Memories[0])
+	if hit.Hits != 1 {
+		t.Errorf("shown memory has %d hits, want 1", hit.Hits)
+	}
+}
+
+// TestRunDegradesWhenDataDirReadOnly: no run log, a warning, and the run
+// still verifies.
+func TestRunDegradesWhenDataDirReadOnly(t *testing.T) {
+	if os.Geteuid() == 0 {
+		// root ignores permissions: use a data dir that is a file instead.
+	}
+	cfg := testConfig(t)
+	blocker := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(blocker, nil, 0o444)
+	cfg.DataDir = filepath.Join(blocker, "data") // cannot be created
+	var warn strings.Builder
+	e := New(cfg, &Options{Model: goBugModel(demo.GoBugFix), Backend: &dirBackend{t: t}, Warn: &warn})
+	res, err := e.Run(context.Background(), Request{Mode: ModeFix, Root: copyTree(t, goBugDir)}, nil)
+	if err != nil || !res.Verified {
+		t.Fatalf("Run = %v (verified %v), want verified despite no run log", err, res != nil && res.Verified)
+	}
+	if !strings.Contains(warn.String(), "the run log is off") {
+		t.Errorf("warnings = %q, want the run log warning", warn.String())
+	}
+}

@@ -61,13 +61,23 @@ func openCollection(ctx context.Context, dir string, emb Embedder, log *slog.Log
 	}
 	c.prevEmb = readMeta(dir).Embedder
 	c.reset()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.refreshLocked(ctx, false); err != nil {
+	if err := c.load(ctx); err != nil {
 		if c.lock != nil {
 			c.lock.close()
 		}
 		return nil, err
+	}
+	return c, nil
+}
+
+// load reads the journal at open, reports what changed and journals the
+// vectors a remote embedder had to compute.
+func (c *collection) load(ctx context.Context) error {
+	dir, emb, log := c.dir, c.emb, c.log
+	c.mu.Lock()
+	if err := c.refreshLocked(ctx, false); err != nil {
+		c.mu.Unlock()
+		return err
 	}
 	if c.prevEmb != "" && c.prevEmb != emb.Name() && len(c.recs) > 0 {
 		c.reembedded = len(c.recs) - len(c.remote)
@@ -85,7 +95,35 @@ func openCollection(ctx context.Context, dir string, emb Embedder, log *slog.Log
 		log.Warn("memory journal has corrupt entries; they were skipped",
 			"dir", dir, "count", len(c.corrupt), "first_offset", c.corrupt[0].Offset, "reason", c.corrupt[0].Reason)
 	}
-	return c, nil
+	var missing []string
+	if !isLocal(emb) && c.writable {
+		for id := range c.recs {
+			if !c.remote[id] {
+				missing = append(missing, id)
+			}
+		}
+	}
+	c.mu.Unlock()
+	if len(missing) == 0 {
+		return nil
+	}
+	// Journal the new vectors so the next open does not call the endpoint.
+	err := c.withWriteLock(ctx, func() error {
+		var entries []*entry
+		for _, id := range missing {
+			if r := c.recs[id]; r != nil && !c.remote[id] {
+				entries = append(entries, &entry{Op: "put", Rec: r, Emb: emb.Name(), Vec: c.vecs[id]})
+			}
+		}
+		if len(entries) == 0 {
+			return nil
+		}
+		return c.appendLocked(ctx, entries)
+	})
+	if err != nil {
+		log.Warn("memory: cannot journal re-embedded vectors", "dir", dir, "err", err)
+	}
+	return nil
 }
 
 // reset empties the in-memory state (before a full reload).

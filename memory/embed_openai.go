@@ -35,14 +35,15 @@ func NewOpenAI(opts OpenAIOptions) (Embedder, error) {
 	}
 	cfg := openai.DefaultConfig(opts.APIKey)
 	cfg.BaseURL = opts.BaseURL
-	cfg.HTTPClient = opts.HTTPClient
-	if cfg.HTTPClient == nil {
+	hc := opts.HTTPClient
+	if hc == nil {
 		t := opts.Timeout
 		if t == 0 {
 			t = 60 * time.Second
 		}
-		cfg.HTTPClient = &http.Client{Timeout: t}
+		hc = &http.Client{Timeout: t} // the default client has no timeout
 	}
+	cfg.HTTPClient = hc
 	return &openaiEmbedder{client: openai.NewClientWithConfig(cfg), model: opts.Model}, nil
 }
 

@@ -372,8 +372,11 @@ func (s *Store) updateLocked(ctx context.Context, c *collection, ids []string, f
 		e := &entry{Op: "put", Rec: &r}
 		if c.remote[id] {
 			e.Emb, e.Vec = c.emb.Name(), c.vecs[id]
-		} else if v := s.proj.vector(id); v != nil && copyFromProject && !isLocal(c.emb) {
-			e.Emb, e.Vec = c.emb.Name(), v
+		} else if copyFromProject && !isLocal(c.emb) {
+			// c is the global collection here: s.proj.mu is free.
+			if v := s.proj.vector(id); v != nil {
+				e.Emb, e.Vec = c.emb.Name(), v
+			}
 		}
 		entries = append(entries, e)
 	}

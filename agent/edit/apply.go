@@ -226,26 +226,52 @@ func findTolerant(lines, search []string) []int {
 }
 
 // find returns the start of every non-overlapping place where search
-// occurs in lines.
+// occurs in lines. It compares rolling hashes of line windows and checks
+// candidates, so it is linear in practice even for long SEARCH parts.
 func find(lines, search []string, eq func(a, b string) bool) []int {
-	var out []int
-	if len(search) == 0 {
+	m := len(search)
+	if m == 0 || m > len(lines) {
 		return nil
 	}
-	for i := 0; i+len(search) <= len(lines); i++ {
-		ok := true
-		for j := range search {
-			if !eq(lines[i+j], search[j]) {
-				ok = false
-				break
-			}
-		}
-		if ok {
+	const base = 1000003
+	var pow uint64 = 1 // base^(m-1)
+	for k := 1; k < m; k++ {
+		pow *= base
+	}
+	var want, h uint64
+	for k := 0; k < m; k++ {
+		want = want*base + lineHash(search[k])
+		h = h*base + lineHash(lines[k])
+	}
+	var out []int
+	for i := 0; ; i++ {
+		if h == want && matchAt(lines, search, i, eq) && (len(out) == 0 || i >= out[len(out)-1]+m) {
 			out = append(out, i)
-			i += len(search) - 1
+		}
+		if i+m >= len(lines) {
+			return out
+		}
+		h = (h-lineHash(lines[i])*pow)*base + lineHash(lines[i+m])
+	}
+}
+
+func matchAt(lines, search []string, i int, eq func(a, b string) bool) bool {
+	for j := range search {
+		if !eq(lines[i+j], search[j]) {
+			return false
 		}
 	}
-	return out
+	return true
+}
+
+// lineHash is FNV-1a.
+func lineHash(s string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= 1099511628211
+	}
+	return h
 }
 
 // normalize collapses whitespace: "  a  =\tb " → "a = b".

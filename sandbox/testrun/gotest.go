@@ -116,8 +116,14 @@ func parseGoJSON(stdout, stderr []byte, module string, n *normalizer) ([]Result,
 		}
 		results = append(results, t.res)
 	}
+	testFailed := map[string]bool{} // packages with a failed or unfinished test
+	for _, t := range p.tests {
+		if t.res.Status == StatusFail || t.res.Status == StatusError || !t.done {
+			testFailed[t.res.Package] = true
+		}
+	}
 	for _, pkg := range p.pkgs {
-		if r, ok := p.packageFailure(pkg); ok && len(results) < maxTests {
+		if r, ok := p.packageFailure(pkg, testFailed[pkg]); ok && len(results) < maxTests {
 			results = append(results, r)
 		}
 	}
@@ -369,16 +375,14 @@ func funcPackage(fn string) string {
 
 // packageFailure reports a failed package none of whose tests failed: a
 // build failure, a panic in init or TestMain, a crashed test binary.
-func (p *goParser) packageFailure(pkg string) (Result, bool) {
+func (p *goParser) packageFailure(pkg string, testFailed bool) (Result, bool) {
 	fb, failed := p.pkgFail[pkg]
 	if !failed {
 		return Result{}, false
 	}
 	if fb == " " {
-		for _, t := range p.tests {
-			if t.res.Package == pkg && (t.res.Status == StatusFail || t.res.Status == StatusError || !t.done) {
-				return Result{}, false
-			}
+		if testFailed {
+			return Result{}, false
 		}
 		r := Result{ID: pkg, Name: pkg, Package: pkg, Status: StatusError, Message: "package failed outside any test"}
 		if b := p.pkgOut[pkg]; b != nil {

@@ -47,12 +47,12 @@ func parseJUnit(data []byte) []*junitCase {
 				cur.text.limit, cur.systemOut.limit = 16<<10, 4<<10
 				for _, a := range t.Attr {
 					switch a.Name.Local {
-					case "classname":
-						cur.classname = a.Value
+					case "classname": // clipped: ids are built from its parts
+						cur.classname = clip(a.Value, maxID)
 					case "name":
-						cur.name = a.Value
+						cur.name = clip(a.Value, maxID)
 					case "file":
-						cur.file = a.Value
+						cur.file = clip(a.Value, maxID)
 					case "line":
 						cur.line, _ = strconv.Atoi(a.Value)
 					case "time":

@@ -20,7 +20,7 @@ var (
 type tapOpen struct {
 	level int
 	name  string
-	index int // index in results once it has one, else -1
+	path  string // the names from the top level down to this one, clipped
 }
 
 // parseTAP reads TAP 13/14 as `node --test --test-reporter=tap` writes it:
@@ -43,7 +43,8 @@ func parseTAP(stdout []byte, n *normalizer) ([]Result, []int) {
 				open = open[:len(open)-1]
 			}
 			if len(open) < 64 {
-				open = append(open, tapOpen{level: lv, name: clip(m[2], maxName), index: -1})
+				name := clip(m[2], maxName)
+				open = append(open, tapOpen{level: lv, name: name, path: tapPath(open, lv, name)})
 			}
 			continue
 		}
@@ -72,19 +73,12 @@ func parseTAP(stdout []byte, n *normalizer) ([]Result, []int) {
 			comments = nil
 			continue // node counts suites apart from tests; their children carry the failures
 		}
-		var path []string
-		for _, o := range open {
-			if o.level < lv {
-				path = append(path, o.name)
-			}
-		}
-		path = append(path, desc)
-		r := Result{ID: clip(strings.Join(path, " > "), maxID), Name: desc, Status: st, Message: clip(why, maxMessage)}
-		tapDiagnostics(&r, yaml, comments, n)
-		comments = nil
 		if len(out) < maxTests {
+			r := Result{ID: tapPath(open, lv, desc), Name: desc, Status: st, Message: clip(why, maxMessage)}
+			tapDiagnostics(&r, yaml, comments, n)
 			out = append(out, r)
 		}
+		comments = nil
 		open = closeOpen(open, lv)
 	}
 	var running []int
@@ -92,16 +86,21 @@ func parseTAP(stdout []byte, n *normalizer) ([]Result, []int) {
 		if len(out) >= maxTests {
 			break
 		}
-		var path []string
-		for _, p := range open {
-			if p.level <= o.level {
-				path = append(path, p.name)
-			}
-		}
 		running = append(running, len(out))
-		out = append(out, Result{ID: clip(strings.Join(path, " > "), maxID), Name: o.name})
+		out = append(out, Result{ID: o.path, Name: o.name})
 	}
 	return out, running
+}
+
+// tapPath is the id of a test named name at level lv: the path of the
+// innermost open test above it, " > ", the name; clipped to maxID.
+func tapPath(open []tapOpen, lv int, name string) string {
+	for i := len(open) - 1; i >= 0; i-- {
+		if open[i].level < lv {
+			return clip(open[i].path+" > "+name, maxID)
+		}
+	}
+	return clip(name, maxID)
 }
 
 // closeOpen drops the open test at level lv and everything below it.

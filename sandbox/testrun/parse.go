@@ -62,7 +62,7 @@ func Parse(r Runner, res *sandbox.Result, report []byte) *Report {
 		rep.Tests = parsePytest(report, stdout, n)
 		rep.Output = trimOutput(joinOutput(stdout, stderr))
 	case RunnerUnittest:
-		rep.Tests = parseUnittest(joinOutput(stderr, stdout), n)
+		rep.Tests, running = parseUnittest(joinOutput(stderr, stdout), n)
 		rep.Output = trimOutput(joinOutput(stdout, stderr))
 	case RunnerNode:
 		rep.Tests, running = parseTAP(stdout, n)

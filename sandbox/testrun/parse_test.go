@@ -271,3 +271,50 @@ func checkResult(t *testing.T, rep *Report, w want) {
 		t.Errorf("%s: no excerpt", w.id)
 	}
 }
+
+// TestParseKilledMidRun cuts real outputs where the sandbox would have
+// killed the runner and checks that the test then running is reported.
+func TestParseKilledMidRun(t *testing.T) {
+	tests := []struct {
+		name    string
+		raw     string // stored case
+		stream  string // "stdout" or "stderr"
+		cutFrom string // output is cut just after the first occurrence
+		oom     bool
+		wantID  string
+		wantMsg string
+	}{
+		{name: "go timeout", raw: "go-fail", stream: "stdout", cutFrom: `"Output":"=== RUN   TestAddTable/case_1\n"}`, wantID: "example.com/calc.TestAddTable/case_1", wantMsg: "timed out"},
+		{name: "go oom", raw: "go-fail", stream: "stdout", cutFrom: `"Output":"=== RUN   TestAddTable/case_1\n"}`, oom: true, wantID: "example.com/calc.TestAddTable", wantMsg: "out of memory: killed"},
+		{name: "unittest timeout", raw: "unittest-fail", stream: "stderr", cutFrom: "test_error (test_calc.TestCalc.test_error) ... ", wantID: "test_calc.TestCalc.test_error", wantMsg: "timed out"},
+		{name: "node timeout", raw: "node-fail", stream: "stdout", cutFrom: "# Subtest: deep objects\n", wantID: "deep objects", wantMsg: "timed out"},
+		{name: "node nested timeout", raw: "node-fail", stream: "stdout", cutFrom: "    # Subtest: sub fails\n", wantID: "with subtests > sub fails", wantMsg: "timed out"},
+	}
+	cases := map[string]rawCase{}
+	for _, c := range rawCases {
+		cases[c.name] = c
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, res, _ := loadRaw(t, cases[tt.raw])
+			out := &res.Stdout
+			if tt.stream == "stderr" {
+				out = &res.Stderr
+			}
+			i := bytes.Index(*out, []byte(tt.cutFrom))
+			if i < 0 {
+				t.Fatalf("%q not in %s", tt.cutFrom, tt.raw)
+			}
+			*out = (*out)[:i+len(tt.cutFrom)]
+			res.ExitCode, res.TimedOut, res.OOMKilled = 124, !tt.oom, tt.oom
+			if tt.oom {
+				res.ExitCode = 137
+			}
+			rep := Parse(r, res, nil)
+			if rep.TimedOut != !tt.oom || rep.OOM != tt.oom || rep.OK() {
+				t.Errorf("TimedOut = %v, OOM = %v, OK() = %v", rep.TimedOut, rep.OOM, rep.OK())
+			}
+			checkResult(t, rep, want{id: tt.wantID, status: StatusError, message: tt.wantMsg})
+		})
+	}
+}

@@ -1,9 +1,17 @@
 // Package testrun detects a workspace's test runner, runs it in a sandbox
 // session and parses its output into a [Report] of per-test [Result]s.
 //
-// Parsers read the runners' machine formats: `go test -json`, JUnit XML
-// (pytest --junitxml), unittest's verbose output and node's TAP/spec output.
-// An unknown runner falls back to the exit code plus trimmed output.
+// [Detect] picks a [Runner] from a [sandbox.Snapshot] (or the configured
+// test_cmd), [Run] runs it in a [sandbox.Session] and reads its report file
+// back, and [Parse], a pure function, turns the output into a Report.
+//
+// Parsers read the runners' machine formats: `go test -json` (with Go
+// 1.24's build events and the older text build errors), JUnit XML (pytest
+// --junitxml), unittest's verbose output and node's TAP output. A custom
+// test_cmd is recognised by sniffing its output. An unknown runner falls
+// back to the exit code plus trimmed output. Every location in a Report is
+// workspace-relative; every field is bounded whatever the runner printed,
+// and the parsers never panic (see the fuzz targets).
 package testrun
 
 import "time"

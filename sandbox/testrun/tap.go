@@ -34,6 +34,7 @@ func parseTAP(stdout []byte, n *normalizer) ([]Result, []int) {
 		out      []Result
 		open     []tapOpen
 		comments []string // diagnostics printed since the last result
+		seen     = map[string]int{}
 	)
 	for i := 0; i < len(lines); i++ {
 		l := lines[i]
@@ -74,7 +75,11 @@ func parseTAP(stdout []byte, n *normalizer) ([]Result, []int) {
 			continue // node counts suites apart from tests; their children carry the failures
 		}
 		if len(out) < maxTests {
-			r := Result{ID: tapPath(open, lv, desc), Name: desc, Status: st, Message: clip(why, maxMessage)}
+			id := tapPath(open, lv, desc)
+			if seen[id]++; seen[id] > 1 { // same name in two files: keep both, in order
+				id += " (" + strconv.Itoa(seen[id]) + ")"
+			}
+			r := Result{ID: id, Name: desc, Status: st, Message: clip(why, maxMessage)}
 			tapDiagnostics(&r, yaml, comments, n)
 			out = append(out, r)
 		}

@@ -55,8 +55,9 @@ func unittestStatus(s string) (Status, string, bool) {
 }
 
 // parseUnittest reads `python -m unittest -v` output: one result line per
-// test, then a section per failure with its traceback.
-func parseUnittest(text string, n *normalizer) []Result {
+// test, then a section per failure with its traceback. It also returns the
+// index of a test that started and never printed its status (-1 if none).
+func parseUnittest(text string, n *normalizer) ([]Result, []int) {
 	lines := splitLines([]byte(text))
 	var out []Result
 	index := map[string]int{}
@@ -109,7 +110,13 @@ func parseUnittest(text string, n *normalizer) []Result {
 			}
 		}
 	}
-	return out
+	var running []int
+	for i := range out {
+		if out[i].Status == "" {
+			running = append(running, i)
+		}
+	}
+	return out, running
 }
 
 // unittestSection reads one "=====\nFAIL: test (id)\n-----\ntraceback"

@@ -191,6 +191,13 @@ func (s *Session) boot(ctx context.Context) error {
 	}
 	l := s.limits
 	init, pids := true, int64(l.Pids)
+	if b.opts.Runtime == "runsc" {
+		// gVisor runs the sandbox's tasks as goroutines of its Sentry, and
+		// the engine's pids limit applies to the Sentry's host threads: a
+		// small limit kills gVisor itself. Tasks inside stay bounded by
+		// the memory limit and the timeout; the kill sweep ends them.
+		pids += 1024
+	}
 	cfg := &container.Config{
 		Image:           s.spec.Image,
 		User:            user,

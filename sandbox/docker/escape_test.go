@@ -133,8 +133,8 @@ func escapeSuite(t *testing.T, runtime string) {
 			},
 		},
 		{
-			name:   "CPU time limit",
-			args:   py("while True: pass"),
+			name: "CPU time limit",
+			args: py("while True: pass"),
 			// The wall limit is far away so that only the CPU limit can end
 			// the spin, even on a loaded machine where 1 s of CPU takes long.
 			limits: sandbox.Limits{Timeout: 45 * time.Second, CPUTime: time.Second},

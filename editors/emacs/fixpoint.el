@@ -78,6 +78,8 @@ Empty when idle.  Add it with
   (let ((kind (plist-get value :kind))
         (title (plist-get value :title))
         (msg (plist-get value :message)))
+    (when title
+      (setq title (replace-regexp-in-string "\\`fixpoint: *" "" title)))
     (setq fixpoint-status
           (pcase kind
             ("begin" (format "fixpoint: %s" (or title "running")))

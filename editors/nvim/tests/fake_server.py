@@ -82,10 +82,10 @@ def handle(m):
         send({"id": ident, "result": None})
         if p["command"] == "fixpoint.fixTests":
             call("window/workDoneProgress/create", {"token": "run-1"}, "prog-1")
-            progress("run-1", {"kind": "begin", "title": "Fix until tests pass", "cancellable": True})
+            progress("run-1", {"kind": "begin", "title": "fixpoint: Fix until tests pass", "message": "starting", "cancellable": True})
             progress("run-1", {"kind": "report", "message": "Iteration 1/6 · planning"})
             progress("run-1", {"kind": "report", "message": "Iteration 2/6 · running tests · 3 failed"})
-            progress("run-1", {"kind": "end", "message": "Verified in 2 iterations"})
+            progress("run-1", {"kind": "end", "message": "Verified"})
             send({"method": "window/logMessage", "params": {"type": 3, "message": "progress-done"}})
     elif method == "shutdown":
         send({"id": ident, "result": None})

@@ -215,13 +215,13 @@ test(":FixpointFix drives status() through the progress handler", function()
     return fp.status_table().kind == "verified"
   end)
   eq(seen, {
-    "fixpoint",
+    "fixpoint · starting",
     "fixpoint 1/6 · planning",
     "fixpoint 2/6 · running tests · 3 failed",
     "fixpoint: verified",
   }, "statuses")
   eq(fp.status(), "fixpoint: verified", "status()")
-  eq(fp.status_table().message, "Verified in 2 iterations", "end message")
+  eq(fp.status_table().message, "Verified", "end message")
   -- The create request was answered (Neovim's own handler).
   truthy(find(function(m2)
     return m2.id == "prog-1" and m2.method == nil and m2.error == nil
@@ -239,6 +239,15 @@ end)
 
 test("next_status", function()
   local cases = {
+    -- What the server sends.
+    { msg = "Verified", kind = "verified" },
+    { msg = "Not verified: max iterations reached", kind = "failed" },
+    { msg = "Cancelled", kind = "idle" },
+    { msg = "Failed: no sandbox backend answers", kind = "failed" },
+    { msg = "5 passed", kind = "verified" },
+    { msg = "3 passed, 1 failed", kind = "failed" },
+    { msg = "4 passed, exit code 2", kind = "failed" },
+    { msg = "no test report", kind = "idle" },
     { msg = "Not verified after 6 iterations: 2 tests still fail", kind = "failed" },
     { msg = "token budget exhausted", kind = "failed" },
     { msg = "Verified in 3 iterations", kind = "verified" },

@@ -28,7 +28,9 @@ export interface ProgressValue {
 export const IDLE: Status = { kind: 'idle', text: '$(check-all) fixpoint', tooltip: 'fixpoint: idle — click to show the output' };
 
 const iterationRe = /iteration\s+(\d+)\s*\/\s*(\d+)/i;
-const failedRe = /\bnot verified\b|\bfail(ed|ure|s)?\b|\berror\b|\bgave up\b|\bbudget\b/i;
+// The server ends a run with "Verified", "Not verified: <reason>", "Cancelled",
+// "Failed: <error>", or for a test run a summary ("5 passed, 1 failed").
+const failedRe = /\bnot verified\b|\bfail(ed|ure|s)?\b|\berror\b|\bgave up\b|\bbudget\b|\bexit code\b|\btimed out\b|\bout of memory\b/i;
 const cancelRe = /\bcancel(l)?ed\b/i;
 const verifiedRe = /\bverified\b|\bpass(ed)?\b|\bapplied\b/i;
 

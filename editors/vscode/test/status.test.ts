@@ -37,6 +37,16 @@ test('a run goes idle → running n/N → verified', () => {
 
 test('end messages', () => {
   const cases: { msg: string | undefined; kind: Status['kind'] }[] = [
+    // What the server sends.
+    { msg: 'Verified', kind: 'verified' },
+    { msg: 'Not verified: max iterations reached', kind: 'failed' },
+    { msg: 'Cancelled', kind: 'idle' },
+    { msg: 'Failed: no sandbox backend answers', kind: 'failed' },
+    { msg: '5 passed', kind: 'verified' },
+    { msg: '3 passed, 1 failed', kind: 'failed' },
+    { msg: '4 passed, exit code 2', kind: 'failed' },
+    { msg: '0 passed, timed out', kind: 'failed' },
+    { msg: 'no test report', kind: 'idle' },
     { msg: 'Not verified after 6 iterations: 2 tests still fail', kind: 'failed' },
     { msg: 'token budget exhausted', kind: 'failed' },
     { msg: 'error: no sandbox backend', kind: 'failed' },

@@ -108,9 +108,18 @@ function M.next_status(prev, value, title)
     local l = lower(msg)
     if l:find("cancel") then
       return { kind = "idle", text = "", message = msg }
-    elseif l:find("not verified") or l:find("fail") or l:find("error") or l:find("gave up") or l:find("budget") then
+    elseif
+      l:find("not verified")
+      or l:find("fail")
+      or l:find("error")
+      or l:find("gave up")
+      or l:find("budget")
+      or l:find("exit code")
+      or l:find("timed out")
+      or l:find("out of memory")
+    then
       return { kind = "failed", text = "fixpoint: failed", message = msg }
-    elseif msg == "" or l:find("verified") or l:find("pass") or l:find("applied") then
+    elseif msg == "" or l:find("verified") or l:find("%f[%a]passed?%f[%A]") or l:find("applied") then
       return { kind = "verified", text = "fixpoint: verified", message = msg }
     end
     return { kind = "idle", text = "", message = msg }
@@ -153,6 +162,7 @@ local function show_progress(value, status, title)
   if not mode then
     return
   end
+  title = title and title:gsub("^fixpoint:%s*", "") or nil
   local msg
   if value.kind == "begin" then
     msg = "fixpoint: " .. (title or "running") .. (value.message and (" · " .. value.message) or "")

@@ -70,6 +70,9 @@ func String(s string) string {
 		sub := assignRE.FindStringSubmatch(m)
 		name, sep, val := sub[1], sub[2], sub[3]
 		inner, quote := unquote(val)
+		if quote == "" && isIdent(inner) && !strings.ContainsAny(inner, "0123456789") {
+			return m // a bare word is code (apiKey: string, password=password)
+		}
 		if !secretValue(name, inner) {
 			return m
 		}

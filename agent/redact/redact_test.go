@@ -42,6 +42,7 @@ func TestStringMasksSecrets(t *testing.T) {
 		{"python password", `PASSWORD = 'Tr0ub4dor&3'`, "Tr0ub4dor&3", "PASSWORD = '[REDACTED]'"},
 		{"go const", `const apiKey = "live_8f7d6c5b4a39281706"`, "live_8f7d6c5b4a39281706", "const apiKey = \"[REDACTED]\""},
 		{"env token", "GITHUB_TOKEN=" + randomTok, randomTok, "GITHUB_TOKEN="},
+		{"env password", "DB_PASSWORD=hunter22", "hunter22", "DB_PASSWORD=[REDACTED]"},
 		{"query string", "https://api.example.com/v1?token=" + randomTok + "&page=2", randomTok, "&page=2"},
 		{"secret flag", "deploy --secret=" + randomTok, randomTok, "deploy --secret="},
 		{"url password", "postgres://app:s3cr3tP4ss@db:5432/app", "s3cr3tP4ss", "postgres://app:[REDACTED]@db:5432/app"},
@@ -94,6 +95,11 @@ func TestStringKeepsOrdinaryText(t *testing.T) {
 		"ask-me-anything-about-this-component-please",
 		"https://example.com/path?page=2&sort=desc",
 		"sk-learn is a library",
+		"interface Config { apiKey: string; token: string }",
+		"def login(username: str, password: str) -> bool:",
+		"client = Client(api_key=api_key, token=token)",
+		"api_key: Optional[str] = None",
+		`APIKey string ` + "`json:\"api_key\" toml:\"api_key\"`",
 	}
 	for _, s := range keep {
 		if got := String(s); got != s {

@@ -350,7 +350,7 @@ func (p *goParser) frames(lines []string, pkg string) []Frame {
 			fn = fn[:k]
 		}
 		if fp := funcPackage(fn); fp != "" && p.module != "" && (fp == p.module || strings.HasPrefix(fp, p.module+"/")) {
-			p.n.learn(path.Dir(m[1]), strings.TrimPrefix(strings.TrimPrefix(fp, p.module), "/"))
+			p.n.learnDir(path.Dir(m[1]), strings.TrimPrefix(strings.TrimPrefix(fp, p.module), "/"))
 		}
 		f, ok := p.n.rel(m[1], "")
 		if !ok || !strings.HasPrefix(m[1], "/") {

@@ -294,6 +294,21 @@ func (n *normalizer) learn(abs, rel string) {
 	n.addRoot(strings.TrimSuffix(abs, rel))
 }
 
+// learnDir records the root implied by an absolute directory that holds
+// the workspace directory rel ("" for the root itself).
+func (n *normalizer) learnDir(abs, rel string) {
+	if !strings.HasPrefix(abs, "/") || abs == "/" {
+		return
+	}
+	if rel == "" {
+		n.addRoot(abs)
+		return
+	}
+	if strings.HasSuffix(abs, "/"+rel) {
+		n.addRoot(strings.TrimSuffix(abs, "/"+rel))
+	}
+}
+
 // rel returns p relative to the workspace and whether it is inside it.
 // Relative paths are taken relative to dir (a workspace-relative directory,
 // "" for the root). Paths outside the workspace come back unchanged.

@@ -318,3 +318,34 @@ func TestParseKilledMidRun(t *testing.T) {
 		})
 	}
 }
+
+// TestParseLearnsRoot checks that absolute paths under an unknown
+// workspace root come back relative when the Go module is known.
+func TestParseLearnsRoot(t *testing.T) {
+	tests := []struct{ raw, id, file string }{
+		{raw: "go-panic", id: "example.com/store.TestPut", file: "store.go"},
+		{raw: "go-timeout", id: "example.com/slow.TestSlow", file: "slow_test.go"},
+		{raw: "unittest-fail", id: "test_calc.TestCalc.test_add", file: "test_calc.py"},
+	}
+	cases := map[string]rawCase{}
+	for _, c := range rawCases {
+		cases[c.name] = c
+	}
+	for _, tt := range tests {
+		r, res, report := loadRaw(t, cases[tt.raw])
+		res.Stdout = bytes.ReplaceAll(res.Stdout, []byte("/workspace/"), []byte("/tmp/fixpoint-123/ws/"))
+		res.Stderr = bytes.ReplaceAll(res.Stderr, []byte("/workspace/"), []byte("/tmp/fixpoint-123/ws/"))
+		rep := Parse(r, res, report)
+		for _, x := range rep.Tests {
+			for _, f := range append([]Frame{{File: x.File}}, x.Frames...) {
+				if strings.HasPrefix(f.File, "/") {
+					t.Errorf("%s: %s: location %q is absolute", tt.raw, x.ID, f.File)
+				}
+			}
+		}
+		checkResult(t, rep, want{id: tt.id, status: findTest(rep, tt.id).Status, file: tt.file, line: findTest(rep, tt.id).Line})
+		if findTest(rep, tt.id).File != tt.file {
+			t.Errorf("%s: %s at %q, want %q", tt.raw, tt.id, findTest(rep, tt.id).File, tt.file)
+		}
+	}
+}

@@ -179,3 +179,28 @@ func TestClosedSession(t *testing.T) {
 		t.Errorf("Run after Close = %v, want ErrClosed", err)
 	}
 }
+
+// TestReplacedAfterSupervisorDies kills the supervisor from inside; the
+// next call must start a new container with the last snapshot.
+func TestReplacedAfterSupervisorDies(t *testing.T) {
+	_, s := newSession(t, sandbox.Limits{Timeout: 10 * time.Second})
+	snap := &sandbox.Snapshot{Files: map[string]sandbox.File{"f.txt": {Data: []byte("synced")}}}
+	if _, err := s.Sync(t.Context(), snap); err != nil {
+		t.Fatalf("Sync: %v", err)
+	}
+	first := s.ContainerID()
+	if _, err := s.Run(t.Context(), sandbox.Command{Args: []string{"sh", "-c", "kill -9 $PPID; sleep 5"}}); err == nil {
+		t.Fatalf("Run that kills the supervisor returned no error")
+	}
+	res, err := s.Run(t.Context(), sandbox.Command{Args: []string{"cat", "f.txt"}})
+	if err != nil || string(res.Stdout) != "synced" {
+		t.Fatalf("Run after the supervisor died = %+v, %v, want the re-synced file", res, err)
+	}
+	if s.ContainerID() == first {
+		t.Errorf("container %s was not replaced", first[:12])
+	}
+	cli := sandboxtest.RequireDocker(t)
+	if _, err := cli.ContainerInspect(t.Context(), first); err == nil {
+		t.Errorf("the dead container %.12s was not removed", first)
+	}
+}

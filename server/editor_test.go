@@ -118,7 +118,9 @@ func newFakeEditor(t testing.TB, o editorOptions) *fakeEditor {
 	}
 	opts.UserConfig = "-"
 	if o.engine != nil {
-		opts.NewEngine = func(ctx context.Context, cfg *config.Config, root string) (Engine, error) { return o.engine, nil }
+		opts.NewEngine = func(ctx context.Context, cfg *config.Config, root string, h Hooks) (Engine, error) {
+			return o.engine, nil
+		}
 	}
 	srv := New(&opts)
 	cs, ss := net.Pipe()

@@ -102,7 +102,13 @@ func (o *overlays) change(uri string, version int32, changes []change) (*documen
 	}
 	nd := *d
 	nd.version = version
-	nd.idx = newLineIndex(applyChanges(d.text(), changes))
+	for _, c := range changes {
+		if c.Full {
+			nd.idx = newLineIndex(c.Text)
+		} else {
+			nd.idx = nd.idx.replace(c.Range, c.Text)
+		}
+	}
 	o.docs[uri] = &nd
 	return &nd, nil
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"sort"
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 
@@ -114,4 +115,44 @@ func (x *lineIndex) lineText(l int) string {
 		return ""
 	}
 	return x.text[x.starts[l]:x.lineEnd(l)]
+}
+
+// replace returns the index of the text with r replaced by ins. It
+// rescans only the changed lines and shifts the line starts after them,
+// so typing in a large file costs a copy, not a rescan.
+func (x *lineIndex) replace(r protocol.Range, ins string) *lineIndex {
+	start, end := x.offset(r.Start), x.offset(r.End)
+	if end < start {
+		start, end = end, start
+	}
+	text := x.text[:start] + ins + x.text[end:]
+	delta := len(ins) - (end - start)
+	newEnd := end + delta
+	l1 := sort.SearchInts(x.starts, start+1) - 1
+	l2 := sort.SearchInts(x.starts, end+1) - 1
+	if l1 > 0 {
+		l1-- // a "\r" ending the previous line may join an inserted "\n"
+	}
+	starts := make([]int, l1+1, len(x.starts)+strings.Count(ins, "\n")+1)
+	copy(starts, x.starts[:l1+1])
+	i := starts[l1]
+	for ; i < len(text); i++ {
+		c := text[i]
+		if c != '\n' && c != '\r' {
+			continue
+		}
+		if c == '\r' && i+1 < len(text) && text[i+1] == '\n' {
+			i++
+		}
+		starts = append(starts, i+1)
+		if i+1 > newEnd {
+			break
+		}
+	}
+	if i < len(text) && l2+2 <= len(x.starts) {
+		for _, s := range x.starts[l2+2:] {
+			starts = append(starts, s+delta)
+		}
+	}
+	return &lineIndex{text: text, starts: starts}
 }

@@ -151,3 +151,28 @@ func FuzzApplyChanges(f *testing.F) {
 		_ = applyChanges(text, []change{{Range: rng(l1%8, c1%16, l2%8, c2%16), Text: ins}})
 	})
 }
+
+// FuzzReplace: the incremental line index after a change equals a full
+// rescan of the new text, and the text equals applyChanges'.
+func FuzzReplace(f *testing.F) {
+	f.Add("a\n\nb", uint32(1), uint32(0), uint32(1), uint32(0), "x\r")
+	f.Add("a\rb", uint32(1), uint32(0), uint32(1), uint32(0), "\n")
+	f.Add("ab\r\ncd\r\n", uint32(0), uint32(2), uint32(1), uint32(0), "")
+	f.Add("日本\n😀x\ny", uint32(1), uint32(1), uint32(2), uint32(1), "q\nr")
+	f.Fuzz(func(t *testing.T, text string, l1, c1, l2, c2 uint32, ins string) {
+		r := rng(l1%6, c1%8, l2%6, c2%8)
+		got := newLineIndex(text).replace(r, ins)
+		want := newLineIndex(applyChanges(text, []change{{Range: r, Text: ins}}))
+		if got.text != want.text {
+			t.Fatalf("replace text = %q, want %q", got.text, want.text)
+		}
+		if len(got.starts) != len(want.starts) {
+			t.Fatalf("replace(%q, %v, %q) starts = %v, want %v", text, r, ins, got.starts, want.starts)
+		}
+		for i := range got.starts {
+			if got.starts[i] != want.starts[i] {
+				t.Fatalf("replace(%q, %v, %q) starts = %v, want %v", text, r, ins, got.starts, want.starts)
+			}
+		}
+	})
+}

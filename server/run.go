@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"go.lsp.dev/protocol"
 
@@ -142,7 +143,7 @@ func (s *Server) engineFor(ctx context.Context, root string) (Engine, error) {
 	if s.opts.NewEngine == nil {
 		return nil, errors.New("no agent engine is configured in this server")
 	}
-	e, err = s.opts.NewEngine(ctx, cfg, root)
+	e, err = s.opts.NewEngine(ctx, cfg, root, s.hooks(ctx))
 	if err != nil {
 		return nil, err
 	}
@@ -150,4 +151,29 @@ func (s *Server) engineFor(ctx context.Context, root string) (Engine, error) {
 	s.engines[root] = e
 	s.mu.Unlock()
 	return e, nil
+}
+
+// hooks returns the callbacks for an engine. They outlive the run that
+// created the engine, so they use the connection, not the run's context,
+// for notifications; Approve uses the context it is given.
+func (s *Server) hooks(ctx context.Context) Hooks {
+	lifetime := context.WithoutCancel(ctx)
+	return Hooks{
+		Warn: warnWriter(func(line string) { s.logMessage(lifetime, protocol.MessageTypeWarning, line) }),
+		Approve: func(ctx context.Context, deps []string) (bool, error) {
+			msg := "fixpoint wants to install dependencies it added: " + strings.Join(deps, ", ") +
+				". Allow a networked install? (Add them to policy.allow_deps in .fixpoint.toml to skip this question.)"
+			return s.ask(ctx, protocol.MessageTypeWarning, msg, "Allow", "Deny") == "Allow", nil
+		},
+	}
+}
+
+// warnWriter calls fn once per Write, with trailing newlines trimmed.
+type warnWriter func(string)
+
+func (w warnWriter) Write(p []byte) (int, error) {
+	if line := strings.TrimRight(string(p), "\n"); line != "" {
+		w(line)
+	}
+	return len(p), nil
 }

@@ -38,6 +38,7 @@ import (
 	"go.lsp.dev/jsonrpc2"
 
 	"github.com/fixpoint-dev/fixpoint/agent"
+	"github.com/fixpoint-dev/fixpoint/agent/redact"
 	"github.com/fixpoint-dev/fixpoint/config"
 	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
 )
@@ -54,8 +55,19 @@ type Engine interface {
 // EngineFactory makes the engine for a workspace folder from its
 // configuration. The server calls it at most once per folder and
 // configuration, and closes the engine when the configuration changes or
-// the connection ends.
-type EngineFactory func(ctx context.Context, cfg *config.Config, root string) (Engine, error)
+// the connection ends. hooks connect the engine to the editor.
+type EngineFactory func(ctx context.Context, cfg *config.Config, root string, hooks Hooks) (Engine, error)
+
+// Hooks are the editor-facing callbacks the server offers an engine
+// (agent.OpenOptions has fields of the same names).
+type Hooks struct {
+	// Warn shows each line written to it as a window/logMessage warning
+	// (and a window/showMessage for the first one of a run).
+	Warn io.Writer
+	// Approve asks the user, through window/showMessageRequest, whether
+	// dependencies may be installed; a dismissed request is a refusal.
+	Approve func(ctx context.Context, deps []string) (bool, error)
+}
 
 // Options configure a Server. The zero value is usable: every field has a
 // documented default.
@@ -75,7 +87,7 @@ type Options struct {
 	// Version is reported in serverInfo. "" = "dev".
 	Version string
 	// Redact masks secrets in text sent to the client as log messages.
-	// nil = a built-in masker of API-key-like tokens.
+	// nil = agent/redact.String.
 	Redact func(string) string
 	// StopTimeout bounds how long Serve waits for runs to stop after the
 	// connection ends. 0 = 5s.
@@ -137,7 +149,7 @@ func New(opts *Options) *Server {
 		o.Version = "dev"
 	}
 	if o.Redact == nil {
-		o.Redact = redact
+		o.Redact = redact.String
 	}
 	if o.StopTimeout == 0 {
 		o.StopTimeout = 5 * time.Second

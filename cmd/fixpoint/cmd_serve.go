@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 
+	"github.com/fixpoint-dev/fixpoint/agent"
 	"github.com/fixpoint-dev/fixpoint/config"
 	"github.com/fixpoint-dev/fixpoint/server"
 )
@@ -42,7 +44,7 @@ Example:
 			return a.fail(usagef("serve takes no arguments, got %q", fs.Args()))
 		}
 		srv := server.New(&server.Options{
-			NewEngine: newEngine,
+			NewEngine: newEngine(a.logger),
 			Logger:    a.logger,
 			Getenv:    a.getenv,
 			Version:   version,
@@ -102,7 +104,13 @@ func (s stdio) Close() error {
 }
 
 // newEngine makes the agent engine for a workspace folder of `fixpoint
-// serve`. Until agent.Open lands it reports that no engine is available.
-func newEngine(ctx context.Context, cfg *config.Config, root string) (server.Engine, error) {
-	return nil, errors.New("the agent engine is not built into this fixpoint yet")
+// serve`: the sandbox backend, failure memory and model client from cfg.
+func newEngine(logger *slog.Logger) server.EngineFactory {
+	return func(ctx context.Context, cfg *config.Config, root string, h server.Hooks) (server.Engine, error) {
+		e, err := agent.Open(ctx, cfg, root, &agent.OpenOptions{Logger: logger, Warn: h.Warn, Approve: h.Approve})
+		if err != nil {
+			return nil, err
+		}
+		return e, nil
+	}
 }

@@ -43,42 +43,189 @@ var pemRE = regexp.MustCompile(`-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----(?
 // urlCredRE matches a password in a URL: scheme://user:password@host.
 var urlCredRE = regexp.MustCompile(`\b([a-z][a-z0-9+.-]*://[^\s:/@]+:)([^\s@/]{3,})(@)`)
 
-// assignRE matches key-like names assigned a value, in code, JSON, YAML,
-// .env files, query strings and command lines. Group 1 is the name, group 3
-// the value (quoted or bare).
-var assignRE = regexp.MustCompile(`(?i)((?:[a-z0-9_.-]*?)(?:api[_-]?key|apikey|access[_-]?key|secret[_-]?key|private[_-]?key|client[_-]?secret|auth[_-]?token|access[_-]?token|refresh[_-]?token|secret|token|password|passwd|pwd|credentials?))(["']?\s*(?::=|=>|[:=])\s*)("[^"\n]*"|'[^'\n]*'|[^\s"',;&)}\]]+)`)
-
 // strongNameRE: names whose values are secrets whatever they look like.
 var strongNameRE = regexp.MustCompile(`(?i)(api[_-]?key|apikey|access[_-]?key|secret[_-]?key|private[_-]?key|client[_-]?secret|auth[_-]?token|access[_-]?token|refresh[_-]?token|password|passwd)$`)
 
-// String returns s with secrets replaced by [Mask].
+func containsAny(s string, subs ...string) bool {
+	for _, t := range subs {
+		if strings.Contains(s, t) {
+			return true
+		}
+	}
+	return false
+}
+
+// Cheap literal checks decide which (slow) patterns run on a line.
+func hasTokenPrefix(line string) bool {
+	return containsAny(line, "sk-", "sk_", "rk_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-",
+		"xox", "AKIA", "ASIA", "AIza", "hf_", "npm_", "pypi-", "eyJ")
+}
+
+func hasKeyword(lower string) bool {
+	return containsAny(lower, "key", "token", "secret", "passw", "pwd", "credential")
+}
+
+func hasTrigger(line, lower string) bool {
+	return hasTokenPrefix(line) || hasKeyword(lower) || strings.Contains(line, "://") || containsAny(lower, "bearer ", "basic ")
+}
+
+// String returns s with secrets replaced by [Mask]. Only lines containing
+// a trigger word run through the patterns, which keeps large prompts fast.
 func String(s string) string {
 	if s == "" {
 		return s
 	}
-	s = pemRE.ReplaceAllString(s, Mask)
-	s = tokenRE.ReplaceAllString(s, Mask)
-	s = urlCredRE.ReplaceAllString(s, "${1}"+Mask+"${3}")
-	s = bearerRE.ReplaceAllStringFunc(s, func(m string) string {
-		sub := bearerRE.FindStringSubmatch(m)
-		if !looksRandom(sub[3], 16) {
-			return m
+	if strings.Contains(s, "PRIVATE KEY") {
+		s = pemRE.ReplaceAllString(s, Mask)
+	}
+	lower := asciiLower(s)
+	if !hasTrigger(s, lower) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for start := 0; start < len(s); {
+		end := strings.IndexByte(s[start:], '\n')
+		if end < 0 {
+			end = len(s)
+		} else {
+			end += start + 1
 		}
-		return sub[1] + sub[2] + Mask
-	})
-	s = assignRE.ReplaceAllStringFunc(s, func(m string) string {
-		sub := assignRE.FindStringSubmatch(m)
-		name, sep, val := sub[1], sub[2], sub[3]
-		inner, quote := unquote(val)
+		line := s[start:end]
+		if ll := lower[start:end]; hasTrigger(line, ll) {
+			line = redactLine(line, ll)
+		}
+		b.WriteString(line)
+		start = end
+	}
+	return b.String()
+}
+
+// asciiLower lower-cases ASCII letters only, so byte offsets stay valid.
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
+func redactLine(s, lower string) string {
+	if hasTokenPrefix(s) {
+		s = tokenRE.ReplaceAllString(s, Mask)
+	}
+	if strings.Contains(s, "://") && strings.Contains(s, "@") {
+		s = urlCredRE.ReplaceAllString(s, "${1}"+Mask+"${3}")
+	}
+	if containsAny(lower, "bearer ", "token ", "basic ") {
+		s = bearerRE.ReplaceAllStringFunc(s, func(m string) string {
+			sub := bearerRE.FindStringSubmatch(m)
+			if !looksRandom(sub[3], 16) {
+				return m
+			}
+			return sub[1] + sub[2] + Mask
+		})
+	}
+	if !hasKeyword(asciiLower(s)) || !strings.ContainsAny(s, ":=") {
+		return s
+	}
+	return redactAssignments(s)
+}
+
+// keywords end the names whose assigned values may be secrets.
+var keywordRE = regexp.MustCompile(`credentials?|password|passwd|pwd|secret|token|key`)
+
+// keyNameRE: names ending in "key" that hold secrets (not cache_key).
+var keyNameRE = regexp.MustCompile(`(api|access|secret|private)[_-]?key$`)
+
+// redactAssignments masks the values assigned to key-like names: in code,
+// JSON, YAML, .env files, query strings and command lines (name = value,
+// name: value, "name": "value", name := value, name => value, --name=value).
+// It is a hand-written scanner: a regular expression for this was 20 times
+// slower on large prompts.
+func redactAssignments(s string) string {
+	lower := asciiLower(s)
+	var b strings.Builder
+	last := 0
+	for _, loc := range keywordRE.FindAllStringIndex(lower, -1) {
+		kEnd := loc[1]
+		if kEnd <= last {
+			continue
+		}
+		start := loc[0]
+		for start > 0 && isNameByte(s[start-1]) {
+			start--
+		}
+		name := s[start:kEnd]
+		if strings.HasSuffix(lower[:kEnd], "key") && !keyNameRE.MatchString(lower[start:kEnd]) {
+			continue
+		}
+		vStart, vEnd, quote, ok := valueAfter(s, kEnd)
+		if !ok {
+			continue
+		}
+		inner := s[vStart:vEnd]
 		if quote == "" && isIdent(inner) && !strings.ContainsAny(inner, "0123456789") {
-			return m // a bare word is code (apiKey: string, password=password)
+			continue // a bare word is code (apiKey: string, password=password)
 		}
 		if !secretValue(name, inner) {
-			return m
+			continue
 		}
-		return name + sep + quote + Mask + quote
-	})
-	return s
+		b.WriteString(s[last:vStart])
+		b.WriteString(Mask)
+		last = vEnd
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+func isNameByte(c byte) bool {
+	return c == '_' || c == '-' || c == '.' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+// valueAfter parses `["']? \s* (:=|=>|:|=) \s* value` at i and returns the
+// value's bounds (inside its quotes) and its quote character.
+func valueAfter(s string, i int) (start, end int, quote string, ok bool) {
+	if i < len(s) && (s[i] == '"' || s[i] == '\'') {
+		i++
+	}
+	i = skipSpace(s, i)
+	switch {
+	case strings.HasPrefix(s[i:], ":="), strings.HasPrefix(s[i:], "=>"):
+		i += 2
+	case i < len(s) && (s[i] == ':' || s[i] == '='):
+		i++
+	default:
+		return 0, 0, "", false
+	}
+	i = skipSpace(s, i)
+	if i >= len(s) {
+		return 0, 0, "", false
+	}
+	if q := s[i]; q == '"' || q == '\'' {
+		j := strings.IndexAny(s[i+1:], string(q)+"\n")
+		if j < 0 || s[i+1+j] != q {
+			return 0, 0, "", false
+		}
+		return i + 1, i + 1 + j, string(q), true
+	}
+	j := i
+	for j < len(s) && !strings.ContainsRune(" \t\r\n\"',;&)}]", rune(s[j])) {
+		j++
+	}
+	return i, j, "", j > i
+}
+
+func skipSpace(s string, i int) int {
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
+		i++
+	}
+	return i
 }
 
 func unquote(v string) (string, string) {

@@ -14,7 +14,7 @@ func hostileInputs() map[string]func() (Runner, *sandbox.Result, []byte) {
 	return map[string]func() (Runner, *sandbox.Result, []byte){
 		"go-30k-tests": func() (Runner, *sandbox.Result, []byte) {
 			var b strings.Builder
-			for i := range 30000 {
+			for i := range maxTests + 2000 {
 				fmt.Fprintf(&b, `{"Action":"run","Package":"p%d","Test":"T/%d"}`+"\n", i%50, i)
 				fmt.Fprintf(&b, `{"Action":"output","Package":"p%d","Test":"T/%d","Output":"    x_test.go:%d: got 1, want 2\n"}`+"\n", i%50, i, i)
 				fmt.Fprintf(&b, `{"Action":"fail","Package":"p%d"}`+"\n", i%50)
@@ -25,23 +25,23 @@ func hostileInputs() map[string]func() (Runner, *sandbox.Result, []byte) {
 			var b strings.Builder
 			b.WriteString(`{"Action":"run","Package":"p","Test":"T"}` + "\n")
 			line := `{"Action":"output","Package":"p","Test":"T","Output":"` + strings.Repeat("panic: ", 2000) + `\n"}` + "\n"
-			for b.Len() < 8<<20 {
+			for b.Len() < 4<<20 {
 				b.WriteString(line)
 			}
 			return Runner{Name: RunnerGo}, &sandbox.Result{ExitCode: 2, Stdout: []byte(b.String())}, nil
 		},
 		"tap-deep": func() (Runner, *sandbox.Result, []byte) {
 			var b strings.Builder
-			for i := range 200 {
-				fmt.Fprintf(&b, "%s# Subtest: %s\n", strings.Repeat("    ", i), strings.Repeat("n", 4000))
+			for i := range 100 { // deeper than the 64 levels kept, names longer than kept
+				fmt.Fprintf(&b, "%s# Subtest: %s\n", strings.Repeat("    ", i), strings.Repeat("n", 2000))
 			}
-			for i := range 100000 {
+			for i := range maxTests + 5000 { // more results than kept, each with the longest id
 				fmt.Fprintf(&b, "%snot ok %d - x\n", strings.Repeat("    ", 63), i)
 			}
 			return Runner{Name: RunnerNode}, &sandbox.Result{ExitCode: 1, Stdout: []byte(b.String())}, nil
 		},
 		"junit-long-classname": func() (Runner, *sandbox.Result, []byte) {
-			cls := strings.Repeat("a.", 200000)
+			cls := strings.Repeat("a.", 50000)
 			var b strings.Builder
 			b.WriteString("<testsuite>")
 			for range 20 {
@@ -52,10 +52,10 @@ func hostileInputs() map[string]func() (Runner, *sandbox.Result, []byte) {
 		},
 		"unittest-many-sections": func() (Runner, *sandbox.Result, []byte) {
 			var b strings.Builder
-			for i := range 20000 {
+			for i := range 5000 {
 				fmt.Fprintf(&b, "test_%d (m.C.test_%d) ... FAIL\n", i, i)
 			}
-			for i := range 20000 {
+			for i := range 5000 {
 				fmt.Fprintf(&b, "%s\nFAIL: test_%d (m.C.test_%d)\n%s\n  File \"/workspace/m.py\", line %d, in t\nAssertionError: 1 != 2\n\n", strings.Repeat("=", 70), i, i, strings.Repeat("-", 70), i)
 			}
 			return Runner{Name: RunnerUnittest}, &sandbox.Result{ExitCode: 1, Stderr: []byte(b.String())}, nil

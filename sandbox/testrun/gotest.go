@@ -276,6 +276,9 @@ func (p *goParser) finish(t *goTest) {
 	}
 	loc, msg := goFailureLine(lines)
 	if loc == nil {
+		if t.res.Status == StatusFail {
+			t.res.Expected, t.res.Actual, t.res.Message = exampleOutput(text)
+		}
 		return
 	}
 	if f, ok := p.n.rel(loc[2], dir); ok {
@@ -483,4 +486,16 @@ func (p *goParser) looseBuild(lines []string) {
 		}
 	}
 	flush()
+}
+
+// exampleOutput reads a failed Example's "got:\n...\nwant:\n..." report.
+func exampleOutput(text string) (want, got, msg string) {
+	i := strings.Index(text, "got:\n")
+	j := strings.Index(text, "\nwant:\n")
+	if i < 0 || j < i {
+		return "", "", ""
+	}
+	got = strings.TrimSpace(text[i+len("got:\n") : j])
+	want = strings.TrimSpace(text[j+len("\nwant:\n"):])
+	return clip(want, maxMessage), clip(got, maxMessage), "example output differs"
 }

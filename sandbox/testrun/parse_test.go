@@ -134,7 +134,8 @@ func TestParseFacts(t *testing.T) {
 		wants                   []want
 	}{
 		{name: "go-pass", runner: "go", passed: 3},
-		{name: "go-fail", runner: "go", passed: 4, failed: 4, skipped: 1, wants: []want{
+		{name: "go-fail", runner: "go", passed: 4, failed: 5, skipped: 1, wants: []want{
+			{id: "example.com/calc.ExampleAdd", status: StatusFail, message: "example output differs", expected: "2", actual: "0"},
 			{id: "example.com/calc.TestAdd", status: StatusFail, file: "calc_test.go", line: 16, message: "Add(1, 2) = -1, want 3", expected: "3", actual: "-1"},
 			{id: "example.com/calc.TestAddTable/case_1", status: StatusFail, file: "calc_test.go", line: 33, message: "got -1, want 5", expected: "5", actual: "-1"},
 			{id: "example.com/calc.TestAddTable", status: StatusFail},

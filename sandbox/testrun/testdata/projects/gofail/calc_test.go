@@ -56,3 +56,8 @@ func ExampleAbs() {
 	fmt.Println(Abs(-1))
 	// Output: 1
 }
+
+func ExampleAdd() {
+	fmt.Println(Add(1, 1))
+	// Output: 2
+}

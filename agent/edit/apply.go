@@ -6,6 +6,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -124,6 +125,17 @@ func applyOne(snap *sandbox.Snapshot, p string, cur []byte, exists bool, b Block
 		matches = findTolerant(f.lines, search)
 		tolerant = true
 	}
+	if len(matches) == 0 {
+		// Models copy the numbered lines of our own feedback ("10| x").
+		if s, ok := stripNumbers(search); ok {
+			if m := findTolerant(f.lines, s); len(m) > 0 {
+				search, matches = s, m
+				if r, ok := stripNumbers(replace); ok {
+					replace = r
+				}
+			}
+		}
+	}
 	switch {
 	case len(matches) > 1:
 		var at []string
@@ -148,6 +160,27 @@ func applyOne(snap *sandbox.Snapshot, p string, cur []byte, exists bool, b Block
 	lines = append(lines, f.lines[at+len(search):]...)
 	f.lines = lines
 	return []byte(f.String()), nil
+}
+
+// numberRE is the line-number prefix of numbered (see numbered).
+var numberRE = regexp.MustCompile(`^\s*\d+\| ?`)
+
+// stripNumbers removes "12| " prefixes when every non-blank line has one.
+func stripNumbers(lines []string) ([]string, bool) {
+	out := make([]string, len(lines))
+	seen := false
+	for i, l := range lines {
+		loc := numberRE.FindStringIndex(l)
+		switch {
+		case loc != nil:
+			out[i], seen = l[loc[1]:], true
+		case strings.TrimSpace(l) == "":
+			out[i] = ""
+		default:
+			return nil, false
+		}
+	}
+	return out, seen
 }
 
 // file is a text split into lines without terminators.

@@ -231,3 +231,11 @@ func TestCloseUnblocksHang(t *testing.T) {
 		t.Fatal("Close did not unblock a hanging reply")
 	}
 }
+
+func TestEditBlock(t *testing.T) {
+	got := llmtest.EditBlock("a.go", "x := 1", "x := 2\n")
+	want := "a.go\n<<<<<<< SEARCH\nx := 1\n=======\nx := 2\n>>>>>>> REPLACE\n"
+	if got != want {
+		t.Errorf("EditBlock = %q, want %q", got, want)
+	}
+}

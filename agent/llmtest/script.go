@@ -227,3 +227,16 @@ func (s *Script) compile() error {
 	}
 	return nil
 }
+
+// EditBlock returns a SEARCH/REPLACE block for path in the format
+// agent/edit parses, for building scripted replies. search and replace are
+// whole lines; a missing final newline is added.
+func EditBlock(path, search, replace string) string {
+	nl := func(s string) string {
+		if s != "" && s[len(s)-1] != '\n' {
+			return s + "\n"
+		}
+		return s
+	}
+	return path + "\n<<<<<<< SEARCH\n" + nl(search) + "=======\n" + nl(replace) + ">>>>>>> REPLACE\n"
+}

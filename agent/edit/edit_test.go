@@ -25,6 +25,10 @@ func TestParsePaths(t *testing.T) {
 		{"`./cmd/x/main.go`:", "cmd/x/main.go"},
 		{"1. `Dockerfile`", "Dockerfile"},
 		{"## path: web/app.js", "web/app.js"},
+		{"```go:pkg/a.go", "pkg/a.go"},
+		{"```python src/app.py", "src/app.py"},
+		{"```lib/x.rb", "lib/x.rb"},
+		{"```go", ""},
 		{"Fix:", ""},
 		{"Here is the fix:", ""},
 	}

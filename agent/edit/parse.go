@@ -164,6 +164,9 @@ func pathBefore(lines []string, i int) string {
 	if j < 0 {
 		return ""
 	}
+	if p := fenceInfoPath(lines[j]); p != "" {
+		return p
+	}
 	if fenceRE.MatchString(lines[j]) {
 		j = prevNonBlank(lines, j)
 		if j < 0 {
@@ -171,6 +174,24 @@ func pathBefore(lines []string, i int) string {
 		}
 	}
 	return cleanPath(lines[j])
+}
+
+// fenceInfoPath returns the path in a fence's info string: "```go:a/b.go",
+// "```python a/b.py", "```a/b.go".
+func fenceInfoPath(line string) string {
+	t := strings.TrimSpace(line)
+	if !strings.HasPrefix(t, "```") && !strings.HasPrefix(t, "~~~") {
+		return ""
+	}
+	fields := strings.FieldsFunc(t[3:], func(r rune) bool { return r == ' ' || r == ':' || r == '\t' })
+	if len(fields) == 0 {
+		return ""
+	}
+	last := fields[len(fields)-1]
+	if !strings.ContainsAny(last, "./") {
+		return "" // a language tag
+	}
+	return cleanPath(last)
 }
 
 func prevNonBlank(lines []string, i int) int {

@@ -8,8 +8,10 @@ import (
 	"math/rand/v2"
 	"os"
 	"path"
+	"runtime"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -169,12 +171,23 @@ func syntheticRecords(n int, seed uint64) ([]Record, error) {
 	return recs, nil
 }
 
-// Latency is measured at one store size.
+// Latency is measured at one store size. Wall times depend on the load
+// of the machine; CPU times (user+system of the whole process, all
+// threads) much less so.
 type Latency struct {
-	Records int
-	Query   time.Duration // mean Recall (K=3), store warm
-	Insert  time.Duration // mean Add, fsync included
-	Open    time.Duration // Open of the store at this size (journal replay + embedding + index)
+	Records           int
+	Query, QueryCPU   time.Duration // mean Recall (K=3), store warm
+	Insert, InsertCPU time.Duration // mean Add, fsync included
+	Open, OpenCPU     time.Duration // Open at this size: journal replay, embedding, index
+}
+
+// cpuTime returns the process's user+system CPU time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // MeasureLatency fills a store under dir with n synthetic records and
@@ -204,29 +217,31 @@ func MeasureLatency(ctx context.Context, dir string, n int) (*Latency, error) {
 	s.Close()
 
 	l := &Latency{Records: n}
-	start := time.Now()
+	runtime.GC()
+	start, cpu := time.Now(), cpuTime()
 	s, err = Open(data, &Options{Root: root, Cap: n + 1000})
-	l.Open = time.Since(start)
+	l.Open, l.OpenCPU = time.Since(start), cpuTime()-cpu
 	if err != nil {
 		return nil, err
 	}
 	defer s.Close()
 	queries := recs[n : n+100]
-	start = time.Now()
+	runtime.GC()
+	start, cpu = time.Now(), cpuTime()
 	for _, q := range queries {
 		if _, err := s.Recall(ctx, q.Signature, RecallOptions{K: 3}); err != nil {
 			return nil, err
 		}
 	}
-	l.Query = time.Since(start) / time.Duration(len(queries))
+	l.Query, l.QueryCPU = time.Since(start)/time.Duration(len(queries)), (cpuTime()-cpu)/time.Duration(len(queries))
 	inserts := recs[n+100 : n+150]
-	start = time.Now()
+	start, cpu = time.Now(), cpuTime()
 	for _, r := range inserts {
 		if _, err := s.Add(ctx, r); err != nil {
 			return nil, err
 		}
 	}
-	l.Insert = time.Since(start) / time.Duration(len(inserts))
+	l.Insert, l.InsertCPU = time.Since(start)/time.Duration(len(inserts)), (cpuTime()-cpu)/time.Duration(len(inserts))
 	return l, nil
 }
 
@@ -274,12 +289,26 @@ func (r *BenchReport) Markdown() string {
 			q.Embedder, q.Pairs, q.Distractors, filter, q.Recall1, q.Recall3)
 	}
 	if len(r.Latency) > 0 {
-		b.WriteString("| records | open | query (k=3) | insert (fsync) |\n|---:|---:|---:|---:|\n")
+		b.WriteString("| records | open wall / CPU | query (k=3) wall / CPU | insert (fsync) wall / CPU |\n|---:|---:|---:|---:|\n")
 		for _, l := range r.Latency {
-			fmt.Fprintf(&b, "| %d | %s | %s | %s |\n", l.Records, round(l.Open), round(l.Query), round(l.Insert))
+			fmt.Fprintf(&b, "| %d | %s / %s | %s / %s | %s / %s |\n", l.Records, round(l.Open), round(l.OpenCPU),
+				round(l.Query), round(l.QueryCPU), round(l.Insert), round(l.InsertCPU))
 		}
+		fmt.Fprintf(&b, "\nCPU is user+system time of the process (all threads); wall time depends on the machine's load (load average %s when measured).\n", loadAvg())
 	}
 	return b.String()
+}
+
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return "unknown"
+	}
+	return f[0]
 }
 
 func round(d time.Duration) string {

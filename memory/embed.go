@@ -2,7 +2,6 @@ package memory
 
 import (
 	"context"
-	"hash/fnv"
 	"math"
 	"strings"
 	"unicode"
@@ -10,7 +9,7 @@ import (
 
 // Embedder turns texts into unit-length vectors of a fixed dimension.
 //
-// Name identifies the embedder and its parameters (e.g. "local-v1-1024",
+// Name identifies the embedder and its parameters (e.g. "local-v1-512",
 // "openai:nomic-embed-text"); the store records it and re-embeds when it
 // changes. Embed must return one vector per text, in order, each of
 // L2 norm 1, all of the same length. It must be safe for concurrent use.
@@ -20,7 +19,7 @@ type Embedder interface {
 }
 
 // LocalDims is the dimension of the local embedder.
-const LocalDims = 1024
+const LocalDims = 512
 
 // Local returns the default embedder: deterministic, offline and
 // model-free. It hashes features of the text into LocalDims dimensions
@@ -31,7 +30,7 @@ func Local() Embedder { return localEmbedder{} }
 
 type localEmbedder struct{}
 
-func (localEmbedder) Name() string { return "local-v1-1024" }
+func (localEmbedder) Name() string { return "local-v1-512" }
 
 func (localEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	out := make([][]float32, len(texts))
@@ -53,43 +52,66 @@ const (
 )
 
 func embedLocal(text string) []float32 {
-	counts := make(map[string]float64, 256)
-	words := wordsOf(text)
-	prev := ""
-	for _, tok := range words {
-		w := tok.lower
-		counts["w:"+w] += wWord
-		parts := splitIdent(tok.orig)
-		if len(parts) > 1 {
-			for _, p := range parts {
-				counts["w:"+p] += wPart
+	// Features are hashed as they are built (FNV-1a over a kind byte and
+	// the feature's bytes): nothing is allocated per feature.
+	counts := make(map[uint64]float32, 256)
+	var prev string
+	forEachWord(text, func(lower, orig string) {
+		counts[fnvHash('w', lower, "")] += wWord
+		forEachIdentPart(orig, func(p string, n int) {
+			if n > 1 {
+				counts[fnvHash('w', p, "")] += wPart
 			}
-		}
+		})
 		if prev != "" {
-			counts["b:"+prev+" "+w] += wBigram
+			counts[fnvHash('b', prev, lower)] += wBigram
 		}
-		prev = w
-		if len(w) >= 3 {
-			padded := "<" + w + ">"
-			for j := 0; j+3 <= len(padded); j++ {
-				counts["c:"+padded[j:j+3]] += wTrigram
+		prev = lower
+		if len(lower) >= 3 {
+			counts[fnvHash('c', "<", lower[:2])] += wTrigram
+			for j := 0; j+3 <= len(lower); j++ {
+				counts[fnvHash('c', lower[j:j+3], "")] += wTrigram
 			}
+			counts[fnvHash('c', lower[len(lower)-2:], ">")] += wTrigram
 		}
-	}
+	})
 	v := make([]float64, LocalDims)
-	for f, c := range counts {
-		h := fnv.New64a()
-		h.Write([]byte(f))
-		x := h.Sum64()
-		idx := int(x % LocalDims)
-		sign := 1.0
-		if x>>63 == 1 {
-			sign = -1
+	for x, c := range counts {
+		w := float64(c)
+		if c > 1 {
+			// Sublinear term frequency: repeated noise does not dominate.
+			w = 1 + math.Log(w)
 		}
-		// Sublinear term frequency: repeated noise does not dominate.
-		v[idx] += sign * (1 + math.Log(c))
+		if x>>63 == 1 {
+			w = -w
+		}
+		v[x%LocalDims] += w
 	}
 	return normalize(v)
+}
+
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
+// fnvHash is FNV-1a of kind, a, a space when b is not empty, and b.
+func fnvHash(kind byte, a, b string) uint64 {
+	h := uint64(fnvOffset)
+	h = (h ^ uint64(kind)) * fnvPrime
+	h = (h ^ ':') * fnvPrime
+	for i := 0; i < len(a); i++ {
+		h = (h ^ uint64(a[i])) * fnvPrime
+	}
+	if b != "" {
+		if kind == 'b' {
+			h = (h ^ ' ') * fnvPrime
+		}
+		for i := 0; i < len(b); i++ {
+			h = (h ^ uint64(b[i])) * fnvPrime
+		}
+	}
+	return h
 }
 
 func normalize(v []float64) []float32 {
@@ -110,22 +132,69 @@ func normalize(v []float64) []float32 {
 	return out
 }
 
-// token is a word of the text: lower-cased, and as written.
-type token struct{ lower, orig string }
+// forEachWord calls fn for each word of text (letters, digits and '_',
+// at least two bytes), lower-cased and as written.
+func forEachWord(text string, fn func(lower, orig string)) {
+	start := -1
+	flush := func(end int) {
+		if start >= 0 && end-start >= 2 {
+			w := text[start:end]
+			fn(toLower(w), w)
+		}
+		start = -1
+	}
+	for i, r := range text {
+		if r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) {
+			if start < 0 {
+				start = i
+			}
+			continue
+		}
+		flush(i)
+	}
+	flush(len(text))
+}
 
-// wordsOf splits text into words of letters, digits and '_' of at least
-// two characters.
-func wordsOf(text string) []token {
-	f := strings.FieldsFunc(text, func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '_'
-	})
-	out := make([]token, 0, len(f))
-	for _, w := range f {
-		if len(w) >= 2 {
-			out = append(out, token{strings.ToLower(w), w})
+// toLower avoids an allocation for words that are already lower-case ASCII.
+func toLower(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= 'A' && c <= 'Z' || c >= 0x80 {
+			return strings.ToLower(s)
 		}
 	}
-	return out
+	return s
+}
+
+// forEachIdentPart calls fn with each part (of two or more letters) of an
+// identifier split on '_', lower-to-upper and acronym boundaries and digit
+// edges, lower-cased, and the number of parts.
+func forEachIdentPart(orig string, fn func(part string, n int)) {
+	if !needsSplit(orig) {
+		return
+	}
+	parts := splitIdent(orig)
+	for _, p := range parts {
+		fn(p, len(parts))
+	}
+}
+
+// needsSplit is false for words that splitIdent would return whole.
+func needsSplit(w string) bool {
+	lowerSeen := false
+	for i := 0; i < len(w); i++ {
+		c := w[i]
+		switch {
+		case c == '_' || c >= '0' && c <= '9' || c >= 0x80:
+			return true
+		case c >= 'A' && c <= 'Z':
+			if lowerSeen || i > 0 {
+				return true
+			}
+		default:
+			lowerSeen = true
+		}
+	}
+	return false
 }
 
 // splitIdent splits "parseHTTPRequest_body" into parse, http, request, body.

@@ -1,7 +1,6 @@
 package memory
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -10,6 +9,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
+	"sync"
 	"syscall"
 )
 
@@ -86,42 +87,60 @@ type Corrupt struct {
 }
 
 // readJournal reads complete lines of f from offset and calls fn for each
-// valid entry. It returns the offset after the last complete line (a torn
-// tail without newline is left for later) and the lines it skipped.
+// valid entry, in order. It returns the offset after the last complete line
+// (a torn tail without newline is left for later) and the lines it skipped.
+// Lines are decoded on every CPU: JSON decoding dominates opening a large
+// store.
 func readJournal(f *os.File, offset int64, fn func(*entry)) (int64, []Corrupt, error) {
 	if _, err := f.Seek(offset, io.SeekStart); err != nil {
 		return offset, nil, fmt.Errorf("seek journal: %w", err)
 	}
-	r := bufio.NewReaderSize(f, 1<<20)
-	var bad []Corrupt
-	for {
-		line, err := r.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			// A line longer than the buffer: collect it whole.
-			full := append([]byte(nil), line...)
-			for errors.Is(err, bufio.ErrBufferFull) {
-				line, err = r.ReadSlice('\n')
-				full = append(full, line...)
-			}
-			line = full
-		}
-		if err == io.EOF {
-			return offset, bad, nil // incomplete tail, or nothing left
-		}
-		if err != nil {
-			return offset, bad, fmt.Errorf("read journal: %w", err)
-		}
-		body := bytes.TrimSuffix(line, []byte{'\n'})
-		if len(body) > 0 {
-			e, derr := decodeLine(body)
-			if derr != nil {
-				bad = append(bad, Corrupt{Offset: offset, Reason: derr.Error()})
-			} else {
-				fn(e)
-			}
-		}
-		offset += int64(len(line))
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return offset, nil, fmt.Errorf("read journal: %w", err)
 	}
+	end := bytes.LastIndexByte(data, '\n') + 1
+	data = data[:end]
+	type line struct {
+		off  int64
+		body []byte
+		e    *entry
+		err  error
+	}
+	var lines []line
+	for pos := 0; pos < len(data); {
+		n := bytes.IndexByte(data[pos:], '\n')
+		if body := data[pos : pos+n]; len(body) > 0 {
+			lines = append(lines, line{off: offset + int64(pos), body: body})
+		}
+		pos += n + 1
+	}
+	decode := func(ls []line) {
+		for i := range ls {
+			ls[i].e, ls[i].err = decodeLine(ls[i].body)
+		}
+	}
+	workers := runtime.GOMAXPROCS(0)
+	if len(lines) < 256 || workers == 1 {
+		decode(lines)
+	} else {
+		var wg sync.WaitGroup
+		chunk := (len(lines) + workers - 1) / workers
+		for lo := 0; lo < len(lines); lo += chunk {
+			wg.Add(1)
+			go func(ls []line) { defer wg.Done(); decode(ls) }(lines[lo:min(lo+chunk, len(lines))])
+		}
+		wg.Wait()
+	}
+	var bad []Corrupt
+	for _, l := range lines {
+		if l.err != nil {
+			bad = append(bad, Corrupt{Offset: l.off, Reason: l.err.Error()})
+			continue
+		}
+		fn(l.e)
+	}
+	return offset + int64(end), bad, nil
 }
 
 // appendEntries writes lines to the journal at path and fsyncs it. The

@@ -1,0 +1,82 @@
+package memory
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// TestSignatureGolden normalises every real output in testdata/errors and
+// compares with testdata/signatures/<name>.golden (go test -update rewrites
+// them).
+func TestSignatureGolden(t *testing.T) {
+	files, err := filepath.Glob("testdata/errors/*.txt")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no testdata: %v", err)
+	}
+	if *update {
+		if err := os.MkdirAll("testdata/signatures", 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".txt")
+		t.Run(name, func(t *testing.T) {
+			raw, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lang, _, _ := strings.Cut(name, "-")
+			got := Signature(lang, string(raw)) + "\n"
+			golden := filepath.Join("testdata/signatures", name+".golden")
+			if *update {
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test -update)", err)
+			}
+			if got != string(want) {
+				t.Errorf("Signature(%s) =\n%s\nwant\n%s", name, got, want)
+			}
+			// Whatever varies between runs must be gone.
+			for _, leak := range []string{"/tmp/", "0x", "goroutine ", ".go:", ".py\", line", "(0.0"} {
+				if strings.Contains(got, leak) {
+					t.Errorf("Signature(%s) keeps %q:\n%s", name, leak, got)
+				}
+			}
+		})
+	}
+}
+
+// TestSignatureStripsVariableParts covers each kind of varying part.
+func TestSignatureStripsVariableParts(t *testing.T) {
+	tests := []struct {
+		name, lang, raw, want string
+	}{
+		{"go panic with addresses", "go", "--- FAIL: TestX (0.02s)\npanic: runtime error: index out of range [5] with length 3 [recovered]\n\ngoroutine 17 [running]:\nexample.com/p.f(0xc000012345, 0x3)\n\t/home/me/src/p/f.go:12 +0x1d\n",
+			"lang: go\ntest: TestX\npanic: runtime error: index out of range [N] with length N\nframes: p.f"},
+		{"python timestamp and port", "python", "Traceback (most recent call last):\n  File \"/srv/app/net.py\", line 3, in dial\nConnectionRefusedError: 2026-11-22T00:12:27Z could not reach localhost:5432 after 1.5s\n",
+			"lang: python\nConnectionRefusedError: <time> could not reach <host>:<port> after <dur>\nframes: dial"},
+		{"node uuid and temp path", "node", "Error: job 123e4567-e89b-12d3-a456-426614174000 failed reading /tmp/tmp.Xy12/out.json\n    at run (/home/u/app/job.js:10:5)\n",
+			"lang: node\nError: job <uuid> failed reading out.json\nframes: run"},
+		{"language detected", "", "Traceback (most recent call last):\n  File \"a.py\", line 1, in <module>\nKeyError: 'k'\n",
+			"lang: python\nKeyError: 'k'"},
+		{"unknown format", "rust", "thread 'main' panicked at src/main.rs:2:5:\nexplicit panic at 0xdeadbeef\n",
+			"lang: rust\nerror: thread 'main' panicked at src/main.rs:\nerror: explicit panic at 0x?"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Signature(tt.lang, tt.raw); got != tt.want {
+				t.Errorf("Signature(%q, %q) =\n%s\nwant\n%s", tt.lang, tt.raw, got, tt.want)
+			}
+		})
+	}
+}

@@ -30,6 +30,7 @@ func main() {
 		return
 	}
 	root := flag.String("workspace", "/workspace", "workspace root")
+	noPtrace := flag.Bool("noptrace", false, "always set limits through the re-exec wrapper")
 	sweep := flag.Bool("sweep", false, "after each command kill every process but this one and pid 1 (only inside a container's pid namespace)")
 	flag.Parse()
 
@@ -44,6 +45,7 @@ func main() {
 
 	prewarmThreads(16)
 	s := newServer(*root, self, *sweep, os.Stdout)
+	s.noPtrace = *noPtrace
 	if err := s.serve(bufio.NewReaderSize(os.Stdin, 64<<10)); err != nil {
 		fmt.Fprintf(os.Stderr, "supervisor: %v\n", err)
 		os.Exit(1)
@@ -96,11 +98,13 @@ func execCommand(args []string) {
 
 // lookPath is exec.LookPath without its refusal of relative PATH entries'
 // results, and it treats a name with a slash as a path.
-func lookPath(name string) (string, error) {
+func lookPath(name string) (string, error) { return lookPathIn(name, os.Getenv("PATH")) }
+
+// lookPathIn finds name in the directories of path ("" = defaultPath).
+func lookPathIn(name, path string) (string, error) {
 	if strings.Contains(name, "/") {
 		return name, nil
 	}
-	path := os.Getenv("PATH")
 	if path == "" {
 		path = defaultPath
 	}

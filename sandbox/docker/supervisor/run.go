@@ -2,15 +2,18 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"github.com/fixpoint-dev/fixpoint/sandbox/docker/internal/wire"
 )
@@ -70,7 +73,7 @@ func (s *server) runCommand(st *runState, req wire.RunRequest) (wire.ExitStatus,
 
 	oomBefore := oomKills()
 	start := time.Now()
-	err = cmd.Start()
+	early, err := s.start(cmd, req)
 	outW.Close()
 	errW.Close()
 	if inR != nil {
@@ -114,7 +117,15 @@ func (s *server) runCommand(st *runState, req wire.RunRequest) (wire.ExitStatus,
 			s.killGroup(st)
 		})
 	}
-	ps, werr := cmd.Process.Wait()
+	var ws syscall.WaitStatus
+	var ru syscall.Rusage
+	var werr error
+	if early != nil {
+		ws = *early
+	} else {
+		ws, ru, werr = wait(cmd.Process.Pid)
+	}
+	cmd.Process.Release() // reaped by wait; drop the pidfd now, not at GC
 	if timer != nil {
 		timer.Stop()
 	}
@@ -142,7 +153,7 @@ func (s *server) runCommand(st *runState, req wire.RunRequest) (wire.ExitStatus,
 	status.TimedOut = st.timedOut
 	s.runMu.Unlock()
 	status.Truncated = stdout.truncated || stderr.truncated
-	ws := ps.Sys().(syscall.WaitStatus)
+	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	switch {
 	case ws.Exited():
 		status.Code = ws.ExitStatus()
@@ -154,12 +165,122 @@ func (s *server) runCommand(st *runState, req wire.RunRequest) (wire.ExitStatus,
 	case status.TimedOut:
 		status.Code = 124
 	case ws.Signaled() && ws.Signal() == syscall.SIGXCPU,
-		ws.Signaled() && ws.Signal() == syscall.SIGKILL && req.CPUSec > 0 && ps.UserTime()+ps.SystemTime() >= time.Duration(req.CPUSec)*time.Second:
+		ws.Signaled() && ws.Signal() == syscall.SIGKILL && req.CPUSec > 0 && cpu >= time.Duration(req.CPUSec)*time.Second:
 		status.CPULimit, status.TimedOut, status.Code = true, true, 124
 	case ws.Signaled() && ws.Signal() == syscall.SIGKILL && oomKills() > oomBefore:
 		status.OOMKilled, status.Code = true, 137
 	}
 	return status, nil
+}
+
+// wait reaps the command's main process.
+func wait(pid int) (syscall.WaitStatus, syscall.Rusage, error) {
+	var ws syscall.WaitStatus
+	var ru syscall.Rusage
+	for {
+		_, err := syscall.Wait4(pid, &ws, 0, &ru)
+		if err != syscall.EINTR {
+			return ws, ru, err
+		}
+	}
+}
+
+// start starts cmd with the request's rlimits. The fast way starts the
+// command itself stopped at its first instruction (PTRACE_TRACEME), sets
+// the limits with prlimit and detaches: nothing of the command runs
+// before its limits hold. Where ptrace is refused, it falls back to
+// re-executing this binary as a wrapper that sets the limits and execs.
+// When the command died before it could be detached, start returns its
+// wait status (it is reaped already).
+func (s *server) start(cmd *exec.Cmd, req wire.RunRequest) (*syscall.WaitStatus, error) {
+	if !s.noPtrace {
+		if path, err := lookPathIn(req.Args[0], envPATH(req.Env)); err == nil {
+			cmd.Path, cmd.Args = path, req.Args
+			cmd.SysProcAttr.Ptrace = true
+			early, err := startTraced(cmd, req)
+			if err == nil || !errors.Is(err, syscall.EPERM) {
+				return early, err
+			}
+			s.noPtrace = true // refused here (seccomp, Yama): use the wrapper from now on
+			cmd.SysProcAttr.Ptrace = false
+			cmd.Process = nil
+		}
+	}
+	limits := fmt.Sprintf("cpu=%d,fsize=%d,nofile=%d", req.CPUSec, req.FileSize, req.NoFile)
+	cmd.Path = s.self
+	cmd.Args = append([]string{"fixpoint-exec", "-exec", limits, "--"}, req.Args...)
+	return nil, cmd.Start()
+}
+
+func startTraced(cmd *exec.Cmd, req wire.RunRequest) (*syscall.WaitStatus, error) {
+	// ptrace requests must come from the thread that started the tracee.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	pid := cmd.Process.Pid
+	var ws syscall.WaitStatus
+	for {
+		_, err := syscall.Wait4(pid, &ws, syscall.WALL, nil)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			syscall.Kill(pid, syscall.SIGKILL)
+			return nil, fmt.Errorf("wait for %s to stop: %w", req.Args[0], err)
+		}
+		break
+	}
+	if !ws.Stopped() {
+		return &ws, nil // killed before its first instruction
+	}
+	if err := applyLimits(pid, req); err != nil {
+		syscall.Kill(pid, syscall.SIGKILL)
+		syscall.PtraceDetach(pid)
+		return nil, err
+	}
+	if err := syscall.PtraceDetach(pid); err != nil {
+		syscall.Kill(pid, syscall.SIGKILL)
+		return nil, fmt.Errorf("detach %s: %w", req.Args[0], err)
+	}
+	return nil, nil
+}
+
+// applyLimits sets a stopped command's rlimits and makes it the first
+// victim of the OOM killer.
+func applyLimits(pid int, req wire.RunRequest) error {
+	for _, l := range []struct {
+		res  int
+		n    int64
+		name string
+	}{
+		{syscall.RLIMIT_CPU, req.CPUSec, "cpu"},
+		{syscall.RLIMIT_FSIZE, req.FileSize, "fsize"},
+		{syscall.RLIMIT_NOFILE, req.NoFile, "nofile"},
+	} {
+		if l.n <= 0 {
+			continue
+		}
+		lim := syscall.Rlimit{Cur: uint64(l.n), Max: uint64(l.n)}
+		if l.res == syscall.RLIMIT_CPU {
+			lim.Max++ // SIGXCPU first, SIGKILL a second later
+		}
+		if _, _, e := syscall.RawSyscall6(syscall.SYS_PRLIMIT64, uintptr(pid), uintptr(l.res), uintptr(unsafe.Pointer(&lim)), 0, 0, 0); e != 0 {
+			return fmt.Errorf("prlimit %s: %w", l.name, e)
+		}
+	}
+	os.WriteFile("/proc/"+strconv.Itoa(pid)+"/oom_score_adj", []byte("1000"), 0)
+	return nil
+}
+
+func envPATH(env []string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], "PATH="); ok {
+			return v
+		}
+	}
+	return defaultPath
 }
 
 func pump(wg *sync.WaitGroup, r io.Reader, w io.Writer) {

@@ -23,9 +23,10 @@ import (
 
 // server holds the state of one supervisor.
 type server struct {
-	root  string
-	self  string
-	sweep bool
+	root     string
+	self     string
+	sweep    bool
+	noPtrace bool // set when ptrace is refused; only the run goroutine touches it
 
 	mu  sync.Mutex // guards out
 	out io.Writer

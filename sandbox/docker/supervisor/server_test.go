@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -26,13 +27,14 @@ func TestMain(m *testing.M) {
 // peer is the host side of a supervisor running in-process on a temp dir
 // (without -sweep, so it never signals processes outside its commands).
 type peer struct {
-	t    *testing.T
+	t    testing.TB
+	srv  *server
 	in   *io.PipeWriter
 	out  *io.PipeReader
 	root string
 }
 
-func startPeer(t *testing.T) *peer {
+func startPeer(t testing.TB) *peer {
 	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
@@ -53,7 +55,7 @@ func startPeer(t *testing.T) *peer {
 		go io.Copy(io.Discard, outR)
 		<-done
 	})
-	p := &peer{t: t, in: inW, out: outR, root: root}
+	p := &peer{t: t, srv: s, in: inW, out: outR, root: root}
 	if f := p.read(); f.Type != wire.Ready || string(f.Payload) != wire.Version {
 		t.Fatalf("first frame = %q %q, want Ready", f.Type, f.Payload)
 	}
@@ -262,5 +264,32 @@ func TestReadFile(t *testing.T) {
 		if f.Type != tt.wantType || !strings.Contains(string(f.Payload), tt.want) {
 			t.Errorf("Read(%q) = %q %q, want %q containing %q", tt.path, f.Type, f.Payload, tt.wantType, tt.want)
 		}
+	}
+}
+
+func TestRunBothStartPaths(t *testing.T) {
+	for _, noPtrace := range []bool{false, true} {
+		t.Run(fmt.Sprintf("noPtrace=%v", noPtrace), func(t *testing.T) {
+			p := startPeer(t)
+			p.srv.noPtrace = noPtrace
+			out, _, st := p.run(wire.RunRequest{Args: []string{"sh", "-c", "ulimit -t; ulimit -n; ulimit -f; cat /proc/self/oom_score_adj"}, CPUSec: 7, NoFile: 99, FileSize: 512 * 1024})
+			if want := "7\n99\n1024\n1000\n"; out != want || st.Code != 0 {
+				t.Errorf("limits seen by the command = %q (exit %d), want %q", out, st.Code, want)
+			}
+		})
+	}
+}
+
+func BenchmarkRunTrue(b *testing.B) {
+	for _, noPtrace := range []bool{false, true} {
+		b.Run(fmt.Sprintf("noPtrace=%v", noPtrace), func(b *testing.B) {
+			p := startPeer(b)
+			p.srv.noPtrace = noPtrace
+			for b.Loop() {
+				if _, _, st := p.run(wire.RunRequest{Args: []string{"true"}}); st.Code != 0 {
+					b.Fatalf("true exited %d", st.Code)
+				}
+			}
+		})
 	}
 }

@@ -81,7 +81,8 @@ type Request struct {
 	// cancelled context stops it.
 	ToolHandler func(ctx context.Context, name, args string) (string, error)
 	// MaxToolRounds bounds the tool rounds; 0 means 8. After the last round
-	// the model is asked once more without tools.
+	// the model is asked once more with tool_choice "none"; tool calls it
+	// makes anyway are ignored.
 	MaxToolRounds int
 	Temperature   *float64
 	Seed          *int
@@ -251,8 +252,9 @@ func (c *Client) Chat(ctx context.Context, req Request, onDelta func(string)) (*
 	msgs := toWire(req.Messages)
 	resp := &Response{}
 	for {
-		useTools := len(req.Tools) > 0 && req.ToolHandler != nil && !c.noTools.Load() && resp.ToolRounds < maxRounds
-		out, err := c.complete(ctx, req, model, msgs, useTools, onDelta)
+		useTools := len(req.Tools) > 0 && req.ToolHandler != nil && !c.noTools.Load()
+		final := resp.ToolRounds >= maxRounds
+		out, err := c.complete(ctx, req, model, msgs, useTools, final, onDelta)
 		if out != nil {
 			resp.Attempts += out.attempts
 		}
@@ -291,20 +293,22 @@ type completion struct {
 }
 
 // complete runs one turn with retries and fallbacks.
-func (c *Client) complete(ctx context.Context, req Request, model string, msgs []openai.ChatCompletionMessage, useTools bool, onDelta func(string)) (*completion, error) {
+// With final, tools are still described (the history holds tool calls) but
+// tool_choice "none" asks for text.
+func (c *Client) complete(ctx context.Context, req Request, model string, msgs []openai.ChatCompletionMessage, useTools, final bool, onDelta func(string)) (*completion, error) {
 	retries := c.cfg.MaxRetries
 	if retries < 0 {
 		retries = 0
 	}
 	attempts := 0
 	for retry := 0; ; {
-		wire, zeroTemp := c.wireRequest(req, model, msgs, useTools)
+		wire, zeroTemp := c.wireRequest(req, model, msgs, useTools, final)
 		st := &callState{zeroTemperature: zeroTemp}
 		attempts++
 		out, err := c.stream(withState(ctx, st), wire, onDelta)
 		if err == nil {
 			out.attempts = attempts
-			out.toolsSent = useTools
+			out.toolsSent = useTools && !final
 			return out, nil
 		}
 		if ctx.Err() != nil {
@@ -354,7 +358,7 @@ func isReasoningModel(model string) bool {
 	return false
 }
 
-func (c *Client) wireRequest(req Request, model string, msgs []openai.ChatCompletionMessage, useTools bool) (openai.ChatCompletionRequest, bool) {
+func (c *Client) wireRequest(req Request, model string, msgs []openai.ChatCompletionMessage, useTools, final bool) (openai.ChatCompletionRequest, bool) {
 	w := openai.ChatCompletionRequest{Model: model, Messages: msgs}
 	if !c.noStreamOptions.Load() {
 		w.StreamOptions = &openai.StreamOptions{IncludeUsage: true}
@@ -384,6 +388,9 @@ func (c *Client) wireRequest(req Request, model string, msgs []openai.ChatComple
 		}
 	}
 	if useTools {
+		if final {
+			w.ToolChoice = "none"
+		}
 		for _, t := range req.Tools {
 			params := t.Parameters
 			if params == nil {

@@ -319,9 +319,12 @@ func TestChatToolRoundsBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	reqs := srv.Requests()
-	if n != 2 || resp.ToolRounds != 2 || len(reqs) != 3 || len(reqs[2].Tools) != 0 || resp.Content != "thinking" {
-		t.Errorf("handler ran %d times, rounds %d, %d requests (last offered %v), content %q",
-			n, resp.ToolRounds, len(reqs), reqs[len(reqs)-1].Tools, resp.Content)
+	if n != 2 || resp.ToolRounds != 2 || len(reqs) != 3 || resp.Content != "thinking" {
+		t.Fatalf("handler ran %d times, rounds %d, %d requests, content %q", n, resp.ToolRounds, len(reqs), resp.Content)
+	}
+	if reqs[1].ToolChoice != "" || reqs[2].ToolChoice != "none" || len(reqs[2].Tools) != 1 {
+		t.Errorf("tool_choice %q then %q (tools %v); want unset, then \"none\" with the tools still described",
+			reqs[1].ToolChoice, reqs[2].ToolChoice, reqs[2].Tools)
 	}
 }
 

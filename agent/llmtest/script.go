@@ -91,7 +91,8 @@ type Reply struct {
 	// Content is the assistant text.
 	Content string `json:"content,omitempty"`
 	// ToolCalls makes the reply a tool-call turn (finish_reason
-	// "tool_calls").
+	// "tool_calls"). They are left out when the request says tool_choice
+	// "none", as a real server would.
 	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
 	// FinishReason overrides the finish reason ("stop" or "tool_calls").
 	FinishReason string `json:"finish_reason,omitempty"`

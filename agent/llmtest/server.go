@@ -40,6 +40,7 @@ type Recorded struct {
 	Model         string
 	Messages      []Message
 	Tools         []string // names of the offered tools
+	ToolChoice    string   // tool_choice when it is a string ("auto", "none", "required")
 	Stream        bool
 	StreamOptions bool // stream_options.include_usage was set
 	Temperature   *float64
@@ -151,7 +152,8 @@ type chatRequest struct {
 			Name string `json:"name"`
 		} `json:"function"`
 	} `json:"tools"`
-	Stream        bool `json:"stream"`
+	ToolChoice    json.RawMessage `json:"tool_choice"`
+	Stream        bool            `json:"stream"`
 	StreamOptions *struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
@@ -217,6 +219,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	for _, t := range req.Tools {
 		rec.Tools = append(rec.Tools, t.Function.Name)
 	}
+	json.Unmarshal(req.ToolChoice, &rec.ToolChoice) // stays "" for an object
 
 	s.mu.Lock()
 	script := s.script
@@ -364,6 +367,10 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, req *chatRequest
 	content, calls := reply.Content, reply.ToolCalls
 	if reply.Fault == FaultEmptyChoices {
 		content, calls = "", nil
+	}
+	var choice string
+	if json.Unmarshal(req.ToolChoice, &choice) == nil && choice == "none" {
+		calls = nil // like a real server: tool_choice "none" forbids tool calls
 	}
 	usage := reply.Usage
 	if usage == nil {

@@ -80,3 +80,18 @@ func TestSignatureStripsVariableParts(t *testing.T) {
 		})
 	}
 }
+
+// TestSignatureIsStableUnderQueryNormalisation: Recall normalises its
+// query line by line; a Signature must come through unchanged.
+func TestSignatureIsStableUnderQueryNormalisation(t *testing.T) {
+	pairs, distractors, err := Corpus()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range append(pairs, distractors...) {
+		sig := Signature(p.Language, p.Stored)
+		if got := normalizeQuery(sig); got != sig {
+			t.Errorf("%s: normalizeQuery(Signature) =\n%s\nwant\n%s", p.Case, got, sig)
+		}
+	}
+}

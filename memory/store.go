@@ -243,9 +243,14 @@ func (s *Store) prepare(r *Record, now time.Time) error {
 	return nil
 }
 
-// Recall returns up to opts.K records most similar to query (ideally the
-// Signature of the new failure), best first, with similarity at least
-// opts.Threshold. It first loads records other processes appended.
+// Recall returns up to opts.K records most similar to query, best first,
+// with similarity at least opts.Threshold. It first loads records other
+// processes appended.
+//
+// Records are embedded by their Signature, so the best query is the
+// Signature of the new failure; raw output also works: every line of the
+// query is normalised like a signature line (paths, numbers, addresses and
+// durations stripped) before it is embedded.
 func (s *Store) Recall(ctx context.Context, query string, opts RecallOptions) ([]Match, error) {
 	if opts.K <= 0 {
 		opts.K = 3
@@ -253,7 +258,7 @@ func (s *Store) Recall(ctx context.Context, query string, opts RecallOptions) ([
 	if strings.TrimSpace(query) == "" {
 		return nil, nil
 	}
-	qv, err := s.proj.emb.Embed(ctx, []string{query})
+	qv, err := s.proj.emb.Embed(ctx, []string{normalizeQuery(query)})
 	if err != nil {
 		return nil, fmt.Errorf("memory: embed query: %w", err)
 	}
@@ -282,6 +287,19 @@ func (s *Store) Recall(ctx context.Context, query string, opts RecallOptions) ([
 		}
 	}
 	return matches, nil
+}
+
+// normalizeQuery applies the signature line normalisation to every line.
+// It leaves a Signature unchanged.
+func normalizeQuery(q string) string {
+	lines := strings.Split(q, "\n")
+	out := lines[:0]
+	for _, l := range lines {
+		if n := normLine(l); n != "" {
+			out = append(out, n)
+		}
+	}
+	return strings.Join(out, "\n")
 }
 
 func (c *collection) query(ctx context.Context, qv []float32, opts RecallOptions) ([]Match, error) {

@@ -175,12 +175,28 @@ func (s *Session) sync(ctx context.Context, c *conn, snap *sandbox.Snapshot) (sa
 	}
 	stop := context.AfterFunc(ctx, func() { c.hj.Close() })
 	defer stop()
-	if err := c.writeJSON(wire.Manifest, man); err != nil {
-		return st, s.ctxErr(ctx, s.streamErr(c, "sync", err))
+	for files := man.Files; ; {
+		batch := wire.ManifestRequest{Files: files[:min(len(files), wire.ManifestBatch)]}
+		files = files[len(batch.Files):]
+		batch.More = len(files) > 0
+		if err := c.writeJSON(wire.Manifest, batch); err != nil {
+			return st, s.ctxErr(ctx, s.streamErr(c, "sync", err))
+		}
+		if !batch.More {
+			break
+		}
 	}
 	var need wire.NeedReply
-	if err := s.reply(c, wire.Need, &need); err != nil {
-		return st, s.ctxErr(ctx, err)
+	for {
+		var part wire.NeedReply
+		if err := s.reply(c, wire.Need, &part); err != nil {
+			return st, s.ctxErr(ctx, err)
+		}
+		need.Paths = append(need.Paths, part.Paths...)
+		need.Deleted += part.Deleted
+		if !part.More {
+			break
+		}
 	}
 	fw := &frameWriter{c: c}
 	tw := tar.NewWriter(fw)

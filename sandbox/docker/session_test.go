@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -202,5 +204,26 @@ func TestReplacedAfterSupervisorDies(t *testing.T) {
 	cli := sandboxtest.RequireDocker(t)
 	if _, err := cli.ContainerInspect(t.Context(), first); err == nil {
 		t.Errorf("the dead container %.12s was not removed", first)
+	}
+}
+
+// TestSyncManyFiles crosses the manifest batch size, and checks that a
+// command cannot open the supervisor's protocol stream.
+func TestSyncManyFiles(t *testing.T) {
+	_, s := newSession(t, sandbox.Limits{Timeout: 30 * time.Second})
+	files := map[string]sandbox.File{}
+	for i := range 25000 {
+		files[fmt.Sprintf("d%d/f%05d.txt", i%10, i)] = sandbox.File{Data: []byte(strconv.Itoa(i))}
+	}
+	st, err := s.Sync(t.Context(), &sandbox.Snapshot{Files: files})
+	if err != nil || st.Written != 25000 {
+		t.Fatalf("Sync of 25000 files = %+v, %v", st, err)
+	}
+	res, err := s.Run(t.Context(), sandbox.Command{Args: []string{"sh", "-c", "find . -type f | wc -l; cat d7/f12347.txt; echo; echo x 2>/dev/null > /proc/$PPID/fd/1 && echo WROTE; cat /proc/$PPID/environ >/dev/null 2>&1 && echo READ"}})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if got := string(res.Stdout); got != "25000\n12347\n" {
+		t.Errorf("after Sync: %q (stderr %q), want 25000 files and no write to the supervisor's stdout", got, res.Stderr)
 	}
 }

@@ -43,6 +43,10 @@ func main() {
 	const prSetChildSubreaper = 36
 	syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0)
 
+	// Not dumpable: commands run as our uid, and must not open our
+	// /proc/PID/fd (the protocol stream) or ptrace us.
+	const prSetDumpable = 4
+	syscall.RawSyscall(syscall.SYS_PRCTL, prSetDumpable, 0, 0)
 	prewarmThreads(16)
 	s := newServer(*root, self, *sweep, os.Stdout)
 	s.noPtrace = *noPtrace

@@ -33,7 +33,8 @@ type server struct {
 
 	// files records what Sync wrote, so the next manifest can skip them.
 	// Only the serve goroutine touches it.
-	files map[string]fileRecord
+	files   map[string]fileRecord
+	pending []wire.FileEntry // manifest entries of frames with More set
 
 	runMu   sync.Mutex // guards running
 	running *runState
@@ -210,12 +211,19 @@ func (s *server) readFile(rel string) {
 func (s *server) manifest(payload []byte) {
 	var req wire.ManifestRequest
 	if err := json.Unmarshal(payload, &req); err != nil {
+		s.pending = nil
 		s.sendErr(fmt.Errorf("decode manifest: %w", err))
 		return
 	}
-	want := make(map[string]bool, len(req.Files))
+	s.pending = append(s.pending, req.Files...)
+	if req.More {
+		return
+	}
+	files := s.pending
+	s.pending = nil
+	want := make(map[string]bool, len(files))
 	reply := wire.NeedReply{Paths: []string{}}
-	for _, f := range req.Files {
+	for _, f := range files {
 		want[f.Path] = true
 		if rec, ok := s.files[f.Path]; ok && rec.hash == f.Hash && rec.mode == f.Mode && s.unchanged(f.Path, rec) {
 			continue
@@ -240,6 +248,10 @@ func (s *server) manifest(payload []byte) {
 		io.Copy(io.Discard, pr)
 		s.tarDone <- syncResult{rep, err}
 	}()
+	for len(reply.Paths) > wire.ManifestBatch {
+		s.sendJSON(wire.Need, wire.NeedReply{Paths: reply.Paths[:wire.ManifestBatch], More: true})
+		reply.Paths = reply.Paths[wire.ManifestBatch:]
+	}
 	s.sendJSON(wire.Need, reply)
 }
 

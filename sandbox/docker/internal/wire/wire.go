@@ -143,18 +143,25 @@ type FileEntry struct {
 	Mode uint32 `json:"m"`
 }
 
-// ManifestRequest lists every file the workspace must hold.
+// ManifestRequest lists every file the workspace must hold. A large
+// manifest is split over several frames: all but the last set More.
 type ManifestRequest struct {
 	Files []FileEntry `json:"files"`
+	More  bool        `json:"more,omitempty"`
 }
 
 // NeedReply names the manifest paths whose contents the supervisor lacks.
 // Files the supervisor wrote earlier and that are no longer in the manifest
-// have already been deleted.
+// have already been deleted. A long reply is split over several frames:
+// all but the last set More.
 type NeedReply struct {
 	Paths   []string `json:"paths"`
 	Deleted int      `json:"deleted"`
+	More    bool     `json:"more,omitempty"`
 }
+
+// ManifestBatch is how many entries one Manifest or Need frame carries.
+const ManifestBatch = 10000
 
 // SyncReply ends a sync.
 type SyncReply struct {

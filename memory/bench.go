@@ -82,7 +82,11 @@ type Quality struct {
 	// language, as the agent loop does.
 	LanguageFiltered bool
 	Recall1, Recall3 float64
-	Misses           []string // cases whose pair was not ranked first
+	// PairSimilarity is the mean similarity of the right record;
+	// OtherSimilarity the mean similarity of the best wrong one. A recall
+	// threshold belongs between the two.
+	PairSimilarity, OtherSimilarity float64
+	Misses                          []string // cases whose pair was not ranked first
 }
 
 // MeasureQuality stores every distractor and the stored side of every pair
@@ -113,6 +117,7 @@ func MeasureQuality(ctx context.Context, dir string, emb Embedder, byLanguage bo
 	}
 	q := &Quality{Embedder: s.proj.emb.Name(), Pairs: len(pairs), Distractors: len(distractors), LanguageFiltered: byLanguage}
 	hit1, hit3 := 0, 0
+	var pairSim, otherSim float64
 	for _, p := range pairs {
 		opts := RecallOptions{K: 3}
 		if byLanguage {
@@ -122,12 +127,17 @@ func MeasureQuality(ctx context.Context, dir string, emb Embedder, byLanguage bo
 		if err != nil {
 			return nil, err
 		}
+		other := false
 		for i, m := range ms {
 			if m.ID == p.Case {
 				if i == 0 {
 					hit1++
 				}
 				hit3++
+				pairSim += float64(m.Similarity)
+			} else if !other {
+				other = true
+				otherSim += float64(m.Similarity)
 			}
 		}
 		if len(ms) == 0 || ms[0].ID != p.Case {
@@ -140,6 +150,8 @@ func MeasureQuality(ctx context.Context, dir string, emb Embedder, byLanguage bo
 	}
 	q.Recall1 = float64(hit1) / float64(len(pairs))
 	q.Recall3 = float64(hit3) / float64(len(pairs))
+	q.PairSimilarity = pairSim / float64(max(hit3, 1))
+	q.OtherSimilarity = otherSim / float64(len(pairs))
 	return q, nil
 }
 
@@ -285,8 +297,8 @@ func (r *BenchReport) Markdown() string {
 		if q.LanguageFiltered {
 			filter = "same language (as the loop recalls)"
 		}
-		fmt.Fprintf(&b, "Retrieval, embedder `%s`, %d labelled pairs + %d distractors, %s: recall@1 **%.3f**, recall@3 **%.3f**\n\n",
-			q.Embedder, q.Pairs, q.Distractors, filter, q.Recall1, q.Recall3)
+		fmt.Fprintf(&b, "Retrieval, embedder `%s`, %d labelled pairs + %d distractors, %s: recall@1 **%.3f**, recall@3 **%.3f** (mean similarity of the right record %.2f, of the best wrong one %.2f)\n\n",
+			q.Embedder, q.Pairs, q.Distractors, filter, q.Recall1, q.Recall3, q.PairSimilarity, q.OtherSimilarity)
 	}
 	if len(r.Latency) > 0 {
 		b.WriteString("| records | open wall / CPU | query (k=3) wall / CPU | insert (fsync) wall / CPU |\n|---:|---:|---:|---:|\n")

@@ -17,7 +17,7 @@ func TestRetrievalQuality(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("language filter %v: %d pairs, %d distractors: recall@1 %.3f recall@3 %.3f", byLang, q.Pairs, q.Distractors, q.Recall1, q.Recall3)
+		t.Logf("language filter %v: %d pairs, %d distractors: recall@1 %.3f recall@3 %.3f, similarity right %.2f, best wrong %.2f", byLang, q.Pairs, q.Distractors, q.Recall1, q.Recall3, q.PairSimilarity, q.OtherSimilarity)
 		for _, m := range q.Misses {
 			t.Logf("miss: %s", m)
 		}

@@ -40,8 +40,8 @@ func (e *ApplyError) Error() string {
 // Unwrap returns the cause.
 func (e *ApplyError) Unwrap() error { return e.Err }
 
-// ErrOutside marks a path outside the workspace: absolute, with "..", or
-// through a symlink that leaves the workspace on the host.
+// ErrOutside marks a path outside the workspace: absolute, with "..",
+// through a symlink that leaves the workspace on the host, or inside .git.
 var ErrOutside = errors.New("path outside the workspace")
 
 // Apply applies blocks to snap in order (a later block sees the result of
@@ -71,6 +71,10 @@ func Apply(snap *sandbox.Snapshot, blocks []Block, opts *ApplyOptions) (map[stri
 		if err != nil {
 			return nil, &ApplyError{Block: n, Path: b.Path, Err: ErrOutside,
 				Reason: fmt.Sprintf("block %d: %v: paths must be relative to the workspace root, without ..", n, err)}
+		}
+		if inGitDir(p) {
+			return nil, &ApplyError{Block: n, Path: b.Path, Err: ErrOutside,
+				Reason: fmt.Sprintf("block %d: %s is inside .git, which edits may not touch (a hook there would run on the host)", n, p)}
 		}
 		if root != "" {
 			if err := checkSymlinks(root, p); err != nil {
@@ -491,6 +495,17 @@ func similarPaths(snap *sandbox.Snapshot, p string) []string {
 		out = out[:3]
 	}
 	return out
+}
+
+// inGitDir reports paths with a .git component (any case: macOS and
+// Windows file systems ignore it).
+func inGitDir(rel string) bool {
+	for _, part := range strings.Split(rel, "/") {
+		if strings.EqualFold(part, ".git") {
+			return true
+		}
+	}
+	return false
 }
 
 // checkSymlinks rejects rel when a component of it under root is a symlink

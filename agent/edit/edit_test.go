@@ -112,7 +112,7 @@ func TestApplySymlinkEscape(t *testing.T) {
 }
 
 func TestApplyRejectsPaths(t *testing.T) {
-	for _, p := range []string{"/etc/passwd", "../x", "a/../../x", "a\\b", ""} {
+	for _, p := range []string{"/etc/passwd", "../x", "a/../../x", "a\\b", "", ".git/hooks/pre-commit", "sub/.GIT/config"} {
 		_, err := Apply(snapOf(nil), []Block{{Path: p, Replace: "x\n"}}, nil)
 		if !errors.Is(err, ErrOutside) {
 			t.Errorf("Apply(path %q) = %v, want ErrOutside", p, err)

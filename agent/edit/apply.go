@@ -102,6 +102,11 @@ func applyOne(snap *sandbox.Snapshot, p string, cur []byte, exists bool, b Block
 	fail := func(reason, nearby string) *ApplyError {
 		return &ApplyError{Block: n, Path: b.Path, Reason: reason, Nearby: nearby}
 	}
+	if !exists {
+		if msg := pathConflict(snap, p); msg != "" {
+			return nil, fail(fmt.Sprintf("block %d: %s", n, msg), "")
+		}
+	}
 	if b.Search == "" {
 		switch {
 		case !exists:
@@ -479,6 +484,22 @@ func numbered(lines []string, lo, hi int) string {
 		fmt.Fprintf(&b, "%*d| %s\n", w, i+1, lines[i])
 	}
 	return b.String()
+}
+
+// pathConflict explains why a new file cannot be created at p: a
+// directory there, or a file where p needs a directory.
+func pathConflict(snap *sandbox.Snapshot, p string) string {
+	for dir := path.Dir(p); dir != "."; dir = path.Dir(dir) {
+		if _, ok := snap.Files[dir]; ok {
+			return fmt.Sprintf("%s cannot be created: %s is a file, not a directory", p, dir)
+		}
+	}
+	for k := range snap.Files {
+		if strings.HasPrefix(k, p+"/") {
+			return fmt.Sprintf("%s is a directory, not a file", p)
+		}
+	}
+	return ""
 }
 
 // similarPaths lists snapshot paths with the same base name as p.

@@ -191,3 +191,17 @@ func TestDiff(t *testing.T) {
 		})
 	}
 }
+
+func TestApplyPathConflicts(t *testing.T) {
+	snap := snapOf(map[string]string{"pkg/a.go": "package pkg\n", "main.go": "package main\n"})
+	tests := []struct{ path, want string }{
+		{"pkg", "pkg is a directory, not a file"},
+		{"main.go/x.go", "main.go is a file, not a directory"},
+	}
+	for _, tt := range tests {
+		_, err := Apply(snap, []Block{{Path: tt.path, Replace: "x\n", Index: 1}}, nil)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("Apply(create %s) = %v, want %q", tt.path, err, tt.want)
+		}
+	}
+}

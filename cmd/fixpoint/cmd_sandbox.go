@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/docker/docker/client"
@@ -86,26 +87,60 @@ Example:
 		fmt.Fprintf(a.stderr, "fixpoint: %v\n", err)
 		return exitUsage
 	}
-	b, err := image.NewBuilder(&image.Options{Progress: a.stdout, Logger: a.logger, CacheDir: image.DefaultCacheDir(a.getenv)})
-	if err != nil {
-		return a.fail(err)
-	}
-	var failed []string
+	// The images build in parallel: they share one debootstrapped tree
+	// (built once, under a file lock), then the go image's import overlaps
+	// the node image's apt-get.
+	progress := &lockedWriter{w: a.stdout, mu: &sync.Mutex{}}
+	start := time.Now()
+	var (
+		wg     sync.WaitGroup
+		mu     sync.Mutex
+		failed []string
+	)
 	for _, l := range langs {
-		if _, err := b.Build(ctx, l, *force); err != nil {
-			if ctx.Err() != nil {
-				fmt.Fprintf(a.stderr, "fixpoint: build %s: interrupted\n", image.ImageName(l))
-				return exitNotReached
-			}
-			fmt.Fprintf(a.stderr, "fixpoint: build %s: %v\n", image.ImageName(l), err)
-			failed = append(failed, l)
+		b, err := image.NewBuilder(&image.Options{Progress: progress, Logger: a.logger, CacheDir: image.DefaultCacheDir(a.getenv)})
+		if err != nil {
+			return a.fail(err)
 		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := b.Build(ctx, l, *force); err != nil {
+				msg := err.Error()
+				if ctx.Err() != nil {
+					msg = "interrupted"
+				}
+				fmt.Fprintf(&lockedWriter{w: a.stderr, mu: progress.mu}, "fixpoint: build %s: %s\n", image.ImageName(l), msg)
+				mu.Lock()
+				failed = append(failed, l)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if ctx.Err() != nil {
+		return exitNotReached
+	}
+	if len(langs) > 1 {
+		fmt.Fprintf(a.stdout, "images done in %s\n", time.Since(start).Round(time.Second))
 	}
 	if len(failed) > 0 {
 		fmt.Fprintf(a.stderr, "fixpoint: %d image(s) failed: %s\n", len(failed), strings.Join(failed, ", "))
 		return exitNotReached
 	}
 	return exitOK
+}
+
+// lockedWriter serialises writes from concurrent builds.
+type lockedWriter struct {
+	w  io.Writer
+	mu *sync.Mutex
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 // errNoEngine is the one-line message for a missing Docker engine.

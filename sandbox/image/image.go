@@ -40,7 +40,7 @@ const (
 
 // builderVersion changes when the way images are assembled changes, so that
 // existing images are rebuilt.
-const builderVersion = "1"
+const builderVersion = "2"
 
 // basePackages go into every image: Python is cheap and useful everywhere.
 var basePackages = []string{"python3", "python3-pytest", "python3-hypothesis"}

@@ -150,7 +150,7 @@ func skipRootfs(rel string) bool {
 	}
 	if strings.HasPrefix(rel, "usr/share/doc/") {
 		parts := strings.Split(rel, "/")
-		return len(parts) > 4 || (len(parts) == 4 && parts[3] != "copyright")
+		return len(parts) > 5 || (len(parts) == 5 && parts[4] != "copyright")
 	}
 	return false
 }

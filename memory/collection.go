@@ -38,6 +38,8 @@ type collection struct {
 	seen    int64  // journal size at the last refresh
 	lines   int    // valid entries read since the journal was (re)written
 	corrupt []Corrupt
+	// embedded counts records embedded since the vector cache was written.
+	embedded int
 	// reembedded counts records whose vectors were rebuilt at open because
 	// the embedder changed.
 	reembedded int
@@ -94,6 +96,12 @@ func (c *collection) load(ctx context.Context) error {
 	if len(c.corrupt) > 0 {
 		log.Warn("memory journal has corrupt entries; they were skipped",
 			"dir", dir, "count", len(c.corrupt), "first_offset", c.corrupt[0].Offset, "reason", c.corrupt[0].Reason)
+	}
+	if isLocal(emb) && c.writable && c.embedded >= vcacheMin {
+		if err := c.writeVCacheLocked(); err != nil {
+			log.Warn("memory: vector cache not written", "dir", dir, "err", err)
+		}
+		c.embedded = 0
 	}
 	var missing []string
 	if !isLocal(emb) && c.writable {
@@ -205,7 +213,9 @@ func (c *collection) refreshLocked(ctx context.Context, haveLock bool) error {
 				c.vecs[r.ID] = e.Vec
 				c.remote[r.ID] = true
 				dirty[r.ID] = true
-			} else if old == nil || old.Signature != r.Signature || c.vecs[r.ID] == nil {
+			} else if c.vecs[r.ID] == nil || old != nil && embedText(old) != embedText(&r) {
+				// (A vector without an old record was carried over by a
+				// compaction, which rewrites the same records.)
 				delete(c.vecs, r.ID)
 				delete(c.remote, r.ID)
 				dirty[r.ID] = true
@@ -252,7 +262,11 @@ func (c *collection) index(ctx context.Context, ids map[string]bool) error {
 		}
 	}
 	sort.Strings(need)
+	if len(need) >= vcacheMin && isLocal(c.emb) {
+		need = c.fromVCache(need)
+	}
 	if len(need) > 0 {
+		c.embedded += len(need)
 		vecs, err := c.embedParallel(ctx, need)
 		if err != nil {
 			return fmt.Errorf("embed %d memory records with %s: %w", len(need), c.emb.Name(), err)
@@ -269,6 +283,25 @@ func (c *collection) index(ctx context.Context, ids map[string]bool) error {
 		}
 	}
 	return nil
+}
+
+// fromVCache fills vectors of ids from the vector cache when their text
+// is unchanged, and returns the ids still to embed.
+func (c *collection) fromVCache(ids []string) []string {
+	cache := readVCache(c.dir, c.emb.Name())
+	if cache == nil {
+		return ids
+	}
+	var rest []string
+	for _, id := range ids {
+		cv, ok := cache[id]
+		if ok && cv.textHash == textHash(embedText(c.recs[id])) {
+			c.vecs[id] = cv.vec
+			continue
+		}
+		rest = append(rest, id)
+	}
+	return rest
 }
 
 // embedParallel embeds the signatures of ids. The local embedder runs on
@@ -371,10 +404,20 @@ func (c *collection) compactLocked(ctx context.Context) error {
 		return fmt.Errorf("compact memory journal: %w", err)
 	}
 	// Reload from the new file: cheap, and keeps one code path.
-	corrupt := c.corrupt
+	corrupt, vecs := c.corrupt, c.vecs
 	c.reset()
+	// The records are unchanged: keep their vectors instead of re-embedding.
+	for id, v := range vecs {
+		c.vecs[id] = v
+	}
 	err := c.refreshLocked(ctx, true)
 	c.corrupt = append(corrupt, c.corrupt...)
+	if err == nil && isLocal(c.emb) && len(c.recs) >= vcacheMin {
+		if werr := c.writeVCacheLocked(); werr != nil {
+			c.log.Warn("memory: vector cache not written", "dir", c.dir, "err", werr)
+		}
+		c.embedded = 0
+	}
 	return err
 }
 

@@ -117,7 +117,7 @@ var (
 	ansiRE = regexp.MustCompile(`\x1b\[[0-9;?]*[a-zA-Z]`)
 	// Paths: absolute, home-relative or ./relative, with an extension or a
 	// slash inside; replaced by the file name.
-	pathRE   = regexp.MustCompile(`(?:[A-Za-z]:)?(?:~|\.{1,2})?(?:[/\\][\w.@+~-]+)+[/\\]([\w.@+-]+)`)
+	pathRE   = regexp.MustCompile(`(?:[A-Za-z]:)?(?:~|\.{1,2})?(?:[/\\][\w.@+~-]+)+[/\\]([\w.@+-]+)([/\\]?)`)
 	relRE    = regexp.MustCompile(`\.{1,2}/([\w.@+-]+)`)
 	lineColR = regexp.MustCompile(`(\.\w{1,5})(?::\d+){1,2}\b`)
 	hexRE    = regexp.MustCompile(`\b0x[0-9a-fA-F]+\b`)
@@ -136,7 +136,12 @@ func normLine(s string) string {
 	s = timeRE.ReplaceAllString(s, "<time>")
 	s = uuidRE.ReplaceAllString(s, "<uuid>")
 	s = ipRE.ReplaceAllString(s, "<host>:<port>")
-	s = pathRE.ReplaceAllString(s, "$1")
+	s = pathRE.ReplaceAllStringFunc(s, func(p string) string {
+		if strings.HasSuffix(p, "/") || strings.HasSuffix(p, "\\") {
+			return "<dir>" // a directory: which one varies between checkouts
+		}
+		return pathRE.ReplaceAllString(p, "$1")
+	})
 	s = relRE.ReplaceAllString(s, "$1")
 	s = lineColR.ReplaceAllString(s, "$1")
 	s = hexRE.ReplaceAllString(s, "0x?")

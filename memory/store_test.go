@@ -535,3 +535,62 @@ func TestTornTailAtEveryOffset(t *testing.T) {
 		s.Close()
 	}
 }
+
+// TestVectorCache: a large store reopens from the vector cache, and a
+// stale or corrupt cache is never trusted.
+func TestVectorCache(t *testing.T) {
+	ctx := t.Context()
+	data, root := t.TempDir(), t.TempDir()
+	recs, err := syntheticRecords(600, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := openTest(t, data, root, nil)
+	if _, err := s.AddBatch(ctx, recs); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	// First open embeds everything and writes the cache.
+	s1 := openTest(t, data, root, nil)
+	if s1.proj.embedded != 0 {
+		t.Errorf("after the first open, %d records pending a cache write", s1.proj.embedded)
+	}
+	cache := filepath.Join(s1.Dir(), vcacheName)
+	if _, err := os.Stat(cache); err != nil {
+		t.Fatalf("no vector cache after opening 600 records: %v", err)
+	}
+	want, _ := s1.Recall(ctx, recs[5].Signature, RecallOptions{K: 3})
+	s1.Close()
+
+	// Change one record's text behind the cache's back: its vector must be
+	// recomputed, the others come from the cache.
+	s2 := openTest(t, data, root, nil)
+	r := recs[5]
+	r.Signature = "lang: go\npanic: something else entirely"
+	if _, err := s2.Add(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	s2.Close()
+	s3 := openTest(t, data, root, nil)
+	if s3.proj.embedded != 1 {
+		t.Errorf("reopen embedded %d records, want 1 (the changed one)", s3.proj.embedded)
+	}
+	fresh := embedLocal(embedText(s3.proj.recs[r.ID]))
+	for i, x := range s3.proj.vecs[r.ID] {
+		if x != fresh[i] {
+			t.Fatal("changed record got its stale cached vector")
+		}
+	}
+	s3.Close()
+
+	// A corrupt cache is ignored as a whole; results are the same.
+	if err := os.WriteFile(cache, []byte(vcacheMagic+"garbage"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(s1.Dir(), journalName+".bak"), nil, 0o644)
+	s4 := openTest(t, data, root, nil)
+	got, err := s4.Recall(ctx, recs[6].Signature, RecallOptions{K: 3})
+	if err != nil || len(got) != 3 || len(want) != 3 {
+		t.Fatalf("Recall with a corrupt cache = %v, %v", got, err)
+	}
+}

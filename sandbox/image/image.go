@@ -38,9 +38,14 @@ const (
 	GoRootInImage = "/usr/local/go"
 )
 
-// builderVersion changes when the way images are assembled changes, so that
-// existing images are rebuilt.
-const builderVersion = "2"
+// builderVersion changes when the way images are assembled from a root
+// filesystem changes, so that existing images are rebuilt; rootfsVersion
+// changes when the way root filesystems are made changes (it costs a new
+// debootstrap).
+const (
+	builderVersion = "2"
+	rootfsVersion  = "2"
+)
 
 // basePackages go into every image: Python is cheap and useful everywhere.
 var basePackages = []string{"python3", "python3-pytest", "python3-hypothesis"}
@@ -105,7 +110,7 @@ type Inputs struct {
 // RootfsKey identifies the debootstrapped tree a recipe starts from: recipes
 // with the same package set share it.
 func (r Recipe) RootfsKey(in Inputs) string {
-	base := shortHash("rootfs", builderVersion, in.Suite, in.Mirror, strings.Join(r.Packages, ","))
+	base := shortHash("rootfs", rootfsVersion, in.Suite, in.Mirror, strings.Join(r.Packages, ","))
 	if len(r.Extra) == 0 {
 		return base
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/fixpoint-dev/fixpoint/config"
 	"github.com/fixpoint-dev/fixpoint/memory"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
+	"github.com/fixpoint-dev/fixpoint/sandbox/backends"
 	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
 )
 
@@ -117,16 +118,7 @@ func (e *Engine) startSession(ctx context.Context, snap *sandbox.Snapshot) (sand
 }
 
 // limits are the per-command limits from the configuration.
-func limits(cfg *config.Config) sandbox.Limits {
-	l := sandbox.Limits{Timeout: cfg.Sandbox.Timeout.D(), Pids: cfg.Sandbox.Pids, NanoCPUs: int64(cfg.Sandbox.CPUs * 1e9)}
-	if n, err := config.ParseSize(cfg.Sandbox.Memory); err == nil {
-		l.Memory = n
-	}
-	if n, err := config.ParseSize(cfg.Sandbox.OutputCap); err == nil {
-		l.OutputCap = n
-	}
-	return l
-}
+func limits(cfg *config.Config) sandbox.Limits { return backends.Limits(cfg) }
 
 // Test snapshots root (with overlays), runs the test command once in a
 // fresh sandbox session and returns the report.

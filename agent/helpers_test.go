@@ -1,101 +1,71 @@
 package agent
 
 import (
-	"bytes"
 	"context"
-	"errors"
+	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/fixpoint-dev/fixpoint/agent/llm"
 	"github.com/fixpoint-dev/fixpoint/config"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
+	"github.com/fixpoint-dev/fixpoint/sandbox/host"
 )
 
-// dirBackend runs commands on the host in a temporary copy of the
-// workspace. It stands in for sandbox/host until that lands.
-type dirBackend struct{ t testing.TB }
+// testBackend is the real host backend ("none"): the e2e tests need the
+// toolchains (go, python3, node) and run on any machine; the docker e2e
+// tests in e2e_docker_test.go cover the real sandbox.
+//
+// Sessions share one Go build cache across tests (each host session
+// otherwise starts with an empty one and recompiles the standard library).
+func testBackend(t testing.TB) sandbox.Backend {
+	t.Helper()
+	b, err := host.New(&host.Options{Warn: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Under /tmp and world-writable: the host backend may drop privileges.
+	cache := filepath.Join(os.TempDir(), "fixpoint-agent-test-gocache")
+	if err := os.MkdirAll(cache, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(cache, 0o777)
+	return cachedBackend{b, cache}
+}
 
-func (b *dirBackend) Name() string { return "none" }
+type cachedBackend struct {
+	sandbox.Backend
+	gocache string
+}
 
-func (b *dirBackend) Start(ctx context.Context, spec sandbox.Spec) (sandbox.Session, error) {
-	dir, err := os.MkdirTemp("", "fixpoint-test-ws-")
+func (b cachedBackend) Start(ctx context.Context, spec sandbox.Spec) (sandbox.Session, error) {
+	s, err := b.Backend.Start(ctx, spec)
 	if err != nil {
 		return nil, err
 	}
-	return &dirSession{dir: dir, files: map[string]string{}}, nil
+	return cachedSession{s, b.gocache}, nil
 }
 
-type dirSession struct {
-	mu     sync.Mutex
-	dir    string
-	files  map[string]string // path → digest of content last written
-	closed bool
+type cachedSession struct {
+	sandbox.Session
+	gocache string
 }
 
-func (s *dirSession) Sync(ctx context.Context, snap *sandbox.Snapshot) (sandbox.SyncStats, error) {
-	var st sandbox.SyncStats
-	for p, f := range snap.Files {
-		if s.files[p] == string(f.Data) {
-			continue
-		}
-		full := filepath.Join(s.dir, filepath.FromSlash(p))
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			return st, err
-		}
-		if err := os.WriteFile(full, f.Data, 0o644); err != nil {
-			return st, err
-		}
-		s.files[p] = string(f.Data)
-		st.Written++
-		st.Bytes += int64(len(f.Data))
-	}
-	for p := range s.files {
-		if _, ok := snap.Files[p]; !ok {
-			os.Remove(filepath.Join(s.dir, filepath.FromSlash(p)))
-			delete(s.files, p)
-			st.Deleted++
-		}
-	}
-	return st, nil
+func (s cachedSession) Run(ctx context.Context, c sandbox.Command) (*sandbox.Result, error) {
+	c.Env = append(c.Env, "GOCACHE="+s.gocache)
+	return s.Session.Run(ctx, c)
 }
 
-func (s *dirSession) Run(ctx context.Context, c sandbox.Command) (*sandbox.Result, error) {
-	if s.closed {
-		return nil, sandbox.ErrClosed
+// WorkDir lets testrun map absolute paths in output to workspace paths.
+func (s cachedSession) WorkDir() string {
+	if wd, ok := s.Session.(interface{ WorkDir() string }); ok {
+		return wd.WorkDir()
 	}
-	cmd := exec.CommandContext(ctx, c.Args[0], c.Args[1:]...)
-	cmd.Dir = filepath.Join(s.dir, c.Dir)
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + s.dir, "GOCACHE=" + os.Getenv("GOCACHE"), "GOFLAGS=-mod=mod", "GOPROXY=off"}, c.Env...)
-	if gc, err := exec.Command("go", "env", "GOCACHE").Output(); err == nil {
-		cmd.Env = append(cmd.Env, "GOCACHE="+strings.TrimSpace(string(gc)))
-	}
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	t0 := time.Now()
-	err := cmd.Run()
-	res := &sandbox.Result{Stdout: out.Bytes(), Stderr: errb.Bytes(), Duration: time.Since(t0)}
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		res.ExitCode = ee.ExitCode()
-	case err != nil:
-		return nil, err
-	}
-	return res, nil
-}
-
-func (s *dirSession) ReadFile(ctx context.Context, rel string) ([]byte, error) {
-	return os.ReadFile(filepath.Join(s.dir, filepath.FromSlash(rel)))
-}
-
-func (s *dirSession) Close() error {
-	s.closed = true
-	return os.RemoveAll(s.dir)
+	return ""
 }
 
 // scripted is an in-process model: each rule answers prompts that contain
@@ -113,7 +83,7 @@ type rule struct {
 	n        int
 }
 
-func (m *scripted) Chat(ctx context.Context, req chatRequest, onDelta func(string)) (*chatResponse, error) {
+func (m *scripted) Chat(ctx context.Context, req llm.Request, onDelta func(string)) (*llm.Response, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	prompt := req.Messages[len(req.Messages)-1].Content
@@ -123,10 +93,10 @@ func (m *scripted) Chat(ctx context.Context, req chatRequest, onDelta func(strin
 		if strings.Contains(prompt, r.contains) {
 			rep := r.replies[min(r.n, len(r.replies)-1)]
 			r.n++
-			return &chatResponse{Content: rep, In: len(prompt) / 4, Out: len(rep) / 4}, nil
+			return &llm.Response{Content: rep, Usage: llm.Usage{In: len(prompt) / 4, Out: len(rep) / 4}}, nil
 		}
 	}
-	return &chatResponse{Content: "I cannot help with this."}, nil
+	return &llm.Response{Content: "I cannot help with this."}, nil
 }
 
 // copyTree copies a testdata project into a fresh temp dir.
@@ -160,8 +130,9 @@ func testConfig(t testing.TB) *config.Config {
 		t.Fatal(err)
 	}
 	cfg.DataDir = t.TempDir()
+	// The machine may be loaded and a cold Go build cache is slow: tests
+	// assert behaviour, never time.
+	cfg.Sandbox.Timeout = config.Duration(10 * time.Minute)
 	return cfg
 }
 
-// WorkDir lets testrun turn absolute paths into workspace-relative ones.
-func (s *dirSession) WorkDir() string { return s.dir }

@@ -4,6 +4,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/fixpoint-dev/fixpoint/agent/redact"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 )
 
@@ -123,18 +124,8 @@ func globMatch(pattern, name string) bool {
 	return false
 }
 
-// isSecretPath: STAND-IN until agent/redact.IsSecretPath lands.
-func isSecretPath(p string) bool {
-	base := strings.ToLower(path.Base(p))
-	switch {
-	case base == ".env" || strings.HasPrefix(base, ".env."),
-		strings.HasSuffix(base, ".pem"), strings.HasSuffix(base, ".key"), strings.HasSuffix(base, ".p12"),
-		strings.HasPrefix(base, "id_rsa"), strings.HasPrefix(base, "id_ed25519"), base == ".netrc", base == ".npmrc", base == ".pypirc",
-		strings.Contains(base, "credentials"), strings.Contains(base, "secret"):
-		return true
-	}
-	return false
-}
+// isSecretPath reports files never shown to the model (agent/redact).
+func isSecretPath(p string) bool { return redact.IsSecretPath(p) }
 
-// redactText: STAND-IN until agent/redact.String lands.
-func redactText(s string) string { return s }
+// redactText masks keys and tokens in prompt and log text (agent/redact).
+func redactText(s string) string { return redact.String(s) }

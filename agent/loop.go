@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fixpoint-dev/fixpoint/agent/llm"
 	"github.com/fixpoint-dev/fixpoint/agent/runlog"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
@@ -264,7 +265,7 @@ func (r *run) ask(ctx context.Context, role string, it int, phase Phase, prompt 
 	sys := systemPrompt(r.req.Mode, r.lang)
 	r.log.Write(runlog.KindPrompt, it, map[string]any{"role": role, "size": len(sys) + len(prompt), "tokens": estimateTokens(sys + prompt), "system": sys, "content": prompt})
 	t0 := time.Now()
-	resp, err := r.e.chat(ctx, role, []chatMessage{{Role: "system", Content: sys}, {Role: "user", Content: prompt}}, func(d string) {
+	resp, err := r.chat(ctx, role, []llm.Message{{Role: "system", Content: sys}, {Role: "user", Content: prompt}}, func(d string) {
 		r.onEvent(Event{RunID: r.res.RunID, Phase: phase, Iteration: it, MaxIterations: r.e.cfg.Agent.MaxIterations, Delta: d, TokensIn: r.res.TokensIn, TokensOut: r.res.TokensOut})
 	})
 	took := time.Since(t0)
@@ -278,9 +279,10 @@ func (r *run) ask(ctx context.Context, role string, it int, phase Phase, prompt 
 		r.log.Write(runlog.KindWarning, it, map[string]string{"message": "model: " + err.Error()})
 		return "", false
 	}
-	r.res.TokensIn += resp.In
-	r.res.TokensOut += resp.Out
-	r.log.Write(runlog.KindReply, it, map[string]any{"role": role, "content": resp.Content, "tokens_in": resp.In, "tokens_out": resp.Out, "model_ms": took.Milliseconds()})
+	r.res.TokensIn += resp.Usage.In
+	r.res.TokensOut += resp.Usage.Out
+	r.res.Cost += llm.Cost(r.e.cfg.Model, resp.Usage)
+	r.log.Write(runlog.KindReply, it, map[string]any{"role": role, "content": resp.Content, "tokens_in": resp.Usage.In, "tokens_out": resp.Usage.Out, "tool_rounds": resp.ToolRounds, "model_ms": took.Milliseconds()})
 	return resp.Content, true
 }
 
@@ -307,11 +309,11 @@ func (r *run) codePhase(ctx context.Context, iter *Iteration) (map[string][]byte
 		if problem == "" {
 			h := hashChanges(changes)
 			hb := hashBlocks(reply)
-		if prev, seen := r.attempts[hb]; seen {
-			r.res.StopReason = fmt.Sprintf("circuit breaker: the reply repeats the edits of iteration %d", prev)
-			return nil, false
-		}
-		if prev, seen := r.attempts[h]; seen {
+			if prev, seen := r.attempts[hb]; seen {
+				r.res.StopReason = fmt.Sprintf("circuit breaker: the reply repeats the edits of iteration %d", prev)
+				return nil, false
+			}
+			if prev, seen := r.attempts[h]; seen {
 				r.res.StopReason = fmt.Sprintf("circuit breaker: the reply repeats the edits of iteration %d", prev)
 				return nil, false
 			}
@@ -351,7 +353,7 @@ func (r *run) applyReply(reply string, it int) (map[string][]byte, string) {
 	}
 	if err != nil {
 		r.log.Write(runlog.KindEdit, it, map[string]any{"blocks": len(blocks), "applied": false, "error": err.Error()})
-		return nil, "None of the reply's edits was applied (all or nothing): " + err.Error()
+		return nil, editFeedback(err)
 	}
 	orig := map[string][]byte{}
 	for p := range changes {

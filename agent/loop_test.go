@@ -29,7 +29,7 @@ func runGoBug(t *testing.T, m *scripted, mutate func(*Engine)) (*Result, string)
 	t.Helper()
 	root := copyTree(t, goBugDir)
 	cfg := testConfig(t)
-	e := New(cfg, &Options{Model: m, Backend: &dirBackend{t: t}})
+	e := New(cfg, &Options{Model: m, Backend: testBackend(t)})
 	if mutate != nil {
 		mutate(e)
 	}
@@ -182,7 +182,7 @@ func TestRunSolveGo(t *testing.T) {
 	reply := "stats/mode.go\n<<<<<<< SEARCH\n=======\npackage stats\n\n// Mode returns the most frequent value; ties go to the smallest.\nfunc Mode(xs []float64) (float64, error) {\n\tif len(xs) == 0 {\n\t\treturn 0, ErrEmpty\n\t}\n\tcount := map[float64]int{}\n\tbest := xs[0]\n\tfor _, x := range xs {\n\t\tcount[x]++\n\t\tif count[x] > count[best] || (count[x] == count[best] && x < best) {\n\t\t\tbest = x\n\t\t}\n\t}\n\treturn best, nil\n}\n>>>>>>> REPLACE\n\n" +
 		"stats/mode_test.go\n<<<<<<< SEARCH\n=======\npackage stats\n\nimport (\n\t\"errors\"\n\t\"testing\"\n\t\"testing/quick\"\n)\n\nfunc TestMode(t *testing.T) {\n\tif got, _ := Mode([]float64{1, 2, 2, 3}); got != 2 {\n\t\tt.Errorf(\"Mode = %v, want 2\", got)\n\t}\n\tif got, _ := Mode([]float64{3, 1}); got != 1 {\n\t\tt.Errorf(\"tie: Mode = %v, want 1\", got)\n\t}\n\tif _, err := Mode(nil); !errors.Is(err, ErrEmpty) {\n\t\tt.Errorf(\"Mode(nil) error = %v\", err)\n\t}\n}\n\nfunc TestModeIsAnElement(t *testing.T) {\n\tf := func(xs []float64) bool {\n\t\tif len(xs) == 0 {\n\t\t\treturn true\n\t\t}\n\t\tm, _ := Mode(xs)\n\t\tfor _, x := range xs {\n\t\t\tif x == m {\n\t\t\t\treturn true\n\t\t\t}\n\t\t}\n\t\treturn false\n\t}\n\tif err := quick.Check(f, nil); err != nil {\n\t\tt.Error(err)\n\t}\n}\n>>>>>>> REPLACE\n"
 	m := &scripted{rules: []rule{{contains: markPlan, replies: []string{"1. Add stats/mode.go and tests."}}, {contains: markCode, replies: []string{reply}}}}
-	e := New(testConfig(t), &Options{Model: m, Backend: &dirBackend{t: t}})
+	e := New(testConfig(t), &Options{Model: m, Backend: testBackend(t)})
 	defer e.Close()
 	res, err := e.Run(t.Context(), Request{Mode: ModeSolve, Root: root, Goal: "Add Mode(xs) returning the most frequent value (ties: smallest)."}, nil)
 	if err != nil {
@@ -204,7 +204,7 @@ func TestRunSolveWithoutNewTestsIsNotVerified(t *testing.T) {
 	m := &scripted{rules: []rule{{contains: markPlan, replies: []string{"plan"}}, {contains: markCode, replies: []string{demo.GoBugFix}}}}
 	cfg := testConfig(t)
 	cfg.Agent.MaxIterations = 2
-	e := New(cfg, &Options{Model: m, Backend: &dirBackend{t: t}})
+	e := New(cfg, &Options{Model: m, Backend: testBackend(t)})
 	res, err := e.Run(t.Context(), Request{Mode: ModeSolve, Root: root, Goal: "Fix the median."}, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -28,7 +28,7 @@ func TestRunMemory(t *testing.T) {
 	st := open()
 	m1 := goBugModel(wrongMedian("s[mid]", "s[mid-1]"), strings.Replace(demo.GoBugFix, "\treturn s[mid], nil\n=======", "\treturn s[mid-1], nil\n=======", 1))
 	cfg := testConfig(t)
-	e := New(cfg, &Options{Model: m1, Backend: &dirBackend{t: t}, Memory: st})
+	e := New(cfg, &Options{Model: m1, Backend: testBackend(t), Memory: st})
 	res, err := e.Run(t.Context(), Request{Mode: ModeFix, Root: root}, nil)
 	if err != nil || !res.Verified {
 		t.Fatalf("first run: %v, verified %v (%s)", err, res != nil && res.Verified, res.StopReason)
@@ -47,7 +47,7 @@ func TestRunMemory(t *testing.T) {
 	st = open()
 	defer st.Close()
 	m2 := goBugModel(demo.GoBugFix)
-	e = New(cfg, &Options{Model: m2, Backend: &dirBackend{t: t}, Memory: st})
+	e = New(cfg, &Options{Model: m2, Backend: testBackend(t), Memory: st})
 	res, err = e.Run(t.Context(), Request{Mode: ModeFix, Root: root}, nil)
 	if err != nil || !res.Verified {
 		t.Fatalf("second run: %v", err)
@@ -86,7 +86,7 @@ func TestRunDegradesWhenDataDirReadOnly(t *testing.T) {
 	os.WriteFile(blocker, nil, 0o444)
 	cfg.DataDir = filepath.Join(blocker, "data") // cannot be created
 	var warn strings.Builder
-	e := New(cfg, &Options{Model: goBugModel(demo.GoBugFix), Backend: &dirBackend{t: t}, Warn: &warn})
+	e := New(cfg, &Options{Model: goBugModel(demo.GoBugFix), Backend: testBackend(t), Warn: &warn})
 	res, err := e.Run(context.Background(), Request{Mode: ModeFix, Root: copyTree(t, goBugDir)}, nil)
 	if err != nil || !res.Verified {
 		t.Fatalf("Run = %v (verified %v), want verified despite no run log", err, res != nil && res.Verified)

@@ -2,26 +2,94 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"path"
+	"regexp"
+	"strings"
+
+	"github.com/fixpoint-dev/fixpoint/agent/llm"
+	"github.com/fixpoint-dev/fixpoint/sandbox"
 )
-
-// STAND-IN until agent/llm lands: mirrors the agreed llm.Request/Response.
-type chatMessage struct{ Role, Content string }
-
-type chatRequest struct {
-	Model    string
-	Messages []chatMessage
-}
-
-type chatResponse struct {
-	Content string
-	In, Out int
-}
 
 // Model is the chat model the loop talks to; *llm.Client satisfies it.
 type Model interface {
-	Chat(ctx context.Context, req chatRequest, onDelta func(string)) (*chatResponse, error)
+	Chat(ctx context.Context, req llm.Request, onDelta func(string)) (*llm.Response, error)
 }
 
-func (e *Engine) chat(ctx context.Context, role string, msgs []chatMessage, onDelta func(string)) (*chatResponse, error) {
-	return e.opts.Model.Chat(ctx, chatRequest{Model: e.cfg.Model.RoleModel(role), Messages: msgs}, onDelta)
+// chat sends messages to the role's model, offering the workspace tools
+// when the configuration allows them.
+func (r *run) chat(ctx context.Context, role string, msgs []llm.Message, onDelta func(string)) (*llm.Response, error) {
+	cfg := r.e.cfg.Model
+	req := llm.Request{Model: cfg.RoleModel(role), Messages: msgs, Temperature: cfg.Temperature, Seed: cfg.Seed, MaxTokens: cfg.MaxTokens}
+	if cfg.Tools == nil || *cfg.Tools {
+		req.Tools = workspaceTools
+		req.ToolHandler = r.tool
+		req.MaxToolRounds = 4
+	}
+	return r.e.opts.Model.Chat(ctx, req, onDelta)
+}
+
+var workspaceTools = []llm.Tool{
+	{Name: "read_file", Description: "Read a workspace file (as the current attempt has it).",
+		Parameters: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string","description":"workspace-relative path"}},"required":["path"]}`)},
+	{Name: "list_files", Description: "List workspace files under a directory.",
+		Parameters: json.RawMessage(`{"type":"object","properties":{"dir":{"type":"string","description":"workspace-relative directory; empty for all"}}}`)},
+	{Name: "search_code", Description: "Search workspace files for a regular expression; returns path:line: text.",
+		Parameters: json.RawMessage(`{"type":"object","properties":{"pattern":{"type":"string"}},"required":["pattern"]}`)},
+}
+
+// tool runs a workspace tool on the run's current snapshot. Secret and
+// ignored files are invisible, as in prompts.
+func (r *run) tool(ctx context.Context, name, args string) (string, error) {
+	var a struct{ Path, Dir, Pattern string }
+	if err := json.Unmarshal([]byte(args), &a); err != nil {
+		return "", fmt.Errorf("bad arguments: %v", err)
+	}
+	snap := r.cur
+	switch name {
+	case "read_file":
+		p, err := sandbox.CleanRel(a.Path)
+		if err != nil {
+			return "", err
+		}
+		f, ok := snap.Files[p]
+		if !ok || !r.include(p) {
+			return "", fmt.Errorf("no such file: %s", a.Path)
+		}
+		return redactText(trimOutput(string(f.Data), 24000)), nil
+	case "list_files":
+		dir := strings.Trim(a.Dir, "/")
+		var out []string
+		for _, p := range snap.Paths() {
+			if r.include(p) && (dir == "" || dir == "." || strings.HasPrefix(p, dir+"/")) {
+				out = append(out, p)
+			}
+		}
+		if len(out) > 500 {
+			out = append(out[:500], fmt.Sprintf("… %d more", len(out)-500))
+		}
+		return strings.Join(out, "\n"), nil
+	case "search_code":
+		re, err := regexp.Compile(a.Pattern)
+		if err != nil {
+			return "", fmt.Errorf("bad pattern: %v", err)
+		}
+		var out []string
+		for _, p := range snap.Paths() {
+			if !r.include(p) || !isSource(p) && path.Ext(p) != ".md" {
+				continue
+			}
+			for i, l := range strings.Split(string(snap.Files[p].Data), "\n") {
+				if re.MatchString(l) {
+					out = append(out, fmt.Sprintf("%s:%d: %s", p, i+1, strings.TrimSpace(l)))
+					if len(out) >= 100 {
+						return redactText(strings.Join(out, "\n")), nil
+					}
+				}
+			}
+		}
+		return redactText(strings.Join(out, "\n")), nil
+	}
+	return "", fmt.Errorf("unknown tool %q", name)
 }

@@ -6,10 +6,11 @@ import (
 	"io"
 	"log/slog"
 
+	"github.com/fixpoint-dev/fixpoint/agent/llm"
 	"github.com/fixpoint-dev/fixpoint/config"
 	"github.com/fixpoint-dev/fixpoint/memory"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
-	"github.com/fixpoint-dev/fixpoint/sandbox/docker"
+	"github.com/fixpoint-dev/fixpoint/sandbox/backends"
 )
 
 // OpenOptions adjust Open. Zero values are documented defaults.
@@ -100,16 +101,16 @@ func orDiscard(w io.Writer) io.Writer {
 	return w
 }
 
-// openBackend: STAND-IN until sandbox/backends.Open lands.
+// openBackend opens the configured sandbox backend (sandbox/backends).
 func openBackend(ctx context.Context, cfg *config.Config, o *OpenOptions) (sandbox.Backend, error) {
-	b, err := docker.New(ctx, &docker.Options{Runtime: cfg.Sandbox.Runtime, Logger: o.Logger})
+	b, err := backends.Open(ctx, cfg, &backends.Options{Warn: orDiscard(o.Warn), Logger: o.Logger})
 	if err != nil {
 		return nil, fmt.Errorf("open sandbox: %w", err)
 	}
 	return b, nil
 }
 
-// openModel: STAND-IN until agent/llm lands.
+// openModel builds the model client for cfg.Model (agent/llm).
 func openModel(cfg *config.Config, o *OpenOptions) (Model, error) {
-	return nil, fmt.Errorf("no model client yet")
+	return llm.New(cfg.Model, &llm.Options{Logger: o.Logger}), nil
 }

@@ -3,20 +3,16 @@ package agent
 import (
 	"github.com/fixpoint-dev/fixpoint/config"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
+	"github.com/fixpoint-dev/fixpoint/sandbox/backends"
 )
 
-// STAND-IN until sandbox/backends.SpecFor lands.
+// specFor is the session spec: image by language, limits from the config
+// (sandbox/backends).
 func specFor(cfg *config.Config, snap *sandbox.Snapshot) sandbox.Spec {
-	img := cfg.Sandbox.Image
-	if img == "" {
-		switch snap.Language() {
-		case "go":
-			img = "fixpoint-sandbox-go"
-		case "node":
-			img = "fixpoint-sandbox-node"
-		default:
-			img = "fixpoint-sandbox-python"
-		}
+	spec := backends.SpecFor(cfg, snap)
+	if spec.Labels == nil {
+		spec.Labels = map[string]string{}
 	}
-	return sandbox.Spec{Image: img, Limits: limits(cfg), Labels: map[string]string{"fixpoint.component": "agent"}}
+	spec.Labels["fixpoint.component"] = "agent"
+	return spec
 }

@@ -129,8 +129,7 @@ func goSymbols(p string, data []byte) []string {
 	for _, d := range f.Decls {
 		switch d := d.(type) {
 		case *ast.FuncDecl:
-			sig := string(data[fset.Position(d.Type.Pos()).Offset:fset.Position(d.Type.End()).Offset])
-			sig = strings.TrimPrefix(sig, "func")
+			sig := string(data[fset.Position(d.Type.Params.Pos()).Offset:fset.Position(d.Type.End()).Offset])
 			name := d.Name.Name
 			if d.Recv != nil && len(d.Recv.List) > 0 {
 				r := d.Recv.List[0].Type

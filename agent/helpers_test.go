@@ -135,4 +135,3 @@ func testConfig(t testing.TB) *config.Config {
 	cfg.Sandbox.Timeout = config.Duration(10 * time.Minute)
 	return cfg
 }
-

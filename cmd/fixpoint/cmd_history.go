@@ -121,8 +121,8 @@ func printRun(w io.Writer, s runlog.Summary, entries []runlog.Entry) {
 		case runlog.KindIteration:
 			var it struct {
 				N, Passed, Failed, Malformed int
-				Progress, Signature      string
-				Duration                 int64
+				Progress, Signature          string
+				Duration                     int64
 			}
 			json.Unmarshal(e.Data, &it)
 			fmt.Fprintf(w, "  iteration %d: %d passed, %d failed", it.N, it.Passed, it.Failed)

@@ -36,9 +36,9 @@ Example:
 
 // agentFlags are the flags solve and fix share.
 type agentFlags struct {
-	dir, testCmd    string
-	dryRun, commit  bool
-	maxIterations   int
+	dir, testCmd   string
+	dryRun, commit bool
+	maxIterations  int
 }
 
 func (f *agentFlags) register(fs *flag.FlagSet) {

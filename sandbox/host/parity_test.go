@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -188,5 +189,30 @@ func TestNoneWarns(t *testing.T) {
 	}
 	if n := strings.Count(warn.String(), "ON THIS HOST"); n != 2 {
 		t.Errorf("warnings = %d, want 2 (one per Start): %q", n, warn.String())
+	}
+}
+
+// TestNoLeftovers checks that a daemon started by a command (even in its
+// own session) does not outlive the command, on every local backend.
+func TestNoLeftovers(t *testing.T) {
+	for _, b := range backendsUnderTest(t) {
+		t.Run(b.Name(), func(t *testing.T) {
+			if b.Name() == "none" && os.Geteuid() != 0 {
+				t.Skip("the none backend finds escaped daemons by uid, which needs root")
+			}
+			s, err := b.Start(t.Context(), sandbox.Spec{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			res, err := s.Run(t.Context(), sandbox.Command{Args: []string{"sh", "-c", "(setsid sleep 313 &); nohup sleep 314 >/dev/null 2>&1 & echo ok"}})
+			if err != nil || res.ExitCode != 0 {
+				t.Fatalf("Run = %+v, %v", res, err)
+			}
+			time.Sleep(100 * time.Millisecond)
+			if out, _ := exec.Command("pgrep", "-f", "sleep 31[34]").Output(); len(out) > 0 {
+				t.Errorf("processes left behind: %s", out)
+			}
+		})
 	}
 }

@@ -369,21 +369,45 @@ func (s *Session) Run(ctx context.Context, c sandbox.Command) (*sandbox.Result, 
 	}
 	stdout := &capWriter{limit: l.OutputCap, stream: c.Stdout}
 	stderr := &capWriter{limit: l.OutputCap, stream: c.Stderr}
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	cmd.WaitDelay = 2 * time.Second // a leftover holding the pipes cannot block Run
+	// Our own pipes, so that Wait returns when the command exits and the
+	// leftovers are killed before the output is drained: a daemon holding
+	// the pipes cannot block Run.
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return nil, err
+	}
+	cmd.Stdout, cmd.Stderr = outW, errW
 
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
+		for _, f := range []*os.File{outR, outW, errR, errW} {
+			f.Close()
+		}
 		return nil, sandbox.ErrClosed
 	}
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	outW.Close()
+	errW.Close()
+	if err != nil {
 		s.mu.Unlock()
+		outR.Close()
+		errR.Close()
 		return nil, fmt.Errorf("%s sandbox: start %s: %w", s.opts.Name, c.Args[0], err)
 	}
 	s.pgid = cmd.Process.Pid
 	s.mu.Unlock()
+	var drained sync.WaitGroup
+	drained.Add(2)
+	go func() { defer drained.Done(); io.Copy(stdout, outR) }()
+	go func() { defer drained.Done(); io.Copy(stderr, errR) }()
 
 	var timedOut atomic.Bool
 	timer := time.AfterFunc(l.Timeout, func() {
@@ -396,6 +420,17 @@ func (s *Session) Run(ctx context.Context, c sandbox.Command) (*sandbox.Result, 
 	stop()
 	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // background jobs of the same group
 	s.killUID()
+	done := make(chan struct{})
+	go func() { drained.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Second): // an escaped holder (only without a session uid)
+		outR.Close()
+		errR.Close()
+		<-done
+	}
+	outR.Close()
+	errR.Close()
 	s.mu.Lock()
 	s.pgid = 0
 	closed := s.closed

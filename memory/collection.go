@@ -427,6 +427,14 @@ func (c *collection) needsCompaction() bool {
 }
 
 func (c *collection) close() error {
+	c.mu.Lock()
+	if c.writable && isLocal(c.emb) && c.embedded >= vcacheMin {
+		if err := c.writeVCacheLocked(); err != nil {
+			c.log.Warn("memory: vector cache not written", "dir", c.dir, "err", err)
+		}
+		c.embedded = 0
+	}
+	c.mu.Unlock()
 	if c.lock != nil {
 		return c.lock.close()
 	}

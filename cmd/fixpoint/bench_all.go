@@ -12,6 +12,7 @@ import (
 	"github.com/fixpoint-dev/fixpoint/agent/humaneval"
 	"github.com/fixpoint-dev/fixpoint/memory"
 	"github.com/fixpoint-dev/fixpoint/sandbox/sandboxbench"
+	"github.com/fixpoint-dev/fixpoint/server"
 )
 
 // benchSections lists the tables of docs/BENCHMARKS.md in order.
@@ -42,6 +43,18 @@ func benchSections() []benchSection {
 					return "", err
 				}
 				return r.Markdown(), nil
+			},
+		},
+		{
+			key: "lsp", title: "Language server under load",
+			command: "fixpoint bench lsp",
+			run: func(ctx context.Context, a *app) (string, error) {
+				exe, _ := os.Executable()
+				r, err := server.Bench(ctx, &server.BenchOptions{Binary: exe, Logger: a.logger})
+				if err != nil {
+					return "", err
+				}
+				return "A run is in flight (a fake engine that blocks until cancelled) while the client sends the load over an in-memory pipe; latencies are client-observed round trips.\n\n" + r.Markdown(), nil
 			},
 		},
 		{

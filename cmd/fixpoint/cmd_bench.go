@@ -27,6 +27,7 @@ Benchmarks:
   humaneval   HumanEval through the repair loop, checked in the python sandbox
   sandbox     the cost of one sandboxed command against bare, bwrap, docker one-shot and docker exec
   memory      failure-memory retrieval quality (recall@1/@3) and latency at 1k and 10k records
+  lsp         the language server under load: codeAction latency during a run, didChange throughput, idle RSS
   all         every table of docs/BENCHMARKS.md (use --write docs/BENCHMARKS.md)
 Run 'fixpoint bench <benchmark> --help' for its flags.
 Example:

@@ -41,10 +41,7 @@ func (s *server) runCommand(st *runState, req wire.RunRequest) (wire.ExitStatus,
 	if err != nil {
 		return status, err
 	}
-	limits := fmt.Sprintf("cpu=%d,fsize=%d,nofile=%d", req.CPUSec, req.FileSize, req.NoFile)
-	cmd := &exec.Cmd{
-		Path:        s.self,
-		Args:        append([]string{"fixpoint-exec", "-exec", limits, "--"}, req.Args...),
+	cmd := &exec.Cmd{ // start picks Path and Args
 		Dir:         dir,
 		Env:         req.Env,
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
@@ -73,7 +70,7 @@ func (s *server) runCommand(st *runState, req wire.RunRequest) (wire.ExitStatus,
 
 	oomBefore := oomKills()
 	start := time.Now()
-	early, err := s.start(cmd, req)
+	cmd, early, err := s.start(cmd, req)
 	outW.Close()
 	errW.Close()
 	if inR != nil {
@@ -192,24 +189,25 @@ func wait(pid int) (syscall.WaitStatus, syscall.Rusage, error) {
 // re-executing this binary as a wrapper that sets the limits and execs.
 // When the command died before it could be detached, start returns its
 // wait status (it is reaped already).
-func (s *server) start(cmd *exec.Cmd, req wire.RunRequest) (*syscall.WaitStatus, error) {
+func (s *server) start(cmd *exec.Cmd, req wire.RunRequest) (*exec.Cmd, *syscall.WaitStatus, error) {
 	if !s.noPtrace {
 		if path, err := lookPathIn(req.Args[0], envPATH(req.Env)); err == nil {
-			cmd.Path, cmd.Args = path, req.Args
-			cmd.SysProcAttr.Ptrace = true
-			early, err := startTraced(cmd, req)
-			if err == nil || !errors.Is(err, syscall.EPERM) {
-				return early, err
+			traced := &exec.Cmd{Path: path, Args: req.Args, Dir: cmd.Dir, Env: cmd.Env,
+				Stdin: cmd.Stdin, Stdout: cmd.Stdout, Stderr: cmd.Stderr,
+				SysProcAttr: &syscall.SysProcAttr{Setpgid: true, Ptrace: true}}
+			early, err := startTraced(traced, req)
+			if err == nil || traced.Process != nil || !errors.Is(err, syscall.EPERM) {
+				return traced, early, err
 			}
-			s.noPtrace = true // refused here (seccomp, Yama): use the wrapper from now on
-			cmd.SysProcAttr.Ptrace = false
-			cmd.Process = nil
+			// PTRACE_TRACEME refused (seccomp, Yama): use the wrapper from
+			// now on.
+			s.noPtrace = true
 		}
 	}
 	limits := fmt.Sprintf("cpu=%d,fsize=%d,nofile=%d", req.CPUSec, req.FileSize, req.NoFile)
 	cmd.Path = s.self
 	cmd.Args = append([]string{"fixpoint-exec", "-exec", limits, "--"}, req.Args...)
-	return nil, cmd.Start()
+	return cmd, nil, cmd.Start()
 }
 
 func startTraced(cmd *exec.Cmd, req wire.RunRequest) (*syscall.WaitStatus, error) {
@@ -228,7 +226,7 @@ func startTraced(cmd *exec.Cmd, req wire.RunRequest) (*syscall.WaitStatus, error
 		}
 		if err != nil {
 			syscall.Kill(pid, syscall.SIGKILL)
-			return nil, fmt.Errorf("wait for %s to stop: %w", req.Args[0], err)
+			return nil, fmt.Errorf("wait for %s to stop: %v", req.Args[0], err)
 		}
 		break
 	}
@@ -242,7 +240,7 @@ func startTraced(cmd *exec.Cmd, req wire.RunRequest) (*syscall.WaitStatus, error
 	}
 	if err := syscall.PtraceDetach(pid); err != nil {
 		syscall.Kill(pid, syscall.SIGKILL)
-		return nil, fmt.Errorf("detach %s: %w", req.Args[0], err)
+		return nil, fmt.Errorf("detach %s: %v", req.Args[0], err)
 	}
 	return nil, nil
 }
@@ -267,7 +265,7 @@ func applyLimits(pid int, req wire.RunRequest) error {
 			lim.Max++ // SIGXCPU first, SIGKILL a second later
 		}
 		if _, _, e := syscall.RawSyscall6(syscall.SYS_PRLIMIT64, uintptr(pid), uintptr(l.res), uintptr(unsafe.Pointer(&lim)), 0, 0, 0); e != 0 {
-			return fmt.Errorf("prlimit %s: %w", l.name, e)
+			return fmt.Errorf("prlimit %s: %v", l.name, e)
 		}
 	}
 	os.WriteFile("/proc/"+strconv.Itoa(pid)+"/oom_score_adj", []byte("1000"), 0)
@@ -298,29 +296,47 @@ func pump(wg *sync.WaitGroup, r io.Reader, w io.Writer) {
 }
 
 // cleanup kills what the command left behind and reaps it. It returns how
-// many processes it found.
+// many processes it reaped. With -sweep it goes on until /proc shows no
+// process but us and init (a dying process may still be on its way to us),
+// for at most two seconds.
 func (s *server) cleanup(pgid int) int {
 	found := 0
-	for i := 0; i < 100; i++ {
-		n := 0
-		if syscall.Kill(-pgid, syscall.SIGKILL) == nil {
-			n++
-		}
-		if s.sweep {
-			if syscall.Kill(-1, syscall.SIGKILL) == nil {
-				n++
-			}
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		signalled := syscall.Kill(-pgid, syscall.SIGKILL) == nil
+		if s.sweep && syscall.Kill(-1, syscall.SIGKILL) == nil {
+			signalled = true
 		}
 		reaped := reap()
 		found += reaped
-		if n == 0 && reaped == 0 {
-			break
+		busy := signalled || reaped > 0
+		if s.sweep {
+			busy = othersAlive()
+		}
+		if !busy || time.Now().After(deadline) {
+			return found
 		}
 		if reaped == 0 {
 			time.Sleep(time.Millisecond)
 		}
 	}
-	return found
+}
+
+// othersAlive reports whether /proc lists a process besides init and us.
+func othersAlive() bool {
+	d, err := os.Open("/proc")
+	if err != nil {
+		return false
+	}
+	defer d.Close()
+	names, _ := d.Readdirnames(-1)
+	self := strconv.Itoa(os.Getpid())
+	for _, n := range names {
+		if n != "1" && n != self && n[0] >= '0' && n[0] <= '9' {
+			return true
+		}
+	}
+	return false
 }
 
 // reap collects every exited child without blocking.

@@ -1,0 +1,34 @@
+package dockerproxy_test
+
+import (
+	"testing"
+
+	"github.com/docker/docker/client"
+
+	"github.com/fixpoint-dev/fixpoint/internal/dockerproxy"
+	"github.com/fixpoint-dev/fixpoint/sandbox/sandboxtest"
+)
+
+func TestCut(t *testing.T) {
+	sandboxtest.RequireDocker(t)
+	p, err := dockerproxy.Start(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	cli, err := client.NewClientWithOpts(client.WithHost(p.Host()), client.WithAPIVersionNegotiation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	if _, err := cli.Ping(t.Context()); err != nil {
+		t.Fatalf("ping through the proxy: %v", err)
+	}
+	p.Cut()
+	if _, err := cli.Ping(t.Context()); err == nil {
+		t.Fatal("ping after Cut succeeded, want an error")
+	}
+	if !client.IsErrConnectionFailed(func() error { _, err := cli.Ping(t.Context()); return err }()) {
+		t.Error("after Cut the client does not see a connection failure")
+	}
+}

@@ -155,7 +155,7 @@ func (b *Builder) Status(ctx context.Context, lang string) (Status, error) {
 	}
 	st := Status{Name: r.Name, Want: r.Hash(in)}
 	insp, err := b.cli.ImageInspect(ctx, r.Name)
-	if errdefs.IsNotFound(err) {
+	if isNotFound(err) {
 		return st, nil
 	}
 	if err != nil {
@@ -309,6 +309,8 @@ func appendLine(data []byte, prefix, line string) []byte {
 func (b *Builder) progressf(format string, args ...any) {
 	fmt.Fprintf(b.opts.Progress, format+"\n", args...)
 }
+
+func isNotFound(err error) bool { return err != nil && (errdefs.IsNotFound(err) || client.IsErrNotFound(err)) }
 
 func orNone(s string) string {
 	if s == "" {

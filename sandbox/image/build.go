@@ -310,7 +310,9 @@ func (b *Builder) progressf(format string, args ...any) {
 	fmt.Fprintf(b.opts.Progress, format+"\n", args...)
 }
 
-func isNotFound(err error) bool { return err != nil && (errdefs.IsNotFound(err) || client.IsErrNotFound(err)) }
+func isNotFound(err error) bool {
+	return err != nil && (errdefs.IsNotFound(err) || client.IsErrNotFound(err))
+}
 
 func orNone(s string) string {
 	if s == "" {

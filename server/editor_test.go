@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -80,6 +81,7 @@ type fakeEditor struct {
 	serveCh chan error
 	engine  *fakeEngine
 
+	timeout  time.Duration
 	mu       sync.Mutex
 	answer   json.RawMessage   // next showMessageRequest answer; null = dismissed
 	settings json.RawMessage   // workspace/configuration answer
@@ -92,11 +94,21 @@ type editorOptions struct {
 	engine *fakeEngine
 	files  map[string]string
 	server *Options
+	// root, when set, is the workspace (files are still written into it).
+	root string
+	// connect, when set, replaces the in-process server: it returns the
+	// connection to a server (a fixpoint process) and a function that
+	// waits for it to end.
+	connect func(root string) (io.ReadWriteCloser, func() error)
+	timeout time.Duration // for wait; default 20s
 }
 
 func newFakeEditor(t testing.TB, o editorOptions) *fakeEditor {
 	t.Helper()
-	root := t.TempDir()
+	root := o.root
+	if root == "" {
+		root = t.TempDir()
+	}
 	if r, err := filepath.EvalSymlinks(root); err == nil {
 		root = r
 	}
@@ -122,11 +134,22 @@ func newFakeEditor(t testing.TB, o editorOptions) *fakeEditor {
 			return o.engine, nil
 		}
 	}
-	srv := New(&opts)
-	cs, ss := net.Pipe()
-	e := &fakeEditor{t: t, root: root, serveCh: make(chan error, 1), engine: o.engine, answer: json.RawMessage("null"), applyOK: true}
+	e := &fakeEditor{t: t, root: root, serveCh: make(chan error, 1), engine: o.engine, answer: json.RawMessage("null"), applyOK: true, timeout: o.timeout}
+	if e.timeout == 0 {
+		e.timeout = 20 * time.Second
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	go func() { e.serveCh <- srv.Serve(ctx, ss) }()
+	var cs io.ReadWriteCloser
+	if o.connect != nil {
+		conn, wait := o.connect(root)
+		cs = conn
+		go func() { e.serveCh <- wait() }()
+	} else {
+		srv := New(&opts)
+		c, ss := net.Pipe()
+		cs = c
+		go func() { e.serveCh <- srv.Serve(ctx, ss) }()
+	}
 	e.rec = newRecorder(jsonrpc2.NewStream(cs))
 	e.conn = jsonrpc2.NewConn(e.rec)
 	e.conn.Go(ctx, e.handle)
@@ -135,7 +158,7 @@ func newFakeEditor(t testing.TB, o editorOptions) *fakeEditor {
 		cs.Close()
 		select {
 		case <-e.serveCh:
-		case <-time.After(10 * time.Second):
+		case <-time.After(30 * time.Second):
 			t.Errorf("server did not stop")
 		}
 	})
@@ -236,8 +259,8 @@ func (e *fakeEditor) open(rel string, version int) {
 // JSON contains substr, after the last one wait returned.
 func (e *fakeEditor) wait(method, substr string) json.RawMessage {
 	e.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	timer := time.AfterFunc(20*time.Second, func() { e.rec.mu.Lock(); e.rec.cond.Broadcast(); e.rec.mu.Unlock() })
+	deadline := time.Now().Add(e.timeout)
+	timer := time.AfterFunc(e.timeout, func() { e.rec.mu.Lock(); e.rec.cond.Broadcast(); e.rec.mu.Unlock() })
 	defer timer.Stop()
 	e.rec.mu.Lock()
 	defer e.rec.mu.Unlock()

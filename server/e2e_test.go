@@ -1,0 +1,198 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fixpoint-dev/fixpoint/agent/demo"
+	"github.com/fixpoint-dev/fixpoint/agent/llmtest"
+	"github.com/fixpoint-dev/fixpoint/sandbox/sandboxtest"
+)
+
+// The end-to-end tests run the real `fixpoint serve` binary with the real
+// agent engine and Docker sandbox; only the model is scripted (llmtest).
+
+var buildOnce struct {
+	sync.Once
+	bin string
+	err error
+	out []byte
+}
+
+// fixpointBinary builds cmd/fixpoint once per test process.
+func fixpointBinary(t testing.TB) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "fixpoint-bin-")
+		if err != nil {
+			buildOnce.err = err
+			return
+		}
+		buildOnce.bin = filepath.Join(dir, "fixpoint")
+		buildOnce.out, buildOnce.err = exec.Command("go", "build", "-o", buildOnce.bin, "../cmd/fixpoint").CombinedOutput()
+	})
+	if buildOnce.err != nil {
+		t.Fatalf("go build ../cmd/fixpoint: %v\n%s", buildOnce.err, buildOnce.out)
+	}
+	return buildOnce.bin
+}
+
+// The e2e project is Python: the Go sandbox image has no warm build
+// cache, and compiling the standard library's test dependencies in a
+// fresh container took 6m46s on the loaded CI machine (python: 2 s).
+const (
+	calcPy     = "def add(a, b):\n    return a - b\n"
+	calcTestPy = "import unittest\n\nfrom calc import add\n\n\nclass TestAdd(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n\n\nif __name__ == \"__main__\":\n    unittest.main()\n"
+	calcPlan   = "1. test_add fails: add subtracts.\n2. In calc.py, return a + b.\n3. Rerun the tests."
+	calcFix    = "calc.py\n<<<<<<< SEARCH\n    return a - b\n=======\n    return a + b\n>>>>>>> REPLACE\n"
+	mulSolve   = "calc.py\n<<<<<<< SEARCH\ndef add(a, b):\n=======\ndef mul(a, b):\n    return a * b\n\n\ndef add(a, b):\n>>>>>>> REPLACE\n\n" +
+		"test_calc.py\n<<<<<<< SEARCH\nclass TestAdd(unittest.TestCase):\n=======\nclass TestMul(unittest.TestCase):\n    def test_mul(self):\n        from calc import mul\n        self.assertEqual(mul(2, 3), 6)\n\n\nclass TestAdd(unittest.TestCase):\n>>>>>>> REPLACE\n"
+)
+
+// calcProject writes the e2e project: add is wrong unless fixed is set;
+// header is prepended to calc.py (a goal comment).
+func calcProject(t testing.TB, fixed bool, header string) string {
+	t.Helper()
+	root := t.TempDir()
+	calc := calcPy
+	if fixed {
+		calc = strings.Replace(calc, "a - b", "a + b", 1)
+	}
+	for name, data := range map[string]string{"calc.py": header + calc, "test_calc.py": calcTestPy} {
+		if err := os.WriteFile(filepath.Join(root, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
+// calcModel scripts the model: a plan, the fix for add, and for the goal
+// "add a mul function" the new function with its test.
+func calcModel() *llmtest.Script {
+	return &llmtest.Script{
+		Rules: []llmtest.Rule{
+			{Contains: "## Task: write a plan", Reply: &llmtest.Reply{Content: calcPlan}},
+			{Contains: "add a mul function", Last: true, Reply: &llmtest.Reply{Content: mulSolve}},
+			{Contains: "## Task: write the edits", Reply: &llmtest.Reply{Content: calcFix}},
+		},
+		Default: &llmtest.Reply{Content: demo.CannotHelp},
+	}
+}
+
+// serveEnv is the environment of a fixpoint serve process under test.
+func serveEnv(t testing.TB, modelURL string) []string {
+	home := t.TempDir()
+	return append(os.Environ(),
+		"HOME="+home, "XDG_CONFIG_HOME="+home, "FIXPOINT_DATA_DIR="+filepath.Join(home, "data"),
+		"FIXPOINT_BASE_URL="+modelURL, "FIXPOINT_MODEL=llmtest", "FIXPOINT_SANDBOX=docker", "FIXPOINT_IMAGE=fixpoint-sandbox-python", "FIXPOINT_LOG=debug",
+		"FIXPOINT_API_KEY=")
+}
+
+// procConn is a process's stdin/stdout as one connection.
+type procConn struct {
+	io.Reader
+	io.WriteCloser
+}
+
+func requireE2E(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("end-to-end: builds fixpoint and runs Docker")
+	}
+	cli := sandboxtest.RequireDocker(t)
+	sandboxtest.RequireImage(t, cli, "fixpoint-sandbox-python")
+}
+
+// TestE2EFixTestsRealEngine: fixpoint.fixTests on the calc project through
+// the real binary, engine and Docker sandbox: baseline diagnostics at the
+// failing assertion, then ONE versioned applyEdit with the fix, then the
+// diagnostics cleared; shutdown/exit ends the process with code 0.
+func TestE2EFixTestsRealEngine(t *testing.T) {
+	requireE2E(t)
+	bin := fixpointBinary(t)
+	model := llmtest.NewServer(calcModel())
+	defer model.Close()
+	root := calcProject(t, false, "")
+	var stderr bytes.Buffer
+	e := newFakeEditor(t, editorOptions{root: root, timeout: 3 * time.Minute, connect: func(root string) (io.ReadWriteCloser, func() error) {
+		cmd := exec.Command(bin, "serve")
+		cmd.Dir = root
+		cmd.Env = serveEnv(t, model.URL())
+		cmd.Stderr = &stderr
+		in, _ := cmd.StdinPipe()
+		out, _ := cmd.StdoutPipe()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill() })
+		return procConn{out, in}, cmd.Wait
+	}})
+	defer func() {
+		if t.Failed() {
+			t.Logf("fixpoint serve stderr:\n%s", stderr.String())
+		}
+	}()
+	e.initialize(vscodeCaps)
+	e.wait("workspace/configuration", "")
+	e.open("calc.py", 7)
+	res := e.mustCall("workspace/executeCommand", map[string]any{"command": cmdFixTests, "arguments": []any{map[string]any{"uri": e.uri("test_calc.py")}}})
+	if !strings.Contains(string(res), `"started":true`) {
+		t.Fatalf("fixTests = %s", res)
+	}
+	diag := e.wait("textDocument/publishDiagnostics", "test_calc.py")
+	if !strings.Contains(string(diag), `"source":"fixpoint"`) || !strings.Contains(string(diag), "test_add") || !strings.Contains(string(diag), `"line":7`) {
+		t.Errorf("baseline diagnostics = %s", diag)
+	}
+	edit := e.wait("workspace/applyEdit", "")
+	var p struct {
+		Edit workspaceEdit `json:"edit"`
+	}
+	if err := json.Unmarshal(edit, &struct {
+		Params any `json:"params"`
+	}{&p}); err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Edit.DocumentChanges) != 1 {
+		t.Fatalf("applyEdit = %s, want one TextDocumentEdit", edit)
+	}
+	s := string(edit)
+	if !strings.Contains(s, `"version":7`) || !strings.Contains(s, `"newText":"    return a + b\n"`) || !strings.Contains(s, "calc.py") {
+		t.Errorf("applyEdit = %s, want a versioned edit (7) of calc.py with the fix", edit)
+	}
+	if strings.Contains(s, "def add") {
+		t.Errorf("applyEdit replaces the whole file, want minimal line edits: %s", edit)
+	}
+	e.transcriptHas(t, `"diagnostics":[],"uri":"$ROOT/test_calc.py"`)
+	before, _ := os.ReadFile(filepath.Join(root, "calc.py"))
+	if strings.Contains(string(before), "a + b") {
+		t.Error("the server wrote the file itself; only the editor may")
+	}
+	e.mustCall("shutdown", nil)
+	e.notify("exit", nil)
+	select {
+	case err := <-e.serveCh:
+		e.serveCh <- err
+		if err != nil {
+			t.Errorf("fixpoint serve exit: %v, want exit code 0", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("fixpoint serve did not exit after shutdown/exit")
+	}
+}
+
+// transcriptHas fails when no message in the canonical transcript
+// (sorted keys, workspace as $ROOT) contains s.
+func (e *fakeEditor) transcriptHas(t *testing.T, s string) {
+	t.Helper()
+	if !strings.Contains(e.transcript(), s) {
+		t.Errorf("no message contains %s; transcript:\n%s", s, e.transcript())
+	}
+}

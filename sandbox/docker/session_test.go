@@ -227,3 +227,14 @@ func TestSyncManyFiles(t *testing.T) {
 		t.Errorf("after Sync: %q (stderr %q), want 25000 files and no write to the supervisor's stdout", got, res.Stderr)
 	}
 }
+
+// TestCloseAbortsRun closes the session from another goroutine while a
+// command runs.
+func TestCloseAbortsRun(t *testing.T) {
+	_, s := newSession(t, sandbox.Limits{Timeout: 60 * time.Second})
+	time.AfterFunc(500*time.Millisecond, func() { s.Close() })
+	res, err := s.Run(t.Context(), sandbox.Command{Args: []string{"sleep", "60"}})
+	if !errors.Is(err, sandbox.ErrClosed) {
+		t.Fatalf("Run during Close = %+v, %v, want ErrClosed", res, err)
+	}
+}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"os"
@@ -195,4 +196,8 @@ func (e *fakeEditor) transcriptHas(t *testing.T, s string) {
 	if !strings.Contains(e.transcript(), s) {
 		t.Errorf("no message contains %s; transcript:\n%s", s, e.transcript())
 	}
+}
+
+func contextWithTimeout(t *testing.T, d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(t.Context(), d)
 }

@@ -108,7 +108,7 @@ var etcAllow = []string{"alternatives", "ld.so.cache", "ld.so.conf", "ld.so.conf
 	"localtime", "nsswitch.conf", "mime.types", "protocols", "services", "os-release", "debian_version",
 	"python3", "python3.*", "nodejs", "npmrc", "gitconfig", "bash.bashrc", "profile"}
 
-func (b *Backend) wrap(d host.Dirs, rel string, args []string, spec sandbox.Spec) ([]string, string, []string) {
+func (b *Backend) wrap(d host.Dirs, rel string, args []string, spec sandbox.Spec) (host.Launch, error) {
 	a := []string{b.path,
 		"--unshare-all", "--die-with-parent", "--new-session", "--hostname", "sandbox",
 		"--uid", "1000", "--gid", "1000",
@@ -138,8 +138,12 @@ func (b *Backend) wrap(d host.Dirs, rel string, args []string, spec sandbox.Spec
 	)
 	env := []string{"PATH=" + sandboxPath, "HOME=/tmp", "LANG=C.UTF-8", "TMPDIR=/tmp"}
 	if spec.GoModCache != "" {
-		a = append(a, "--ro-bind", spec.GoModCache, "/go/pkg/mod")
-		env = append(env, "GOMODCACHE=/go/pkg/mod", "GOFLAGS=-mod=mod", "GOPROXY=off", "GOTOOLCHAIN=local")
+		if reachable(spec.GoModCache) {
+			a = append(a, "--ro-bind", spec.GoModCache, "/gomodcache") // where the docker backend puts it
+			env = append(env, "GOMODCACHE=/gomodcache", "GOFLAGS=-mod=mod", "GOPROXY=off", "GOSUMDB=off", "GOTOOLCHAIN=local")
+		} else {
+			b.opts.Logger.Warn("bwrap sandbox: the Go module cache is not readable by the sandbox uid; modules will not resolve", "dir", spec.GoModCache)
+		}
 	}
 	wd := "/workspace"
 	if rel != "" {
@@ -147,7 +151,7 @@ func (b *Backend) wrap(d host.Dirs, rel string, args []string, spec sandbox.Spec
 	}
 	a = append(a, "--chdir", wd, "--")
 	a = append(a, args...)
-	return a, d.Root, env
+	return host.Launch{Argv: a, Dir: d.Root, Env: env}, nil
 }
 
 // writeEtc writes a synthetic /etc file into the session directory (once)
@@ -158,4 +162,26 @@ func writeEtc(d host.Dirs, name, content string) string {
 		os.WriteFile(p, []byte(content), 0o644)
 	}
 	return p
+}
+
+// reachable reports whether every directory on the way to dir lets others
+// search it: when fixpoint runs as root, bwrap runs as a session uid that
+// has no other way in (a cache under a 0700 /root is not reachable).
+func reachable(dir string) bool {
+	if os.Geteuid() != 0 {
+		return true
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return false
+	}
+	for p := abs; ; p = filepath.Dir(p) {
+		st, err := os.Stat(p)
+		if err != nil || st.Mode().Perm()&0o005 != 0o005 {
+			return false
+		}
+		if p == "/" {
+			return true
+		}
+	}
 }

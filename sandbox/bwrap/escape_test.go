@@ -89,7 +89,7 @@ func TestEscapes(t *testing.T) {
 					t.Errorf("became root")
 				}
 			}},
-		{name: "daemon left behind", script: `(setsid sleep 300 &) ; nohup sleep 301 >/dev/null 2>&1 & echo started`,
+		{name: "daemon left behind", script: `(setsid sleep 3317 &) ; nohup sleep 3318 >/dev/null 2>&1 & echo started`,
 			check: func(t *testing.T, res *sandbox.Result) {}},
 	}
 	b, err := bwrap.New(&bwrap.Options{TmpSize: 32 << 20})
@@ -120,7 +120,7 @@ func TestEscapes(t *testing.T) {
 			if err != nil || string(res.Stdout) != "a" {
 				t.Errorf("session unusable after %s: %+v, %v", tc.name, res, err)
 			}
-			if out, _ := exec.Command("pgrep", "-f", "sleep 30[01]").Output(); len(out) > 0 {
+			if out, _ := exec.Command("pgrep", "-f", "sleep 331[78]").Output(); len(out) > 0 {
 				t.Errorf("processes left behind: %s", out)
 			}
 		})

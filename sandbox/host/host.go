@@ -66,18 +66,18 @@ func (b *Backend) Start(ctx context.Context, spec sandbox.Spec) (sandbox.Session
 
 // hostWrap runs the command itself, in the workspace copy, with the host's
 // PATH (the allow-list's only value taken from the host).
-func hostWrap(d Dirs, rel string, args []string, spec sandbox.Spec) (argv []string, dir string, env []string) {
+func hostWrap(d Dirs, rel string, args []string, spec sandbox.Spec) (Launch, error) {
 	path := os.Getenv("PATH")
 	if path == "" {
 		path = "/usr/local/bin:/usr/bin:/bin"
 	}
-	env = []string{"PATH=" + path, "HOME=" + d.Home, "LANG=C.UTF-8", "TMPDIR=" + d.Tmp}
+	env := []string{"PATH=" + path, "HOME=" + d.Home, "LANG=C.UTF-8", "TMPDIR=" + d.Tmp}
 	if spec.GoModCache != "" {
-		env = append(env, "GOMODCACHE="+spec.GoModCache, "GOFLAGS=-mod=mod", "GOPROXY=off")
+		env = append(env, "GOMODCACHE="+spec.GoModCache, "GOFLAGS=-mod=mod", "GOPROXY=off", "GOSUMDB=off")
 	}
-	dir = d.Workspace
+	dir := d.Workspace
 	if rel != "" {
 		dir += "/" + rel
 	}
-	return args, dir, env
+	return Launch{Argv: args, Dir: dir, Env: env}, nil
 }

@@ -47,11 +47,18 @@ type Dirs struct {
 	Home      string // the command's HOME
 }
 
-// Wrap turns a command into what is executed: argv (args[0] is looked up on
-// fixpoint's PATH), the host working directory and the complete environment
-// before Command.Env. rel is the cleaned workspace-relative directory ("" =
-// root).
-type Wrap func(d Dirs, rel string, args []string, spec sandbox.Spec) (argv []string, dir string, env []string)
+// Wrap turns a command into what is executed. rel is the cleaned
+// workspace-relative directory ("" = root).
+type Wrap func(d Dirs, rel string, args []string, spec sandbox.Spec) (Launch, error)
+
+// Launch is what a Wrap decided to execute.
+type Launch struct {
+	Argv []string // Argv[0] is looked up on fixpoint's PATH
+	Dir  string   // host working directory
+	Env  []string // the complete environment before Command.Env
+	// ExtraFiles are passed as fds 3, 4, ... and closed after the start.
+	ExtraFiles []*os.File
+}
 
 // SessionOptions configure NewSession.
 type SessionOptions struct {
@@ -344,7 +351,16 @@ func (s *Session) Run(ctx context.Context, c sandbox.Command) (*sandbox.Result, 
 		}
 	}
 	l := s.limits(c.Limits)
-	argv, dir, env := s.opts.Wrap(s.dirs, rel, c.Args, s.spec)
+	launch, err := s.opts.Wrap(s.dirs, rel, c.Args, s.spec)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		for _, f := range launch.ExtraFiles {
+			f.Close()
+		}
+	}()
+	argv, dir, env := launch.Argv, launch.Dir, launch.Env
 	if !s.found(c.Args[0], env) {
 		// The docker backend's supervisor answers the same way.
 		msg := "fixpoint: " + c.Args[0] + ": command not found\n"
@@ -359,7 +375,7 @@ func (s *Session) Run(ctx context.Context, c sandbox.Command) (*sandbox.Result, 
 	if err != nil {
 		return nil, fmt.Errorf("%s sandbox: %w", s.opts.Name, err)
 	}
-	cmd := &exec.Cmd{Path: prog, Args: argv, Dir: dir, Env: env}
+	cmd := &exec.Cmd{Path: prog, Args: argv, Dir: dir, Env: env, ExtraFiles: launch.ExtraFiles}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if s.uid >= 0 {
 		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(s.uid), Gid: uint32(s.uid), NoSetGroups: false}

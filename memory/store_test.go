@@ -587,10 +587,61 @@ func TestVectorCache(t *testing.T) {
 	if err := os.WriteFile(cache, []byte(vcacheMagic+"garbage"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(filepath.Join(s1.Dir(), journalName+".bak"), nil, 0o644)
 	s4 := openTest(t, data, root, nil)
 	got, err := s4.Recall(ctx, recs[6].Signature, RecallOptions{K: 3})
 	if err != nil || len(got) != 3 || len(want) != 3 {
 		t.Fatalf("Recall with a corrupt cache = %v, %v", got, err)
+	}
+}
+
+// TestConcurrentGoroutines shares one Store between writers and readers
+// (run with -race), with a second Store on the same project.
+func TestConcurrentGoroutines(t *testing.T) {
+	ctx := t.Context()
+	data, root := t.TempDir(), t.TempDir()
+	s := openTest(t, data, root, nil)
+	other := openTest(t, data, root, nil)
+	var wg sync.WaitGroup
+	errs := make(chan error, 100)
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			st := s
+			if w%2 == 1 {
+				st = other
+			}
+			for i := range 10 {
+				id, err := st.Add(ctx, Record{Language: "go", Excerpt: fmt.Sprintf("panic: worker %d step %d", w, i)})
+				if err != nil {
+					errs <- err
+					return
+				}
+				if _, err := st.Recall(ctx, "panic: worker step", RecallOptions{K: 3}); err != nil {
+					errs <- err
+					return
+				}
+				if err := st.Hit(ctx, []string{id}); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	for _, st := range []*Store{s, other} {
+		recs, err := st.List(ctx)
+		if err != nil || len(recs) != 40 {
+			t.Fatalf("List = %d records, %v; want 40", len(recs), err)
+		}
+		for _, r := range recs {
+			if r.Hits != 1 {
+				t.Errorf("record %s has %d hits, want 1", r.ID, r.Hits)
+			}
+		}
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/docker/docker/api/types/container"
@@ -73,7 +75,7 @@ func bwrapArgs(bwrap, dir string) []string {
 	return append(args, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
 		"--bind", dir, "/workspace", "--chdir", "/workspace",
 		"--unshare-all", "--die-with-parent", "--new-session", "--clearenv",
-		"--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin", "--")
+		"--setenv", "PATH", hostPath, "--setenv", "HOME", "/workspace", "--setenv", "LANG", "C.UTF-8", "--")
 }
 
 // hostRunner runs a process on the host, optionally through a wrapper.
@@ -82,10 +84,34 @@ type hostRunner struct {
 	prefix []string
 }
 
+// hostPath is the PATH of bare and bwrap runs: the sandbox's default, so
+// that user shims (pyenv, asdf) on the caller's PATH do not skew "bare".
+const hostPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+// lookHostPath resolves name on hostPath.
+func lookHostPath(name string) (string, error) {
+	if strings.Contains(name, "/") {
+		return name, nil
+	}
+	for _, dir := range filepath.SplitList(hostPath) {
+		p := filepath.Join(dir, name)
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%s not found on %s", name, hostPath)
+}
+
 func (r *hostRunner) run(ctx context.Context, w Workload) (time.Duration, error) {
 	argv := append(append([]string(nil), r.prefix...), w.Args...)
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	path, err := lookHostPath(argv[0])
+	if err != nil {
+		return 0, err
+	}
+	cmd := exec.CommandContext(ctx, path, argv[1:]...)
 	cmd.Dir = r.dir
+	// The environment a sandboxed command gets, not the caller's.
+	cmd.Env = []string{"PATH=" + hostPath, "HOME=" + r.dir, "LANG=C.UTF-8", "TMPDIR=" + os.TempDir()}
 	start := time.Now()
 	out, err := cmd.CombinedOutput()
 	d := time.Since(start)

@@ -135,3 +135,5 @@ func testConfig(t testing.TB) *config.Config {
 	cfg.Sandbox.Timeout = config.Duration(10 * time.Minute)
 	return cfg
 }
+
+func snapFile(s string) sandbox.File { return sandbox.File{Data: []byte(s)} }

@@ -75,6 +75,11 @@ func (e *Engine) Run(ctx context.Context, req Request, onEvent func(Event)) (*Re
 	if req.Mode == ModeSolve && strings.TrimSpace(req.Goal) == "" {
 		return nil, errors.New("run: solve mode needs a goal")
 	}
+	unlock, err := e.lockRun(req.Root) // one run per project across processes
+	if err != nil {
+		return nil, fmt.Errorf("run: %w", err)
+	}
+	defer unlock()
 	if onEvent == nil {
 		onEvent = func(Event) {}
 	}

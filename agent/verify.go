@@ -36,7 +36,7 @@ func IsTestFile(p string) bool {
 }
 
 var (
-	testFuncRe = regexp.MustCompile(`(?m)^func (Test|Fuzz|Example)\w*\(|^\s*(?:async\s+)?def test\w*\(|\b(?:test|it)\s*\(\s*['"` + "`" + `]`)
+	testFuncRe = regexp.MustCompile(`(?m)^func (Test|Fuzz|Example)\w*\(|^\s*(?:async\s+)?def test\w*\(|\b(?:test|it)(?:\.\w+)?\s*\(\s*['"` + "`" + `]`)
 	assertRe   = regexp.MustCompile(`\bt\.(?:Error|Errorf|Fatal|Fatalf|Fail|FailNow)\b|\bassert\w*\b|\bexpect\s*\(|\bself\.assert\w*|\bpytest\.raises\b|\bquick\.Check\b`)
 	skipRe     = regexp.MustCompile(`\bt\.Skip\w*\(|@pytest\.mark\.skip|@pytest\.mark\.xfail|@unittest\.skip|\bskipTest\(|\bpytest\.skip\(|\b(?:it|test|describe)\.(?:skip|todo)\b|\bx(?:it|describe)\s*\(|\{\s*skip\s*:\s*true`)
 )

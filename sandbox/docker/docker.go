@@ -24,7 +24,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"strconv"
@@ -232,7 +231,7 @@ func Reap(ctx context.Context, cli *client.Client) (removed int, err error) {
 	return removed, errors.Join(errs...)
 }
 
-// discardLogs drains a reader; used for the supervisor's own stderr.
+// logWriter sends the supervisor's own stderr to the debug log.
 type logWriter struct {
 	log *slog.Logger
 }
@@ -241,5 +240,3 @@ func (w logWriter) Write(p []byte) (int, error) {
 	w.log.Debug("supervisor", "stderr", strings.TrimRight(string(p), "\n"))
 	return len(p), nil
 }
-
-var _ io.Writer = logWriter{}

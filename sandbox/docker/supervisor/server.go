@@ -2,7 +2,6 @@ package main
 
 import (
 	"archive/tar"
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -280,9 +279,9 @@ func (s *server) endSync() {
 }
 
 // extract writes the regular files of a tar stream into the workspace.
-// It runs on its own goroutine but only while serve waits in endSync, so
-// s.files is never touched concurrently with serve using it... except that
-// serve keeps reading TarChunk frames; it does not read s.files then.
+// It runs on its own goroutine between a manifest and the end of its tar
+// stream; serve only feeds it TarChunk frames meanwhile and touches
+// s.files again after endSync has waited for it.
 func (s *server) extract(r io.Reader) (wire.SyncReply, error) {
 	var rep wire.SyncReply
 	tr := tar.NewReader(r)
@@ -362,7 +361,7 @@ func (w *capWriter) Write(p []byte) (int, error) {
 		w.truncated = true
 	}
 	if len(p) > 0 {
-		w.s.send(w.typ, bytes.Clone(p))
+		w.s.send(w.typ, p) // send writes before returning: no copy needed
 		w.remaining -= int64(len(p))
 	}
 	if w.truncated {

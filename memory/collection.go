@@ -28,11 +28,17 @@ type collection struct {
 	lock     *fileLock // nil when the directory is read-only and has no lock file
 	writable bool
 
-	mu      sync.Mutex
-	recs    map[string]*Record
-	vecs    map[string][]float32
-	remote  map[string]bool // ids whose vector came from the journal (remote embedder)
-	db      *chromem.Collection
+	mu     sync.Mutex
+	recs   map[string]*Record
+	vecs   map[string][]float32
+	remote map[string]bool // ids whose vector came from the journal (remote embedder)
+	// db holds one chromem collection per language, so that a recall
+	// restricted to a language scans only its records (chromem's metadata
+	// filter still visits every document). idxLang is the collection each
+	// record is indexed in.
+	db      *chromem.DB
+	cols    map[string]*chromem.Collection
+	idxLang map[string]string
 	ino     uint64 // journal inode read so far; compaction changes it
 	offset  int64  // end of the last complete line read
 	seen    int64  // journal size at the last refresh
@@ -139,7 +145,18 @@ func (c *collection) reset() {
 	c.recs = map[string]*Record{}
 	c.vecs = map[string][]float32{}
 	c.remote = map[string]bool{}
-	db := chromem.NewDB()
+	c.db = chromem.NewDB()
+	c.cols = map[string]*chromem.Collection{}
+	c.idxLang = map[string]string{}
+	c.ino, c.offset, c.seen, c.lines = 0, 0, 0, 0
+	c.corrupt = nil
+}
+
+// col returns the chromem collection of lang, creating it.
+func (c *collection) col(lang string) (*chromem.Collection, error) {
+	if col := c.cols[lang]; col != nil {
+		return col, nil
+	}
 	embFn := func(ctx context.Context, text string) ([]float32, error) {
 		v, err := c.emb.Embed(ctx, []string{text})
 		if err != nil {
@@ -148,13 +165,29 @@ func (c *collection) reset() {
 		return v[0], nil
 	}
 	// Never nil: a nil EmbeddingFunc makes chromem call OpenAI.
-	col, err := db.CreateCollection("failures", nil, embFn)
+	col, err := c.db.CreateCollection("failures-"+lang, nil, embFn)
 	if err != nil {
-		panic(fmt.Sprintf("chromem in-memory collection: %v", err)) // cannot fail for a new in-memory DB
+		return nil, fmt.Errorf("memory index: %w", err)
 	}
-	c.db = col
-	c.ino, c.offset, c.seen, c.lines = 0, 0, 0, 0
-	c.corrupt = nil
+	c.cols[lang] = col
+	return col, nil
+}
+
+// unindex removes ids from their chromem collections.
+func (c *collection) unindex(ctx context.Context, ids []string) error {
+	byLang := map[string][]string{}
+	for _, id := range ids {
+		if lang, ok := c.idxLang[id]; ok {
+			byLang[lang] = append(byLang[lang], id)
+			delete(c.idxLang, id)
+		}
+	}
+	for lang, ids := range byLang {
+		if err := c.cols[lang].Delete(ctx, nil, nil, ids...); err != nil {
+			return fmt.Errorf("memory index delete: %w", err)
+		}
+	}
+	return nil
 }
 
 func (c *collection) journalPath() string { return filepath.Join(c.dir, journalName) }
@@ -245,10 +278,8 @@ func (c *collection) refreshLocked(ctx context.Context, haveLock bool) error {
 	if err != nil {
 		return err
 	}
-	if len(deleted) > 0 {
-		if err := c.db.Delete(ctx, nil, nil, deleted...); err != nil {
-			return fmt.Errorf("memory index delete: %w", err)
-		}
+	if err := c.unindex(ctx, deleted); err != nil {
+		return err
 	}
 	return c.index(ctx, dirty)
 }
@@ -277,10 +308,19 @@ func (c *collection) index(ctx context.Context, ids map[string]bool) error {
 	}
 	for id := range ids {
 		r := c.recs[id]
-		doc := chromem.Document{ID: id, Embedding: c.vecs[id], Metadata: map[string]string{"lang": r.Language}}
-		if err := c.db.AddDocument(ctx, doc); err != nil {
+		if old, ok := c.idxLang[id]; ok && old != r.Language {
+			if err := c.unindex(ctx, []string{id}); err != nil {
+				return err
+			}
+		}
+		col, err := c.col(r.Language)
+		if err != nil {
+			return err
+		}
+		if err := col.AddDocument(ctx, chromem.Document{ID: id, Embedding: c.vecs[id]}); err != nil {
 			return fmt.Errorf("memory index add: %w", err)
 		}
+		c.idxLang[id] = r.Language
 	}
 	return nil
 }

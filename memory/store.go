@@ -15,6 +15,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	chromem "github.com/philippgille/chromem-go"
 )
 
 // ErrReadOnly is returned by writes when the memory directory cannot be
@@ -308,17 +310,33 @@ func (c *collection) query(ctx context.Context, qv []float32, opts RecallOptions
 	if err := c.refreshLocked(ctx, false); err != nil {
 		return nil, err
 	}
-	n := min(opts.K, c.db.Count()) // chromem errors when nResults > Count()
-	if n == 0 {
-		return nil, nil
-	}
-	var where map[string]string
+	cols := c.cols
 	if opts.Language != "" {
-		where = map[string]string{"lang": opts.Language}
+		cols = map[string]*chromem.Collection{opts.Language: c.cols[opts.Language]}
 	}
-	res, err := c.db.QueryEmbedding(ctx, qv, n, where, nil)
-	if err != nil {
-		return nil, fmt.Errorf("memory query: %w", err)
+	var res []chromem.Result
+	for _, col := range cols {
+		n := 0
+		if col != nil {
+			n = min(opts.K, col.Count()) // chromem errors when nResults > Count()
+		}
+		if n == 0 {
+			continue
+		}
+		r, err := col.QueryEmbedding(ctx, qv, n, nil, nil)
+		if err != nil {
+			return nil, fmt.Errorf("memory query: %w", err)
+		}
+		res = append(res, r...)
+	}
+	sort.SliceStable(res, func(i, j int) bool {
+		if res[i].Similarity != res[j].Similarity {
+			return res[i].Similarity > res[j].Similarity
+		}
+		return res[i].ID < res[j].ID
+	})
+	if len(res) > opts.K {
+		res = res[:opts.K]
 	}
 	out := make([]Match, 0, len(res))
 	for _, r := range res {

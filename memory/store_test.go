@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"syscall"
@@ -643,5 +644,43 @@ func TestConcurrentGoroutines(t *testing.T) {
 				t.Errorf("record %s has %d hits, want 1", r.ID, r.Hits)
 			}
 		}
+	}
+}
+
+func TestLanguagePartitions(t *testing.T) {
+	ctx := t.Context()
+	s := openTest(t, t.TempDir(), t.TempDir(), nil)
+	if _, err := s.Add(ctx, Record{ID: "r", Language: "python", Excerpt: "TypeError: boom"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Add(ctx, Record{ID: "q", Excerpt: "TypeError: boom boom"}); err != nil {
+		t.Fatal(err)
+	}
+	// Replacing the record under another language moves it.
+	if _, err := s.Add(ctx, Record{ID: "r", Language: "node", Excerpt: "TypeError: boom"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		lang string
+		want string
+	}{{"python", ""}, {"node", "r"}, {"", "q r"}} {
+		ms, err := s.Recall(ctx, "TypeError: boom", RecallOptions{Language: tt.lang})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, m := range ms {
+			ids = append(ids, m.ID)
+		}
+		sort.Strings(ids)
+		if got := strings.Join(ids, " "); got != tt.want {
+			t.Errorf("Recall(Language %q) = %q, want %q", tt.lang, got, tt.want)
+		}
+	}
+	if err := s.Forget(ctx, []string{"r"}); err != nil {
+		t.Fatal(err)
+	}
+	if ms, _ := s.Recall(ctx, "TypeError: boom", RecallOptions{Language: "node"}); len(ms) != 0 {
+		t.Errorf("forgotten record still recalled: %v", ms)
 	}
 }

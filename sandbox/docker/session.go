@@ -323,6 +323,37 @@ func (s *Session) ReadFile(ctx context.Context, rel string) ([]byte, error) {
 	return nil, s.streamErr(c, "read file", fmt.Errorf("unexpected frame %q", f.Type))
 }
 
+// Changes lists how the sandbox workspace differs from the last Sync:
+// synced files whose contents changed, files commands created, and synced
+// files that are gone. Directories named in skip (for example ".git",
+// "__pycache__", "node_modules") are not entered. Paths are
+// slash-separated, relative to the workspace root, sorted; read them with
+// ReadFile. This is how a verified edit made inside the sandbox leaves it.
+func (s *Session) Changes(ctx context.Context, skip ...string) (*Changes, error) {
+	c, err := s.ready(ctx)
+	if err != nil {
+		return nil, err
+	}
+	stop := context.AfterFunc(ctx, func() { c.hj.Close() })
+	defer stop()
+	if err := c.writeJSON(wire.Changes, wire.ChangesRequest{Skip: skip}); err != nil {
+		return nil, s.ctxErr(ctx, s.streamErr(c, "changes", err))
+	}
+	var rep wire.ChangesReply
+	if err := s.reply(c, wire.Diff, &rep); err != nil {
+		return nil, s.ctxErr(ctx, err)
+	}
+	return &Changes{Modified: rep.Modified, Created: rep.Created, Deleted: rep.Deleted, Truncated: rep.Truncated}, nil
+}
+
+// Changes is what Session.Changes found.
+type Changes struct {
+	Modified  []string // synced files whose contents or mode changed
+	Created   []string // regular files the last Sync did not write
+	Deleted   []string // synced files that are gone
+	Truncated bool     // more than 20000 paths in all; the lists are cut
+}
+
 // Close removes the container. It may be called concurrently with a
 // running command, which then returns sandbox.ErrClosed.
 func (s *Session) Close() error {

@@ -238,3 +238,31 @@ func TestCloseAbortsRun(t *testing.T) {
 		t.Fatalf("Run during Close = %+v, %v, want ErrClosed", res, err)
 	}
 }
+
+func TestChanges(t *testing.T) {
+	_, s := newSession(t, sandbox.Limits{Timeout: 10 * time.Second})
+	snap := &sandbox.Snapshot{Files: map[string]sandbox.File{
+		"keep.py":    {Data: []byte("same")},
+		"edit.py":    {Data: []byte("old")},
+		"gone.py":    {Data: []byte("x")},
+		"touched.py": {Data: []byte("t")},
+	}}
+	if _, err := s.Sync(t.Context(), snap); err != nil {
+		t.Fatalf("Sync: %v", err)
+	}
+	script := "echo new > edit.py; rm gone.py; echo t > t2 && cat t2 | tr -d '\\n' > touched.py && rm t2; mkdir -p pkg __pycache__; echo c > pkg/new.py; echo b > __pycache__/x.pyc"
+	if res, err := s.Run(t.Context(), sandbox.Command{Args: []string{"sh", "-c", script}}); err != nil || res.ExitCode != 0 {
+		t.Fatalf("Run = %+v, %v", res, err)
+	}
+	got, err := s.Changes(t.Context(), "__pycache__")
+	if err != nil {
+		t.Fatalf("Changes: %v", err)
+	}
+	want := &docker.Changes{Modified: []string{"edit.py"}, Created: []string{"pkg/new.py"}, Deleted: []string{"gone.py"}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("Changes = %+v, want %+v", got, want)
+	}
+	if data, err := s.ReadFile(t.Context(), "edit.py"); err != nil || string(data) != "new\n" {
+		t.Errorf("ReadFile(edit.py) = %q, %v", data, err)
+	}
+}

@@ -12,6 +12,8 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"syscall"
@@ -116,6 +118,8 @@ func (s *server) serve(in io.Reader) error {
 			s.endSync()
 		case wire.Read:
 			s.readFile(string(f.Payload))
+		case wire.Changes:
+			s.changes(f.Payload)
 		default:
 			s.sendErr(fmt.Errorf("unknown frame %q", f.Type))
 		}
@@ -368,4 +372,79 @@ func (w *capWriter) Write(p []byte) (int, error) {
 		w.s.send(w.typ, []byte(wire.TruncationMarker(w.limit)))
 	}
 	return n, nil
+}
+
+// changes compares the workspace with what the last sync wrote. A synced
+// file counts as modified only when its contents hash differently (a
+// rewrite with the same bytes is no change).
+func (s *server) changes(payload []byte) {
+	var req wire.ChangesRequest
+	if err := json.Unmarshal(payload, &req); err != nil {
+		s.sendErr(fmt.Errorf("decode changes: %w", err))
+		return
+	}
+	rep := wire.ChangesReply{Modified: []string{}, Created: []string{}, Deleted: []string{}}
+	seen := map[string]bool{}
+	n := 0
+	add := func(list *[]string, p string) {
+		if n >= wire.MaxChanges {
+			rep.Truncated = true
+			return
+		}
+		n++
+		*list = append(*list, p)
+	}
+	filepath.WalkDir(s.root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if d.IsDir() {
+			if p != s.root && slices.Contains(req.Skip, d.Name()) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		rel, err := filepath.Rel(s.root, p)
+		if err != nil {
+			return nil
+		}
+		rel = filepath.ToSlash(rel)
+		rec, ok := s.files[rel]
+		if !ok {
+			add(&rep.Created, rel)
+			return nil
+		}
+		seen[rel] = true
+		if s.unchanged(rel, rec) {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil || uint32(info.Mode().Perm()) != rec.mode || hashFile(p) != rec.hash {
+			add(&rep.Modified, rel)
+		}
+		return nil
+	})
+	for p := range s.files {
+		if !seen[p] {
+			add(&rep.Deleted, p)
+		}
+	}
+	sort.Strings(rep.Deleted)
+	s.sendJSON(wire.Diff, rep)
+}
+
+func hashFile(p string) string {
+	f, err := os.Open(p)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return ""
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }

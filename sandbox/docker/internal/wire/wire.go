@@ -13,6 +13,7 @@
 //	Run      -> Stdout/Stderr chunks ... then Exit (or Error)
 //	Manifest -> Need, then the host sends TarChunk ... TarEnd -> Synced (or Error)
 //	Read     -> Data (or Error)
+//	Changes  -> Diff
 //	Ping     -> Pong
 //
 // At start-up the supervisor sends Ready with its [Version].
@@ -36,6 +37,7 @@ const (
 	TarChunk byte = 't' // part of a tar stream of files to write
 	TarEnd   byte = 'T' // end of the tar stream
 	Read     byte = 'f' // payload: workspace-relative path
+	Changes  byte = 'c' // payload ChangesRequest JSON
 	Ping     byte = 'p'
 )
 
@@ -48,6 +50,7 @@ const (
 	Need   byte = 'n' // payload NeedReply JSON
 	Synced byte = 's' // payload SyncReply JSON
 	Data   byte = 'd' // file contents
+	Diff   byte = 'D' // payload ChangesReply JSON
 	Error  byte = 'e' // payload: error message
 	Pong   byte = 'P'
 )
@@ -173,3 +176,20 @@ type SyncReply struct {
 func TruncationMarker(limit int64) string {
 	return fmt.Sprintf("\n[fixpoint: output truncated after %d bytes]\n", limit)
 }
+
+// ChangesRequest asks which workspace files differ from what the last
+// sync wrote. Directories named in Skip are not entered.
+type ChangesRequest struct {
+	Skip []string `json:"skip,omitempty"`
+}
+
+// ChangesReply lists workspace-relative paths, sorted.
+type ChangesReply struct {
+	Modified  []string `json:"modified"`  // synced files whose contents or mode changed
+	Created   []string `json:"created"`   // regular files the last sync did not write
+	Deleted   []string `json:"deleted"`   // synced files that are gone
+	Truncated bool     `json:"truncated"` // more than MaxChanges paths; the lists are cut
+}
+
+// MaxChanges bounds the paths of one ChangesReply.
+const MaxChanges = 20000

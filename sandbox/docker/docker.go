@@ -105,17 +105,22 @@ func New(ctx context.Context, opts *Options) (*Backend, error) {
 		b.Close()
 		return nil, fmt.Errorf("docker engine: %w: %w", sandbox.ErrUnavailable, err)
 	}
-	info, err := b.cli.Info(pctx)
+	ver, err := b.cli.ServerVersion(pctx)
 	if err != nil {
 		b.Close()
-		return nil, fmt.Errorf("docker engine info: %w: %w", sandbox.ErrUnavailable, err)
+		return nil, fmt.Errorf("docker engine version: %w: %w", sandbox.ErrUnavailable, err)
 	}
-	b.arch = info.Architecture
+	b.arch = ver.Arch
 	if _, ok := supervisorBinary(b.arch); !ok {
 		b.Close()
 		return nil, fmt.Errorf("docker engine architecture %q has no supervisor build: %w", b.arch, sandbox.ErrUnavailable)
 	}
 	if b.opts.Runtime != "" {
+		info, err := b.cli.Info(pctx)
+		if err != nil {
+			b.Close()
+			return nil, fmt.Errorf("docker engine info: %w: %w", sandbox.ErrUnavailable, err)
+		}
 		if _, ok := info.Runtimes[b.opts.Runtime]; !ok {
 			b.Close()
 			return nil, fmt.Errorf("docker runtime %q is not configured in the engine: %w", b.opts.Runtime, sandbox.ErrUnavailable)

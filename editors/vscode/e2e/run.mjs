@@ -132,6 +132,18 @@ try {
     if (!text.includes('start Docker: sudo systemctl start docker')) throw new Error(`notification: ${text}`);
   });
 
+  await check('an opened file reaches the server', async () => {
+    await page.keyboard.press('Control+P');
+    await page.locator('.quick-input-widget .quick-input-box input').waitFor({ state: 'visible' });
+    await page.keyboard.type('a.go');
+    await page.waitForSelector('.quick-input-list .monaco-list-row:has-text("a.go")', { timeout: 10_000 });
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('.tab:has-text("a.go")', { timeout: 10_000 });
+    await waitFor('didOpen a.go', () =>
+      received().find((m) => m.method === 'textDocument/didOpen' && m.params.textDocument.uri.endsWith('/pkg/a.go')),
+    );
+  });
+
   await check('Fixpoint: Run Tests sends fixpoint.runTests', async () => {
     await palette('Fixpoint: Run Tests');
     await waitFor('runTests', () => executed('fixpoint.runTests'));
@@ -144,12 +156,14 @@ try {
     await page.keyboard.type('add a --json flag');
     await page.keyboard.press('Enter');
     const m = await waitFor('solveGoal', () => executed('fixpoint.solveGoal'));
-    if (m.params.arguments[0].goal !== 'add a --json flag') throw new Error(JSON.stringify(m.params));
+    const arg = m.params.arguments[0];
+    if (arg.goal !== 'add a --json flag' || !arg.uri?.endsWith('/pkg/a.go')) throw new Error(JSON.stringify(m.params));
   });
 
   await check('Fixpoint: Fix Until Tests Pass ends with the status bar verified', async () => {
     await palette('Fixpoint: Fix Until Tests Pass');
-    await waitFor('fixTests', () => executed('fixpoint.fixTests'));
+    const m = await waitFor('fixTests', () => executed('fixpoint.fixTests'));
+    if (!m.params.arguments[0]?.uri?.endsWith('/pkg/a.go')) throw new Error(`fixTests arguments: ${JSON.stringify(m.params.arguments)}`);
     await page.waitForSelector('#status\\.extensionItems, .statusbar', { timeout: 10_000 });
     await waitFor('status bar verified', async () => (await page.locator('.statusbar').textContent())?.includes('fixpoint: verified'), 30_000);
   });

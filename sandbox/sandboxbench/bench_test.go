@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/fixpoint-dev/fixpoint/sandbox/sandboxtest"
@@ -62,6 +63,7 @@ func TestRunSmoke(t *testing.T) {
 var (
 	tableOut   = flag.String("table", "", "run the full measurement and write the Markdown table to this file")
 	iterations = flag.Int("iterations", 0, "iterations per cell for -table (0 = Options default)")
+	modes      = flag.String("modes", "", "comma-separated modes for -table (default all)")
 )
 
 // TestWriteTable produces the table for docs/BENCHMARKS.md:
@@ -72,7 +74,11 @@ func TestWriteTable(t *testing.T) {
 		t.Skip("no -table file given")
 	}
 	cli := sandboxtest.RequireDocker(t)
-	tab, err := Run(t.Context(), &Options{Client: cli, Iterations: *iterations, Progress: os.Stderr})
+	o := &Options{Client: cli, Iterations: *iterations, Progress: os.Stderr}
+	if *modes != "" {
+		o.Modes = strings.Split(*modes, ",")
+	}
+	tab, err := Run(t.Context(), o)
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}

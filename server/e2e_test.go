@@ -1,10 +1,14 @@
 package server
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +16,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
 
 	"github.com/fixpoint-dev/fixpoint/agent/demo"
 	"github.com/fixpoint-dev/fixpoint/agent/llmtest"
@@ -200,4 +207,99 @@ func (e *fakeEditor) transcriptHas(t *testing.T, s string) {
 
 func contextWithTimeout(t *testing.T, d time.Duration) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(t.Context(), d)
+}
+
+// TestE2EDisconnectMidRun is issue 9's "LSP client disconnect mid-run"
+// row with the real binary and Docker: the editor's end of stdio closes
+// while the model hangs; the run is cancelled, the sandbox container is
+// removed and the process exits (code 1: no shutdown).
+func TestE2EDisconnectMidRun(t *testing.T) {
+	requireE2E(t)
+	cli := sandboxtest.RequireDocker(t)
+	bin := fixpointBinary(t)
+	model := llmtest.NewServer(&llmtest.Script{Default: &llmtest.Reply{Fault: "hang"}})
+	defer model.Close()
+	root := calcProject(t, false, "")
+	cmd := exec.Command(bin, "serve")
+	cmd.Dir = root
+	cmd.Env = serveEnv(t, model.URL())
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	in, _ := cmd.StdinPipe()
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	e := newFakeEditor(t, editorOptions{root: root, timeout: 3 * time.Minute, connect: func(string) (io.ReadWriteCloser, func() error) {
+		return procConn{out, in}, cmd.Wait
+	}})
+	e.initialize(`{"window":{"workDoneProgress":true}}`)
+	e.mustCall("workspace/executeCommand", map[string]any{"command": cmdFixTests})
+	e.wait("$/progress", "planning") // the sandbox is up; the model hangs
+	label := filters.NewArgs(filters.Arg("label", fmt.Sprintf("fixpoint.pid=%d", cmd.Process.Pid)))
+	if list, err := cli.ContainerList(t.Context(), container.ListOptions{All: true, Filters: label}); err != nil || len(list) == 0 {
+		t.Fatalf("no sandbox container for the server during the run (%v)", err)
+	}
+	start := time.Now()
+	in.Close() // the editor crashed
+	var err error
+	select {
+	case err = <-e.serveCh:
+		e.serveCh <- err
+	case <-time.After(60 * time.Second):
+		t.Fatalf("fixpoint serve did not exit after stdin closed; stderr:\n%s", stderr.String())
+	}
+	t.Logf("exited %v after stdin EOF: %v", time.Since(start), err)
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Errorf("exit = %v, want exit code 1", err)
+	}
+	list, err := cli.ContainerList(t.Context(), container.ListOptions{All: true, Filters: label})
+	if err != nil || len(list) != 0 {
+		t.Errorf("containers left after disconnect: %d (%v)", len(list), err)
+	}
+}
+
+// TestServeListen: `fixpoint serve --listen 127.0.0.1:PORT` accepts an
+// LSP connection over TCP and exits 0 after shutdown/exit.
+func TestServeListen(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the fixpoint binary")
+	}
+	bin := fixpointBinary(t)
+	cmd := exec.Command(bin, "serve", "--listen", "127.0.0.1:0")
+	cmd.Env = serveEnv(t, "http://127.0.0.1:9/v1")
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	sc := bufio.NewScanner(stderr)
+	addr := ""
+	for sc.Scan() {
+		if a, ok := strings.CutPrefix(sc.Text(), "fixpoint: listening on "); ok {
+			addr = a
+			break
+		}
+	}
+	go io.Copy(io.Discard, stderr)
+	if addr == "" {
+		t.Fatal("no listening address printed")
+	}
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &rawClient{t: t, conn: conn, in: bufio.NewReader(conn)}
+	c.send(initBody)
+	if m := c.read(); m["result"] == nil {
+		t.Fatalf("initialize over TCP = %v", m)
+	}
+	c.send(`{"jsonrpc":"2.0","id":2,"method":"shutdown"}`)
+	c.read()
+	c.send(`{"jsonrpc":"2.0","method":"exit"}`)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("fixpoint serve --listen exit: %v, want 0", err)
+	}
 }

@@ -85,7 +85,7 @@ func historyList(a *app, dir string, asJSON bool) int {
 }
 
 func historyShow(a *app, dir, id string, asJSON bool) int {
-	id, entries, err := runlog.Read(dir, id)
+	found, entries, err := runlog.Read(dir, id)
 	if errors.Is(err, runlog.ErrNotFound) {
 		return a.fail(usagef("history show: no run %s (see 'fixpoint history')", id))
 	}
@@ -98,7 +98,7 @@ func historyShow(a *app, dir, id string, asJSON bool) int {
 		enc.Encode(entries)
 		return exitOK
 	}
-	printRun(a.stdout, runlog.Summarize(id, filepath.Join(dir, id+".jsonl"), entries), entries)
+	printRun(a.stdout, runlog.Summarize(found, filepath.Join(dir, found+".jsonl"), entries), entries)
 	return exitOK
 }
 

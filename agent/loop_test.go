@@ -27,6 +27,7 @@ func goBugModel(code ...string) *scripted {
 
 func runGoBug(t *testing.T, m *scripted, mutate func(*Engine)) (*Result, string) {
 	t.Helper()
+	skipShort(t)
 	root := copyTree(t, goBugDir)
 	cfg := testConfig(t)
 	e := New(cfg, &Options{Model: m, Backend: testBackend(t)})
@@ -176,6 +177,7 @@ func TestRunMalformedThenRecovered(t *testing.T) {
 }
 
 func TestRunSolveGo(t *testing.T) {
+	skipShort(t)
 	root := copyTree(t, goBugDir)
 	fixed := strings.Replace(mustRead(t, filepath.Join(root, "stats/stats.go")), "\treturn s[mid], nil\n}", "\tif len(s)%2 == 0 {\n\t\treturn (s[mid-1] + s[mid]) / 2, nil\n\t}\n\treturn s[mid], nil\n}", 1)
 	os.WriteFile(filepath.Join(root, "stats/stats.go"), []byte(fixed), 0o644)
@@ -200,6 +202,7 @@ func TestRunSolveGo(t *testing.T) {
 }
 
 func TestRunSolveWithoutNewTestsIsNotVerified(t *testing.T) {
+	skipShort(t)
 	root := copyTree(t, goBugDir)
 	m := &scripted{rules: []rule{{contains: markPlan, replies: []string{"plan"}}, {contains: markCode, replies: []string{demo.GoBugFix}}}}
 	cfg := testConfig(t)
@@ -224,4 +227,12 @@ func mustRead(t *testing.T, p string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// skipShort skips the tests that run real test commands under -short.
+func skipShort(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("runs real test commands in a sandbox")
+	}
 }

@@ -16,6 +16,7 @@ import (
 // stored and resolved. A second run on the same project is shown that
 // memory in its prompt, and the run log and Result say which one.
 func TestRunMemory(t *testing.T) {
+	skipShort(t)
 	data := t.TempDir()
 	root := copyTree(t, goBugDir)
 	open := func() *memory.Store {
@@ -78,9 +79,8 @@ func TestRunMemory(t *testing.T) {
 // TestRunDegradesWhenDataDirReadOnly: no run log, a warning, and the run
 // still verifies.
 func TestRunDegradesWhenDataDirReadOnly(t *testing.T) {
-	if os.Geteuid() == 0 {
-		// root ignores permissions: use a data dir that is a file instead.
-	}
+	skipShort(t)
+	// A data dir below a regular file cannot be created, even by root.
 	cfg := testConfig(t)
 	blocker := filepath.Join(t.TempDir(), "file")
 	os.WriteFile(blocker, nil, 0o444)

@@ -63,6 +63,15 @@ func (b *Builder) ensureRootfs(ctx context.Context, r Recipe, in Inputs) (string
 	}
 	defer logf.Close()
 
+	// dpkg inside debootstrap reads this once it is installed: no fsync per
+	// file (about a third of the time here). A crash only loses the tmp tree.
+	unsafeIO := filepath.Join(tmp, "etc/dpkg/dpkg.cfg.d/fixpoint-unsafe-io")
+	if err := os.MkdirAll(filepath.Dir(unsafeIO), 0o755); err != nil {
+		return "", fmt.Errorf("prepare %s: %w", tmp, err)
+	}
+	if err := os.WriteFile(unsafeIO, []byte("force-unsafe-io\n"), 0o644); err != nil {
+		return "", fmt.Errorf("prepare %s: %w", tmp, err)
+	}
 	args := []string{"--variant=minbase", "--cache-dir=" + debs, "--include=" + strings.Join(r.Packages, ","), in.Suite, tmp, in.Mirror}
 	b.progressf("%s: debootstrap %s from %s with %s (log: %s)", r.Name, in.Suite, in.Mirror, strings.Join(r.Packages, " "), logPath)
 	start := time.Now()
@@ -81,6 +90,9 @@ func (b *Builder) ensureRootfs(ctx context.Context, r Recipe, in Inputs) (string
 	if werr != nil {
 		os.RemoveAll(tmp)
 		return "", fmt.Errorf("debootstrap %s failed (%v); full log: %s\n%s", r.Name, werr, logPath, strings.Join(tail, "\n"))
+	}
+	if err := os.Remove(unsafeIO); err != nil {
+		return "", fmt.Errorf("finish rootfs: %w", err)
 	}
 	if err := os.Rename(tmp, dir); err != nil {
 		return "", fmt.Errorf("install rootfs: %w", err)

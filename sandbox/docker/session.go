@@ -44,8 +44,11 @@ type Session struct {
 	last   *sandbox.Snapshot    // last synced snapshot, for restart
 	hashes map[string]hashEntry // content hashes of last, by path
 
-	mu     sync.Mutex // guards closed
+	mu     sync.Mutex // guards closed, name, id, conn
 	closed bool
+
+	closeOnce sync.Once
+	closeErr  error
 }
 
 type hashEntry struct {
@@ -356,15 +359,13 @@ type Changes struct {
 
 // Close removes the container. It may be called concurrently with a
 // running command, which then returns sandbox.ErrClosed.
+// Every call returns once the container is gone (or removal failed).
 func (s *Session) Close() error {
 	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return nil
-	}
 	s.closed = true
 	s.mu.Unlock()
-	return s.removeContainer(context.Background())
+	s.closeOnce.Do(func() { s.closeErr = s.removeContainer(context.Background()) })
+	return s.closeErr
 }
 
 func (s *Session) removeContainer(ctx context.Context) error {

@@ -217,6 +217,11 @@ func (s *Session) boot(ctx context.Context) error {
 	if s.modVol != "" {
 		mounts = append(mounts, mount.Mount{Type: mount.TypeVolume, Source: s.modVol, Target: goModCacheDir, ReadOnly: true})
 	}
+	if m, err := b.goCacheMount(ctx, s.spec); err != nil {
+		return err
+	} else if m != nil {
+		mounts = append(mounts, *m)
+	}
 	hc := &container.HostConfig{
 		NetworkMode:    "none",
 		ReadonlyRootfs: true,

@@ -1,0 +1,65 @@
+package docker
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"strings"
+
+	"github.com/docker/docker/api/types/mount"
+
+	"github.com/fixpoint-dev/fixpoint/sandbox"
+)
+
+// Labels of the Go build cache: an image names the directory of its
+// prebuilt cache with labelGoCache (fixpoint's go image does); a Spec names
+// its project with LabelProject.
+const (
+	labelGoCache = "fixpoint.gocache"
+	// LabelProject, set by the caller in Spec.Labels, keys the writable
+	// caches a session shares with earlier sessions of the same project.
+	LabelProject = "fixpoint.project"
+)
+
+// goCacheMount returns a writable named volume over the image's prebuilt
+// Go build cache, or nil when the image has none. Docker fills a new named
+// volume from the image's directory on first mount, so the first session
+// of a project starts with the standard library compiled, and later
+// sessions also reuse what earlier runs compiled of the project.
+//
+// The volume is keyed by image and project: a Go build cache written by one
+// project's sandbox is never read by another project's, so a model cannot
+// plant a poisoned cache entry that changes another project's test results.
+// It is not labelled with an owner pid, so the reaper keeps it.
+func (b *Backend) goCacheMount(ctx context.Context, spec sandbox.Spec) (*mount.Mount, error) {
+	img, err := b.cli.ImageInspect(ctx, spec.Image)
+	if err != nil {
+		return nil, fmt.Errorf("inspect image %s: %w", spec.Image, err)
+	}
+	if img.Config == nil || img.Config.Labels[labelGoCache] == "" {
+		return nil, nil
+	}
+	dir := img.Config.Labels[labelGoCache]
+	project := spec.Labels[LabelProject]
+	if project == "" {
+		project = "shared"
+	}
+	sum := sha256.Sum256([]byte(project))
+	name := fmt.Sprintf("fixpoint-gocache-%s-%x", shortImageID(img.ID), sum[:6])
+	return &mount.Mount{
+		Type:   mount.TypeVolume,
+		Source: name,
+		Target: dir,
+		VolumeOptions: &mount.VolumeOptions{Labels: map[string]string{
+			"fixpoint.cache": "gocache", "fixpoint.image": img.ID,
+		}},
+	}, nil
+}
+
+func shortImageID(id string) string {
+	id = strings.TrimPrefix(id, "sha256:")
+	if len(id) > 12 {
+		id = id[:12]
+	}
+	return id
+}

@@ -271,6 +271,13 @@ func contextFiles(snap *sandbox.Snapshot, req *Request, rep *testrun.Report, inc
 	for _, m := range fileRefRe.FindAllStringSubmatch(req.Goal, -1) {
 		addRef(snap, m[1], add)
 	}
+	// Local modules the chosen files import (Python, JavaScript): the code
+	// under test of a failing test file.
+	for _, p := range append([]string(nil), out...) {
+		for _, dep := range localImports(snap, p) {
+			add(dep)
+		}
+	}
 	// Source siblings of failing tests (the code under test), then of
 	// the files already chosen; for packages the directory is the unit.
 	for _, p := range out {
@@ -298,6 +305,45 @@ func contextFiles(snap *sandbox.Snapshot, req *Request, rep *testrun.Report, inc
 			if isSource(p) || path.Base(p) == "go.mod" || path.Base(p) == "package.json" || path.Base(p) == "pyproject.toml" {
 				add(p)
 			}
+		}
+	}
+	return out
+}
+
+var (
+	pyImportRe = regexp.MustCompile(`(?m)^\s*(?:from\s+([\w.]+)\s+import|import\s+([\w.]+))`)
+	jsImportRe = regexp.MustCompile(`(?:require\(\s*|from\s+|import\s+)['"](\.{1,2}/[^'"]+)['"]`)
+)
+
+// localImports resolves the workspace files a Python or JavaScript file
+// imports: "from pkg.mod import x" → pkg/mod.py or pkg/mod/__init__.py,
+// require('../src/x') → src/x.js.
+func localImports(snap *sandbox.Snapshot, p string) []string {
+	data := string(snap.Files[p].Data)
+	var out []string
+	try := func(cands ...string) {
+		for _, c := range cands {
+			c = path.Clean(c)
+			if _, ok := snap.Files[c]; ok {
+				out = append(out, c)
+				return
+			}
+		}
+	}
+	switch path.Ext(p) {
+	case ".py":
+		for _, m := range pyImportRe.FindAllStringSubmatch(data, -1) {
+			mod := m[1] + m[2]
+			if strings.HasPrefix(mod, ".") {
+				continue
+			}
+			rel := strings.ReplaceAll(mod, ".", "/")
+			try(rel+".py", rel+"/__init__.py", path.Join(path.Dir(p), rel+".py"))
+		}
+	case ".js", ".mjs", ".cjs", ".ts", ".tsx", ".jsx", ".mts":
+		for _, m := range jsImportRe.FindAllStringSubmatch(data, -1) {
+			rel := path.Join(path.Dir(p), m[1])
+			try(rel, rel+".js", rel+".ts", rel+".mjs", rel+".cjs", rel+"/index.js", rel+"/index.ts")
 		}
 	}
 	return out

@@ -160,7 +160,7 @@ func (r *run) closeSession() {
 // loop runs PLAN then CODE → TEST → REFLECT until a stop condition.
 func (r *run) loop(ctx context.Context) {
 	e := r.e
-	if r.req.Mode == ModeFix && r.lastRep.OK() && len(r.lastRep.Tests) > 0 && r.req.Goal == "" && r.req.GoalComment == nil {
+	if r.req.Mode == ModeFix && r.lastRep.OK() && r.req.Goal == "" && r.req.GoalComment == nil {
 		r.res.Verified = true
 		r.res.StopReason = StopAlreadyPassing
 		r.res.Final = r.lastRep

@@ -232,6 +232,9 @@ Example:
 	if cl, ok := backend.(io.Closer); ok {
 		defer cl.Close()
 	}
+	if *img != "" && backend.Name() != "docker" {
+		fmt.Fprintf(a.stderr, "fixpoint: note: --image is ignored by the %s sandbox, which uses this machine's /usr\n", backend.Name())
+	}
 	spec := backends.SpecFor(cfg, snap)
 	spec.Labels["fixpoint.component"] = "sandbox-run"
 	if memBytes > 0 {

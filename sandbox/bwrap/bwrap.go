@@ -110,7 +110,7 @@ var etcAllow = []string{"alternatives", "ld.so.cache", "ld.so.conf", "ld.so.conf
 
 func (b *Backend) wrap(d host.Dirs, rel string, args []string, spec sandbox.Spec) (host.Launch, error) {
 	a := []string{b.path,
-		"--unshare-all", "--die-with-parent", "--new-session", "--hostname", "sandbox",
+		"--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session", "--hostname", "sandbox",
 		"--uid", "1000", "--gid", "1000",
 		"--ro-bind", "/usr", "/usr",
 	}

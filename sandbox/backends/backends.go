@@ -8,6 +8,7 @@ package backends
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -178,6 +179,12 @@ func SpecFor(cfg *config.Config, snap *sandbox.Snapshot) sandbox.Spec {
 	}
 	if lang == "go" && (cfg.Sandbox.GoModCache == nil || *cfg.Sandbox.GoModCache) {
 		spec.GoModCache = hostGoModCache()
+	}
+	if snap.Root != "" {
+		// Keys the writable caches (the Go build cache) this project's
+		// sessions share; a hash, so the path itself is not in labels.
+		sum := sha256.Sum256([]byte(snap.Root))
+		spec.Labels[docker.LabelProject] = fmt.Sprintf("%x", sum[:8])
 	}
 	return spec
 }

@@ -213,6 +213,11 @@ func (b *Builder) Build(ctx context.Context, lang string, force bool) (*Outcome,
 	if r.GoRoot {
 		goroot, _ := b.goRoot(ctx)
 		trees = append(trees, tree{Src: goroot, Dst: strings.TrimPrefix(GoRootInImage, "/"), Skip: skipGoRoot, Root: true})
+		cache, err := b.ensureGoCache(ctx, goroot, in.GoVersion)
+		if err != nil {
+			return nil, err
+		}
+		trees = append(trees, tree{Src: cache, Dst: strings.TrimPrefix(GoCacheDir, "/"), Own: true})
 	}
 	entries, err := userEntries(rootfs, r)
 	if err != nil {

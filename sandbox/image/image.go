@@ -43,7 +43,7 @@ const (
 // changes when the way root filesystems are made changes (it costs a new
 // debootstrap).
 const (
-	builderVersion = "2"
+	builderVersion = "3"
 	rootfsVersion  = "2"
 )
 
@@ -83,7 +83,7 @@ func RecipeFor(lang string) (Recipe, error) {
 			"PATH="+GoRootInImage+"/bin:"+path,
 			"GOROOT="+GoRootInImage,
 			"GOMODCACHE="+GoModCache,
-			"GOCACHE=/tmp/go-build",
+			"GOCACHE="+GoCacheDir,
 			"GOPATH=/tmp/go",
 			"CGO_ENABLED=0",
 			"GOTOOLCHAIN=local",
@@ -139,6 +139,9 @@ func (r Recipe) Changes(hash string) []string {
 		fmt.Sprintf("USER %d:%d", UID, GID),
 		"WORKDIR " + Workspace,
 		`CMD ["/bin/sh"]`,
+	}
+	if r.GoRoot {
+		ch[0] += fmt.Sprintf(" %s=%s", LabelGoCache, GoCacheDir)
 	}
 	for _, e := range r.Env {
 		k, v, _ := strings.Cut(e, "=")

@@ -22,6 +22,9 @@ type tree struct {
 	// Root makes every entry owned by 0:0 (for trees copied from a user's
 	// GOROOT).
 	Root bool
+	// Own makes every entry owned by the sandbox user (UID:GID), for trees
+	// the sandbox must be able to write, like the Go build cache.
+	Own bool
 }
 
 // entry is a synthetic file or directory added to the image; it replaces a
@@ -108,6 +111,9 @@ func writeTree(tw *tar.Writer, t tree, override map[string]bool) error {
 		}
 		if t.Root {
 			hdr.Uid, hdr.Gid = 0, 0
+		}
+		if t.Own {
+			hdr.Uid, hdr.Gid = UID, GID
 		}
 		if st, ok := info.Sys().(*syscall.Stat_t); ok && info.Mode().IsRegular() && st.Nlink > 1 {
 			key := inode{uint64(st.Dev), uint64(st.Ino)}

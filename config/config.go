@@ -110,7 +110,7 @@ type Agent struct {
 type Memory struct {
 	Enabled   *bool   `toml:"enabled" json:"enabled"`     // default true
 	K         int     `toml:"k" json:"k"`                 // default 3
-	Threshold float64 `toml:"threshold" json:"threshold"` // default 0.35
+	Threshold float64 `toml:"threshold" json:"threshold"` // default 0.5
 	Cap       int     `toml:"cap" json:"cap"`             // records per project; default 5000
 	Global    bool    `toml:"global" json:"global"`       // also use the cross-project collection
 	Embedder  string  `toml:"embedder" json:"embedder"`   // "local" (default) or "openai"
@@ -176,7 +176,7 @@ func Defaults(getenv func(string) string) *Config {
 			MaxMalformed:  3,
 			ContextTokens: 24000,
 		},
-		Memory: Memory{Enabled: &t, K: 3, Threshold: 0.35, Cap: 5000, Embedder: "local"},
+		Memory: Memory{Enabled: &t, K: 3, Threshold: 0.5, Cap: 5000, Embedder: "local"},
 	}
 	c.DataDir = defaultDataDir(getenv)
 	return c

@@ -8,9 +8,9 @@
 # Environment:
 #   FIXPOINT_BIN             the binary to run (default: built from this checkout)
 #   FIXPOINT_CAPTURE_SCRIPT  an agent/llmtest JSON script: starts llmtest-server
-#                            and points FIXPOINT_BASE_URL at it. Without it the
-#                            server uses whatever model the environment configures
-#                            (or its bundled demo model when none is).
+#                            and points FIXPOINT_BASE_URL at it. Without it, and
+#                            without FIXPOINT_BASE_URL, the bundled scripted demo
+#                            model (agent/demo, via ./capturemodel) answers.
 #   FIXPOINT_CAPTURE_TIMEOUT seconds to wait for the run (default 300)
 #
 # Needs nvim (0.7+), tmux and go. Exits 1 when the run does not end in time
@@ -40,13 +40,24 @@ if [ -z "$bin" ]; then
   bin=$work/fixpoint
 fi
 
+# The model servers run until their stdin closes: hold a FIFO open on fd 9
+# for as long as this script lives.
+mkfifo "$work/hold"
+exec 9<>"$work/hold"
 if [ -n "${FIXPOINT_CAPTURE_SCRIPT:-}" ]; then
   (cd "$repo" && go build -o "$work/llmtest-server" ./cmd/llmtest-server)
   mkfifo "$work/llm.out"
-  "$work/llmtest-server" --script "$FIXPOINT_CAPTURE_SCRIPT" >"$work/llm.out" 2>"$work/llm.err" </dev/zero &
+  "$work/llmtest-server" --script "$FIXPOINT_CAPTURE_SCRIPT" >"$work/llm.out" 2>"$work/llm.err" <"$work/hold" &
   llm_pid=$!
   read -r url <"$work/llm.out"
   export FIXPOINT_BASE_URL=$url FIXPOINT_MODEL=${FIXPOINT_MODEL:-scripted}
+elif [ -z "${FIXPOINT_BASE_URL:-}" ]; then
+  (cd "$repo" && go build -o "$work/capturemodel" ./editors/nvim/capturemodel)
+  mkfifo "$work/llm.out"
+  "$work/capturemodel" >"$work/llm.out" 2>"$work/llm.err" <"$work/hold" &
+  llm_pid=$!
+  { read -r url; read -r model; } <"$work/llm.out"
+  export FIXPOINT_BASE_URL=$url FIXPOINT_MODEL=$model
 fi
 
 cp -r "$repo/examples/go-bug" "$work/project"

@@ -90,3 +90,31 @@ func TestRunPythonFixOnHost(t *testing.T) {
 		t.Errorf("code prompt lacks the failing test or the code under test:\n%s", m.calls[1])
 	}
 }
+
+// TestRunPolicyAndDeps: a reply using a blocked construct, then one adding
+// an unapproved dependency, are refused with feedback; the third applies.
+func TestRunPolicyAndDeps(t *testing.T) {
+	skipShort(t)
+	root := copyTree(t, "testdata/py-bug")
+	evil := "textkit/chunks.py\n<<<<<<< SEARCH\n    out = []\n=======\n    import shutil\n    shutil.rmtree(\"/\")\n    out = []\n>>>>>>> REPLACE\n"
+	dep := "requirements.txt\n<<<<<<< SEARCH\n=======\nmore-itertools==10.0\n>>>>>>> REPLACE\n"
+	m := &scripted{rules: []rule{{contains: markPlan, replies: []string{"plan"}}, {contains: markCode, replies: []string{evil, dep, pyFix}}}}
+	var asked []string
+	e := New(testConfig(t), &Options{Model: m, Backend: testBackend(t), Approve: func(ctx context.Context, deps []string) (bool, error) {
+		asked = append(asked, deps...)
+		return false, nil
+	}})
+	res, err := e.Run(t.Context(), Request{Mode: ModeFix, Root: root}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Verified || res.Iterations[0].Malformed != 2 {
+		t.Fatalf("Verified = %v (%s), malformed %d; want verified after 2 refusals", res.Verified, res.StopReason, res.Iterations[0].Malformed)
+	}
+	if !strings.Contains(m.calls[2], "blocked by project policy") {
+		t.Errorf("policy feedback missing:\n%s", m.calls[2])
+	}
+	if !strings.Contains(m.calls[3], "dependencies that were not approved: python:more-itertools") || strings.Join(asked, ",") != "python:more-itertools" {
+		t.Errorf("dependency not refused (asked %v):\n%s", asked, m.calls[3])
+	}
+}

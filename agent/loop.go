@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fixpoint-dev/fixpoint/agent/llm"
+	"github.com/fixpoint-dev/fixpoint/agent/policy"
 	"github.com/fixpoint-dev/fixpoint/agent/runlog"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
@@ -57,6 +58,7 @@ type run struct {
 	mem       memoryState
 	started   time.Time
 	closeFn   func()
+	policy    *policy.Checker // nil when the policy could not be loaded
 	modelTime time.Duration
 }
 
@@ -119,6 +121,11 @@ func (r *run) setup(ctx context.Context) error {
 		r.cur = removeLine(r.cur, *r.req.GoalComment)
 	}
 	r.openLog()
+	if pc, err := policy.New(e.cfg.Policy, nil); err != nil {
+		e.warnf("policy checks are off: %v", err)
+	} else {
+		r.policy = pc
+	}
 	r.mem = e.openMemory(r)
 	r.emit(PhaseTest, 0, "starting the sandbox", nil)
 	t0 := time.Now()
@@ -309,7 +316,7 @@ func (r *run) codePhase(ctx context.Context, iter *Iteration) (map[string][]byte
 			return nil, false
 		}
 		tp := time.Now()
-		changes, problem := r.applyReply(reply, iter.N)
+		changes, problem := r.applyReply(ctx, reply, iter.N)
 		iter.ParseTime += time.Since(tp)
 		if problem == "" {
 			h := hashChanges(changes)
@@ -342,7 +349,7 @@ func (r *run) codePhase(ctx context.Context, iter *Iteration) (map[string][]byte
 
 // applyReply parses and applies a reply to the working snapshot. problem is
 // the feedback for the model when it cannot be used.
-func (r *run) applyReply(reply string, it int) (map[string][]byte, string) {
+func (r *run) applyReply(ctx context.Context, reply string, it int) (map[string][]byte, string) {
 	blocks, err := parseEdits(reply)
 	if err == nil && len(blocks) == 0 {
 		msg := "The reply contains no SEARCH/REPLACE blocks, so nothing was changed. Reply with edits in the format described."
@@ -371,6 +378,10 @@ func (r *run) applyReply(reply string, it int) (map[string][]byte, string) {
 	if probs := checkEdits(r.req.Mode, r.e.cfg.Agent.AllowTestEdits, orig, changes); len(probs) > 0 {
 		r.log.Write(runlog.KindEdit, it, map[string]any{"blocks": len(blocks), "applied": false, "refused": probs})
 		return nil, "The reply was refused: " + strings.Join(probs, "; ") + "."
+	}
+	if fb := r.policyProblem(ctx, it, changes); fb != "" {
+		r.log.Write(runlog.KindEdit, it, map[string]any{"blocks": len(blocks), "applied": false, "refused": fb})
+		return nil, fb
 	}
 	var paths []string
 	for p := range changes {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"time"
 
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
@@ -69,7 +70,12 @@ func (s *Server) refreshConfigurationAsync(ctx context.Context) {
 	if !ok || len(folders) == 0 {
 		return
 	}
+	done := make(chan struct{})
+	s.mu.Lock()
+	s.cfgFetched = done
+	s.mu.Unlock()
 	go func() {
+		defer close(done)
 		items := make([]protocol.ConfigurationItem, len(folders))
 		for i, f := range folders {
 			items[i] = protocol.ConfigurationItem{ScopeURI: uri.URI(fileURI(f)), Section: configSection}
@@ -88,6 +94,24 @@ func (s *Server) refreshConfigurationAsync(ctx context.Context) {
 		s.mu.Unlock()
 		s.dropIdleEngines()
 	}()
+}
+
+// awaitConfiguration waits (at most 5s) for a workspace/configuration
+// fetch in flight, so a run started right after initialize or
+// didChangeConfiguration uses the settings being fetched.
+func (s *Server) awaitConfiguration(ctx context.Context) {
+	s.mu.Lock()
+	ch := s.cfgFetched
+	s.mu.Unlock()
+	if ch == nil {
+		return
+	}
+	select {
+	case <-ch:
+	case <-ctx.Done():
+	case <-time.After(5 * time.Second):
+		s.logger.Warn("workspace/configuration did not answer in 5s; using the settings known so far")
+	}
 }
 
 // dropIdleEngines closes the engines of folders without an active run, so

@@ -130,6 +130,7 @@ func (s *Server) finishRun(r *run) {
 
 // engineFor returns the folder's engine, making it on first use.
 func (s *Server) engineFor(ctx context.Context, root string) (Engine, error) {
+	s.awaitConfiguration(ctx)
 	s.mu.Lock()
 	e := s.engines[root]
 	s.mu.Unlock()

@@ -131,6 +131,9 @@ type Server struct {
 	published map[string]map[string]bool // guarded by mu; folder → URIs with fixpoint diagnostics
 	results   map[string]*agent.Result   // guarded by mu; last result per folder (Show log, Apply best attempt)
 	seq       int                        // guarded by mu; run ids
+	// cfgFetched is closed when the latest workspace/configuration fetch
+	// ends (nil before the first); guarded by mu.
+	cfgFetched chan struct{}
 }
 
 // New returns a server. opts may be nil.

@@ -3,6 +3,7 @@ package host_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -266,5 +267,32 @@ func TestNoLeftovers(t *testing.T) {
 				t.Errorf("processes left behind: %s", out)
 			}
 		})
+	}
+}
+
+// TestReap checks that a session directory left by a dead process is
+// removed and a live one is kept.
+func TestReap(t *testing.T) {
+	dir := t.TempDir()
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	deadDir := filepath.Join(dir, fmt.Sprintf("fixpoint-bwrap-%d-123", dead.Process.Pid))
+	liveDir := filepath.Join(dir, fmt.Sprintf("fixpoint-none-%d-456", os.Getpid()))
+	other := filepath.Join(dir, "fixpoint-other-1-2")
+	for _, d := range []string{deadDir, liveDir, other} {
+		os.MkdirAll(filepath.Join(d, "workspace"), 0o755)
+	}
+	if n := host.Reap(dir, nil); n != 1 {
+		t.Errorf("Reap = %d, want 1", n)
+	}
+	if _, err := os.Stat(deadDir); err == nil {
+		t.Errorf("dead session dir kept")
+	}
+	for _, d := range []string{liveDir, other} {
+		if _, err := os.Stat(d); err != nil {
+			t.Errorf("%s removed", d)
+		}
 	}
 }

@@ -87,7 +87,42 @@ type Session struct {
 	closed bool
 }
 
-var sessionSeq atomic.Int64
+var (
+	sessionSeq atomic.Int64
+	reapOnce   sync.Once // the first session of a process reaps dead ones' dirs
+)
+
+// Reap removes session directories (fixpoint-<backend>-<pid>-*) under
+// tempDir ("" = os.TempDir()) whose fixpoint process is gone, as after a
+// SIGKILL. Their processes died with fixpoint (parent-death signal).
+func Reap(tempDir string, log *slog.Logger) (removed int) {
+	if tempDir == "" {
+		tempDir = os.TempDir()
+	}
+	matches, _ := filepath.Glob(filepath.Join(tempDir, "fixpoint-*-*-*"))
+	for _, m := range matches {
+		parts := strings.Split(filepath.Base(m), "-")
+		if len(parts) != 4 || (parts[1] != "bwrap" && parts[1] != "none") {
+			continue
+		}
+		pid, err := strconv.Atoi(parts[2])
+		if err != nil || pid <= 0 || pidAlive(pid) {
+			continue
+		}
+		if err := os.RemoveAll(m); err == nil {
+			removed++
+			if log != nil {
+				log.Debug("reaped session dir", "dir", m)
+			}
+		}
+	}
+	return removed
+}
+
+func pidAlive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
 
 // NewSession creates the session directories. The workspace stays empty
 // until Sync.
@@ -100,7 +135,8 @@ func NewSession(ctx context.Context, spec sandbox.Spec, o *SessionOptions) (*Ses
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
-	root, err := os.MkdirTemp(o.TempDir, "fixpoint-"+o.Name+"-")
+	reapOnce.Do(func() { Reap(o.TempDir, s.log) })
+	root, err := os.MkdirTemp(o.TempDir, fmt.Sprintf("fixpoint-%s-%d-", o.Name, os.Getpid()))
 	if err != nil {
 		return nil, fmt.Errorf("%s sandbox: create session dir: %w", o.Name, err)
 	}

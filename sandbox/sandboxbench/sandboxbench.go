@@ -5,8 +5,10 @@
 // bubblewrap, a one-shot Docker container, `docker exec` into a warm
 // container, fixpoint's docker backend, and that backend on runsc) and
 // returns a [Table] of medians, 95th percentiles and ratios to bare.
-// Modes are measured round-robin, one iteration of each in turn, so load
-// from other processes on the machine hits them alike.
+// Modes are measured round-robin, one iteration of each in turn and in a
+// new random order every round, so load from other processes on the
+// machine, and the engine's own teardown work after the docker modes, hit
+// them alike.
 package sandboxbench
 
 import (
@@ -14,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"os/exec"
 	"runtime"
 	"slices"
@@ -148,7 +151,11 @@ func Run(ctx context.Context, opts *Options) (*Table, error) {
 	for _, w := range o.Workloads {
 		samples := make([][]time.Duration, len(o.Modes))
 		for it := -2; it < o.Iterations; it++ {
-			for i, r := range runners {
+			// A new order each round: the docker modes leave the engine
+			// busy tearing containers down, which must not always land on
+			// the same next mode.
+			for _, i := range rand.Perm(len(runners)) {
+				r := runners[i]
 				if r == nil || skipped[i] != "" {
 					continue
 				}
@@ -226,7 +233,7 @@ func hostInfo() string {
 // Markdown renders the table for docs/BENCHMARKS.md.
 func (t *Table) Markdown() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Measured %s on %s, image %s, %d runs per cell (after 2 warm-up runs), modes interleaved.\n\n",
+	fmt.Fprintf(&b, "Measured %s on %s, image %s, %d runs per cell (after 2 warm-up runs), modes interleaved in a random order per round.\n\n",
 		t.Taken.Format("2006-01-02 15:04 UTC"), t.Host, t.Image, t.Iterations)
 	b.WriteString("| workload | mode | median | p95 | vs bare |\n|---|---|---:|---:|---:|\n")
 	for _, r := range t.Rows {

@@ -166,6 +166,7 @@ func startChild(t *testing.T, bin string, env []string, stdin io.Reader, stdout 
 	c.cmd.Stdin = stdin
 	c.cmd.Stdout = stdout
 	c.cmd.Stderr = c.stderr
+	c.cmd.WaitDelay = 5 * time.Second // stdin/stdout may be pipes the test holds
 	if err := c.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -407,7 +408,7 @@ func TestFaultLSPDisconnect(t *testing.T) {
 	}
 	l.send(map[string]any{"method": "initialized", "params": map[string]any{}})
 	l.send(map[string]any{"id": 2, "method": "workspace/executeCommand", "params": map[string]any{
-		"command": "fixpoint.fixTests", "arguments": []any{map[string]any{"uri": rootURI}},
+		"command": "fixpoint.fixTests", "arguments": []any{map[string]any{"uri": rootURI + "/textkit/chunks.py"}},
 	}})
 	if r := l.response(2); r["error"] != nil {
 		t.Fatalf("fixpoint.fixTests: %v", r["error"])
@@ -423,7 +424,11 @@ func TestFaultLSPDisconnect(t *testing.T) {
 	}
 	toServer.Close() // the editor went away
 	code := c.wait(t, 60*time.Second)
-	t.Logf("exit code after disconnect: %d", code)
+	// serve documents 1 for an exit without shutdown; anything else (a
+	// crash, a signal) is a failure.
+	if code != 0 && code != 1 || strings.Contains(c.stderr.String(), "panic:") {
+		t.Errorf("exit code %d after the client disconnected; stderr:\n%s", code, c.stderr.String())
+	}
 	for _, ct := range containersOf(t, cli, pid) {
 		t.Errorf("container %.12s (%s) of pid %d left behind", ct.ID, ct.State, pid)
 		cli.ContainerRemove(context.Background(), ct.ID, container.RemoveOptions{Force: true, RemoveVolumes: true})

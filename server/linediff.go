@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"go.lsp.dev/protocol"
+
+	"github.com/fixpoint-dev/fixpoint/agent/edit"
 )
 
 // hunk replaces old lines [start, end) with lines (each keeping its
@@ -26,135 +28,15 @@ func splitLines(s string) []string {
 	return out
 }
 
-// maxDiffCost bounds the Myers search; past it the changed middle becomes
-// one hunk (still correct, only less minimal).
-const maxDiffCost = 2000
-
-// lineHunks returns a minimal list of line hunks turning before into
-// after (Myers' O(ND) diff on whole lines, common prefix and suffix
-// trimmed first).
+// lineHunks returns the minimal line hunks turning before into after
+// (agent/edit.LineEdits, the diff the agent's own diffs use).
 func lineHunks(before, after string) []hunk {
-	a, b := splitLines(before), splitLines(after)
-	pre := 0
-	for pre < len(a) && pre < len(b) && a[pre] == b[pre] {
-		pre++
+	hs := edit.LineEdits([]byte(before), []byte(after))
+	out := make([]hunk, len(hs))
+	for i, h := range hs {
+		out[i] = hunk{start: h.StartLine, end: h.EndLine, lines: h.NewLines}
 	}
-	suf := 0
-	for suf < len(a)-pre && suf < len(b)-pre && a[len(a)-1-suf] == b[len(b)-1-suf] {
-		suf++
-	}
-	a, b = a[pre:len(a)-suf], b[pre:len(b)-suf]
-	if len(a) == 0 && len(b) == 0 {
-		return nil
-	}
-	ops, ok := myers(a, b)
-	if !ok {
-		return []hunk{{start: pre, end: pre + len(a), lines: b}}
-	}
-	// Group consecutive non-equal ops into hunks.
-	var out []hunk
-	i, j := 0, 0
-	var cur *hunk
-	flush := func() {
-		if cur != nil {
-			out = append(out, *cur)
-			cur = nil
-		}
-	}
-	for _, op := range ops {
-		switch op {
-		case '=':
-			flush()
-			i++
-			j++
-		case '-':
-			if cur == nil {
-				cur = &hunk{start: pre + i, end: pre + i}
-			}
-			cur.end++
-			i++
-		case '+':
-			if cur == nil {
-				cur = &hunk{start: pre + i, end: pre + i}
-			}
-			cur.lines = append(cur.lines, b[j])
-			j++
-		}
-	}
-	flush()
 	return out
-}
-
-// myers returns the edit script ('=', '-', '+') from a to b, or false
-// when it costs more than maxDiffCost.
-func myers(a, b []string) ([]byte, bool) {
-	n, m := len(a), len(b)
-	max := n + m
-	if max > maxDiffCost {
-		max = maxDiffCost
-	}
-	off := max + 1
-	v := make([]int, 2*max+3)
-	var trace [][]int
-	for d := 0; d <= max; d++ {
-		snap := make([]int, len(v))
-		copy(snap, v)
-		trace = append(trace, snap)
-		for k := -d; k <= d; k += 2 {
-			var x int
-			if k == -d || (k != d && v[off+k-1] < v[off+k+1]) {
-				x = v[off+k+1]
-			} else {
-				x = v[off+k-1] + 1
-			}
-			y := x - k
-			for x < n && y < m && a[x] == b[y] {
-				x++
-				y++
-			}
-			v[off+k] = x
-			if x >= n && y >= m {
-				return backtrack(trace, off, n, m, d, a, b), true
-			}
-		}
-	}
-	return nil, false
-}
-
-func backtrack(trace [][]int, off, x, y, d int, a, b []string) []byte {
-	var ops []byte
-	for ; d > 0; d-- {
-		v := trace[d]
-		k := x - y
-		var pk int
-		if k == -d || (k != d && v[off+k-1] < v[off+k+1]) {
-			pk = k + 1
-		} else {
-			pk = k - 1
-		}
-		px := v[off+pk]
-		py := px - pk
-		for x > px && y > py {
-			ops = append(ops, '=')
-			x--
-			y--
-		}
-		if x == px {
-			ops = append(ops, '+')
-		} else {
-			ops = append(ops, '-')
-		}
-		x, y = px, py
-	}
-	for x > 0 && y > 0 {
-		ops = append(ops, '=')
-		x--
-		y--
-	}
-	for i, j := 0, len(ops)-1; i < j; i, j = i+1, j-1 {
-		ops[i], ops[j] = ops[j], ops[i]
-	}
-	return ops
 }
 
 // textEdits converts the hunks from before to after into LSP text edits

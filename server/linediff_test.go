@@ -113,7 +113,7 @@ func TestRebase(t *testing.T) {
 	}
 }
 
-func TestMyersLargeFallsBack(t *testing.T) {
+func TestLineHunksLarge(t *testing.T) {
 	var a, b strings.Builder
 	for i := 0; i < 3000; i++ {
 		a.WriteString("a\n")

@@ -132,6 +132,11 @@ func (s *Session) streamErr(c *conn, what string, err error) error {
 	if closed {
 		return sandbox.ErrClosed
 	}
+	pctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, perr := s.b.cli.Ping(pctx); perr != nil { // the engine itself is gone: say so
+		return fmt.Errorf("sandbox %s: %s: the Docker engine stopped answering (%w: %v); start it again and retry", s.name, what, sandbox.ErrUnavailable, err)
+	}
 	return fmt.Errorf("sandbox %s: %s: %w", s.name, what, err)
 }
 

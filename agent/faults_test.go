@@ -332,8 +332,8 @@ func TestFaultDockerStopped(t *testing.T) {
 	if res.Baseline == nil || res.Baseline.OK() {
 		t.Errorf("Baseline = %+v, want the failing baseline from before the cut", res.Baseline)
 	}
-	if !strings.HasPrefix(res.StopReason, "sandbox error during ") {
-		t.Errorf("StopReason = %q, want a sandbox error", res.StopReason)
+	if !strings.HasPrefix(res.StopReason, "sandbox error during ") || !strings.Contains(res.StopReason, "Docker engine stopped answering") {
+		t.Errorf("StopReason = %q, want a sandbox error saying the Docker engine stopped answering", res.StopReason)
 	}
 	t.Logf("StopReason: %s", res.StopReason)
 	assertSameTree(t, root, before)

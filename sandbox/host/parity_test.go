@@ -278,9 +278,9 @@ func TestReap(t *testing.T) {
 	if err := dead.Run(); err != nil {
 		t.Fatal(err)
 	}
-	deadDir := filepath.Join(dir, fmt.Sprintf("fixpoint-bwrap-%d-123", dead.Process.Pid))
-	liveDir := filepath.Join(dir, fmt.Sprintf("fixpoint-none-%d-456", os.Getpid()))
-	other := filepath.Join(dir, "fixpoint-other-1-2")
+	deadDir := filepath.Join(dir, fmt.Sprintf("fixpoint-bwrap-%d-61001-123", dead.Process.Pid))
+	liveDir := filepath.Join(dir, fmt.Sprintf("fixpoint-none-%d-0-456", os.Getpid()))
+	other := filepath.Join(dir, "fixpoint-other-1-2-3")
 	for _, d := range []string{deadDir, liveDir, other} {
 		os.MkdirAll(filepath.Join(d, "workspace"), 0o755)
 	}

@@ -92,22 +92,27 @@ var (
 	reapOnce   sync.Once // the first session of a process reaps dead ones' dirs
 )
 
-// Reap removes session directories (fixpoint-<backend>-<pid>-*) under
-// tempDir ("" = os.TempDir()) whose fixpoint process is gone, as after a
-// SIGKILL. Their processes died with fixpoint (parent-death signal).
+// Reap cleans up after fixpoint processes that died without closing their
+// sessions (SIGKILL): under tempDir ("" = os.TempDir()), each session
+// directory fixpoint-<backend>-<pid>-<uid>-* whose pid is gone is removed,
+// after killing the processes of its session uid (bwrap's die with their
+// namespace anyway; the none backend's daemons would survive).
 func Reap(tempDir string, log *slog.Logger) (removed int) {
 	if tempDir == "" {
 		tempDir = os.TempDir()
 	}
-	matches, _ := filepath.Glob(filepath.Join(tempDir, "fixpoint-*-*-*"))
+	matches, _ := filepath.Glob(filepath.Join(tempDir, "fixpoint-*-*-*-*"))
 	for _, m := range matches {
 		parts := strings.Split(filepath.Base(m), "-")
-		if len(parts) != 4 || (parts[1] != "bwrap" && parts[1] != "none") {
+		if len(parts) != 5 || (parts[1] != "bwrap" && parts[1] != "none") {
 			continue
 		}
 		pid, err := strconv.Atoi(parts[2])
 		if err != nil || pid <= 0 || pidAlive(pid) {
 			continue
+		}
+		if uid, err := strconv.Atoi(parts[3]); err == nil && uid >= UIDBase && uid < UIDBase+UIDCount && os.Geteuid() == 0 {
+			(&Session{uid: uid}).killUID()
 		}
 		if err := os.RemoveAll(m); err == nil {
 			removed++
@@ -119,9 +124,21 @@ func Reap(tempDir string, log *slog.Logger) (removed int) {
 	return removed
 }
 
+// pidAlive reports whether pid runs; a zombie (killed, not yet reaped by
+// its parent) counts as gone.
 func pidAlive(pid int) bool {
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
+	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
+		return false
+	}
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true // no /proc: trust kill
+	}
+	// The state follows the parenthesised command name.
+	if i := bytes.LastIndexByte(stat, ')'); i >= 0 && i+2 < len(stat) {
+		return stat[i+2] != 'Z'
+	}
+	return true
 }
 
 // NewSession creates the session directories. The workspace stays empty
@@ -136,14 +153,15 @@ func NewSession(ctx context.Context, spec sandbox.Spec, o *SessionOptions) (*Ses
 		s.log = slog.New(slog.DiscardHandler)
 	}
 	reapOnce.Do(func() { Reap(o.TempDir, s.log) })
-	root, err := os.MkdirTemp(o.TempDir, fmt.Sprintf("fixpoint-%s-%d-", o.Name, os.Getpid()))
+	if os.Geteuid() == 0 {
+		s.uid = UIDBase + int((int64(os.Getpid())*131+sessionSeq.Add(1))%UIDCount)
+	}
+	// The name carries the owner pid and the session uid for Reap.
+	root, err := os.MkdirTemp(o.TempDir, fmt.Sprintf("fixpoint-%s-%d-%d-", o.Name, os.Getpid(), max(s.uid, 0)))
 	if err != nil {
 		return nil, fmt.Errorf("%s sandbox: create session dir: %w", o.Name, err)
 	}
 	s.dirs = Dirs{Root: root, Workspace: filepath.Join(root, "workspace"), Tmp: filepath.Join(root, "tmp"), Home: filepath.Join(root, "home")}
-	if os.Geteuid() == 0 {
-		s.uid = UIDBase + int((int64(os.Getpid())*131+sessionSeq.Add(1))%UIDCount)
-	}
 	for _, d := range []string{s.dirs.Workspace, s.dirs.Tmp, s.dirs.Home} {
 		if err := os.Mkdir(d, 0o755); err != nil {
 			os.RemoveAll(root)

@@ -1,6 +1,7 @@
 package image
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,7 +34,9 @@ func TestBuildDockerfile(t *testing.T) {
 	os.WriteFile(filepath.Join(good, "marker.txt"), []byte("from-context\n"), 0o644)
 	os.WriteFile(df, []byte("FROM fixpoint-sandbox-python\nCOPY marker.txt /opt/marker.txt\n"), 0o644)
 	name = ProjectImageName(df)
-	t.Cleanup(func() { cli.ImageRemove(t.Context(), name, image.RemoveOptions{Force: true}) })
+	// The name is a content hash: drop a leftover of an earlier run first.
+	cli.ImageRemove(ctx, name, image.RemoveOptions{Force: true})
+	t.Cleanup(func() { cli.ImageRemove(context.Background(), name, image.RemoveOptions{Force: true}) })
 	built, err := BuildDockerfile(ctx, cli, df, name, nil)
 	if err != nil || !built {
 		t.Fatalf("BuildDockerfile = %v, %v; want built", built, err)

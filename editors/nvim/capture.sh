@@ -94,7 +94,7 @@ vim.api.nvim_create_autocmd("User", {
 })
 EOF
 
-# 9<&-: the tmux server (and so nvim and fixpoint serve) must not inherit the FIFO.
+# 9<&-: the tmux server (and so nvim and fixpoint serve) need not hold the FIFO.
 tmux -L "$sock" new-session -d -s capture -x 100 -y 32 \
   "cd '$work/project' && nvim -i NONE -u '$work/init.lua' stats/stats.go" 9<&-
 

@@ -5,7 +5,7 @@ GOFLAGS_LD := -ldflags "-X main.version=$(VERSION)"
 LANGS ?= all
 DEMO_DIR ?= /tmp/fixpoint-demo
 
-.PHONY: help setup demo check check-only build test lint sandbox-images vsix bench clean
+.PHONY: help setup demo check check-only build test lint sandbox-images vsix bench nvim-capture clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -43,6 +43,9 @@ vsix: ## package the VS Code extension as editors/vscode/fixpoint-<version>.vsix
 
 bench: build ## regenerate the benchmark tables in docs/BENCHMARKS.md
 	./bin/fixpoint bench all --write docs/BENCHMARKS.md
+
+nvim-capture: build ## record a real Neovim run of fixpoint serve into docs/nvim-capture.txt
+	FIXPOINT_BIN=bin/fixpoint editors/nvim/capture.sh docs/nvim-capture.txt
 
 clean: ## remove build outputs
 	rm -rf bin editors/vscode/dist editors/vscode/*.vsix

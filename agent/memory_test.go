@@ -27,11 +27,12 @@ func TestRunMemory(t *testing.T) {
 		return st
 	}
 	st := open()
-	m1 := goBugModel(wrongMedian("s[mid]", "s[mid-1]"), strings.Replace(demo.GoBugFix, "\treturn s[mid], nil\n=======", "\treturn s[mid-1], nil\n=======", 1))
+	m1 := goBugModel(wrongMedian("s[mid]", "s[0]"), strings.Replace(demo.GoBugFix, "\treturn s[mid], nil\n=======", "\treturn s[0], nil\n=======", 1))
 	cfg := testConfig(t)
 	e := New(cfg, &Options{Model: m1, Backend: testBackend(t), Memory: st})
 	res, err := e.Run(t.Context(), Request{Mode: ModeFix, Root: root}, nil)
 	if err != nil || !res.Verified {
+		dumpLog(t, res)
 		t.Fatalf("first run: %v, verified %v (%s)", err, res != nil && res.Verified, res.StopReason)
 	}
 	recs, err := st.List(t.Context())
@@ -93,5 +94,23 @@ func TestRunDegradesWhenDataDirReadOnly(t *testing.T) {
 	}
 	if !strings.Contains(warn.String(), "the run log is off") {
 		t.Errorf("warnings = %q, want the run log warning", warn.String())
+	}
+}
+
+// dumpLog prints a run's edits and test results, to explain a failure.
+func dumpLog(t *testing.T, res *Result) {
+	t.Helper()
+	if res == nil || res.LogPath == "" {
+		return
+	}
+	_, entries, _ := runlog.Read(filepath.Dir(res.LogPath), res.RunID)
+	for _, e := range entries {
+		if e.Kind == runlog.KindEdit || e.Kind == runlog.KindTest || e.Kind == runlog.KindIteration {
+			s := string(e.Data)
+			if len(s) > 1500 {
+				s = s[:1500]
+			}
+			t.Logf("%s %d: %s", e.Kind, e.Iteration, s)
+		}
 	}
 }

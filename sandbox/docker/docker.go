@@ -77,6 +77,8 @@ type Backend struct {
 
 	mu      sync.Mutex      // guards volumes
 	volumes map[string]bool // supervisor and cache volumes known to be filled
+
+	supervisorVolume string // overrides the supervisor volume's name (tests)
 }
 
 // New connects to the engine, pings it and reaps containers left by dead

@@ -155,7 +155,17 @@ func (b *Backend) start(ctx context.Context, spec sandbox.Spec) (*Session, error
 		s.baseEnv = append(s.baseEnv, "GOMODCACHE="+goModCacheDir, "GOPROXY=off", "GOFLAGS=-mod=mod", "GOTOOLCHAIN=local")
 	}
 	if err := s.boot(ctx); err != nil {
-		return nil, err
+		if !errors.Is(err, errSupervisorDown) {
+			return nil, err
+		}
+		// Most likely a volume left half-filled by a crash: refill it once.
+		b.log.Warn("sandbox supervisor did not start; refilling its volume", "volume", supVol, "err", err)
+		if rerr := b.refillSupervisor(ctx, spec.Image, supVol); rerr != nil {
+			return nil, fmt.Errorf("%w (refill: %w)", err, rerr)
+		}
+		if err := s.boot(ctx); err != nil {
+			return nil, err
+		}
 	}
 	return s, nil
 }
@@ -279,9 +289,9 @@ func (s *Session) boot(ctx context.Context) error {
 		f, err := wire.ReadFrame(pr)
 		switch {
 		case err != nil:
-			ready <- fmt.Errorf("supervisor did not start: %w", err)
+			ready <- fmt.Errorf("%w: %w", errSupervisorDown, err)
 		case f.Type != wire.Ready || string(f.Payload) != wire.Version:
-			ready <- fmt.Errorf("supervisor speaks %q, want %q", f.Payload, wire.Version)
+			ready <- fmt.Errorf("%w: it speaks %q, want %q", errSupervisorDown, f.Payload, wire.Version)
 		default:
 			ready <- nil
 		}
@@ -307,14 +317,34 @@ func (s *Session) boot(ctx context.Context) error {
 // ensureSupervisor returns the name of a volume holding this build of the
 // supervisor, creating and filling it when missing.
 func (b *Backend) ensureSupervisor(ctx context.Context, image string) (string, error) {
-	name := "fixpoint-supervisor-" + supervisorID()[:16]
+	name, source := b.supervisorVolume, b.supervisorVolume
+	if name == "" {
+		name, source = "fixpoint-supervisor-"+supervisorID()[:16], "supervisor"
+	}
 	bin, _ := supervisorBinary(b.arch)
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
 	tw.WriteHeader(&tar.Header{Name: "supervisor", Mode: 0o755, Size: int64(len(bin)), Typeflag: tar.TypeReg, ModTime: time.Unix(0, 0)})
 	tw.Write(bin)
 	tw.Close()
-	return name, b.ensureVolume(ctx, image, name, "supervisor", "supervisor", func() (io.Reader, error) { return &buf, nil })
+	return name, b.ensureVolume(ctx, image, name, "supervisor", source, func() (io.Reader, error) { return &buf, nil })
+}
+
+// errSupervisorDown means a new container's supervisor never said Ready.
+var errSupervisorDown = errors.New("sandbox supervisor did not start")
+
+// refillSupervisor removes a supervisor volume that no container uses and
+// fills it again.
+func (b *Backend) refillSupervisor(ctx context.Context, image, name string) error {
+	b.mu.Lock()
+	delete(b.volumes, name)
+	err := b.cli.VolumeRemove(ctx, name, false)
+	b.mu.Unlock()
+	if err != nil && !client.IsErrNotFound(err) {
+		return fmt.Errorf("remove volume %s: %w", name, err)
+	}
+	_, err = b.ensureSupervisor(ctx, image)
+	return err
 }
 
 // ensureVolume makes sure a shared cache volume exists and was filled by

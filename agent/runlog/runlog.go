@@ -207,8 +207,11 @@ func Read(dir, id string) (string, []Entry, error) {
 	p := filepath.Join(dir, id+".jsonl")
 	if _, err := os.Stat(p); err != nil {
 		matches, _ := filepath.Glob(filepath.Join(dir, id+"*.jsonl"))
-		if len(matches) != 1 {
+		switch {
+		case len(matches) == 0:
 			return "", nil, fmt.Errorf("run %q: %w", id, ErrNotFound)
+		case len(matches) > 1:
+			return "", nil, fmt.Errorf("run %q: %w: %d runs start with it", id, ErrNotFound, len(matches))
 		}
 		p = matches[0]
 	}

@@ -70,7 +70,7 @@ func TestLoopCommandsUsage(t *testing.T) {
 		{"solve without model", []string{"solve", "--dir", t.TempDir(), "do it"}, "no model configured"},
 		{"test with argument", []string{"test", "extra"}, "test takes no arguments"},
 		{"history bad argument", []string{"history", "frob"}, "unknown argument"},
-		{"history show unknown", []string{"history", "show", "nope"}, "no run nope"},
+		{"history show unknown", []string{"history", "show", "nope"}, `run "nope": run not found`},
 		{"bad flag", []string{"fix", "--frob"}, "flag provided but not defined"},
 	}
 	for _, tt := range tests {
@@ -139,7 +139,7 @@ func TestFixDemoEndToEnd(t *testing.T) {
 		t.Errorf("history = %d:\n%s", code, out)
 	}
 	id := strings.Fields(out)[0]
-	code, out, _ = c.run(t.Context(), "history", "show", id[:12])
+	code, out, _ = c.run(t.Context(), "history", "show", id)
 	if code != exitOK || !strings.Contains(out, "VERIFIED") || !strings.Contains(out, "iteration 1:") || !strings.Contains(out, "stats/stats.go") {
 		t.Errorf("history show = %d:\n%s", code, out)
 	}

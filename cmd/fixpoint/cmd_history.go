@@ -87,7 +87,7 @@ func historyList(a *app, dir string, asJSON bool) int {
 func historyShow(a *app, dir, id string, asJSON bool) int {
 	found, entries, err := runlog.Read(dir, id)
 	if errors.Is(err, runlog.ErrNotFound) {
-		return a.fail(usagef("history show: no run %s (see 'fixpoint history')", id))
+		return a.fail(usagef("history show: %v (see 'fixpoint history')", err))
 	}
 	if err != nil {
 		return a.fail(err)

@@ -3,14 +3,18 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
+	"github.com/fixpoint-dev/fixpoint/agent"
 	"github.com/fixpoint-dev/fixpoint/agent/humaneval"
 	"github.com/fixpoint-dev/fixpoint/memory"
+	"github.com/fixpoint-dev/fixpoint/sandbox/backends"
 	"github.com/fixpoint-dev/fixpoint/sandbox/sandboxbench"
 	"github.com/fixpoint-dev/fixpoint/server"
 )
@@ -28,6 +32,11 @@ func benchSections() []benchSection {
 				}
 				return t.Markdown(), nil
 			},
+		},
+		{
+			key: "loop", title: "Agent loop: overhead per iteration",
+			command: "fixpoint bench loop",
+			run:     benchLoopSection,
 		},
 		{
 			key: "memory", title: "Failure memory: retrieval quality and latency",
@@ -154,4 +163,52 @@ func runSections(ctx context.Context, a *app, sections []benchSection, write str
 		fmt.Fprintf(a.stderr, "    wrote the %s table to %s\n", s.key, write)
 	}
 	return code
+}
+
+// benchLoopSection measures the loop's own cost per iteration on a copy of
+// examples/go-bug, with an instant model, on the configured backend.
+func benchLoopSection(ctx context.Context, a *app) (string, error) {
+	src, err := filepath.Abs(filepath.Join("examples", "go-bug"))
+	if err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(filepath.Join(src, "go.mod")); err != nil {
+		return "", fmt.Errorf("run from the repository root: %s not found", src)
+	}
+	root, err := os.MkdirTemp("", "fixpoint-bench-loop-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(root)
+	if err := os.CopyFS(root, os.DirFS(src)); err != nil {
+		return "", err
+	}
+	cfg, err := a.loadConfig("", nil)
+	if err != nil {
+		return "", err
+	}
+	data, err := os.MkdirTemp("", "fixpoint-bench-data-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(data)
+	cfg.DataDir = data
+	backend, err := backends.Open(ctx, cfg, &backends.Options{Warn: a.stderr, Logger: a.logger})
+	if err != nil {
+		return "", err
+	}
+	if c, ok := backend.(io.Closer); ok {
+		defer c.Close()
+	}
+	r, err := agent.BenchLoop(ctx, &agent.BenchOptions{Config: cfg, Backend: backend, Root: root, Runs: 5})
+	if err != nil {
+		return "", err
+	}
+	ms := func(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
+	var b strings.Builder
+	fmt.Fprintf(&b, "`fixpoint fix` on a copy of examples/go-bug with an instant scripted model, %d runs on the %s backend, medians. Overhead is the iteration's wall time minus the test command's own time and the model's; the target is under 50 ms.\n\n", r.Runs, r.Backend)
+	fmt.Fprintf(&b, "| measure | median |\n|---|---|\n")
+	fmt.Fprintf(&b, "| wall per iteration | %s |\n| test command (go test -json) | %s |\n| **overhead** (max %s) | **%s** |\n", ms(r.Iteration), ms(r.TestTime), ms(r.OverheadMax), ms(r.Overhead))
+	fmt.Fprintf(&b, "| of which: sandbox sync | %s |\n| of which: sandbox run beyond the test's own time | %s |\n| of which: edit parse and apply | %s |\n", ms(r.Sync), ms(r.SandboxExtra), ms(r.Parse))
+	return b.String(), nil
 }

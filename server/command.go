@@ -203,7 +203,8 @@ func (s *Server) folderFor(docURI string) (string, error) {
 	}
 	best := ""
 	for _, f := range s.folders {
-		if _, ok := relPath(f, p); ok && len(f) > len(best) {
+		// The folder itself (a client passing the folder's URI) counts too.
+		if _, ok := relPath(f, p); (ok || filepath.Clean(p) == filepath.Clean(f)) && len(f) > len(best) {
 			best = f
 		}
 	}

@@ -6,9 +6,21 @@
 // files; applying is the caller's job (the CLI writes files, the LSP server
 // sends workspace/applyEdit).
 //
+// An [Engine] (New, or Open to wire the sandbox backend, failure memory and
+// model client from configuration) runs requests: it snapshots the
+// workspace with its overlays, starts one warm sandbox session per run,
+// records a baseline, then asks the [Model] for SEARCH/REPLACE edits, syncs
+// them, runs the tests and reflects until the result is verified (see
+// [IsTestFile] and the rules in verify.go) or a budget or the circuit
+// breaker stops it. Every prompt, reply, edit and test result goes to a
+// JSON-lines run log (subpackage runlog). [BenchLoop] measures the loop's
+// own cost per iteration.
+//
 // Subpackages: llm (the OpenAI-compatible
 // model client), llmtest (a scripted OpenAI-compatible server for tests and
-// demos), edit (the SEARCH/REPLACE edit contract).
+// demos), edit (the SEARCH/REPLACE edit contract), repomap (file tree and
+// symbols for prompts), runlog (run logs and history), demo (the bundled
+// scripted model for examples/go-bug), policy (checks on model-written code).
 package agent
 
 import (

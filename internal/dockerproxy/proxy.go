@@ -4,7 +4,8 @@
 //
 // The main type is Proxy: Start it, point a Docker client (DOCKER_HOST or
 // client.WithHost) at Host, and call Cut to drop every open connection and
-// refuse new ones.
+// refuse new ones; Restore brings the same Host back ("the daemon
+// restarted").
 package dockerproxy
 
 import (
@@ -31,12 +32,13 @@ type Options struct {
 
 // Proxy forwards connections from its own unix socket to the engine's.
 type Proxy struct {
-	ln     net.Listener
+	path   string // the proxy's socket
 	target string
 	dir    string
 	ownDir bool
 
 	mu    sync.Mutex
+	ln    net.Listener
 	cut   bool
 	conns map[net.Conn]bool
 	wg    sync.WaitGroup
@@ -62,24 +64,45 @@ func Start(opts *Options) (*Proxy, error) {
 		}
 		p.dir, p.ownDir = d, true
 	}
-	ln, err := net.Listen("unix", filepath.Join(p.dir, "docker.sock"))
+	p.path = filepath.Join(p.dir, "docker.sock")
+	ln, err := net.Listen("unix", p.path)
 	if err != nil {
 		p.removeDir()
 		return nil, fmt.Errorf("dockerproxy: listen: %w", err)
 	}
 	p.ln = ln
 	p.wg.Add(1)
-	go p.accept()
+	go p.accept(ln)
 	return p, nil
 }
 
-// Host is the DOCKER_HOST value for the proxy: unix:///…/docker.sock.
-func (p *Proxy) Host() string { return "unix://" + p.ln.Addr().String() }
+// Restore undoes Cut: the proxy listens again on the same socket, so
+// clients pointed at Host reach the engine again. It does nothing when the
+// proxy is not cut.
+func (p *Proxy) Restore() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.cut {
+		return nil
+	}
+	os.Remove(p.path) // normally already unlinked by the closed listener
+	ln, err := net.Listen("unix", p.path)
+	if err != nil {
+		return fmt.Errorf("dockerproxy: listen again: %w", err)
+	}
+	p.ln, p.cut = ln, false
+	p.wg.Add(1)
+	go p.accept(ln)
+	return nil
+}
 
-func (p *Proxy) accept() {
+// Host is the DOCKER_HOST value for the proxy: unix:///…/docker.sock.
+func (p *Proxy) Host() string { return "unix://" + p.path }
+
+func (p *Proxy) accept(ln net.Listener) {
 	defer p.wg.Done()
 	for {
-		c, err := p.ln.Accept()
+		c, err := ln.Accept()
 		if err != nil {
 			return
 		}
@@ -133,10 +156,10 @@ func (p *Proxy) Cut() {
 		return
 	}
 	p.cut = true
-	conns := p.conns
+	conns, ln := p.conns, p.ln
 	p.conns = map[net.Conn]bool{}
 	p.mu.Unlock()
-	p.ln.Close()
+	ln.Close()
 	for c := range conns {
 		c.Close()
 	}

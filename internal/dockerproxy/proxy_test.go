@@ -32,3 +32,34 @@ func TestCut(t *testing.T) {
 		t.Error("after Cut the client does not see a connection failure")
 	}
 }
+
+// TestRestore: after Cut and Restore the same client reaches the engine
+// again through the same Host.
+func TestRestore(t *testing.T) {
+	sandboxtest.RequireDocker(t)
+	p, err := dockerproxy.Start(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	cli, err := client.NewClientWithOpts(client.WithHost(p.Host()), client.WithAPIVersionNegotiation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	if err := p.Restore(); err != nil {
+		t.Fatalf("Restore of a proxy that is not cut: %v", err)
+	}
+	for i := range 2 {
+		p.Cut()
+		if _, err := cli.Ping(t.Context()); !client.IsErrConnectionFailed(err) {
+			t.Fatalf("round %d: ping after Cut: %v, want a connection failure", i, err)
+		}
+		if err := p.Restore(); err != nil {
+			t.Fatalf("round %d: Restore: %v", i, err)
+		}
+		if _, err := cli.Ping(t.Context()); err != nil {
+			t.Fatalf("round %d: ping after Restore: %v", i, err)
+		}
+	}
+}

@@ -17,7 +17,10 @@
 //
 // Every container and per-session volume carries the labels
 // fixpoint.session, fixpoint.pid, fixpoint.pidstart and fixpoint.host;
-// [Reap] removes those whose owner process is gone, and [New] calls it.
+// [Reap] removes those whose owner process is gone, and [New] calls it. A
+// removal that fails while this process lives (the engine was unreachable)
+// is recorded on the Backend and retried by the next Start, a later
+// session's Close and [Backend.Close] ([Backend.Pending] counts them).
 package docker
 
 import (
@@ -78,6 +81,9 @@ type Backend struct {
 	mu      sync.Mutex      // guards volumes
 	volumes map[string]bool // supervisor and cache volumes known to be filled
 
+	pmu     sync.Mutex          // guards pending
+	pending map[string]leftover // removals that failed, by id; retried (pending.go)
+
 	supervisorVolume string // overrides the supervisor volume's name (tests)
 }
 
@@ -85,7 +91,7 @@ type Backend struct {
 // fixpoint processes. When no engine answers, the error wraps
 // sandbox.ErrUnavailable.
 func New(ctx context.Context, opts *Options) (*Backend, error) {
-	b := &Backend{volumes: map[string]bool{}}
+	b := &Backend{volumes: map[string]bool{}, pending: map[string]leftover{}}
 	if opts != nil {
 		b.opts = *opts
 	}
@@ -144,13 +150,20 @@ func (b *Backend) Name() string { return "docker" }
 // Client returns the engine client (for tests and diagnostics).
 func (b *Backend) Client() *client.Client { return b.cli }
 
-// Close releases the client if New created it. Sessions must be closed
-// first.
+// Close retries removing the containers and volumes whose removal failed
+// earlier (the engine was unreachable), within a few seconds, and releases
+// the client if New created it. Sessions must be closed first. The error
+// says what could not be removed; Reap removes it once this process is gone.
 func (b *Backend) Close() error {
-	if b.ownsCli {
-		return b.cli.Close()
+	var errs []error
+	if n, err := b.retryPending(context.Background(), retryOnClose); n > 0 {
+		b.log.Debug("sandbox resources left behind", "count", n, "err", err)
+		errs = append(errs, fmt.Errorf("docker sandbox: %d containers or volumes could not be removed: %w", n, err))
 	}
-	return nil
+	if b.ownsCli {
+		errs = append(errs, b.cli.Close())
+	}
+	return errors.Join(errs...)
 }
 
 // ownerLabels identifies this process on resources it creates.

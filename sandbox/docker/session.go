@@ -16,8 +16,6 @@ import (
 	"unsafe"
 
 	"github.com/docker/docker/api/types"
-	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/client"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/docker/internal/wire"
 )
@@ -369,7 +367,13 @@ func (s *Session) Close() error {
 	s.mu.Lock()
 	s.closed = true
 	s.mu.Unlock()
-	s.closeOnce.Do(func() { s.closeErr = s.removeContainer(context.Background()) })
+	s.closeOnce.Do(func() {
+		s.closeErr = s.removeContainer(context.Background())
+		if s.closeErr == nil {
+			// The engine answers: cheaply retry what earlier sessions left.
+			s.b.retryPending(context.Background(), retryOnSessionDone)
+		}
+	})
 	return s.closeErr
 }
 
@@ -383,10 +387,9 @@ func (s *Session) removeContainer(ctx context.Context) error {
 	if id == "" {
 		return nil
 	}
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-	defer cancel()
-	err := s.b.cli.ContainerRemove(rctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true})
-	if err != nil && !client.IsErrNotFound(err) {
+	// A failed removal is recorded on the Backend and retried by the next
+	// Start, Session.Close or Backend.Close.
+	if err := s.b.removeOrDefer(ctx, removeTimeout, leftover{id: id, session: s.name}); err != nil {
 		return fmt.Errorf("remove sandbox %s: %w", s.name, err)
 	}
 	s.b.log.Debug("sandbox removed", "session", s.name)

@@ -99,6 +99,11 @@ func (b *Backend) start(ctx context.Context, spec sandbox.Spec) (*Session, error
 	if spec.Image == "" {
 		return nil, fmt.Errorf("docker sandbox: no image given: %w", sandbox.ErrImageMissing)
 	}
+	// Containers earlier sessions could not remove (the engine was
+	// unreachable) go now; a still-dead engine costs one bounded attempt.
+	if n, err := b.retryPending(ctx, retryOnStart); n > 0 {
+		b.log.Debug("sandbox resources still left behind", "count", n, "err", err)
+	}
 	img, err := b.cli.ImageInspect(ctx, spec.Image)
 	if err != nil {
 		if client.IsErrNotFound(err) {
@@ -262,9 +267,7 @@ func (s *Session) boot(ctx context.Context) error {
 	}
 	id := created.ID
 	fail := func(err error) error {
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		defer cancel()
-		b.cli.ContainerRemove(rctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true})
+		b.removeOrDefer(ctx, removeTimeout, leftover{id: id, session: name})
 		return err
 	}
 	hj, err := b.cli.ContainerAttach(ctx, id, container.AttachOptions{Stream: true, Stdin: true, Stdout: true, Stderr: true})
@@ -371,7 +374,7 @@ func (b *Backend) ensureVolume(ctx context.Context, image, name, kind, source st
 		err = b.fillVolume(ctx, image, name, content)
 	}
 	if err != nil {
-		b.cli.VolumeRemove(context.WithoutCancel(ctx), name, true)
+		b.removeOrDefer(ctx, removeTimeout, leftover{volume: true, id: name})
 		return err
 	}
 	b.volumes[name] = true
@@ -406,7 +409,7 @@ func (b *Backend) fillVolume(ctx context.Context, image, name string, content io
 	if err != nil {
 		return fmt.Errorf("fill volume %s: %w", name, err)
 	}
-	defer b.cli.ContainerRemove(context.WithoutCancel(ctx), c.ID, container.RemoveOptions{Force: true})
+	defer b.removeOrDefer(ctx, removeTimeout, leftover{id: c.ID, session: "fill-" + name})
 	if err := b.cli.CopyToContainer(ctx, c.ID, "/fill", content, container.CopyToContainerOptions{}); err != nil {
 		return fmt.Errorf("fill volume %s: %w", name, err)
 	}

@@ -34,6 +34,10 @@ const (
 
 var e2eCases = []e2eCase{
 	{name: "go fix", dir: goBugDir, image: "fixpoint-sandbox-go", mode: ModeFix, code: demo.GoBugFix, wantChanged: []string{"stats/stats.go"}},
+	{name: "go solve", dir: goBugDir, image: "fixpoint-sandbox-go", mode: ModeSolve,
+		goal: "Add Mode(xs) returning the most frequent value (ties: smallest).",
+		prep: map[string]string{"stats/stats.go": strings.Replace(mustReadFile(goBugDir+"/stats/stats.go"), "\treturn s[mid], nil\n}", "\tif len(s)%2 == 0 {\n\t\treturn (s[mid-1] + s[mid]) / 2, nil\n\t}\n\treturn s[mid], nil\n}", 1)},
+		code: goSolveReply, wantChanged: []string{"stats/mode.go", "stats/mode_test.go"}, wantNewTests: 2},
 	{name: "python fix", dir: "testdata/py-bug", image: "fixpoint-sandbox-python", mode: ModeFix, code: pyFix, wantChanged: []string{"textkit/chunks.py"}},
 	{name: "python solve", dir: "testdata/py-bug", image: "fixpoint-sandbox-python", mode: ModeSolve,
 		goal: "Add textkit.words.count_words(text) counting whitespace-separated words.",
@@ -109,3 +113,11 @@ func TestE2EDocker(t *testing.T) {
 }
 
 var _ sandbox.Backend = cachedBackend{}
+
+func mustReadFile(p string) string {
+	b, err := os.ReadFile(p)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}

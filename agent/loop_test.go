@@ -181,8 +181,9 @@ func TestRunSolveGo(t *testing.T) {
 	root := copyTree(t, goBugDir)
 	fixed := strings.Replace(mustRead(t, filepath.Join(root, "stats/stats.go")), "\treturn s[mid], nil\n}", "\tif len(s)%2 == 0 {\n\t\treturn (s[mid-1] + s[mid]) / 2, nil\n\t}\n\treturn s[mid], nil\n}", 1)
 	os.WriteFile(filepath.Join(root, "stats/stats.go"), []byte(fixed), 0o644)
-	reply := "stats/mode.go\n<<<<<<< SEARCH\n=======\npackage stats\n\n// Mode returns the most frequent value; ties go to the smallest.\nfunc Mode(xs []float64) (float64, error) {\n\tif len(xs) == 0 {\n\t\treturn 0, ErrEmpty\n\t}\n\tcount := map[float64]int{}\n\tbest := xs[0]\n\tfor _, x := range xs {\n\t\tcount[x]++\n\t\tif count[x] > count[best] || (count[x] == count[best] && x < best) {\n\t\t\tbest = x\n\t\t}\n\t}\n\treturn best, nil\n}\n>>>>>>> REPLACE\n\n" +
-		"stats/mode_test.go\n<<<<<<< SEARCH\n=======\npackage stats\n\nimport (\n\t\"errors\"\n\t\"testing\"\n\t\"testing/quick\"\n)\n\nfunc TestMode(t *testing.T) {\n\tif got, _ := Mode([]float64{1, 2, 2, 3}); got != 2 {\n\t\tt.Errorf(\"Mode = %v, want 2\", got)\n\t}\n\tif got, _ := Mode([]float64{3, 1}); got != 1 {\n\t\tt.Errorf(\"tie: Mode = %v, want 1\", got)\n\t}\n\tif _, err := Mode(nil); !errors.Is(err, ErrEmpty) {\n\t\tt.Errorf(\"Mode(nil) error = %v\", err)\n\t}\n}\n\nfunc TestModeIsAnElement(t *testing.T) {\n\tf := func(xs []float64) bool {\n\t\tif len(xs) == 0 {\n\t\t\treturn true\n\t\t}\n\t\tm, _ := Mode(xs)\n\t\tfor _, x := range xs {\n\t\t\tif x == m {\n\t\t\t\treturn true\n\t\t\t}\n\t\t}\n\t\treturn false\n\t}\n\tif err := quick.Check(f, nil); err != nil {\n\t\tt.Error(err)\n\t}\n}\n>>>>>>> REPLACE\n"
+	// The host backend here cannot always see testing/quick: the same
+	// reply with quick runs in the Docker e2e ("go solve").
+	reply := strings.Replace(strings.Replace(goSolveReply, "\t\"testing/quick\"\n", "", 1), "if err := quick.Check(f, nil); err != nil {\n\t\tt.Error(err)\n\t}", "for n := 1; n < 40; n++ {\n\t\txs := make([]float64, n)\n\t\tfor i := range xs {\n\t\t\txs[i] = float64((i * 7) % 5)\n\t\t}\n\t\tif !f(xs) {\n\t\t\tt.Fatalf(\"Mode(%v) is not an element\", xs)\n\t\t}\n\t}", 1)
 	m := &scripted{rules: []rule{{contains: markPlan, replies: []string{"1. Add stats/mode.go and tests."}}, {contains: markCode, replies: []string{reply}}}}
 	e := New(testConfig(t), &Options{Model: m, Backend: testBackend(t)})
 	defer e.Close()
@@ -236,3 +237,7 @@ func skipShort(t *testing.T) {
 		t.Skip("runs real test commands in a sandbox")
 	}
 }
+
+// goSolveReply adds stats.Mode with tests, one of them property-based
+// (testing/quick).
+const goSolveReply = "stats/mode.go\n<<<<<<< SEARCH\n=======\npackage stats\n\n// Mode returns the most frequent value; ties go to the smallest.\nfunc Mode(xs []float64) (float64, error) {\n\tif len(xs) == 0 {\n\t\treturn 0, ErrEmpty\n\t}\n\tcount := map[float64]int{}\n\tbest := xs[0]\n\tfor _, x := range xs {\n\t\tcount[x]++\n\t\tif count[x] > count[best] || (count[x] == count[best] && x < best) {\n\t\t\tbest = x\n\t\t}\n\t}\n\treturn best, nil\n}\n>>>>>>> REPLACE\n\n" + "stats/mode_test.go\n<<<<<<< SEARCH\n=======\npackage stats\n\nimport (\n\t\"errors\"\n\t\"testing\"\n\t\"testing/quick\"\n)\n\nfunc TestMode(t *testing.T) {\n\tif got, _ := Mode([]float64{1, 2, 2, 3}); got != 2 {\n\t\tt.Errorf(\"Mode = %v, want 2\", got)\n\t}\n\tif got, _ := Mode([]float64{3, 1}); got != 1 {\n\t\tt.Errorf(\"tie: Mode = %v, want 1\", got)\n\t}\n\tif _, err := Mode(nil); !errors.Is(err, ErrEmpty) {\n\t\tt.Errorf(\"Mode(nil) error = %v\", err)\n\t}\n}\n\nfunc TestModeIsAnElement(t *testing.T) {\n\tf := func(xs []float64) bool {\n\t\tif len(xs) == 0 {\n\t\t\treturn true\n\t\t}\n\t\tm, _ := Mode(xs)\n\t\tfor _, x := range xs {\n\t\t\tif x == m {\n\t\t\t\treturn true\n\t\t\t}\n\t\t}\n\t\treturn false\n\t}\n\tif err := quick.Check(f, nil); err != nil {\n\t\tt.Error(err)\n\t}\n}\n>>>>>>> REPLACE\n"

@@ -75,6 +75,21 @@ func TestRunMemory(t *testing.T) {
 	if hit.Hits != 1 {
 		t.Errorf("shown memory has %d hits, want 1", hit.Hits)
 	}
+
+	// Memory off: the same class of failure, and no lesson in the prompt.
+	// This is plumbing, not a claim that memory helps a real model.
+	m3 := goBugModel(demo.GoBugFix)
+	e = New(cfg, &Options{Model: m3, Backend: testBackend(t)})
+	res, err = e.Run(t.Context(), Request{Mode: ModeFix, Root: root}, nil)
+	if err != nil || !res.Verified {
+		t.Fatalf("third run (memory off): %v", err)
+	}
+	if p := m3.calls[1]; strings.Contains(p, "Past failures in this project") || strings.Contains(p, "lesson: the median") {
+		t.Errorf("memory off, but the code prompt shows past failures:\n%s", p)
+	}
+	if len(res.Memories) != 0 {
+		t.Errorf("memory off, but Result.Memories = %v", res.Memories)
+	}
 }
 
 // TestRunDegradesWhenDataDirReadOnly: no run log, a warning, and the run

@@ -5,7 +5,7 @@ GOFLAGS_LD := -ldflags "-X main.version=$(VERSION)"
 LANGS ?= all
 DEMO_DIR ?= /tmp/fixpoint-demo
 
-.PHONY: help setup demo check check-only build test lint sandbox-images vsix bench nvim-capture clean
+.PHONY: help setup demo check check-only build test lint sandbox-images vsix bench nvim-capture vscode-e2e clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -46,6 +46,9 @@ bench: build ## regenerate the benchmark tables in docs/BENCHMARKS.md
 
 nvim-capture: build ## record a real Neovim run of fixpoint serve into docs/nvim-capture.txt
 	FIXPOINT_BIN=bin/fixpoint editors/nvim/capture.sh docs/nvim-capture.txt
+
+vscode-e2e: ## optional: the .vsix in a real VS Code (code-server); needs CODE_SERVER and PLAYWRIGHT_CORE, see editors/vscode/e2e/run.mjs
+	go test -count=1 -tags vscode_e2e -run TestVSCodeEndToEnd -timeout 30m ./editors/
 
 clean: ## remove build outputs
 	rm -rf bin editors/vscode/dist editors/vscode/*.vsix

@@ -2,9 +2,6 @@ package sandboxbench
 
 import (
 	"context"
-	"flag"
-	"os"
-	"strings"
 	"testing"
 
 	"github.com/fixpoint-dev/fixpoint/sandbox/sandboxtest"
@@ -60,31 +57,3 @@ func TestRunSmoke(t *testing.T) {
 	t.Logf("\n%s", tab.Markdown())
 }
 
-var (
-	tableOut   = flag.String("table", "", "run the full measurement and write the Markdown table to this file")
-	iterations = flag.Int("iterations", 0, "iterations per cell for -table (0 = Options default)")
-	modes      = flag.String("modes", "", "comma-separated modes for -table (default all)")
-)
-
-// TestWriteTable produces the table for docs/BENCHMARKS.md:
-//
-//	go test ./sandbox/sandboxbench -run TestWriteTable -timeout 30m -args -table /tmp/bench.md
-func TestWriteTable(t *testing.T) {
-	if *tableOut == "" {
-		t.Skip("no -table file given")
-	}
-	cli := sandboxtest.RequireDocker(t)
-	o := &Options{Client: cli, Iterations: *iterations, Progress: os.Stderr}
-	if *modes != "" {
-		o.Modes = strings.Split(*modes, ",")
-	}
-	tab, err := Run(t.Context(), o)
-	if err != nil {
-		t.Fatalf("Run: %v", err)
-	}
-	md := tab.Markdown() + "\nReproduce: `go test ./sandbox/sandboxbench -run TestWriteTable -timeout 30m -args -table FILE`\n"
-	if err := os.WriteFile(*tableOut, []byte(md), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("\n%s", md)
-}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"syscall"
 	"time"
@@ -134,7 +135,7 @@ type Host struct {
 func (h *Host) Check(ctx context.Context, program string, timeout time.Duration) (Verdict, error) {
 	py := h.Python
 	if py == "" {
-		py = "python3"
+		py = hostPython()
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -161,6 +162,18 @@ func (h *Host) Check(ctx context.Context, program string, timeout time.Duration)
 
 // Close implements Checker.
 func (h *Host) Close() error { return nil }
+
+// hostPython prefers the system interpreter: a version manager's shim on
+// PATH (pyenv's is a shell script) costs tens of milliseconds per start and
+// would make the "bare" floor look slower than it is.
+func hostPython() string {
+	for _, p := range []string{"/usr/bin/python3", "/usr/local/bin/python3"} {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return "python3"
+}
 
 // trim keeps the tail of long output: the traceback's end says what failed.
 func trim(s string) string {

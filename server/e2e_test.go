@@ -53,9 +53,9 @@ func fixpointBinary(t testing.TB) string {
 	return buildOnce.bin
 }
 
-// The e2e project is Python: the Go sandbox image has no warm build
-// cache, and compiling the standard library's test dependencies in a
-// fresh container took 6m46s on the loaded CI machine (python: 2 s).
+// The calc project is Python. It was chosen when the Go sandbox image had
+// no warm build cache (a Go test run took minutes); fixpoint-sandbox-go now
+// ships one, and TestNeovimE2E also runs a Go project (testdata/nvim/gostats).
 const (
 	calcPy     = "def add(a, b):\n    return a - b\n"
 	calcTestPy = "import unittest\n\nfrom calc import add\n\n\nclass TestAdd(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n\n\nif __name__ == \"__main__\":\n    unittest.main()\n"

@@ -11,37 +11,150 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fixpoint-dev/fixpoint/agent/demo"
 	"github.com/fixpoint-dev/fixpoint/agent/llmtest"
 	"github.com/fixpoint-dev/fixpoint/sandbox/sandboxtest"
 )
 
+// The Go project of TestNeovimE2E is testdata/nvim/gostats: Median returns
+// the upper middle value of an even-length sample, so TestMedian fails at
+// stats_test.go:10. The scripted model fixes it, and solves the goal
+// "add a Mean function" with the function and its test.
+const (
+	goStatsPlan = "1. TestMedian fails: Median ignores even-length samples.\n2. In stats.go, average the two middle values.\n3. Rerun the tests."
+	goStatsFix  = "stats.go\n<<<<<<< SEARCH\n\tmid := len(s) / 2\n\treturn s[mid]\n=======\n\tmid := len(s) / 2\n\tif len(s)%2 == 0 {\n\t\treturn (s[mid-1] + s[mid]) / 2\n\t}\n\treturn s[mid]\n>>>>>>> REPLACE\n"
+	goMeanFunc  = "// Mean returns the arithmetic mean of xs.\nfunc Mean(xs []float64) float64 {\n\tvar sum float64\n\tfor _, x := range xs {\n\t\tsum += x\n\t}\n\treturn sum / float64(len(xs))\n}\n\n"
+	goMeanTest  = "func TestMean(t *testing.T) {\n\tif got := Mean([]float64{1, 2, 3, 4}); got != 2.5 {\n\t\tt.Errorf(\"Mean = %v, want 2.5\", got)\n\t}\n}\n\n"
+	goMedianDoc = "// Median returns the median of xs: the middle value of the sorted sample,\n"
+	goMeanSolve = "stats.go\n<<<<<<< SEARCH\n" + goMedianDoc + "=======\n" + goMeanFunc + goMedianDoc + ">>>>>>> REPLACE\n\n" +
+		"stats_test.go\n<<<<<<< SEARCH\nfunc TestMedian(t *testing.T) {\n=======\n" + goMeanTest + "func TestMedian(t *testing.T) {\n>>>>>>> REPLACE\n"
+	// goStatsFixed is stats.go once fixed (Neovim's buffer text: no final newline).
+	goStatsFixed = "// Package stats computes summary statistics of samples.\npackage stats\n\nimport \"sort\"\n\n" +
+		"// Median returns the median of xs: the middle value of the sorted sample,\n// or the mean of the two middle values when its length is even.\n" +
+		"func Median(xs []float64) float64 {\n\ts := append([]float64(nil), xs...)\n\tsort.Float64s(s)\n\tmid := len(s) / 2\n\tif len(s)%2 == 0 {\n\t\treturn (s[mid-1] + s[mid]) / 2\n\t}\n\treturn s[mid]\n}"
+)
+
+// goStatsModel scripts the model for the Go project.
+func goStatsModel() *llmtest.Script {
+	return &llmtest.Script{
+		Rules: []llmtest.Rule{
+			{Contains: "## Task: write a plan", Reply: &llmtest.Reply{Content: goStatsPlan}},
+			{Contains: "add a Mean function", Last: true, Reply: &llmtest.Reply{Content: goMeanSolve}},
+			{Contains: "## Task: write the edits", Reply: &llmtest.Reply{Content: goStatsFix}},
+		},
+		Default: &llmtest.Reply{Content: demo.CannotHelp},
+	}
+}
+
+// goStatsProject copies testdata/nvim/gostats to a fresh workspace.
+func goStatsProject(t testing.TB) string {
+	t.Helper()
+	root := t.TempDir()
+	if err := os.CopyFS(root, os.DirFS("testdata/nvim/gostats")); err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// nvimCase is one project TestNeovimE2E drives; Lua gets the file names
+// and the marks to wait for (E2E_CASE, see testdata/nvim/e2e.lua).
+type nvimCase struct {
+	name    string
+	image   string
+	project func(testing.TB) string
+	model   func() *llmtest.Script
+	lua     map[string]string // test_file, src_file, fixed_mark, goal_line, goal, solved_mark
+
+	diagLine   int      // 0-based line of the failing assertion in test_file
+	diagHas    []string // substrings of its message
+	fixed      string   // src_file's buffer after "Fix until tests pass"
+	solved     string   // src_file's buffer after the goal is solved (comment gone)
+	solvedTest string   // a substring of test_file's buffer after the goal
+}
+
+var nvimCases = []nvimCase{
+	{
+		name:    "go",
+		image:   "fixpoint-sandbox-go",
+		project: goStatsProject,
+		model:   goStatsModel,
+		lua: map[string]string{
+			"test_file": "stats_test.go", "src_file": "stats.go", "fixed_mark": "s[mid-1]",
+			"goal_line": "// fixpoint: add a Mean function", "goal": "add a Mean function", "solved_mark": "func Mean(",
+		},
+		diagLine:   9,
+		diagHas:    []string{"TestMedian", "Median(even) = 3, want 2.5"},
+		fixed:      goStatsFixed,
+		solved:     strings.Replace(goStatsFixed, "// Median returns", goMeanFunc+"// Median returns", 1),
+		solvedTest: goMeanTest + "func TestMedian(t *testing.T) {",
+	},
+	{
+		name:    "python",
+		image:   "fixpoint-sandbox-python",
+		project: func(t testing.TB) string { return calcProject(t, false, "") },
+		model:   calcModel,
+		lua: map[string]string{
+			"test_file": "test_calc.py", "src_file": "calc.py", "fixed_mark": "a + b",
+			"goal_line": "# fixpoint: add a mul function", "goal": "add a mul function", "solved_mark": "def mul",
+		},
+		diagLine:   7,
+		diagHas:    []string{"test_add"},
+		fixed:      "def add(a, b):\n    return a + b",
+		solved:     "def mul(a, b):\n    return a * b\n\n\ndef add(a, b):\n    return a + b",
+		solvedTest: "class TestMul(unittest.TestCase):",
+	},
+}
+
 // TestNeovimE2E drives `fixpoint serve` from headless Neovim (0.7.2,
-// Debian) with testdata/nvim/e2e.lua: runTests → diagnostics at the
-// failing assertion; code actions there (titles checked); "Fix until
-// tests pass" → Neovim's own applyEdit handler changes the buffer; the
-// diagnostics clear; then a goal comment typed into the unsaved buffer is
-// solved end to end and its line removed.
+// Debian) with testdata/nvim/e2e.lua, on a Go and a Python project with
+// the real Docker sandbox: runTests → diagnostics at the failing
+// assertion; code actions there (titles checked); "Fix until tests pass"
+// → Neovim's own applyEdit handler changes the buffer; the diagnostics
+// clear; then a goal comment typed into the unsaved buffer is solved end
+// to end and its line removed.
 func TestNeovimE2E(t *testing.T) {
 	nvim := sandboxtest.RequireCommand(t, "nvim")
 	requireE2E(t)
+	cli := sandboxtest.RequireDocker(t)
 	bin := fixpointBinary(t)
-	model := llmtest.NewServer(calcModel())
+	for _, tc := range nvimCases {
+		t.Run(tc.name, func(t *testing.T) {
+			sandboxtest.RequireImage(t, cli, tc.image)
+			testNeovimE2E(t, nvim, bin, tc)
+		})
+	}
+}
+
+func testNeovimE2E(t *testing.T, nvim, bin string, tc nvimCase) {
+	model := llmtest.NewServer(tc.model())
 	defer model.Close()
-	root := calcProject(t, false, "")
+	root := tc.project(t)
 	outFile := filepath.Join(t.TempDir(), "out.tsv")
 	script, _ := filepath.Abs("testdata/nvim/e2e.lua")
+	luaCase, _ := json.Marshal(tc.lua)
 	ctx, cancel := contextWithTimeout(t, 10*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, nvim, "--headless", "-u", "NONE", "-i", "NONE", "-n", "-c", "luafile "+script)
 	cmd.Dir = root
-	cmd.Env = append(serveEnv(t, model.URL()), "FIXPOINT_BIN="+bin, "E2E_ROOT="+root, "E2E_OUT="+outFile)
+	// Later entries win in exec.Cmd.Env: the image overrides serveEnv's.
+	env := append(serveEnv(t, model.URL()), "FIXPOINT_IMAGE="+tc.image,
+		"FIXPOINT_BIN="+bin, "E2E_ROOT="+root, "E2E_OUT="+outFile, "E2E_CASE="+string(luaCase))
+	cmd.Env = env
 	var stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stderr, &stderr
 	err := cmd.Run()
 	out, _ := os.ReadFile(outFile)
 	t.Logf("nvim results:\n%s", out)
+	home := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "HOME="); ok {
+			home = v
+		}
+	}
+	logPath := filepath.Join(home, ".cache", "nvim", "lsp.log")
 	if err != nil {
-		t.Fatalf("nvim: %v\n%s", err, stderr.String())
+		lspLog, _ := os.ReadFile(logPath)
+		t.Fatalf("nvim: %v\n%s\nlsp.log:\n%s", err, stderr.String(), lspLog)
 	}
 	got := map[string]json.RawMessage{}
 	sc := bufio.NewScanner(bytes.NewReader(out))
@@ -51,8 +164,8 @@ func TestNeovimE2E(t *testing.T) {
 		got[k] = json.RawMessage(v)
 	}
 	if e, ok := got["error"]; ok {
-		logPath := filepath.Join(os.Getenv("HOME"), ".cache", "nvim", "lsp.log")
-		t.Fatalf("nvim script failed: %s (see %s)", e, logPath)
+		lspLog, _ := os.ReadFile(logPath)
+		t.Fatalf("nvim script failed: %s\nlsp.log (fixpoint serve's stderr):\n%s", e, lspLog)
 	}
 	var diag struct {
 		Lnum    int    `json:"lnum"`
@@ -60,8 +173,13 @@ func TestNeovimE2E(t *testing.T) {
 		Message string `json:"message"`
 	}
 	_ = json.Unmarshal(got["diagnostic"], &diag)
-	if diag.Lnum != 7 || diag.Source != "fixpoint" || !strings.Contains(diag.Message, "test_add") {
-		t.Errorf("diagnostic = %+v, want line 7 (0-based), source fixpoint, naming test_add", diag)
+	if diag.Lnum != tc.diagLine || diag.Source != "fixpoint" {
+		t.Errorf("diagnostic = %+v, want line %d (0-based), source fixpoint", diag, tc.diagLine)
+	}
+	for _, s := range tc.diagHas {
+		if !strings.Contains(diag.Message, s) {
+			t.Errorf("diagnostic message = %q, want it to contain %q", diag.Message, s)
+		}
 	}
 	var titles []string
 	_ = json.Unmarshal(got["titles"], &titles)
@@ -69,19 +187,28 @@ func TestNeovimE2E(t *testing.T) {
 	if strings.Join(titles, "|") != strings.Join(want, "|") {
 		t.Errorf("code action titles = %q, want %q", titles, want)
 	}
-	var fixed, solved string
+	var goalTitles []string
+	_ = json.Unmarshal(got["goal_titles"], &goalTitles)
+	if len(goalTitles) == 0 || goalTitles[0] != "Solve goal: "+tc.lua["goal"]+" [refactor.rewrite]" {
+		t.Errorf("code action titles on the goal comment = %q, want Solve goal: %s [refactor.rewrite] first", goalTitles, tc.lua["goal"])
+	}
+	var fixed, solved, solvedTest string
 	_ = json.Unmarshal(got["fixed"], &fixed)
 	_ = json.Unmarshal(got["solved"], &solved)
-	if fixed != "def add(a, b):\n    return a + b" {
-		t.Errorf("calc.py buffer after the fix = %q", fixed)
+	_ = json.Unmarshal(got["solved_test"], &solvedTest)
+	if fixed != tc.fixed {
+		t.Errorf("%s buffer after the fix = %q, want %q", tc.lua["src_file"], fixed, tc.fixed)
 	}
 	if string(got["cleared"]) != "true" {
 		t.Errorf("diagnostics were not cleared")
 	}
-	if !strings.Contains(solved, "def mul(a, b):\n    return a * b") || strings.Contains(solved, "fixpoint:") {
-		t.Errorf("calc.py buffer after solving the goal = %q, want mul added and the goal comment removed", solved)
+	if solved != tc.solved {
+		t.Errorf("%s buffer after solving the goal = %q, want %q (goal comment removed)", tc.lua["src_file"], solved, tc.solved)
 	}
-	if disk, _ := os.ReadFile(filepath.Join(root, "calc.py")); strings.Contains(string(disk), "a + b") {
-		t.Errorf("calc.py on disk changed; only the editor's buffer may change (the user saves)")
+	if !strings.Contains(solvedTest, tc.solvedTest) {
+		t.Errorf("%s buffer after solving the goal = %q, want it to contain %q", tc.lua["test_file"], solvedTest, tc.solvedTest)
+	}
+	if disk, _ := os.ReadFile(filepath.Join(root, tc.lua["src_file"])); strings.Contains(string(disk), tc.lua["fixed_mark"]) {
+		t.Errorf("%s on disk changed; only the editor's buffer may change (the user saves)", tc.lua["src_file"])
 	}
 }

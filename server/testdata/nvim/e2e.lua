@@ -1,6 +1,12 @@
 -- Drives `fixpoint serve` from Neovim 0.7's own LSP client (headless).
--- Env: FIXPOINT_BIN, E2E_ROOT, E2E_OUT (result file, one line per check).
+-- Env: FIXPOINT_BIN, E2E_ROOT, E2E_OUT (result file, one line per check),
+-- E2E_CASE (JSON: the project's file names and the marks to wait for):
+--   test_file, src_file   workspace-relative paths of the test and the code
+--   fixed_mark            text in src_file once the fix is applied
+--   goal_line, goal       a goal comment inserted at line 0; its goal text
+--   solved_mark           text in src_file once the goal is solved
 local bin, root, outpath = os.getenv("FIXPOINT_BIN"), os.getenv("E2E_ROOT"), os.getenv("E2E_OUT")
+local case = vim.fn.json_decode(os.getenv("E2E_CASE"))
 local out = io.open(outpath, "w")
 local function emit(k, v)
   out:write(k .. "\t" .. vim.fn.json_encode(v) .. "\n")
@@ -10,9 +16,29 @@ local function finish()
   out:close()
   vim.cmd("qa!")
 end
+local asked = nil -- the message of a window/showMessageRequest, if any
 local function fail(msg)
+  if asked then msg = msg .. " (the server asked: " .. asked .. ")" end
   emit("error", msg)
   finish()
+end
+
+-- Headless Neovim 0.7 answers window/showMessageRequest with inputlist(),
+-- which blocks forever: record the request, dismiss it, and stop waiting.
+-- Messages are recorded too (they explain a failed run).
+vim.lsp.handlers["window/showMessageRequest"] = function(_, params)
+  asked = params.message
+  emit("message_request", params)
+  return vim.NIL
+end
+vim.lsp.handlers["window/showMessage"] = function(_, params)
+  emit("message", params)
+end
+
+-- wait_for waits until cond() holds; false on timeout or when the server
+-- asked the user something (its message is then in `asked`).
+local function wait_for(ms, cond)
+  return vim.wait(ms, function() return asked ~= nil or cond() end, 100) and asked == nil
 end
 
 local ok, err = pcall(function()
@@ -23,26 +49,39 @@ local ok, err = pcall(function()
     workspace_folders = { { uri = vim.uri_from_fname(root), name = "ws" } },
   })
   if not client_id then return fail("start_client failed") end
-  vim.cmd("edit " .. root .. "/test_calc.py")
+  vim.cmd("edit " .. root .. "/" .. case.test_file)
   local testbuf = vim.api.nvim_get_current_buf()
   vim.lsp.buf_attach_client(testbuf, client_id)
-  vim.cmd("edit " .. root .. "/calc.py")
-  local calcbuf = vim.api.nvim_get_current_buf()
-  vim.lsp.buf_attach_client(calcbuf, client_id)
+  vim.cmd("edit " .. root .. "/" .. case.src_file)
+  local srcbuf = vim.api.nvim_get_current_buf()
+  vim.lsp.buf_attach_client(srcbuf, client_id)
   local client = vim.lsp.get_client_by_id(client_id)
-  if not vim.wait(20000, function() return client.server_capabilities ~= nil and client.initialized end, 50) then
+  if not wait_for(20000, function() return client.server_capabilities ~= nil and client.initialized end) then
     return fail("not initialized")
   end
   local function text(buf) return table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), "\n") end
   local function run_command(cmd)
-    local done = false
-    client.request("workspace/executeCommand", cmd, function(e, r) done = true; emit("command", { err = e, result = r }) end, calcbuf)
+    local done, result = false, nil
+    client.request("workspace/executeCommand", cmd, function(e, r) done = true; result = r; emit("command", { err = e, result = r }) end, srcbuf)
     vim.wait(20000, function() return done end, 20)
+    return result
+  end
+  -- start_run executes a run command, retrying while the previous run is
+  -- still finishing: the server publishes its diagnostics and applies its
+  -- edit (which is what this script waits for) just before it lets go of
+  -- the workspace, so the next command can briefly get "already running".
+  local function start_run(cmd)
+    for _ = 1, 60 do
+      local r = run_command(cmd)
+      if type(r) == "table" and r.started then return end
+      vim.wait(500)
+    end
+    error("run never started: " .. vim.inspect(cmd))
   end
 
   -- 1. Run tests: diagnostics appear at the failing assertion.
-  run_command({ command = "fixpoint.runTests", arguments = { { uri = vim.uri_from_bufnr(testbuf) } } })
-  if not vim.wait(180000, function() return #vim.diagnostic.get(testbuf) > 0 end, 100) then
+  start_run({ command = "fixpoint.runTests", arguments = { { uri = vim.uri_from_bufnr(testbuf) } } })
+  if not wait_for(180000, function() return #vim.diagnostic.get(testbuf) > 0 end) then
     return fail("no diagnostics after runTests")
   end
   local d = vim.diagnostic.get(testbuf)[1]
@@ -66,36 +105,37 @@ local ok, err = pcall(function()
   if not fix then return fail("no quickfix action") end
 
   -- 3. Execute it; Neovim's own workspace/applyEdit handler changes the buffer.
-  run_command(fix.command)
-  if not vim.wait(240000, function() return text(calcbuf):find("a + b", 1, true) ~= nil end, 100) then
-    return fail("calc.py buffer not changed; it is:\n" .. text(calcbuf))
+  start_run(fix.command)
+  if not wait_for(240000, function() return text(srcbuf):find(case.fixed_mark, 1, true) ~= nil end) then
+    return fail(case.src_file .. " buffer not changed; it is:\n" .. text(srcbuf))
   end
-  emit("fixed", text(calcbuf))
-  if not vim.wait(30000, function() return #vim.diagnostic.get(testbuf) == 0 end, 100) then
+  emit("fixed", text(srcbuf))
+  if not wait_for(30000, function() return #vim.diagnostic.get(testbuf) == 0 end) then
     return fail("diagnostics not cleared")
   end
   emit("cleared", true)
 
   -- 4. A goal comment solved end to end (the buffer is unsaved: the run sees it).
-  vim.api.nvim_buf_set_lines(calcbuf, 0, 0, false, { "# fixpoint: add a mul function" })
+  vim.api.nvim_buf_set_lines(srcbuf, 0, 0, false, { case.goal_line })
   local ca = client.request_sync("textDocument/codeAction", {
-    textDocument = { uri = vim.uri_from_bufnr(calcbuf) },
+    textDocument = { uri = vim.uri_from_bufnr(srcbuf) },
     range = { start = { line = 0, character = 3 }, ["end"] = { line = 0, character = 3 } },
     context = { diagnostics = {} },
-  }, 10000, calcbuf)
+  }, 10000, srcbuf)
   local solve = nil
   local goal_titles = {}
   for _, a in ipairs((ca and ca.result) or {}) do
     table.insert(goal_titles, a.title .. " [" .. (a.kind or "") .. "]")
-    if a.title == "Solve goal: add a mul function" then solve = a end
+    if a.title == "Solve goal: " .. case.goal then solve = a end
   end
   emit("goal_titles", goal_titles)
   if not solve then return fail("no Solve goal action") end
-  run_command(solve.command)
-  if not vim.wait(240000, function() return text(calcbuf):find("def mul", 1, true) ~= nil end, 100) then
-    return fail("goal not applied; calc.py is:\n" .. text(calcbuf))
+  start_run(solve.command)
+  if not wait_for(240000, function() return text(srcbuf):find(case.solved_mark, 1, true) ~= nil end) then
+    return fail("goal not applied; " .. case.src_file .. " is:\n" .. text(srcbuf))
   end
-  emit("solved", text(calcbuf))
+  emit("solved", text(srcbuf))
+  emit("solved_test", text(testbuf))
   finish()
 end)
 if not ok then fail(tostring(err)) end

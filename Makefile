@@ -45,7 +45,7 @@ bench: build ## regenerate the benchmark tables in docs/BENCHMARKS.md
 	./bin/fixpoint bench all --write docs/BENCHMARKS.md
 
 nvim-capture: build ## record a real Neovim run of fixpoint serve into docs/nvim-capture.txt
-	FIXPOINT_BIN=bin/fixpoint editors/nvim/capture.sh docs/nvim-capture.txt
+	FIXPOINT_BIN=$(CURDIR)/bin/fixpoint editors/nvim/capture.sh docs/nvim-capture.txt
 
 vscode-e2e: ## optional: the .vsix in a real VS Code (code-server); needs CODE_SERVER and PLAYWRIGHT_CORE, see editors/vscode/e2e/run.mjs
 	go test -count=1 -tags vscode_e2e -run TestVSCodeEndToEnd -timeout 30m ./editors/

@@ -38,6 +38,7 @@ Example:
 type agentFlags struct {
 	dir, testCmd   string
 	dryRun, commit bool
+	allowDeps      bool
 	maxIterations  int
 }
 
@@ -47,6 +48,7 @@ func (f *agentFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.dryRun, "dry-run", false, "print the verified diff and write nothing")
 	fs.BoolVar(&f.commit, "commit", false, "commit the verified change (in a git repository)")
 	fs.IntVar(&f.maxIterations, "max-iterations", 0, "stop after `N` iterations (default from config: 6)")
+	fs.BoolVar(&f.allowDeps, "allow-deps", false, "approve every dependency the model adds (default: ask on a terminal, refuse otherwise)")
 }
 
 func runAgentCommand(ctx context.Context, a *app, c *command, mode agent.Mode, args []string) int {
@@ -80,7 +82,7 @@ func runAgentCommand(ctx context.Context, a *app, c *command, mode agent.Mode, a
 	if err != nil {
 		return a.fail(err)
 	}
-	oo := &agent.OpenOptions{Logger: a.logger, Warn: a.stderr}
+	oo := &agent.OpenOptions{Logger: a.logger, Warn: a.stderr, Approve: a.approver(f.allowDeps)}
 	if !cfg.Model.Configured() {
 		if mode != agent.ModeFix {
 			return a.fail(usagef("no model configured: set FIXPOINT_BASE_URL, FIXPOINT_API_KEY and FIXPOINT_MODEL (or [model] in .fixpoint.toml)"))

@@ -56,4 +56,3 @@ func TestRunSmoke(t *testing.T) {
 	}
 	t.Logf("\n%s", tab.Markdown())
 }
-

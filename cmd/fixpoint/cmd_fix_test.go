@@ -58,11 +58,16 @@ func goBugCopy(t *testing.T) string {
 
 func TestLoopCommandsUsage(t *testing.T) {
 	c := newLoopCLI(t)
+	badPolicy := t.TempDir()
+	if err := os.WriteFile(filepath.Join(badPolicy, ".fixpoint.toml"), []byte("[policy.rules]\n\"python.nope\" = \"off\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name string
 		args []string
 		want string
 	}{
+		{"unknown policy rule", []string{"fix", "--dir", badPolicy}, "policy.rules.python.nope: unknown rule"},
 		{"solve without goal", []string{"solve", "--dir", t.TempDir()}, "solve needs a goal"},
 		{"bad dir", []string{"fix", "--dir", "/nonexistent/x"}, "--dir /nonexistent/x"},
 		{"negative iterations", []string{"solve", "--max-iterations", "-1", "goal"}, "--max-iterations -1"},

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/fixpoint-dev/fixpoint/agent"
+	"github.com/fixpoint-dev/fixpoint/agent/policy"
 	"github.com/fixpoint-dev/fixpoint/config"
 )
 
@@ -81,6 +82,9 @@ func runAgentCommand(ctx context.Context, a *app, c *command, mode agent.Mode, a
 	})
 	if err != nil {
 		return a.fail(err)
+	}
+	if _, err := policy.New(cfg.Policy, nil); err != nil {
+		return a.fail(err) // an unknown rule in [policy.rules] is a configuration error
 	}
 	oo := &agent.OpenOptions{Logger: a.logger, Warn: a.stderr, Approve: a.approver(f.allowDeps)}
 	if !cfg.Model.Configured() {

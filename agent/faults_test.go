@@ -9,7 +9,6 @@ package agent_test
 import (
 	"bytes"
 	"context"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -79,50 +78,13 @@ func fastModel(cfg *config.Config) *llm.Client {
 // pyProject copies agent/testdata/py-bug into a temp dir.
 func pyProject(t *testing.T) string {
 	t.Helper()
-	dst := t.TempDir()
-	src := filepath.Join("testdata", "py-bug")
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dst
+	return sandboxtest.CopyTree(t, filepath.Join("testdata", "py-bug"))
 }
 
 // treeBytes reads every file under root (to prove a workspace untouched).
 func treeBytes(t *testing.T, root string) map[string]string {
 	t.Helper()
-	out := map[string]string{}
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if d.Name() == "__pycache__" {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		b, err := os.ReadFile(p)
-		out[p] = string(b)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return sandboxtest.ReadTree(t, root, "__pycache__")
 }
 
 func assertSameTree(t *testing.T, root string, before map[string]string) {

@@ -14,6 +14,7 @@ import (
 	"github.com/fixpoint-dev/fixpoint/config"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/host"
+	"github.com/fixpoint-dev/fixpoint/sandbox/sandboxtest"
 )
 
 // testBackend is the real host backend ("none"): the e2e tests need the
@@ -102,25 +103,7 @@ func (m *scripted) Chat(ctx context.Context, req llm.Request, onDelta func(strin
 // copyTree copies a testdata project into a fresh temp dir.
 func copyTree(t testing.TB, src string) string {
 	t.Helper()
-	dst := t.TempDir()
-	err := filepath.Walk(src, func(p string, info os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if info.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dst
+	return sandboxtest.CopyTree(t, src)
 }
 
 func testConfig(t testing.TB) *config.Config {

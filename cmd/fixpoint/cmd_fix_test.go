@@ -13,6 +13,7 @@ import (
 
 	"github.com/fixpoint-dev/fixpoint/agent"
 	"github.com/fixpoint-dev/fixpoint/agent/demo"
+	"github.com/fixpoint-dev/fixpoint/sandbox/sandboxtest"
 )
 
 // loopCLI runs fixpoint commands with a private data dir and environment.
@@ -47,11 +48,7 @@ func (c *loopCLI) run(ctx context.Context, args ...string) (code int, stdout, st
 // Go build cache on a loaded machine is slow; tests never assert time).
 func goBugCopy(t *testing.T) string {
 	t.Helper()
-	dst := t.TempDir()
-	cmd := exec.Command("cp", "-r", "../../examples/go-bug/.", dst)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("cp: %v: %s", err, out)
-	}
+	dst := sandboxtest.CopyTree(t, filepath.Join("..", "..", "examples", "go-bug"))
 	os.WriteFile(filepath.Join(dst, ".fixpoint.toml"), []byte("[sandbox]\ntimeout = \"10m\"\n"), 0o644)
 	return dst
 }

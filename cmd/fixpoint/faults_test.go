@@ -14,7 +14,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -67,44 +66,13 @@ func buildFixpoint(t *testing.T) string {
 // faultWorkspace copies agent/testdata/py-bug into a temp dir.
 func faultWorkspace(t *testing.T) string {
 	t.Helper()
-	dst := t.TempDir()
-	src := filepath.Join("..", "..", "agent", "testdata", "py-bug")
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dst
+	return sandboxtest.CopyTree(t, filepath.Join("..", "..", "agent", "testdata", "py-bug"))
 }
 
 // faultTree reads every file under root.
 func faultTree(t *testing.T, root string) map[string]string {
 	t.Helper()
-	out := map[string]string{}
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		out[p] = string(b)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return sandboxtest.ReadTree(t, root)
 }
 
 func faultSameTree(t *testing.T, root string, before map[string]string) {

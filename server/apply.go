@@ -193,8 +193,11 @@ func (s *Server) apply(ctx context.Context, r *run, res *agent.Result, force boo
 	}
 	var resp protocol.ApplyWorkspaceEditResponse
 	label := "fixpoint: " + r.title
+	// Once sent, the edit is the editor's to apply: wait for its answer
+	// even if the run is cancelled or superseded meanwhile.
+	ctx = context.WithoutCancel(ctx)
 	if err := protocol.Call(ctx, s.conn, protocol.MethodWorkspaceApplyEdit, applyParams{Label: label, Edit: we}, &resp); err != nil {
-		s.showMessage(context.WithoutCancel(ctx), protocol.MessageTypeError, "fixpoint: applying the result failed: "+err.Error())
+		s.showMessage(ctx, protocol.MessageTypeError, "fixpoint: applying the result failed: "+err.Error())
 		return
 	}
 	if !resp.Applied {

@@ -101,71 +101,105 @@ const (
 )
 
 // run is one active run. Fields are set before the run's goroutine
-// starts and read-only after, except staleEngine (guarded by Server.mu).
+// starts and read-only after, except staleEngine and settling (guarded
+// by Server.mu) and req (written by the run's goroutine when it was
+// queued behind prev).
 type run struct {
 	id, root, title, token string
 	kind                   runKind
 	callID                 *jsonrpc2.ID // the executeCommand request, for $/cancelRequest
+	ctx                    context.Context
 	cancel                 context.CancelFunc
+	done                   chan struct{} // closed by finishRun
+	docURI                 string
+	args                   solveArgs
 	req                    agent.Request
+	prev                   *run // the settling run this one waits for, if any
 	staleEngine            bool // the configuration changed: close the engine when done
+	settling               bool // the engine has returned: only applying or asking remain
 }
 
-// startRun starts a run in uri's workspace folder unless one is running
+// busy reports whether r still holds its folder: its engine is working
+// and nobody cancelled it. A run that is only applying its result or
+// waiting for an answer to a prompt is not busy; a new run queues behind
+// it instead of being refused. Call with Server.mu held.
+func (r *run) busy() bool { return !r.settling && r.ctx.Err() == nil }
+
+// startRun starts a run in uri's workspace folder unless one is busy
 // there. The snapshot of open buffers is taken here, in order with the
-// didChange notifications before it.
+// didChange notifications before it, unless the run must first wait for
+// a settling run: then it is taken once that run is done, so that it
+// includes the edit that run applied.
 func (s *Server) startRun(ctx context.Context, callID *jsonrpc2.ID, kind runKind, docURI string, a solveArgs) (any, error) {
 	root, err := s.folderFor(docURI)
 	if err != nil {
 		return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, err.Error())
 	}
 	s.mu.Lock()
-	if cur := s.runs[root]; cur != nil {
+	prev := s.runs[root]
+	if prev != nil && prev.busy() {
 		s.mu.Unlock()
-		msg := fmt.Sprintf("fixpoint is already running in %s (%s). Wait for it to finish or cancel it (fixpoint.cancel).", filepath.Base(root), cur.title)
+		msg := fmt.Sprintf("fixpoint is already running in %s (%s). Wait for it to finish or cancel it (fixpoint.cancel).", filepath.Base(root), prev.title)
 		s.showMessage(ctx, protocol.MessageTypeWarning, msg)
-		return commandResult{Started: false, RunID: cur.id, Message: msg}, nil
+		return commandResult{Started: false, RunID: prev.id, Message: msg}, nil
 	}
 	s.seq++
-	r := &run{id: fmt.Sprintf("run-%d", s.seq), root: root, kind: kind, callID: callID}
+	r := &run{id: fmt.Sprintf("run-%d", s.seq), root: root, kind: kind, callID: callID,
+		docURI: docURI, args: a, prev: prev, done: make(chan struct{})}
 	r.token = "fixpoint/" + r.id
-	rctx, cancel := context.WithCancel(ctx)
-	r.cancel = cancel
+	r.ctx, r.cancel = context.WithCancel(ctx)
+	switch kind {
+	case runSolve:
+		r.title = "Solve goal: " + a.Goal
+	case runFix:
+		r.title = "Fix until tests pass"
+	case runTest:
+		r.title = "Run tests"
+	}
 	s.runs[root] = r
 	s.runWG.Add(1)
 	s.mu.Unlock()
+	if prev == nil {
+		s.snapshot(r)
+	}
+	s.logger.Info("run start", "run", r.id, "kind", kind, "root", root)
+	return afterReply{
+		result: commandResult{Started: true, RunID: r.id},
+		then: func() {
+			if prev != nil {
+				// The new run withdraws a prompt the settling run is
+				// waiting on; an applyEdit it already sent still completes.
+				prev.cancel()
+			}
+			go s.execute(r.ctx, r)
+		},
+	}, nil
+}
 
-	docs := s.docs.under(root)
+// snapshot fills r.req from the open buffers under r.root.
+func (s *Server) snapshot(r *run) {
+	docs := s.docs.under(r.root)
 	overlays := make(map[string][]byte, len(docs))
 	for rel, d := range docs {
 		overlays[rel] = []byte(d.text())
 	}
 	focus := ""
-	if p := uriPath(docURI); p != "" {
-		focus, _ = relPath(root, p)
+	if p := uriPath(r.docURI); p != "" {
+		focus, _ = relPath(r.root, p)
 	}
-	r.req = agent.Request{Root: root, Overlays: overlays}
+	r.req = agent.Request{Root: r.root, Overlays: overlays}
 	if focus != "" {
 		r.req.Focus = []string{focus}
 	}
-	switch kind {
+	switch r.kind {
 	case runSolve:
-		r.title = "Solve goal: " + a.Goal
-		r.req.Mode, r.req.Goal = agent.ModeSolve, a.Goal
-		if focus != "" && a.Range != nil {
-			r.req.GoalComment = s.goalComment(root, focus, docs, int(a.Range.Start.Line))
+		r.req.Mode, r.req.Goal = agent.ModeSolve, r.args.Goal
+		if focus != "" && r.args.Range != nil {
+			r.req.GoalComment = s.goalComment(r.root, focus, docs, int(r.args.Range.Start.Line))
 		}
 	case runFix:
-		r.title = "Fix until tests pass"
 		r.req.Mode = agent.ModeFix
-	case runTest:
-		r.title = "Run tests"
 	}
-	s.logger.Info("run start", "run", r.id, "kind", kind, "root", root)
-	return afterReply{
-		result: commandResult{Started: true, RunID: r.id},
-		then:   func() { go s.execute(rctx, r) },
-	}, nil
 }
 
 // goalComment returns the location of the goal comment on line, if that

@@ -83,7 +83,7 @@ type fakeEditor struct {
 
 	timeout  time.Duration
 	mu       sync.Mutex
-	answer   json.RawMessage   // next showMessageRequest answer; null = dismissed
+	answer   json.RawMessage   // next showMessageRequest answer; null = dismissed; "hold" = never answered
 	settings json.RawMessage   // workspace/configuration answer
 	applied  []json.RawMessage // applyEdit params received
 	applyOK  bool
@@ -184,6 +184,9 @@ func (e *fakeEditor) answerRequest(ctx context.Context, reply jsonrpc2.Replier, 
 		}
 		return reply(ctx, map[string]any{"applied": true}, nil)
 	case "window/showMessageRequest":
+		if string(e.answer) == "hold" {
+			return nil // the user has not answered yet (and never will)
+		}
 		return reply(ctx, e.answer, nil)
 	case "workspace/configuration":
 		var p struct{ Items []json.RawMessage }
@@ -262,13 +265,16 @@ func (e *fakeEditor) wait(method, substr string) json.RawMessage {
 	deadline := time.Now().Add(e.timeout)
 	timer := time.AfterFunc(e.timeout, func() { e.rec.mu.Lock(); e.rec.cond.Broadcast(); e.rec.mu.Unlock() })
 	defer timer.Stop()
+	e.mu.Lock()
+	held := method == "window/showMessageRequest" && string(e.answer) == "hold"
+	e.mu.Unlock()
 	e.rec.mu.Lock()
 	defer e.rec.mu.Unlock()
 	for {
 		for i := e.cursor; i < len(e.rec.msgs); i++ {
 			m := e.rec.msgs[i]
 			if !m.out && m.method == method && bytes.Contains(m.raw, []byte(substr)) {
-				if id := requestID(m.raw); id != "" && !e.repliedLocked(i, id) {
+				if id := requestID(m.raw); id != "" && !held && !e.repliedLocked(i, id) {
 					break // a request: wait until the editor's reply is on the wire too
 				}
 				e.cursor = i + 1

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"go.lsp.dev/protocol"
 
@@ -15,6 +16,12 @@ import (
 // must do promptly once ctx is cancelled.
 func (s *Server) execute(ctx context.Context, r *run) {
 	defer s.finishRun(r)
+	if r.prev != nil {
+		if !s.awaitPrev(ctx, r) {
+			return
+		}
+		s.snapshot(r)
+	}
 	eng, err := s.engineFor(ctx, r.root)
 	if err != nil {
 		s.showMessage(ctx, protocol.MessageTypeError, "fixpoint: cannot start: "+err.Error())
@@ -23,6 +30,7 @@ func (s *Server) execute(ctx context.Context, r *run) {
 	prog := s.beginProgress(ctx, r.token, "fixpoint: "+r.title, "starting")
 	if r.kind == runTest {
 		rep, err := eng.Test(ctx, r.root, r.req.Overlays)
+		s.settle(r)
 		if err != nil {
 			prog.end(ctx, s.failure(ctx, err))
 			return
@@ -40,6 +48,7 @@ func (s *Server) execute(ctx context.Context, r *run) {
 			s.publishReport(ctx, r.root, ev.Report)
 		}
 	})
+	s.settle(r)
 	if err != nil {
 		prog.end(ctx, s.failure(ctx, err))
 		return
@@ -57,6 +66,33 @@ func (s *Server) execute(ctx context.Context, r *run) {
 	}
 	prog.end(ctx, "Not verified: "+res.StopReason)
 	s.offerUnverified(ctx, r, res)
+}
+
+// settle marks r as past its engine work: from now on a new run in the
+// folder queues behind it instead of being refused.
+func (s *Server) settle(r *run) {
+	s.mu.Lock()
+	r.settling = true
+	s.mu.Unlock()
+}
+
+// awaitPrev waits until the run r was queued behind is done. It reports
+// false when r was cancelled while waiting.
+func (s *Server) awaitPrev(ctx context.Context, r *run) bool {
+	select {
+	case <-r.prev.done:
+		return true
+	case <-ctx.Done():
+		return false
+	case <-time.After(2 * time.Second):
+	}
+	s.logMessage(ctx, protocol.MessageTypeInfo, fmt.Sprintf("fixpoint: %s waits for %s to stop", r.id, r.prev.id))
+	select {
+	case <-r.prev.done:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // failure turns a run error into the progress end message, telling the
@@ -125,6 +161,7 @@ func (s *Server) finishRun(r *run) {
 		}
 	}
 	s.logger.Info("run end", "run", r.id)
+	close(r.done)
 	s.runWG.Done()
 }
 

@@ -244,3 +244,15 @@ func isBareName(s string) bool {
 	}
 	return false
 }
+
+// Format writes one SEARCH/REPLACE block on path, the inverse of Parse for
+// a single block; a missing final newline is added to search and replace.
+func Format(path, search, replace string) string {
+	nl := func(s string) string {
+		if s != "" && s[len(s)-1] != '\n' {
+			return s + "\n"
+		}
+		return s
+	}
+	return path + "\n<<<<<<< SEARCH\n" + nl(search) + "=======\n" + nl(replace) + ">>>>>>> REPLACE\n"
+}

@@ -6,6 +6,8 @@ import (
 	"os"
 	"regexp"
 	"time"
+
+	"github.com/fixpoint-dev/fixpoint/agent/edit"
 )
 
 // Script says what a [Server] replies. The zero Script answers every chat
@@ -232,12 +234,4 @@ func (s *Script) compile() error {
 // EditBlock returns a SEARCH/REPLACE block for path in the format
 // agent/edit parses, for building scripted replies. search and replace are
 // whole lines; a missing final newline is added.
-func EditBlock(path, search, replace string) string {
-	nl := func(s string) string {
-		if s != "" && s[len(s)-1] != '\n' {
-			return s + "\n"
-		}
-		return s
-	}
-	return path + "\n<<<<<<< SEARCH\n" + nl(search) + "=======\n" + nl(replace) + ">>>>>>> REPLACE\n"
-}
+func EditBlock(path, search, replace string) string { return edit.Format(path, search, replace) }

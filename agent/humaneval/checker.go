@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"sync"
 	"syscall"
 	"time"
 
@@ -29,7 +30,12 @@ type Checker interface {
 
 // Pool checks programs in warm sandbox sessions, one command per check,
 // size sessions at most in parallel.
+//
+// A Pool is also a sandbox.Backend: Start lends one of its warm sessions,
+// which returns to the pool when closed, so that agent runs (see [Agent])
+// reuse sessions instead of starting a container per problem.
 type Pool struct {
+	name     string
 	sessions chan sandbox.Session
 	all      []sandbox.Session
 }
@@ -39,7 +45,7 @@ func NewPool(ctx context.Context, b sandbox.Backend, spec sandbox.Spec, size int
 	if size < 1 {
 		size = 1
 	}
-	p := &Pool{sessions: make(chan sandbox.Session, size)}
+	p := &Pool{name: b.Name(), sessions: make(chan sandbox.Session, size)}
 	empty := &sandbox.Snapshot{Files: map[string]sandbox.File{}}
 	for i := 0; i < size; i++ {
 		s, err := b.Start(ctx, spec)
@@ -68,6 +74,33 @@ func (p *Pool) Check(ctx context.Context, program string, timeout time.Duration)
 	}
 	defer func() { p.sessions <- s }()
 	return runIn(ctx, s, program, timeout)
+}
+
+// Name implements sandbox.Backend: the pooled backend's name.
+func (p *Pool) Name() string { return p.name }
+
+// Start implements sandbox.Backend. It lends a warm session, waiting for
+// one when all are lent; closing the session returns it. spec is ignored:
+// the sessions were started with the pool's spec.
+func (p *Pool) Start(ctx context.Context, spec sandbox.Spec) (sandbox.Session, error) {
+	select {
+	case s := <-p.sessions:
+		return &lent{Session: s, pool: p}, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// lent is a pooled session on loan; Close gives it back, once.
+type lent struct {
+	sandbox.Session
+	pool *Pool
+	once sync.Once
+}
+
+func (l *lent) Close() error {
+	l.once.Do(func() { l.pool.sessions <- l.Session })
+	return nil
 }
 
 // Close closes every session.

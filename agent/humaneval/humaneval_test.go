@@ -1,13 +1,20 @@
 package humaneval
 
 import (
-	"context"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/fixpoint-dev/fixpoint/agent/demo"
+	"github.com/fixpoint-dev/fixpoint/agent/llm"
+	"github.com/fixpoint-dev/fixpoint/agent/llmtest"
+	"github.com/fixpoint-dev/fixpoint/config"
+	"github.com/fixpoint-dev/fixpoint/sandbox"
+	"github.com/fixpoint-dev/fixpoint/sandbox/host"
 )
 
 // Synthetic problems written for these tests (trusted code: the host
@@ -30,83 +37,154 @@ func TestProgramIsTheOfficialAssembly(t *testing.T) {
 	}
 }
 
-func TestCompletion(t *testing.T) {
+// The workspace and CheckCmd feed python exactly the program the official
+// evaluator assembles.
+func TestCheckCmdIsTheOfficialAssembly(t *testing.T) {
 	p := synthetic[0]
-	tests := []struct {
-		name, reply string
-		wantPass    bool
-	}{
-		{name: "body", reply: "    return a + b\n", wantPass: true},
-		{name: "unindented body", reply: "return a + b", wantPass: true},
-		{name: "fenced function", reply: "Here:\n```python\ndef add(a, b):\n    return a + b\n```\n", wantPass: true},
-		{name: "fenced wrong", reply: "```python\ndef add(a, b):\n    return None\n```", wantPass: false},
-		{name: "fenced with helper first", reply: "```python\nimport math\n```\n```python\ndef add(a, b):\n    return a + b\n```", wantPass: true},
+	a := &Agent{Dir: t.TempDir()}
+	ws, err := a.workspace(p)
+	if err != nil {
+		t.Fatal(err)
 	}
-	h := &Host{}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			v, err := h.Check(t.Context(), Program(p, Completion(p, tt.reply)), 5*time.Second)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if v.Passed != tt.wantPass {
-				t.Errorf("Completion(%q) passed = %v, want %v; output:\n%s", tt.reply, v.Passed, tt.wantPass, v.Output)
-			}
-		})
+	f, err := os.OpenFile(filepath.Join(ws, SolutionFile), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(p.CanonicalSolution)
+	f.Close()
+	cat, _, _ := strings.Cut(CheckCmd, " | ")
+	cmd := exec.Command("sh", "-c", cat)
+	cmd.Dir = ws
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := Program(p, p.CanonicalSolution) + "\n"; string(out) != want {
+		t.Errorf("the check command assembles\n%q\nwant\n%q", out, want)
+	}
+	if !strings.HasSuffix(CheckCmd, " | python3 -") {
+		t.Errorf("CheckCmd = %q: python should read the assembled program from stdin", CheckCmd)
 	}
 }
 
-// fakeModel answers by attempt number: replies[attempt-1], the last one repeated.
-type fakeModel struct {
-	mu      sync.Mutex
-	replies func(p string, attempt int) string
-	calls   int
+// scripted serves replies(p, attempt) for each problem's code prompts, and
+// a fixed plan, over real HTTP (agent/llmtest) through the real client.
+func scripted(t *testing.T, problems []Problem, attempts int, reply func(p Problem, attempt int) string) *llm.Client {
+	t.Helper()
+	script := &llmtest.Script{Rules: []llmtest.Rule{{Contains: demo.MarkPlan, Reply: &llmtest.Reply{Content: "1. Complete the function."}}}}
+	for _, p := range problems {
+		r := llmtest.Rule{Contains: "(" + p.TaskID + ")"}
+		for a := 1; a <= attempts; a++ {
+			r.Replies = append(r.Replies, llmtest.Reply{Content: reply(p, a)})
+		}
+		script.Rules = append(script.Rules, r)
+	}
+	srv := llmtest.NewServer(script)
+	t.Cleanup(srv.Close)
+	tools := false
+	return llm.New(config.Model{BaseURL: srv.URL(), Name: "scripted", MaxRetries: 1, Tools: &tools}, nil)
 }
 
-func (f *fakeModel) Complete(ctx context.Context, msgs []Message) (Reply, error) {
-	f.mu.Lock()
-	f.calls++
-	f.mu.Unlock()
-	attempt := (len(msgs)-2)/2 + 1
-	return Reply{Text: f.replies(msgs[1].Content, attempt), In: 10, Out: 5}, nil
+// hostPool is a pool on the host backend: the synthetic problems are
+// trusted code, so these tests run anywhere.
+func hostPool(t *testing.T, size int) *Pool {
+	t.Helper()
+	b, err := host.New(&host.Options{Warn: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool, err := NewPool(t.Context(), b, sandbox.Spec{}, size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pool.Close() })
+	return pool
 }
+
+const brokenLine = "    raise SystemExit(3)\n"
+
+// Broken is an attempt that fails; Repair fixes a Broken one.
+func broken(p Problem) string { return EditReply(p, p.Prompt, p.Prompt+brokenLine) }
+func repair(p Problem) string { return EditReply(p, brokenLine, p.CanonicalSolution) }
 
 func TestRunRepairAndMetrics(t *testing.T) {
-	canon := map[string]string{}
-	for _, p := range synthetic {
-		canon[p.Prompt] = p.CanonicalSolution
-	}
 	tests := []struct {
 		name        string
-		reply       func(prompt string, attempt int) string
+		reply       func(p Problem, attempt int) string
 		wantPassed  int
 		wantPassAt1 float64
 		wantAttMean float64
 	}{
-		{name: "always None", reply: func(string, int) string { return "    return None\n" }, wantPassed: 0, wantPassAt1: 0, wantAttMean: 3},
-		{name: "broken then canonical", reply: func(p string, a int) string {
+		// The second identical edit trips the loop's circuit breaker
+		// ("the reply repeats the edits of iteration 1"): 2 attempts, not 3.
+		{name: "always None", reply: func(p Problem, _ int) string { return EditReply(p, p.Prompt, p.Prompt+"    return None\n") }, wantPassed: 0, wantPassAt1: 0, wantAttMean: 2},
+		{name: "broken then canonical", reply: func(p Problem, a int) string {
 			if a == 1 {
-				return "    return None\n"
+				return broken(p)
 			}
-			return canon[p]
+			return repair(p)
 		}, wantPassed: 3, wantPassAt1: 0, wantAttMean: 2},
-		{name: "canonical", reply: func(p string, a int) string { return canon[p] }, wantPassed: 3, wantPassAt1: 1, wantAttMean: 1},
+		{name: "canonical", reply: func(p Problem, _ int) string { return OracleReply(p) }, wantPassed: 3, wantPassAt1: 1, wantAttMean: 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m := &fakeModel{replies: tt.reply}
-			res, err := Run(t.Context(), synthetic, &Host{}, Options{Model: m, Attempts: 3, Parallel: 2})
+			model := scripted(t, synthetic, 3, tt.reply)
+			solver := &Agent{Model: model, Backend: hostPool(t, 2), Dir: t.TempDir(), Timeout: 10 * time.Second}
+			res, err := Run(t.Context(), synthetic, solver, Options{Attempts: 3, Parallel: 2})
 			if err != nil {
 				t.Fatal(err)
 			}
 			s := Summarize(res, 3)
 			if s.Passed != tt.wantPassed || s.PassAt1 != tt.wantPassAt1 || s.AttemptsMean != tt.wantAttMean {
+				for _, r := range res {
+					t.Logf("%s: passed %v after %d (%s): %s", r.TaskID, r.Passed, r.Attempts, r.StopReason, r.LastFailure)
+				}
 				t.Errorf("Summary = passed %d pass@1 %v attempts %v, want %d %v %v", s.Passed, s.PassAt1, s.AttemptsMean, tt.wantPassed, tt.wantPassAt1, tt.wantAttMean)
 			}
-			if s.TokensIn != 10*m.calls || s.TokensOut != 5*m.calls {
-				t.Errorf("tokens = %d/%d, want %d/%d", s.TokensIn, s.TokensOut, 10*m.calls, 5*m.calls)
+			if s.TokensIn == 0 || s.TokensOut == 0 {
+				t.Errorf("tokens = %d/%d, want both counted", s.TokensIn, s.TokensOut)
+			}
+			for _, r := range res {
+				if r.RunLog == "" {
+					t.Errorf("%s: no run log", r.TaskID)
+				} else if _, err := os.Stat(r.RunLog); err != nil {
+					t.Errorf("%s: run log: %v", r.TaskID, err)
+				}
+				if r.Passed && !strings.Contains(r.Completion, "return") {
+					t.Errorf("%s: completion %q", r.TaskID, r.Completion)
+				}
 			}
 		})
+	}
+}
+
+// The model never sees the test: not in a prompt, not through its tools.
+func TestTestIsHiddenFromTheModel(t *testing.T) {
+	p := synthetic[0]
+	srv := llmtest.NewServer(&llmtest.Script{Rules: []llmtest.Rule{
+		{Contains: demo.MarkPlan, Reply: &llmtest.Reply{Content: "plan"}},
+		{Contains: "(" + p.TaskID + ")", Reply: &llmtest.Reply{Content: OracleReply(p)}},
+	}})
+	t.Cleanup(srv.Close)
+	model := llm.New(config.Model{BaseURL: srv.URL(), Name: "scripted", MaxRetries: 1}, nil)
+	solver := &Agent{Model: model, Backend: hostPool(t, 1), Dir: t.TempDir(), Timeout: 10 * time.Second}
+	res, err := Run(t.Context(), synthetic[:1], solver, Options{Attempts: 1, Parallel: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res[0].Passed {
+		t.Fatalf("not passed: %+v", res[0])
+	}
+	reqs := srv.Requests()
+	if len(reqs) < 2 {
+		t.Fatalf("%d model requests, want a plan and a code request", len(reqs))
+	}
+	for i, r := range reqs {
+		for _, m := range r.Messages {
+			if strings.Contains(m.Content, "assert candidate(") || strings.Contains(m.Content, "check(add)") {
+				t.Errorf("request %d (%s) shows the test to the model:\n%s", i, m.Role, m.Content)
+			}
+		}
 	}
 }
 

@@ -8,27 +8,16 @@ import (
 	"time"
 )
 
-// Message is one chat message.
-type Message struct{ Role, Content string }
-
-// Reply is a model's answer and its token usage.
-type Reply struct {
-	Text    string
-	In, Out int
-}
-
-// Model completes a conversation. The CLI adapts agent/llm's client.
-type Model interface {
-	Complete(ctx context.Context, msgs []Message) (Reply, error)
+// Solver solves one problem with up to attempts attempts. Implementations
+// are safe for concurrent use.
+type Solver interface {
+	Solve(ctx context.Context, p Problem, attempts int) (ProblemResult, error)
 }
 
 // Options configure Run. Zero values are the documented defaults.
 type Options struct {
-	Model    Model         // required unless Oracle
-	Oracle   bool          // submit the canonical solutions (the harness's self-check)
-	Attempts int           // attempts per problem, first included; default 3
-	Parallel int           // problems in flight; default 2
-	Timeout  time.Duration // per check program; default 3s, as the official evaluator
+	Attempts int // attempts per problem, first included; default 3
+	Parallel int // problems in flight; default 2
 	// Progress, when set, is called after each problem finishes.
 	Progress func(done, total, passed int)
 }
@@ -43,26 +32,20 @@ type ProblemResult struct {
 	TokensOut      int     `json:"tokens_out"`
 	ModelSeconds   float64 `json:"model_seconds"`
 	SandboxSeconds float64 `json:"sandbox_seconds"`
+	StopReason     string  `json:"stop_reason,omitempty"` // the agent's, when not verified
 	LastFailure    string  `json:"last_failure,omitempty"`
 	Completion     string  `json:"completion"`
+	RunLog         string  `json:"run_log,omitempty"` // the agent's run log
 }
 
-const systemPrompt = `You are completing a Python function. Reply with the complete function, including its signature, in one fenced python code block. Keep any imports it needs inside the block. Do not print anything.`
-
-// Run solves each problem with up to Attempts attempts, checking each
-// candidate with checker. It returns one result per problem, in order.
-func Run(ctx context.Context, problems []Problem, checker Checker, opts Options) ([]ProblemResult, error) {
+// Run solves every problem with solver, opts.Parallel at a time, and
+// returns one result per problem, in order.
+func Run(ctx context.Context, problems []Problem, solver Solver, opts Options) ([]ProblemResult, error) {
 	if opts.Attempts < 1 {
 		opts.Attempts = 3
 	}
 	if opts.Parallel < 1 {
 		opts.Parallel = 2
-	}
-	if opts.Timeout <= 0 {
-		opts.Timeout = 3 * time.Second
-	}
-	if opts.Model == nil && !opts.Oracle {
-		return nil, fmt.Errorf("humaneval: a model is required unless Oracle is set")
 	}
 	results := make([]ProblemResult, len(problems))
 	errs := make([]error, len(problems))
@@ -74,7 +57,8 @@ func Run(ctx context.Context, problems []Problem, checker Checker, opts Options)
 		go func() { // exits when jobs is closed
 			defer wg.Done()
 			for i := range jobs {
-				results[i], errs[i] = solve(ctx, problems[i], checker, opts)
+				results[i], errs[i] = solver.Solve(ctx, problems[i], opts.Attempts)
+				results[i].TaskID = problems[i].TaskID
 				if results[i].Passed {
 					passed.Add(1)
 				}
@@ -106,48 +90,34 @@ feed:
 	return results, nil
 }
 
-func solve(ctx context.Context, p Problem, checker Checker, opts Options) (ProblemResult, error) {
-	r := ProblemResult{TaskID: p.TaskID}
-	msgs := []Message{{"system", systemPrompt}, {"user", p.Prompt}}
-	for attempt := 1; attempt <= opts.Attempts; attempt++ {
-		r.Attempts = attempt
-		var completion string
-		if opts.Oracle {
-			completion = p.CanonicalSolution
-		} else {
-			t := time.Now()
-			reply, err := opts.Model.Complete(ctx, msgs)
-			r.ModelSeconds += time.Since(t).Seconds()
-			if err != nil {
-				return r, fmt.Errorf("model: %w", err)
-			}
-			r.TokensIn += reply.In
-			r.TokensOut += reply.Out
-			completion = Completion(p, reply.Text)
-			msgs = append(msgs, Message{"assistant", reply.Text})
-		}
-		r.Completion = completion
-		v, err := checker.Check(ctx, Program(p, completion), opts.Timeout)
-		r.SandboxSeconds += v.Duration.Seconds()
-		if err != nil {
-			return r, fmt.Errorf("check: %w", err)
-		}
-		if v.Passed {
-			r.Passed, r.PassedAt, r.LastFailure = true, attempt, ""
-			return r, nil
-		}
-		r.LastFailure = v.Output
-		if v.TimedOut {
-			r.LastFailure = fmt.Sprintf("timed out after %s\n%s", opts.Timeout, v.Output)
-		}
-		if opts.Oracle {
-			return r, nil // the canonical solution does not change between attempts
-		}
-		msgs = append(msgs, Message{"user", repairPrompt(r.LastFailure)})
-	}
-	return r, nil
+// Direct submits the canonical solutions straight to a Checker, with no
+// model and no agent loop: one check per problem. It measures a checker
+// (warm sessions, a container per check, a bare host process) on exactly
+// the programs the official evaluator runs.
+type Direct struct {
+	Checker Checker
+	Timeout time.Duration // per check program; default 3s, as the official evaluator
 }
 
-func repairPrompt(failure string) string {
-	return "Your function failed the tests (attempt feedback below). Fix it and reply with the complete corrected function in one fenced python code block.\n\n" + failure
+// Solve implements Solver.
+func (d *Direct) Solve(ctx context.Context, p Problem, attempts int) (ProblemResult, error) {
+	timeout := d.Timeout
+	if timeout <= 0 {
+		timeout = 3 * time.Second
+	}
+	r := ProblemResult{TaskID: p.TaskID, Attempts: 1, Completion: p.CanonicalSolution}
+	v, err := d.Checker.Check(ctx, Program(p, p.CanonicalSolution), timeout)
+	r.SandboxSeconds = v.Duration.Seconds()
+	if err != nil {
+		return r, fmt.Errorf("check: %w", err)
+	}
+	if v.Passed {
+		r.Passed, r.PassedAt = true, 1
+		return r, nil
+	}
+	r.LastFailure = v.Output
+	if v.TimedOut {
+		r.LastFailure = fmt.Sprintf("timed out after %s\n%s", timeout, v.Output)
+	}
+	return r, nil
 }

@@ -2,12 +2,10 @@ package humaneval
 
 import (
 	"io"
-	"regexp"
 	"testing"
 	"time"
 
-	"github.com/fixpoint-dev/fixpoint/agent/llm"
-	"github.com/fixpoint-dev/fixpoint/agent/llmtest"
+	"github.com/fixpoint-dev/fixpoint/agent"
 	"github.com/fixpoint-dev/fixpoint/config"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/backends"
@@ -39,32 +37,47 @@ func dockerPool(t *testing.T) *Pool {
 	return pool
 }
 
-func scripted(t *testing.T, script *llmtest.Script) *ChatModel {
-	t.Helper()
-	srv := llmtest.NewServer(script)
-	t.Cleanup(srv.Close)
-	client := llm.New(config.Model{BaseURL: srv.URL(), Name: "scripted", MaxRetries: 1}, nil)
-	return &ChatModel{Client: client}
+// agentOn is the benchmark's solver on the docker pool.
+func agentOn(t *testing.T, pool *Pool, model agent.Model) *Agent {
+	return &Agent{Model: model, Backend: pool, Dir: t.TempDir(), Timeout: ciTimeout}
 }
 
+func logFailures(t *testing.T, res []ProblemResult) {
+	t.Helper()
+	n := 0
+	for _, r := range res {
+		if !r.Passed && n < 10 {
+			n++
+			t.Logf("%s failed after %d attempts (%s): %s", r.TaskID, r.Attempts, r.StopReason, r.LastFailure)
+		}
+	}
+}
+
+// The oracle goes through the whole agent loop (plan, edit contract,
+// policy, sandbox check) and must score 164/164 at the first attempt.
 func TestOracleScoresAll(t *testing.T) {
 	problems, err := Load(dataPath(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	pool := dockerPool(t)
-	res, err := Run(t.Context(), problems, pool, Options{Oracle: true, Attempts: 3, Parallel: 2, Timeout: ciTimeout})
+	res, err := Run(t.Context(), problems, agentOn(t, pool, nil), Options{Attempts: 3, Parallel: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := Summarize(res, 3)
 	if s.Passed != 164 || s.PassAt1 != 1 {
-		for _, r := range res {
-			if !r.Passed {
-				t.Logf("%s failed: %s", r.TaskID, r.LastFailure)
-			}
-		}
+		logFailures(t, res)
 		t.Errorf("oracle: %d/%d passed, pass@1 %v; want 164/164", s.Passed, s.Problems, s.PassAt1)
+	}
+	// The bare checks on the same warm sessions agree.
+	res, err = Run(t.Context(), problems, &Direct{Checker: pool, Timeout: ciTimeout}, Options{Attempts: 1, Parallel: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := Summarize(res, 1); s.Passed != 164 {
+		logFailures(t, res)
+		t.Errorf("direct checks: %d/%d passed; want 164/164", s.Passed, s.Problems)
 	}
 }
 
@@ -74,8 +87,8 @@ func TestScriptedReturnNoneScoresZero(t *testing.T) {
 		t.Fatal(err)
 	}
 	pool := dockerPool(t)
-	model := scripted(t, &llmtest.Script{Default: &llmtest.Reply{Content: "    return None\n"}})
-	res, err := Run(t.Context(), problems, pool, Options{Model: model, Attempts: 2, Parallel: 2, Timeout: ciTimeout})
+	model := scripted(t, problems, 2, func(p Problem, _ int) string { return EditReply(p, p.Prompt, p.Prompt+"    return None\n") })
+	res, err := Run(t.Context(), problems, agentOn(t, pool, model), Options{Attempts: 2, Parallel: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,23 +107,19 @@ func TestScriptedBrokenThenCanonical(t *testing.T) {
 		t.Fatal(err)
 	}
 	pool := dockerPool(t)
-	script := &llmtest.Script{Default: &llmtest.Reply{Content: "```python\nraise SystemExit(3)\n```\n"}}
-	for _, p := range problems {
-		// The repair prompt follows the problem's prompt: answer it with
-		// the canonical solution.
-		script.Rules = append(script.Rules, llmtest.Rule{
-			Contains: p.Prompt,
-			Regexp:   regexp.QuoteMeta("Your function failed the tests"),
-			Reply:    &llmtest.Reply{Content: p.CanonicalSolution},
-		})
-	}
-	model := scripted(t, script)
-	res, err := Run(t.Context(), problems, pool, Options{Model: model, Attempts: 3, Parallel: 2, Timeout: ciTimeout})
+	model := scripted(t, problems, 3, func(p Problem, a int) string {
+		if a == 1 {
+			return broken(p)
+		}
+		return repair(p)
+	})
+	res, err := Run(t.Context(), problems, agentOn(t, pool, model), Options{Attempts: 3, Parallel: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := Summarize(res, 3)
 	if s.PassAt1 != 0 || s.Passed != 164 || s.PassByAttempt[1] != 1 {
+		logFailures(t, res)
 		t.Errorf("broken then canonical: pass@1 %v, passed %d, after attempt 2 %v; want 0, 164, 1", s.PassAt1, s.Passed, s.PassByAttempt[1])
 	}
 }

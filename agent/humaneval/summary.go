@@ -3,8 +3,10 @@ package humaneval
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -30,9 +32,16 @@ type Summary struct {
 	Version        string    `json:"fixpoint_version"`
 	Date           string    `json:"date"`
 	Data           string    `json:"data"`
-	// Baselines holds the wall seconds of the same checks under other
+	// Baselines holds the same check programs timed under other checkers
+	// (no loop), when measured in the same run, by checker name.
 	// checkers, when measured in the same run.
-	Baselines map[string]float64 `json:"baselines,omitempty"`
+	Baselines map[string]Baseline `json:"baselines,omitempty"`
+}
+
+// Baseline is one checker's run of the canonical check programs.
+type Baseline struct {
+	Seconds float64 `json:"wall_seconds"`
+	Passed  int     `json:"passed"`
 }
 
 // Summarize computes the metrics of results. attempts is the configured
@@ -106,8 +115,9 @@ func (s *Summary) Markdown() string {
 	fmt.Fprintf(&b, "| wall time | %.2f s |\n| time in sandbox (sum over checks) | %.2f s |\n| time in model (sum) | %.2f s |\n",
 		s.WallSeconds, s.SandboxSeconds, s.ModelSeconds)
 	fmt.Fprintf(&b, "| checker | %s, parallel %d |\n", s.Checker, s.Parallel)
-	for name, sec := range s.Baselines {
-		fmt.Fprintf(&b, "| baseline: %s | %.2f s wall |\n", name, sec)
+	for _, name := range slices.Sorted(maps.Keys(s.Baselines)) {
+		bl := s.Baselines[name]
+		fmt.Fprintf(&b, "| baseline: %s | %d/%d passed, %.2f s wall |\n", name, bl.Passed, s.Problems, bl.Seconds)
 	}
 	temp := "server default"
 	if s.Temperature != nil {

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -68,14 +70,18 @@ func benchHumanEvalCommand() *command {
 		name: "bench humaneval",
 		usage: `Usage: fixpoint bench humaneval --data FILE [--model M | --oracle] [--attempts N] [--parallel P] [--limit K] [--out DIR]
 
-Runs HumanEval problems through fixpoint's repair loop: each prompt is the goal,
-each candidate is checked in the python sandbox (prompt + completion + test +
-check(entry_point), 3 s timeout, as the official evaluator), and failures are
-fed back for up to N attempts. Writes results.jsonl, summary.json, summary.md
-and pass_rate.svg to --out. --oracle submits the canonical solutions: the
-harness's self-check, which must score 164/164. --baseline also times the same
-checks with a new container per check and as bare host processes (with
---oracle only: the host never runs a model's code).
+Runs HumanEval problems through fixpoint's agent loop, the one 'fixpoint fix'
+runs: each problem becomes a workspace whose solution.py holds the prompt, the
+prompt is the goal, the model plans and edits solution.py, and the check runs in
+the python sandbox (prompt + completion + "\n" + test + "\n" + check(entry_point),
+3 s timeout, as the official evaluator; the test is hidden from the model).
+Failures feed the loop's repair iterations, up to N attempts. Writes
+results.jsonl, summary.json, summary.md, pass_rate.svg and each problem's run
+log (data/runs/) to --out. --oracle submits the canonical solutions through the
+same loop: the harness's self-check, which must score 164/164. --baseline also
+times the bare checks (no loop) on the warm sessions, with a new container per
+check, and as bare host processes (with --oracle only: the host never runs a
+model's code).
 Example:
   FIXPOINT_BASE_URL=http://localhost:11434/v1 fixpoint bench humaneval \
     --data ../shared/data/humaneval/HumanEval.jsonl.gz --model qwen2.5-coder:7b --parallel 2`,
@@ -155,14 +161,19 @@ func runHumanEval(ctx context.Context, a *app, cfg *config.Config, problems []hu
 	}
 	fmt.Fprintf(a.stdout, "HumanEval %s: %d/%d passed after repair, pass@1 %.1f%%, mean attempts %.2f, %.1f s wall (sandbox %.1f s, model %.1f s), tokens %d in / %d out\n",
 		s.Model, s.Passed, s.Problems, 100*s.PassAt1, s.AttemptsMean, s.WallSeconds, s.SandboxSeconds, s.ModelSeconds, s.TokensIn, s.TokensOut)
-	for name, sec := range s.Baselines {
-		fmt.Fprintf(a.stdout, "  baseline %s: %.1f s wall\n", name, sec)
+	for _, name := range slices.Sorted(maps.Keys(s.Baselines)) {
+		bl := s.Baselines[name]
+		fmt.Fprintf(a.stdout, "  baseline %s: %d/%d passed, %.1f s wall\n", name, bl.Passed, s.Problems, bl.Seconds)
 	}
 	fmt.Fprintf(a.stdout, "Report: %s\n", filepath.Join(r.out, "summary.md"))
 	return exitOK
 }
 
 // measureHumanEval runs the benchmark and writes its outputs to r.out.
+// Every problem goes through the agent loop (humaneval.Agent) on warm
+// sandbox sessions; with --baseline the same checks are also timed with no
+// loop, on the warm sessions, with a new container per check, and as bare
+// host processes.
 func measureHumanEval(ctx context.Context, a *app, cfg *config.Config, problems []humaneval.Problem, r humanEvalRun) (*humaneval.Summary, error) {
 	backend, err := backends.Open(ctx, cfg, &backends.Options{Warn: a.stderr, Logger: a.logger})
 	if err != nil {
@@ -176,38 +187,39 @@ func measureHumanEval(ctx context.Context, a *app, cfg *config.Config, problems 
 		return nil, err
 	}
 	defer pool.Close()
-	opts := humaneval.Options{Oracle: r.oracle, Attempts: r.attempts, Parallel: r.parallel, Timeout: r.timeout,
-		Progress: progressBar(a.stderr, "humaneval")}
+	solver := &humaneval.Agent{Backend: pool, Config: cfg, Dir: r.out, Timeout: r.timeout}
 	modelName := "oracle (canonical solutions)"
 	if !r.oracle {
-		client := llm.New(cfg.Model, &llm.Options{Logger: a.logger})
-		opts.Model = humaneval.ChatModel{Client: client, Model: cfg.Model.RoleModel("coder")}
+		solver.Model = llm.New(cfg.Model, &llm.Options{Logger: a.logger})
 		modelName = cfg.Model.RoleModel("coder")
 	}
-	results, err := humaneval.Run(ctx, problems, pool, opts)
+	opts := humaneval.Options{Attempts: r.attempts, Parallel: r.parallel, Progress: progressBar(a.stderr, "humaneval")}
+	results, err := humaneval.Run(ctx, problems, solver, opts)
 	if err != nil {
 		return nil, err
 	}
 	s := humaneval.Summarize(results, r.attempts)
 	s.WallSeconds = time.Since(start).Seconds()
 	s.Model, s.Temperature, s.Seed = modelName, cfg.Model.Temperature, cfg.Model.Seed
-	s.Parallel, s.Checker = r.parallel, "warm sandbox sessions ("+backend.Name()+")"
+	s.Parallel, s.Checker = r.parallel, "agent loop on warm sandbox sessions ("+backend.Name()+")"
 	s.Version, s.Date, s.Data = version, time.Now().UTC().Format(time.RFC3339), r.data
 	if r.baseline {
-		s.Baselines = map[string]float64{}
+		s.Baselines = map[string]humaneval.Baseline{}
 		for _, b := range []struct {
 			name string
 			c    humaneval.Checker
 		}{
-			{"new container per check (" + backend.Name() + ")", &humaneval.OneShot{Backend: backend, Spec: spec}},
-			{"bare host process, no isolation", &humaneval.Host{}},
+			{"check only, warm sandbox sessions (" + backend.Name() + ")", pool},
+			{"check only, new container per check (" + backend.Name() + ")", &humaneval.OneShot{Backend: backend, Spec: spec}},
+			{"check only, bare host process, no isolation", &humaneval.Host{}},
 		} {
 			t := time.Now()
 			opts.Progress = progressBar(a.stderr, b.name)
-			if _, err := humaneval.Run(ctx, problems, b.c, opts); err != nil {
+			res, err := humaneval.Run(ctx, problems, &humaneval.Direct{Checker: b.c, Timeout: r.timeout}, opts)
+			if err != nil {
 				return nil, fmt.Errorf("baseline %s: %w", b.name, err)
 			}
-			s.Baselines[b.name] = time.Since(t).Seconds()
+			s.Baselines[b.name] = humaneval.Baseline{Seconds: time.Since(t).Seconds(), Passed: humaneval.Summarize(res, 1).Passed}
 		}
 	}
 	if err := humaneval.Write(r.out, results, s); err != nil {

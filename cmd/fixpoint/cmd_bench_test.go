@@ -1,0 +1,160 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fixpoint-dev/fixpoint/agent/demo"
+	"github.com/fixpoint-dev/fixpoint/agent/humaneval"
+	"github.com/fixpoint-dev/fixpoint/agent/llmtest"
+	"github.com/fixpoint-dev/fixpoint/sandbox/sandboxtest"
+)
+
+func heData(t *testing.T) string {
+	t.Helper()
+	p, _ := filepath.Abs("../../../shared/data/humaneval/HumanEval.jsonl.gz")
+	if _, err := os.Stat(p); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true and the HumanEval data is missing at %s", p)
+		}
+		t.Skipf("skipping outside CI: HumanEval data not found at %s", p)
+	}
+	return p
+}
+
+func TestBenchHumanEvalUsageErrors(t *testing.T) {
+	cases := []struct {
+		name    string
+		args    []string
+		wantErr string
+	}{
+		{"no data", []string{"bench", "humaneval", "--oracle"}, "--data is required"},
+		{"baseline with a model", []string{"bench", "humaneval", "--data", "x.jsonl", "--baseline"}, "--baseline needs --oracle"},
+		{"oracle and model", []string{"bench", "humaneval", "--data", "x.jsonl", "--oracle", "--model", "m"}, "exclude each other"},
+		{"zero attempts", []string{"bench", "humaneval", "--data", "x.jsonl", "--oracle", "--attempts", "0"}, "--attempts"},
+		{"no model", []string{"bench", "humaneval", "--data", "x.jsonl"}, "no model configured"},
+		{"missing data file", []string{"bench", "humaneval", "--data", "/nonexistent/he.jsonl", "--oracle"}, "--data /nonexistent/he.jsonl"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := runCLI(t, nil, append(tc.args, "--dir", t.TempDir())...)
+			if code != exitUsage {
+				t.Errorf("fixpoint %q exit = %d, want %d; stderr: %s", tc.args, code, exitUsage, stderr)
+			}
+			if !strings.Contains(stderr, tc.wantErr) {
+				t.Errorf("fixpoint %q stderr = %q, want it to mention %q", tc.args, stderr, tc.wantErr)
+			}
+		})
+	}
+}
+
+// The CLI end to end: the oracle through the agent loop on the docker
+// sandbox, with the baselines, writes every output the issue lists.
+func TestBenchHumanEvalOracleCLI(t *testing.T) {
+	data := heData(t)
+	cli := sandboxtest.RequireDocker(t)
+	sandboxtest.RequireImage(t, cli, "fixpoint-sandbox-python")
+	out := t.TempDir()
+	code, stdout, stderr := runCLI(t, map[string]string{"FIXPOINT_SANDBOX": "docker"},
+		"bench", "humaneval", "--data", data, "--oracle", "--baseline", "--limit", "6", "--timeout", "15s", "--out", out, "--dir", t.TempDir())
+	if code != exitOK {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "6/6 passed after repair, pass@1 100.0%") {
+		t.Errorf("stdout lacks the oracle's score:\n%s", stdout)
+	}
+	for _, name := range []string{"results.jsonl", "summary.json", "summary.md", "pass_rate.svg"} {
+		if st, err := os.Stat(filepath.Join(out, name)); err != nil || st.Size() == 0 {
+			t.Errorf("%s missing or empty: %v", name, err)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(out, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s humaneval.Summary
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	if s.Problems != 6 || s.Passed != 6 || s.PassAt1 != 1 || s.Model != "oracle (canonical solutions)" || s.Date == "" || s.Version == "" {
+		t.Errorf("summary.json = %s", b)
+	}
+	if len(s.Baselines) != 3 {
+		t.Errorf("baselines = %v, want warm sessions, container per check and host", s.Baselines)
+	}
+	for name, bl := range s.Baselines {
+		if bl.Passed != 6 || bl.Seconds <= 0 {
+			t.Errorf("baseline %s = %+v, want 6 passed in a measured time", name, bl)
+		}
+	}
+	lines := strings.Split(strings.TrimSpace(readFile(t, filepath.Join(out, "results.jsonl"))), "\n")
+	if len(lines) != 6 {
+		t.Fatalf("results.jsonl has %d lines, want 6", len(lines))
+	}
+	var r humaneval.ProblemResult
+	if err := json.Unmarshal([]byte(lines[0]), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.TaskID != "HumanEval/0" || !r.Passed || r.RunLog == "" || !strings.Contains(r.Completion, "return") {
+		t.Errorf("results.jsonl line 1 = %s", lines[0])
+	}
+	if _, err := os.Stat(r.RunLog); err != nil || !strings.HasPrefix(r.RunLog, out) {
+		t.Errorf("run log %s: %v (want it under --out)", r.RunLog, err)
+	}
+	if entries, _ := os.ReadDir(filepath.Join(out, "work")); len(entries) != 0 {
+		t.Errorf("problem workspaces left behind: %d", len(entries))
+	}
+}
+
+func readFile(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// --model goes through the configured OpenAI-compatible endpoint: here the
+// scripted server, answering each problem with its canonical edit on the
+// second attempt.
+func TestBenchHumanEvalModelCLI(t *testing.T) {
+	data := heData(t)
+	cli := sandboxtest.RequireDocker(t)
+	sandboxtest.RequireImage(t, cli, "fixpoint-sandbox-python")
+	problems, err := humaneval.Load(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	problems = problems[:3]
+	script := &llmtest.Script{Rules: []llmtest.Rule{{Contains: demo.MarkPlan, Reply: &llmtest.Reply{Content: "1. Complete it."}}}}
+	for _, p := range problems {
+		script.Rules = append(script.Rules, llmtest.Rule{Contains: "(" + p.TaskID + ")", Replies: []llmtest.Reply{
+			{Content: humaneval.EditReply(p, p.Prompt, p.Prompt+"    return None\n")},
+			{Content: humaneval.EditReply(p, "    return None\n", p.CanonicalSolution)},
+		}})
+	}
+	srv := llmtest.NewServer(script)
+	t.Cleanup(srv.Close)
+	out := t.TempDir()
+	code, stdout, stderr := runCLI(t, map[string]string{"FIXPOINT_SANDBOX": "docker", "FIXPOINT_BASE_URL": srv.URL()},
+		"bench", "humaneval", "--data", data, "--model", "scripted-coder", "--limit", "3", "--timeout", "15s", "--out", out, "--dir", t.TempDir())
+	if code != exitOK {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	var s humaneval.Summary
+	if err := json.Unmarshal([]byte(readFile(t, filepath.Join(out, "summary.json"))), &s); err != nil {
+		t.Fatal(err)
+	}
+	if s.Model != "scripted-coder" || s.Passed != 3 || s.PassAt1 != 0 || s.AttemptsMean != 2 || s.TokensIn == 0 || s.TokensOut == 0 {
+		t.Errorf("summary = %+v; want scripted-coder, 3 passed, pass@1 0, 2 attempts each, tokens counted", s)
+	}
+	for _, r := range srv.Requests() {
+		if r.Model != "scripted-coder" {
+			t.Errorf("a request used model %q, want the --model flag's", r.Model)
+		}
+	}
+}

@@ -248,7 +248,33 @@ func Reap(ctx context.Context, cli *client.Client) (removed int, err error) {
 		}
 		removed++
 	}
+	removed += pruneGoCaches(ctx, cli)
 	return removed, errors.Join(errs...)
+}
+
+// pruneGoCaches removes the Go build cache volumes of images that no
+// longer exist: rebuilding an image removes the old one, and its caches
+// would otherwise stay on disk forever. A volume a container still uses
+// is kept (VolumeRemove without force fails on it).
+func pruneGoCaches(ctx context.Context, cli *client.Client) (removed int) {
+	f := filters.NewArgs(filters.Arg("label", LabelCache+"=gocache"))
+	vols, err := cli.VolumeList(ctx, volume.ListOptions{Filters: f})
+	if err != nil {
+		return 0
+	}
+	for _, v := range vols.Volumes {
+		id := v.Labels[labelGoCacheImage]
+		if id == "" {
+			continue
+		}
+		if _, err := cli.ImageInspect(ctx, id); !client.IsErrNotFound(err) {
+			continue // the image exists, or the engine could not say
+		}
+		if cli.VolumeRemove(ctx, v.Name, false) == nil {
+			removed++
+		}
+	}
+	return removed
 }
 
 // logWriter sends the supervisor's own stderr to the debug log.

@@ -19,6 +19,9 @@ const (
 	// LabelProject, set by the caller in Spec.Labels, keys the writable
 	// caches a session shares with earlier sessions of the same project.
 	LabelProject = "fixpoint.project"
+	// labelGoCacheImage, on a Go build cache volume, is the ID of the
+	// image it was filled from; Reap removes it once that image is gone.
+	labelGoCacheImage = "fixpoint.image"
 )
 
 // goCacheMount returns a writable named volume over the image's prebuilt
@@ -30,7 +33,8 @@ const (
 // The volume is keyed by image and project: a Go build cache written by one
 // project's sandbox is never read by another project's, so a model cannot
 // plant a poisoned cache entry that changes another project's test results.
-// It is not labelled with an owner pid, so the reaper keeps it.
+// It is not labelled with an owner pid, so the reaper keeps it until its
+// image is gone.
 func (b *Backend) goCacheMount(ctx context.Context, spec sandbox.Spec) (*mount.Mount, error) {
 	img, err := b.cli.ImageInspect(ctx, spec.Image)
 	if err != nil {
@@ -51,7 +55,7 @@ func (b *Backend) goCacheMount(ctx context.Context, spec sandbox.Spec) (*mount.M
 		Source: name,
 		Target: dir,
 		VolumeOptions: &mount.VolumeOptions{Labels: map[string]string{
-			"fixpoint.cache": "gocache", "fixpoint.image": img.ID,
+			LabelCache: "gocache", labelGoCacheImage: img.ID,
 		}},
 	}, nil
 }

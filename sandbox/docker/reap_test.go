@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/docker/docker/api/types/volume"
 
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/docker"
@@ -94,5 +97,34 @@ func TestReapKeepsLiveOwners(t *testing.T) {
 	}
 	if res, err := s.Run(t.Context(), sandbox.Command{Args: []string{"true"}}); err != nil || res.ExitCode != 0 {
 		t.Fatalf("Run after Reap = %+v, %v", res, err)
+	}
+}
+
+// A Go build cache volume outlives its image only until the next Reap; the
+// cache of an image that still exists is kept.
+func TestReapPrunesGoCachesOfGoneImages(t *testing.T) {
+	cli := sandboxtest.RequireDocker(t)
+	sandboxtest.RequireImage(t, cli, testImage)
+	img, err := cli.ImageInspect(t.Context(), testImage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	suffix := strconv.Itoa(os.Getpid())
+	gone := "fixpoint-gocache-test-gone-" + suffix
+	live := "fixpoint-gocache-test-live-" + suffix
+	for name, id := range map[string]string{gone: "sha256:" + strings.Repeat("0", 64), live: img.ID} {
+		if _, err := cli.VolumeCreate(t.Context(), volume.CreateOptions{Name: name, Labels: map[string]string{docker.LabelCache: "gocache", "fixpoint.image": id}}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cli.VolumeRemove(context.Background(), name, true) })
+	}
+	if _, err := docker.Reap(t.Context(), cli); err != nil {
+		t.Fatalf("Reap: %v", err)
+	}
+	if _, err := cli.VolumeInspect(t.Context(), gone); err == nil {
+		t.Errorf("the cache of a removed image survived Reap")
+	}
+	if _, err := cli.VolumeInspect(t.Context(), live); err != nil {
+		t.Errorf("Reap removed the cache of an existing image: %v", err)
 	}
 }

@@ -120,12 +120,15 @@ func (r *run) setup(ctx context.Context) error {
 	if r.req.GoalComment != nil {
 		r.cur = removeLine(r.cur, *r.req.GoalComment)
 	}
-	r.openLog()
-	if pc, err := policy.New(e.cfg.Policy, nil); err != nil {
-		e.warnf("policy checks are off: %v", err)
-	} else {
-		r.policy = pc
+	// A policy that does not load (a misspelt rule name) is an error, not
+	// a warning: running on without checks would turn a typo in a rule
+	// meant to block something into no checks at all.
+	pc, err := policy.New(e.cfg.Policy, nil)
+	if err != nil {
+		return fmt.Errorf("run: %w", err)
 	}
+	r.policy = pc
+	r.openLog()
 	r.mem = e.openMemory(r)
 	r.emit(PhaseTest, 0, "starting the sandbox", nil)
 	t0 := time.Now()

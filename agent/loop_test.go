@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/fixpoint-dev/fixpoint/agent/demo"
 	"github.com/fixpoint-dev/fixpoint/agent/runlog"
+	"github.com/fixpoint-dev/fixpoint/config"
 )
 
 const goBugDir = "../examples/go-bug"
@@ -241,3 +243,21 @@ func skipShort(t *testing.T) {
 // goSolveReply adds stats.Mode with tests, one of them property-based
 // (testing/quick).
 const goSolveReply = "stats/mode.go\n<<<<<<< SEARCH\n=======\npackage stats\n\n// Mode returns the most frequent value; ties go to the smallest.\nfunc Mode(xs []float64) (float64, error) {\n\tif len(xs) == 0 {\n\t\treturn 0, ErrEmpty\n\t}\n\tcount := map[float64]int{}\n\tbest := xs[0]\n\tfor _, x := range xs {\n\t\tcount[x]++\n\t\tif count[x] > count[best] || (count[x] == count[best] && x < best) {\n\t\t\tbest = x\n\t\t}\n\t}\n\treturn best, nil\n}\n>>>>>>> REPLACE\n\n" + "stats/mode_test.go\n<<<<<<< SEARCH\n=======\npackage stats\n\nimport (\n\t\"errors\"\n\t\"testing\"\n\t\"testing/quick\"\n)\n\nfunc TestMode(t *testing.T) {\n\tif got, _ := Mode([]float64{1, 2, 2, 3}); got != 2 {\n\t\tt.Errorf(\"Mode = %v, want 2\", got)\n\t}\n\tif got, _ := Mode([]float64{3, 1}); got != 1 {\n\t\tt.Errorf(\"tie: Mode = %v, want 1\", got)\n\t}\n\tif _, err := Mode(nil); !errors.Is(err, ErrEmpty) {\n\t\tt.Errorf(\"Mode(nil) error = %v\", err)\n\t}\n}\n\nfunc TestModeIsAnElement(t *testing.T) {\n\tf := func(xs []float64) bool {\n\t\tif len(xs) == 0 {\n\t\t\treturn true\n\t\t}\n\t\tm, _ := Mode(xs)\n\t\tfor _, x := range xs {\n\t\t\tif x == m {\n\t\t\t\treturn true\n\t\t\t}\n\t\t}\n\t\treturn false\n\t}\n\tif err := quick.Check(f, nil); err != nil {\n\t\tt.Error(err)\n\t}\n}\n>>>>>>> REPLACE\n"
+
+// A misspelt policy rule stops the run before anything runs, naming the
+// rule: the policy is never silently off.
+func TestRunRefusesAnUnknownPolicyRule(t *testing.T) {
+	root := copyTree(t, goBugDir)
+	cfg := testConfig(t)
+	cfg.Policy.Rules = map[string]string{"python.subproces": "block"}
+	m := goBugModel(demo.GoBugFix)
+	e := New(cfg, &Options{Model: m, Backend: testBackend(t)})
+	defer e.Close()
+	res, err := e.Run(t.Context(), Request{Mode: ModeFix, Root: root}, nil)
+	if err == nil || !errors.Is(err, config.ErrInvalid) || !strings.Contains(err.Error(), "policy.rules.python.subproces: unknown rule") {
+		t.Fatalf("Run = %+v, %v; want a configuration error naming the rule", res, err)
+	}
+	if n := len(m.calls); n != 0 {
+		t.Errorf("the model was asked %d times before the configuration error", n)
+	}
+}

@@ -199,8 +199,8 @@ func (s *Server) hooks(ctx context.Context) Hooks {
 	return Hooks{
 		Warn: warnWriter(func(line string) { s.logMessage(lifetime, protocol.MessageTypeWarning, line) }),
 		Approve: func(ctx context.Context, deps []string) (bool, error) {
-			msg := "fixpoint wants to install dependencies it added: " + strings.Join(deps, ", ") +
-				". Allow a networked install? (Add them to policy.allow_deps in .fixpoint.toml to skip this question.)"
+			msg := "fixpoint: the model's edit adds dependencies: " + strings.Join(deps, ", ") +
+				". Allow the edit to run? Nothing is downloaded: the sandbox has no network, so only what is already available works. (Add them to policy.allow_deps in .fixpoint.toml to skip this question.)"
 			return s.ask(ctx, protocol.MessageTypeWarning, msg, "Allow", "Deny") == "Allow", nil
 		},
 	}

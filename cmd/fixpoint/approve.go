@@ -25,7 +25,7 @@ func (a *app) approver(allowAll bool) func(ctx context.Context, deps []string) (
 			fmt.Fprintf(a.stderr, "fixpoint: refused new dependencies %s (not a terminal; pass --allow-deps or add them to [policy] allow_deps)\n", strings.Join(deps, ", "))
 			return false, nil
 		}
-		return askYesNo(ctx, in, a.stderr, fmt.Sprintf("The model adds dependencies: %s. Allow? [y/N] ", strings.Join(deps, ", ")))
+		return askYesNo(ctx, in, a.stderr, fmt.Sprintf("The model's edit adds dependencies: %s. Allow the edit to run (nothing is downloaded: the sandbox has no network)? [y/N] ", strings.Join(deps, ", ")))
 	}
 }
 

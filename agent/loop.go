@@ -46,20 +46,22 @@ type run struct {
 	lang    string
 	include func(string) bool
 
-	plan      string
-	history   []string
-	feedback  string
-	progress  string
-	lastRep   *testrun.Report
-	sigs      []string
-	attempts  map[string]int // hash of normalised blocks → iteration
-	malformed int
-	lessons   []string
-	mem       memoryState
-	started   time.Time
-	closeFn   func()
-	policy    *policy.Checker // nil when the policy could not be loaded
-	modelTime time.Duration
+	plan       string
+	history    []string
+	feedback   string
+	reflection string // the reflector's analysis of the last attempt, for the next code prompt
+	lastDiff   string // what the last attempt changed, for the reflector
+	progress   string
+	lastRep    *testrun.Report
+	sigs       []string
+	attempts   map[string]int // hash of normalised blocks → iteration
+	malformed  int
+	lessons    []string
+	mem        memoryState
+	started    time.Time
+	closeFn    func()
+	policy     *policy.Checker // nil when the policy could not be loaded
+	modelTime  time.Duration
 }
 
 // Run drives one request to DONE or GAVE_UP. It returns an error only when
@@ -197,6 +199,7 @@ func (r *run) loop(ctx context.Context) {
 			r.endIteration(iter, t0, false)
 			return
 		}
+		r.lastDiff = UnifiedDiff(changesBetween(r.cur, next))
 		r.cur = next
 		r.res.Final = rep
 		why := verdict(r.req.Mode, r.res.Baseline, rep)
@@ -256,7 +259,8 @@ func (r *run) input(it int) *promptInput {
 	in := &promptInput{
 		Mode: r.req.Mode, Goal: r.req.Goal, Plan: r.plan, History: r.history,
 		Feedback: r.feedback, Progress: r.progress, Iteration: it, MaxIterations: r.e.cfg.Agent.MaxIterations,
-		Memories: r.mem.shownText,
+		Reflection: r.reflection,
+		Memories:   r.mem.shownText,
 	}
 	if r.lastRep != nil && !r.lastRep.OK() {
 		in.Failure = renderFailure(r.lastRep, r.budget()/4)
@@ -463,6 +467,24 @@ func (r *run) reflectPhase(ctx context.Context, iter *Iteration, rep *testrun.Re
 	}
 	if r.stopped(ctx) {
 		return r.res.StopReason
+	}
+	r.reflection = ""
+	if r.e.cfg.Model.Reflector != "" && iter.N < r.e.cfg.Agent.MaxIterations {
+		// A separate reflector model analyses the failure; the coder
+		// gets its analysis instead of reflecting in its own reply.
+		r.emit(PhaseReflect, iter.N, "reflecting on the failure", rep)
+		in := r.input(iter.N)
+		in.LastDiff = trimOutput(r.lastDiff, r.budget()/8)
+		tm := time.Now()
+		reply, ok := r.ask(ctx, "reflector", iter.N, PhaseReflect, r.fit(in, reflectPrompt))
+		iter.ModelTime += time.Since(tm)
+		if !ok {
+			return r.res.StopReason
+		}
+		r.reflection = trimOutput(strings.TrimSpace(reply), 1500)
+		if l := lessonOf(reply); l != "" {
+			r.lessons = append(r.lessons, l)
+		}
 	}
 	return ""
 }

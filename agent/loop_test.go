@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/fixpoint-dev/fixpoint/agent/demo"
+	"github.com/fixpoint-dev/fixpoint/agent/llm"
 	"github.com/fixpoint-dev/fixpoint/agent/runlog"
 	"github.com/fixpoint-dev/fixpoint/config"
 )
@@ -260,4 +262,66 @@ func TestRunRefusesAnUnknownPolicyRule(t *testing.T) {
 	if n := len(m.calls); n != 0 {
 		t.Errorf("the model was asked %d times before the configuration error", n)
 	}
+}
+
+// With model.reflector set, REFLECT is its own call to that model: it sees
+// what the failed attempt changed and the failure, and its analysis (not
+// the coder's own) goes into the next code prompt.
+func TestRunReflectorModel(t *testing.T) {
+	skipShort(t)
+	root := copyTree(t, goBugDir)
+	cfg := testConfig(t)
+	cfg.Model.Reflector = "reflector-model"
+	// The fix, written against the file as the wrong attempt left it.
+	fixAfterWrong := strings.Replace(demo.GoBugFix, "\treturn s[mid], nil\n=======", "\treturn s[0], nil\n=======", 1)
+	analysis := "Reflection: s[0] is the smallest value, not the median.\nLesson: the median of an even-length sample is the mean of the two middle values."
+	m := &roleScripted{scripted: scripted{rules: []rule{
+		{contains: markPlan, replies: []string{demo.GoBugPlan}},
+		{contains: markReflect, replies: []string{analysis}},
+		{contains: markCode, replies: []string{wrongMedian("s[mid]", "s[0]"), fixAfterWrong}},
+	}}}
+	e := New(cfg, &Options{Model: m, Backend: testBackend(t)})
+	defer e.Close()
+	res, err := e.Run(t.Context(), Request{Mode: ModeFix, Root: root}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Verified || len(res.Iterations) != 2 {
+		t.Fatalf("Verified = %v after %d iterations (%s); want verified at the second", res.Verified, len(res.Iterations), res.StopReason)
+	}
+	var reflects, codes []string
+	for i, p := range m.calls {
+		switch {
+		case strings.Contains(p, markReflect):
+			reflects = append(reflects, m.models[i])
+			if !strings.Contains(p, "-\treturn s[mid], nil") || !strings.Contains(p, "+\treturn s[0], nil") {
+				t.Errorf("the reflect prompt does not show what the attempt changed:\n%s", p)
+			}
+		case strings.Contains(p, markCode):
+			codes = append(codes, m.models[i])
+		}
+	}
+	if len(reflects) != 1 || reflects[0] != "reflector-model" {
+		t.Errorf("reflect calls went to %q, want one to reflector-model", reflects)
+	}
+	if len(codes) != 2 || codes[0] == "reflector-model" {
+		t.Errorf("code calls went to %q, want two to the coder", codes)
+	}
+	last := m.calls[len(m.calls)-1]
+	if !strings.Contains(last, "## Reflection on the last attempt\n"+analysis) || strings.Contains(last, `Start with two or three lines headed "Reflection:"`) {
+		t.Errorf("the second code prompt should carry the reflector's analysis and not ask the coder to reflect:\n%s", last)
+	}
+}
+
+// roleScripted records which model each call asked for.
+type roleScripted struct {
+	scripted
+	models []string
+}
+
+func (m *roleScripted) Chat(ctx context.Context, req llm.Request, onDelta func(string)) (*llm.Response, error) {
+	m.mu.Lock()
+	m.models = append(m.models, req.Model)
+	m.mu.Unlock()
+	return m.scripted.Chat(ctx, req, onDelta)
 }

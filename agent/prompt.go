@@ -19,8 +19,9 @@ func estimateTokens(s string) int { return (len(s) + charsPerToken - 1) / charsP
 
 // Section markers. Scripted models (agent/demo, tests) match on them.
 const (
-	markPlan = "## Task: write a plan"
-	markCode = "## Task: write the edits"
+	markPlan    = "## Task: write a plan"
+	markCode    = "## Task: write the edits"
+	markReflect = "## Task: reflect on the failed attempt"
 )
 
 const editFormat = `Edits use SEARCH/REPLACE blocks. Put the file path (relative to the workspace root) alone on the line
@@ -81,6 +82,8 @@ type promptInput struct {
 	Iteration     int
 	MaxIterations int
 	Omitted       []string // files that did not fit the budget
+	Reflection    string   // the reflector's analysis of the last attempt
+	LastDiff      string   // what the last attempt changed (reflect prompt only)
 }
 
 type promptFile struct {
@@ -159,6 +162,9 @@ func codePrompt(in *promptInput) string {
 	if in.Failure != "" {
 		b.WriteString("## Current test results\n" + in.Failure + "\n")
 	}
+	if in.Reflection != "" {
+		b.WriteString("## Reflection on the last attempt\n" + in.Reflection + "\n\n")
+	}
 	if in.Feedback != "" {
 		b.WriteString("## Your last reply was not applied\n" + in.Feedback + "\n\n")
 	}
@@ -167,7 +173,7 @@ func codePrompt(in *promptInput) string {
 	if in.Progress != "" {
 		fmt.Fprintf(&b, " Progress since the previous attempt: %s.", in.Progress)
 	}
-	if len(in.History) > 0 {
+	if len(in.History) > 0 && in.Reflection == "" {
 		b.WriteString(" Start with two or three lines headed \"Reflection:\" on why the last attempt failed, and a line\n\"Lesson:\" with the general lesson.")
 	}
 	b.WriteString(" Then give the SEARCH/REPLACE blocks that")
@@ -176,6 +182,36 @@ func codePrompt(in *promptInput) string {
 	} else {
 		b.WriteString(" implement the goal and add its tests.\n")
 	}
+	return b.String()
+}
+
+// reflectPrompt asks the reflector (model.reflector) why the last attempt
+// failed and what the next one should change; no edits.
+func reflectPrompt(in *promptInput) string {
+	var b strings.Builder
+	in.goalSection(&b)
+	if in.Plan != "" {
+		b.WriteString("## Plan\n" + strings.TrimSpace(in.Plan) + "\n\n")
+	}
+	in.contextSections(&b)
+	if len(in.History) > 0 {
+		b.WriteString("## Attempts so far\n")
+		for _, h := range in.History {
+			b.WriteString("- " + h + "\n")
+		}
+		b.WriteString("\n")
+	}
+	if in.LastDiff != "" {
+		b.WriteString("## What the last attempt changed\n```diff\n" + strings.TrimRight(in.LastDiff, "\n") + "\n```\n\n")
+	}
+	if in.Failure != "" {
+		b.WriteString("## Test results after it\n" + in.Failure + "\n")
+	}
+	b.WriteString(markReflect + "\n")
+	if in.Progress != "" {
+		fmt.Fprintf(&b, "Progress since the previous attempt: %s. ", in.Progress)
+	}
+	b.WriteString("In at most six lines: start with \"Reflection:\" and say why the last attempt failed and what the next\nattempt must change; end with one line \"Lesson:\" stating the general lesson. Do not write edits.\n")
 	return b.String()
 }
 

@@ -113,7 +113,7 @@ func TestPromptBudget(t *testing.T) {
 }
 
 func TestDemoMarkersMatch(t *testing.T) {
-	if demo.MarkPlan != markPlan || demo.MarkCode != markCode {
-		t.Errorf("demo markers %q/%q differ from the agent's %q/%q", demo.MarkPlan, demo.MarkCode, markPlan, markCode)
+	if demo.MarkPlan != markPlan || demo.MarkCode != markCode || demo.MarkReflect != markReflect {
+		t.Errorf("demo markers %q/%q/%q differ from the agent's %q/%q/%q", demo.MarkPlan, demo.MarkCode, demo.MarkReflect, markPlan, markCode, markReflect)
 	}
 }

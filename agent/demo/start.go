@@ -7,11 +7,13 @@ import (
 	"github.com/fixpoint-dev/fixpoint/config"
 )
 
-// Prompt markers of the agent's plan and code prompts (agent tests check
-// that they match the agent's own).
+// Prompt markers of the agent's plan, code and reflect prompts (agent
+// tests check that they match the agent's own). The reflect prompt is
+// sent only when model.reflector is set.
 const (
-	MarkPlan = "## Task: write a plan"
-	MarkCode = "## Task: write the edits"
+	MarkPlan    = "## Task: write a plan"
+	MarkCode    = "## Task: write the edits"
+	MarkReflect = "## Task: reflect on the failed attempt"
 )
 
 // ModelName is the model name the demo server answers as.

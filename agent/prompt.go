@@ -103,6 +103,24 @@ func (in *promptInput) goalSection(b *strings.Builder) {
 	}
 }
 
+func (in *promptInput) planSection(b *strings.Builder) {
+	if in.Plan != "" {
+		b.WriteString("## Plan\n" + strings.TrimSpace(in.Plan) + "\n\n")
+	}
+}
+
+// listSection writes a titled bullet list, or nothing when items is empty.
+func listSection(b *strings.Builder, title string, items []string) {
+	if len(items) == 0 {
+		return
+	}
+	b.WriteString("## " + title + "\n")
+	for _, it := range items {
+		b.WriteString("- " + it + "\n")
+	}
+	b.WriteString("\n")
+}
+
 func (in *promptInput) contextSections(b *strings.Builder) {
 	if in.RepoMap != "" {
 		b.WriteString("## Repository map\n" + in.RepoMap + "\n")
@@ -141,24 +159,10 @@ func planPrompt(in *promptInput) string {
 func codePrompt(in *promptInput) string {
 	var b strings.Builder
 	in.goalSection(&b)
-	if in.Plan != "" {
-		b.WriteString("## Plan\n" + strings.TrimSpace(in.Plan) + "\n\n")
-	}
+	in.planSection(&b)
 	in.contextSections(&b)
-	if len(in.Memories) > 0 {
-		b.WriteString("## Past failures in this project and what fixed them\n")
-		for _, m := range in.Memories {
-			b.WriteString("- " + m + "\n")
-		}
-		b.WriteString("\n")
-	}
-	if len(in.History) > 0 {
-		b.WriteString("## Earlier attempts\n")
-		for _, h := range in.History {
-			b.WriteString("- " + h + "\n")
-		}
-		b.WriteString("\n")
-	}
+	listSection(&b, "Past failures in this project and what fixed them", in.Memories)
+	listSection(&b, "Earlier attempts", in.History)
 	if in.Failure != "" {
 		b.WriteString("## Current test results\n" + in.Failure + "\n")
 	}
@@ -190,17 +194,9 @@ func codePrompt(in *promptInput) string {
 func reflectPrompt(in *promptInput) string {
 	var b strings.Builder
 	in.goalSection(&b)
-	if in.Plan != "" {
-		b.WriteString("## Plan\n" + strings.TrimSpace(in.Plan) + "\n\n")
-	}
+	in.planSection(&b)
 	in.contextSections(&b)
-	if len(in.History) > 0 {
-		b.WriteString("## Attempts so far\n")
-		for _, h := range in.History {
-			b.WriteString("- " + h + "\n")
-		}
-		b.WriteString("\n")
-	}
+	listSection(&b, "Attempts so far", in.History)
 	if in.LastDiff != "" {
 		b.WriteString("## What the last attempt changed\n```diff\n" + strings.TrimRight(in.LastDiff, "\n") + "\n```\n\n")
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fixpoint-dev/fixpoint/agent/demo"
+	"github.com/fixpoint-dev/fixpoint/agent/humaneval/hetest"
 	"github.com/fixpoint-dev/fixpoint/agent/llm"
 	"github.com/fixpoint-dev/fixpoint/agent/llmtest"
 	"github.com/fixpoint-dev/fixpoint/config"
@@ -236,14 +237,4 @@ func TestLoadOfficialData(t *testing.T) {
 }
 
 // dataPath finds ../shared/data/humaneval from the repository root.
-func dataPath(t *testing.T) string {
-	t.Helper()
-	p, _ := filepath.Abs("../../../shared/data/humaneval/HumanEval.jsonl.gz")
-	if _, err := os.Stat(p); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI=true and the HumanEval data is missing at %s", p)
-		}
-		t.Skipf("skipping outside CI: HumanEval data not found at %s", p)
-	}
-	return p
-}
+func dataPath(t *testing.T) string { return hetest.Data(t, 2) }

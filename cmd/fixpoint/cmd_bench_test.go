@@ -9,21 +9,12 @@ import (
 
 	"github.com/fixpoint-dev/fixpoint/agent/demo"
 	"github.com/fixpoint-dev/fixpoint/agent/humaneval"
+	"github.com/fixpoint-dev/fixpoint/agent/humaneval/hetest"
 	"github.com/fixpoint-dev/fixpoint/agent/llmtest"
 	"github.com/fixpoint-dev/fixpoint/sandbox/sandboxtest"
 )
 
-func heData(t *testing.T) string {
-	t.Helper()
-	p, _ := filepath.Abs("../../../shared/data/humaneval/HumanEval.jsonl.gz")
-	if _, err := os.Stat(p); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI=true and the HumanEval data is missing at %s", p)
-		}
-		t.Skipf("skipping outside CI: HumanEval data not found at %s", p)
-	}
-	return p
-}
+func heData(t *testing.T) string { return hetest.Data(t, 2) }
 
 func TestBenchHumanEvalUsageErrors(t *testing.T) {
 	cases := []struct {

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	chromem "github.com/philippgille/chromem-go"
@@ -314,7 +315,16 @@ func (c *collection) query(ctx context.Context, qv []float32, opts RecallOptions
 	if opts.Language != "" {
 		cols = map[string]*chromem.Collection{opts.Language: c.cols[opts.Language]}
 	}
-	var res []chromem.Result
+	// The per-language collections are searched at once: chromem's scan
+	// of one collection leaves the CPUs partly idle (it hands documents
+	// over channels), so overlapping them lowers an all-language query's
+	// wall time.
+	var (
+		res  []chromem.Result
+		errs []error
+		mu   sync.Mutex
+		wg   sync.WaitGroup
+	)
 	for _, col := range cols {
 		n := 0
 		if col != nil {
@@ -323,11 +333,22 @@ func (c *collection) query(ctx context.Context, qv []float32, opts RecallOptions
 		if n == 0 {
 			continue
 		}
-		r, err := col.QueryEmbedding(ctx, qv, n, nil, nil)
-		if err != nil {
-			return nil, fmt.Errorf("memory query: %w", err)
-		}
-		res = append(res, r...)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r, err := col.QueryEmbedding(ctx, qv, n, nil, nil)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, err)
+				return
+			}
+			res = append(res, r...)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("memory query: %w", err)
 	}
 	sort.SliceStable(res, func(i, j int) bool {
 		if res[i].Similarity != res[j].Similarity {

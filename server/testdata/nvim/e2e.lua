@@ -66,17 +66,15 @@ local ok, err = pcall(function()
     vim.wait(20000, function() return done end, 20)
     return result
   end
-  -- start_run executes a run command, retrying while the previous run is
-  -- still finishing: the server publishes its diagnostics and applies its
-  -- edit (which is what this script waits for) just before it lets go of
-  -- the workspace, so the next command can briefly get "already running".
+  -- start_run executes a run command, which must start at once: the
+  -- previous run may still be finishing (its diagnostics and edit, which
+  -- this script waits for, come just before it lets go of the workspace),
+  -- and the server then queues the new run behind it instead of refusing.
   local function start_run(cmd)
-    for _ = 1, 60 do
-      local r = run_command(cmd)
-      if type(r) == "table" and r.started then return end
-      vim.wait(500)
+    local r = run_command(cmd)
+    if type(r) ~= "table" or not r.started then
+      error("run did not start: " .. vim.inspect(cmd) .. " -> " .. vim.inspect(r))
     end
-    error("run never started: " .. vim.inspect(cmd))
   end
 
   -- 1. Run tests: diagnostics appear at the failing assertion.

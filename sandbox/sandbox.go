@@ -103,6 +103,13 @@ type Spec struct {
 	GoModCache string
 }
 
+// LabelProject, in Spec.Labels, keys the writable caches (the Go build
+// cache) that a project's sessions share with its earlier sessions; the
+// value is a hash of the project root (backends.SpecFor sets it). A cache
+// is never shared between projects, so that one project's sandbox cannot
+// plant entries another project would use.
+const LabelProject = "fixpoint.project"
+
 // Backend starts sessions.
 type Backend interface {
 	// Name is "docker", "bwrap" or "none".

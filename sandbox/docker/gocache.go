@@ -16,9 +16,8 @@ import (
 // its project with LabelProject.
 const (
 	labelGoCache = "fixpoint.gocache"
-	// LabelProject, set by the caller in Spec.Labels, keys the writable
-	// caches a session shares with earlier sessions of the same project.
-	LabelProject = "fixpoint.project"
+	// LabelProject is sandbox.LabelProject.
+	LabelProject = sandbox.LabelProject
 	// labelGoCacheImage, on a Go build cache volume, is the ID of the
 	// image it was filled from; Reap removes it once that image is gone.
 	labelGoCacheImage = "fixpoint.image"

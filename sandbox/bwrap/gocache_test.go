@@ -1,0 +1,88 @@
+package bwrap_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fixpoint-dev/fixpoint/sandbox"
+	"github.com/fixpoint-dev/fixpoint/sandbox/bwrap"
+	"github.com/fixpoint-dev/fixpoint/sandbox/sandboxtest"
+)
+
+// goCacheBackend is a bwrap backend whose Go caches live in a fresh base
+// directory that session uids can reach (t.TempDir is 0700).
+func goCacheBackend(t *testing.T) *bwrap.Backend {
+	t.Helper()
+	sandboxtest.RequireCommand(t, "bwrap")
+	base := filepath.Join(os.TempDir(), fmt.Sprintf("fixpoint-bwrap-gocache-test-%d", os.Getpid()))
+	os.RemoveAll(base)
+	t.Cleanup(func() { os.RemoveAll(base) })
+	b, err := bwrap.New(&bwrap.Options{GoCacheDir: base})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// run runs script in a new session of project, on snap, and returns the
+// result; the session is closed.
+func run(t *testing.T, b *bwrap.Backend, project string, snap *sandbox.Snapshot, args ...string) *sandbox.Result {
+	t.Helper()
+	s, err := b.Start(t.Context(), sandbox.Spec{Labels: map[string]string{sandbox.LabelProject: project}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if snap == nil {
+		snap = &sandbox.Snapshot{Files: map[string]sandbox.File{}}
+	}
+	if _, err := s.Sync(t.Context(), snap); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Run(t.Context(), sandbox.Command{Args: args})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// A project's Go build cache outlives its sessions and is not shared with
+// other projects.
+func TestGoCachePerProject(t *testing.T) {
+	b := goCacheBackend(t)
+	res := run(t, b, "aaaa", nil, "sh", "-c", `echo "$GOCACHE"; echo kept > /gocache/marker`)
+	if res.ExitCode != 0 || strings.TrimSpace(string(res.Stdout)) != "/gocache" {
+		t.Fatalf("first session: exit %d, stdout %q, stderr %q", res.ExitCode, res.Stdout, res.Stderr)
+	}
+	if res := run(t, b, "aaaa", nil, "cat", "/gocache/marker"); strings.TrimSpace(string(res.Stdout)) != "kept" {
+		t.Errorf("a later session of the same project lost the cache: exit %d, %q %q", res.ExitCode, res.Stdout, res.Stderr)
+	}
+	if res := run(t, b, "bbbb", nil, "sh", "-c", "test ! -e /gocache/marker"); res.ExitCode != 0 {
+		t.Errorf("another project sees the first project's cache")
+	}
+	if res := run(t, b, "", nil, "sh", "-c", `test -z "$GOCACHE" && test ! -e /gocache`); res.ExitCode != 0 {
+		t.Errorf("a session without a project got a cache: %q", res.Stderr)
+	}
+}
+
+// The point of it: the second `go test` of a project, in a new session,
+// is answered from the cache.
+func TestGoCacheMakesGoTestCached(t *testing.T) {
+	b := goCacheBackend(t)
+	sandboxtest.RequireCommand(t, "go")
+	snap := &sandbox.Snapshot{Files: map[string]sandbox.File{
+		"go.mod":    {Data: []byte("module example.com/c\n\ngo 1.22\n")},
+		"c.go":      {Data: []byte("package c\n\nfunc Twice(x int) int { return 2 * x }\n")},
+		"c_test.go": {Data: []byte("package c\n\nimport \"testing\"\n\nfunc TestTwice(t *testing.T) {\n\tif Twice(2) != 4 {\n\t\tt.Fatal(Twice(2))\n\t}\n}\n")},
+	}}
+	for i, want := range []string{"", "(cached)"} {
+		res := run(t, b, "cccc", snap, "go", "test", "./...")
+		out := string(res.Stdout) + string(res.Stderr)
+		if res.ExitCode != 0 || !strings.Contains(out, "ok  \texample.com/c") || !strings.Contains(out, want) {
+			t.Fatalf("go test #%d: exit %d, want %q in:\n%s", i+1, res.ExitCode, want, out)
+		}
+	}
+}

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/fixpoint-dev/fixpoint/internal/txtar"
 )
 
 var update = flag.Bool("update", false, "rewrite the transcript sections of testdata/lsp/*.txtar")
@@ -17,58 +19,6 @@ var update = flag.Bool("update", false, "rewrite the transcript sections of test
 // vscodeCaps is the part of VS Code's initialize capabilities the server
 // reads (the full set is exercised by tests/lsp-vscode).
 const vscodeCaps = `{"workspace":{"applyEdit":true,"configuration":true,"workspaceFolders":true,"workspaceEdit":{"documentChanges":true,"resourceOperations":["create","rename","delete"],"failureHandling":"textOnlyTransactional"}},"window":{"workDoneProgress":true,"showMessage":{"messageActionItem":{"additionalPropertiesSupport":true}},"showDocument":{"support":true}},"textDocument":{"codeAction":{"codeActionLiteralSupport":{"codeActionKind":{"valueSet":["","quickfix","refactor","refactor.rewrite","source"]}},"isPreferredSupport":true}}}`
-
-// archive is a minimal txtar: a comment, then "-- name --" sections.
-type archive struct {
-	comment string
-	files   []section
-}
-
-type section struct {
-	name string
-	data string
-}
-
-func parseArchive(data string) archive {
-	var a archive
-	cur := -1
-	for _, line := range strings.SplitAfter(data, "\n") {
-		t := strings.TrimRight(line, "\r\n")
-		if strings.HasPrefix(t, "-- ") && strings.HasSuffix(t, " --") && len(t) > 6 {
-			a.files = append(a.files, section{name: strings.TrimSpace(t[3 : len(t)-3])})
-			cur = len(a.files) - 1
-			continue
-		}
-		if cur < 0 {
-			a.comment += line
-		} else {
-			a.files[cur].data += line
-		}
-	}
-	return a
-}
-
-func (a archive) format() string {
-	var b strings.Builder
-	b.WriteString(a.comment)
-	for _, f := range a.files {
-		b.WriteString("-- " + f.name + " --\n")
-		b.WriteString(f.data)
-		if f.data != "" && !strings.HasSuffix(f.data, "\n") {
-			b.WriteString("\n")
-		}
-	}
-	return b.String()
-}
-
-func (a archive) get(name string) (string, bool) {
-	for _, f := range a.files {
-		if f.name == name {
-			return f.data, true
-		}
-	}
-	return "", false
-}
 
 // TestTranscripts runs each testdata/lsp/*.txtar: files under
 // "workspace/" form the workspace, "engine" scripts the fake engine,
@@ -85,21 +35,21 @@ func TestTranscripts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ar := parseArchive(string(data))
+			ar := txtar.Parse(string(data))
 			ws := map[string]string{}
-			for _, f := range ar.files {
-				if rel, ok := strings.CutPrefix(f.name, "workspace/"); ok {
-					ws[rel] = f.data
+			for _, f := range ar.Files {
+				if rel, ok := strings.CutPrefix(f.Name, "workspace/"); ok {
+					ws[rel] = f.Data
 				}
 			}
 			eng := &fakeEngine{release: make(chan struct{})}
-			if spec, ok := ar.get("engine"); ok {
+			if spec, ok := ar.Get("engine"); ok {
 				if err := json.Unmarshal([]byte(spec), eng); err != nil {
 					t.Fatalf("engine section: %v", err)
 				}
 			}
 			e := newFakeEditor(t, editorOptions{engine: eng, files: ws})
-			script, _ := ar.get("script")
+			script, _ := ar.Get("script")
 			var notes []string
 			for n, line := range strings.Split(script, "\n") {
 				line = strings.TrimSpace(line)
@@ -117,18 +67,10 @@ func TestTranscripts(t *testing.T) {
 			if len(notes) > 0 {
 				got += "## " + strings.Join(notes, "\n## ") + "\n"
 			}
-			want, _ := ar.get("transcript")
+			want, _ := ar.Get("transcript")
 			if *update {
-				replaced := false
-				for i := range ar.files {
-					if ar.files[i].name == "transcript" {
-						ar.files[i].data, replaced = got, true
-					}
-				}
-				if !replaced {
-					ar.files = append(ar.files, section{name: "transcript", data: got})
-				}
-				if err := os.WriteFile(file, []byte(ar.format()), 0o644); err != nil {
+				ar.Set("transcript", got)
+				if err := os.WriteFile(file, []byte(ar.Format()), 0o644); err != nil {
 					t.Fatal(err)
 				}
 				return
@@ -237,7 +179,7 @@ func errString(err error) string {
 // Sanity: the archive round-trips.
 func TestArchiveFormat(t *testing.T) {
 	in := "comment\n-- a --\nx\n-- b --\ny\n"
-	if got := parseArchive(in).format(); !bytes.Equal([]byte(got), []byte(in)) {
+	if got := txtar.Parse(in).Format(); !bytes.Equal([]byte(got), []byte(in)) {
 		t.Errorf("format(parse(%q)) = %q", in, got)
 	}
 }

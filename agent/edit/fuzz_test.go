@@ -1,6 +1,7 @@
 package edit
 
 import (
+	"github.com/fixpoint-dev/fixpoint/internal/txtar"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,12 +16,12 @@ func addGoldenSeeds(f *testing.F, dir string, add func(reply string, files map[s
 		if err != nil {
 			f.Fatal(err)
 		}
-		a := parseTxtar(string(raw))
-		reply, _ := a.get("reply")
+		a := txtar.Parse(string(raw))
+		reply, _ := a.Get("reply")
 		files := map[string]string{}
-		for _, s := range a.files {
-			if name, ok := strings.CutPrefix(s.name, "file/"); ok {
-				files[name] = s.data
+		for _, s := range a.Files {
+			if name, ok := strings.CutPrefix(s.Name, "file/"); ok {
+				files[name] = s.Data
 			}
 		}
 		add(reply, files)

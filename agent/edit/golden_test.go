@@ -9,72 +9,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fixpoint-dev/fixpoint/internal/txtar"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 )
 
 var update = flag.Bool("update", false, "rewrite the want sections of testdata/*/*.txtar")
 
-// archive is a minimal txtar: a comment, then "-- name --" sections.
-type archive struct {
-	comment string
-	files   []section
-}
-
-type section struct{ name, data string }
-
-func parseTxtar(s string) archive {
-	var a archive
-	cur := -1
-	for _, line := range strings.SplitAfter(s, "\n") {
-		t := strings.TrimRight(line, "\n")
-		if strings.HasPrefix(t, "-- ") && strings.HasSuffix(t, " --") && len(t) > 6 {
-			a.files = append(a.files, section{name: t[3 : len(t)-3]})
-			cur = len(a.files) - 1
-			continue
-		}
-		if cur < 0 {
-			a.comment += line
-		} else {
-			a.files[cur].data += line
-		}
-	}
-	return a
-}
-
-func (a archive) format() string {
-	var b strings.Builder
-	b.WriteString(a.comment)
-	for _, f := range a.files {
-		fmt.Fprintf(&b, "-- %s --\n%s", f.name, f.data)
-		if f.data != "" && !strings.HasSuffix(f.data, "\n") {
-			b.WriteString("\n")
-		}
-	}
-	return b.String()
-}
-
-func (a archive) get(name string) (string, bool) {
-	for _, f := range a.files {
-		if f.name == name {
-			return f.data, true
-		}
-	}
-	return "", false
-}
-
-func (a *archive) set(name, data string) {
-	for i := range a.files {
-		if a.files[i].name == name {
-			a.files[i].data = data
-			return
-		}
-	}
-	a.files = append(a.files, section{name, data})
-}
-
 // runGolden runs fn on every archive in dir and compares its output with
 // the "want" section.
-func runGolden(t *testing.T, dir string, fn func(t *testing.T, a archive) string) {
+func runGolden(t *testing.T, dir string, fn func(t *testing.T, a *txtar.Archive) string) {
 	paths, err := filepath.Glob(filepath.Join("testdata", dir, "*.txtar"))
 	if err != nil || len(paths) == 0 {
 		t.Fatalf("no golden files in testdata/%s: %v", dir, err)
@@ -85,16 +28,16 @@ func runGolden(t *testing.T, dir string, fn func(t *testing.T, a archive) string
 			if err != nil {
 				t.Fatal(err)
 			}
-			a := parseTxtar(string(raw))
+			a := txtar.Parse(string(raw))
 			got := fn(t, a)
 			if *update {
-				a.set("want", got)
-				if err := os.WriteFile(p, []byte(a.format()), 0o644); err != nil {
+				a.Set("want", got)
+				if err := os.WriteFile(p, []byte(a.Format()), 0o644); err != nil {
 					t.Fatal(err)
 				}
 				return
 			}
-			want, _ := a.get("want")
+			want, _ := a.Get("want")
 			if got != want {
 				t.Errorf("%s: got\n%s\nwant\n%s\n(run go test -update to accept)", p, got, want)
 			}
@@ -123,8 +66,8 @@ func bar(s string) string {
 }
 
 func TestParseGolden(t *testing.T) {
-	runGolden(t, "parse", func(t *testing.T, a archive) string {
-		reply, ok := a.get("reply")
+	runGolden(t, "parse", func(t *testing.T, a *txtar.Archive) string {
+		reply, ok := a.Get("reply")
 		if !ok {
 			t.Fatal("no reply section")
 		}
@@ -138,12 +81,12 @@ func TestParseGolden(t *testing.T) {
 
 // TestApplyGolden: sections named "file/PATH" form the snapshot.
 func TestApplyGolden(t *testing.T) {
-	runGolden(t, "apply", func(t *testing.T, a archive) string {
-		reply, _ := a.get("reply")
+	runGolden(t, "apply", func(t *testing.T, a *txtar.Archive) string {
+		reply, _ := a.Get("reply")
 		snap := &sandbox.Snapshot{Files: map[string]sandbox.File{}}
-		for _, f := range a.files {
-			if p, ok := strings.CutPrefix(f.name, "file/"); ok {
-				snap.Files[p] = sandbox.File{Data: []byte(f.data)}
+		for _, f := range a.Files {
+			if p, ok := strings.CutPrefix(f.Name, "file/"); ok {
+				snap.Files[p] = sandbox.File{Data: []byte(f.Data)}
 			}
 		}
 		blocks, err := Parse(reply)

@@ -9,18 +9,26 @@ import (
 	"github.com/fixpoint-dev/fixpoint/sandbox/sandboxtest"
 )
 
-func TestCut(t *testing.T) {
+// proxied starts a proxy in front of the real engine and a client that
+// talks through it; both are closed when t ends.
+func proxied(t *testing.T) (*dockerproxy.Proxy, *client.Client) {
+	t.Helper()
 	sandboxtest.RequireDocker(t)
 	p, err := dockerproxy.Start(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer p.Close()
+	t.Cleanup(func() { p.Close() })
 	cli, err := client.NewClientWithOpts(client.WithHost(p.Host()), client.WithAPIVersionNegotiation())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cli.Close()
+	t.Cleanup(func() { cli.Close() })
+	return p, cli
+}
+
+func TestCut(t *testing.T) {
+	p, cli := proxied(t)
 	if _, err := cli.Ping(t.Context()); err != nil {
 		t.Fatalf("ping through the proxy: %v", err)
 	}
@@ -36,17 +44,7 @@ func TestCut(t *testing.T) {
 // TestRestore: after Cut and Restore the same client reaches the engine
 // again through the same Host.
 func TestRestore(t *testing.T) {
-	sandboxtest.RequireDocker(t)
-	p, err := dockerproxy.Start(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	cli, err := client.NewClientWithOpts(client.WithHost(p.Host()), client.WithAPIVersionNegotiation())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
+	p, cli := proxied(t)
 	if err := p.Restore(); err != nil {
 		t.Fatalf("Restore of a proxy that is not cut: %v", err)
 	}

@@ -94,6 +94,10 @@ type Sandbox struct {
 	Timeout    Duration `toml:"timeout" json:"timeout"`       // per test command; default 120s
 	OutputCap  string   `toml:"output_cap" json:"outputCap"`  // per stream; default 1m
 	GoModCache *bool    `toml:"go_mod_cache" json:"goModCache"`
+	// Disk caps of a session (docker and bwrap): the workspace copy and
+	// /tmp are size-limited tmpfs; past the cap a write gets ENOSPC.
+	WorkspaceSize string `toml:"workspace_size" json:"workspaceSize"` // default 1g
+	TmpSize       string `toml:"tmp_size" json:"tmpSize"`             // default 256m
 }
 
 // Agent configures the loop.

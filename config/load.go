@@ -245,6 +245,17 @@ func (c *Config) Validate() error {
 	if _, err := ParseSize(c.Sandbox.OutputCap); err != nil {
 		return bad("sandbox.output_cap", "%v", err)
 	}
+	for key, v := range map[string]string{"sandbox.workspace_size": c.Sandbox.WorkspaceSize, "sandbox.tmp_size": c.Sandbox.TmpSize} {
+		if v == "" {
+			continue
+		}
+		if n, err := ParseSize(v); err != nil || n < 1<<20 {
+			return bad(key, "%q: want a size of at least 1m, such as 1g, or leave it out for the default", v)
+		}
+	}
+	if c.Sandbox.Pids < 0 || c.Sandbox.Timeout < 0 || c.Sandbox.CPUs < 0 {
+		return bad("sandbox.pids, sandbox.timeout, sandbox.cpus", "negative limits are refused (0 or absent means the default): pids %d, timeout %v, cpus %v", c.Sandbox.Pids, c.Sandbox.Timeout.D(), c.Sandbox.CPUs)
+	}
 	if c.Agent.MaxIterations < 1 {
 		return bad("agent.max_iterations (FIXPOINT_MAX_ITERATIONS)", "must be at least 1")
 	}

@@ -68,13 +68,13 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (sandbox.Backe
 	case "docker":
 		inner, err = openDocker(ctx, cfg, o)
 	case "bwrap":
-		inner, err = bwrap.New(&bwrap.Options{Logger: o.Logger})
+		inner, err = bwrap.New(bwrapOptions(cfg, o))
 	case "none":
 		inner, err = host.New(&host.Options{Warn: o.Warn, Logger: o.Logger})
 	case "":
 		inner, err = openDocker(ctx, cfg, o)
 		if err != nil {
-			b, berr := bwrap.New(&bwrap.Options{Logger: o.Logger})
+			b, berr := bwrap.New(bwrapOptions(cfg, o))
 			if berr != nil {
 				return nil, fmt.Errorf("no sandbox: %w; and %v: start Docker (`sudo .ci/docker-up`), install bubblewrap (`apt-get install bubblewrap`), or set FIXPOINT_SANDBOX=none to run on the host", err, berr)
 			}
@@ -92,7 +92,8 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (sandbox.Backe
 }
 
 func openDocker(ctx context.Context, cfg *config.Config, o Options) (sandbox.Backend, error) {
-	b, err := docker.New(ctx, &docker.Options{Runtime: cfg.Sandbox.Runtime, Logger: o.Logger})
+	ws, tmp := diskCaps(cfg)
+	b, err := docker.New(ctx, &docker.Options{Runtime: cfg.Sandbox.Runtime, Logger: o.Logger, WorkspaceSize: ws, TmpSize: tmp})
 	if err != nil {
 		return nil, fmt.Errorf("docker sandbox: %w", err)
 	}
@@ -187,6 +188,23 @@ func SpecFor(cfg *config.Config, snap *sandbox.Snapshot) sandbox.Spec {
 		spec.Labels[docker.LabelProject] = fmt.Sprintf("%x", sum[:8])
 	}
 	return spec
+}
+
+// diskCaps returns sandbox.workspace_size and sandbox.tmp_size in bytes; 0
+// (absent) keeps the backend default. The config was validated by Load.
+func diskCaps(cfg *config.Config) (workspace, tmp int64) {
+	if n, err := config.ParseSize(cfg.Sandbox.WorkspaceSize); err == nil && cfg.Sandbox.WorkspaceSize != "" {
+		workspace = n
+	}
+	if n, err := config.ParseSize(cfg.Sandbox.TmpSize); err == nil && cfg.Sandbox.TmpSize != "" {
+		tmp = n
+	}
+	return workspace, tmp
+}
+
+func bwrapOptions(cfg *config.Config, o Options) *bwrap.Options {
+	ws, tmp := diskCaps(cfg)
+	return &bwrap.Options{Logger: o.Logger, WorkspaceSize: ws, TmpSize: tmp}
 }
 
 // Limits converts the sandbox configuration into per-command limits; zero

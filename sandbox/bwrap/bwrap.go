@@ -4,7 +4,9 @@
 // The main type is [Backend]. Each command runs in fresh user, pid,
 // network, ipc, uts and cgroup namespaces (no network at all), sees the
 // host's /usr read-only plus a few selected /etc files, a private /tmp
-// tmpfs, and the session's workspace copy at /workspace. It dies with
+// tmpfs capped at [Options.TmpSize], and the session's workspace copy at
+// /workspace, which lives on a host tmpfs capped at
+// [Options.WorkspaceSize] when fixpoint runs as root. It dies with
 // fixpoint (--die-with-parent) and cannot reach the terminal
 // (--new-session). When the command exits, its pid namespace goes and with
 // it every process it left behind. Rlimits, timeouts, output caps and the
@@ -35,8 +37,15 @@ type Options struct {
 	Logger *slog.Logger
 	// TempDir holds session directories; "" = os.TempDir().
 	TempDir string
-	// TmpSize caps the /tmp tmpfs in bytes; 0 = 256 MiB.
+	// TmpSize caps the /tmp tmpfs in bytes; 0 = DefaultTmpSize (256 MiB).
 	TmpSize int64
+	// WorkspaceSize caps the session's workspace copy in bytes; 0 =
+	// DefaultWorkspaceSize (1 GiB). The session directory lives on a tmpfs
+	// of this size that fixpoint mounts on the host, so a command that
+	// fills /workspace gets ENOSPC and the host disk is untouched. Mounting
+	// needs root: run as a normal user, the workspace is bounded only per
+	// file (Limits.FileSize) and Start logs a warning once.
+	WorkspaceSize int64
 	// GoCacheDir holds the per-project Go build caches. A project's cache
 	// (keyed by sandbox.LabelProject) is bound read-write at /gocache, as
 	// GOCACHE, in every command of its sessions; without it each command
@@ -53,6 +62,8 @@ type Backend struct {
 	opts     Options
 	path     string
 	prepared sync.Map // Go cache dirs made ready this process
+	reapOnce sync.Once // the first Start cleans dead processes' capped dirs
+	warnOnce sync.Once // the missing disk cap is logged once
 }
 
 // New finds bwrap and checks that it can create its namespaces here; the
@@ -65,8 +76,14 @@ func New(opts *Options) (*Backend, error) {
 	if b.opts.Logger == nil {
 		b.opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	if b.opts.TmpSize < 0 || b.opts.WorkspaceSize < 0 {
+		return nil, fmt.Errorf("bwrap sandbox: negative disk cap (tmp %d, workspace %d bytes): set sandbox.tmp_size and sandbox.workspace_size to a size such as 1g, or leave them out for the defaults", b.opts.TmpSize, b.opts.WorkspaceSize)
+	}
 	if b.opts.TmpSize == 0 {
-		b.opts.TmpSize = 256 << 20
+		b.opts.TmpSize = DefaultTmpSize
+	}
+	if b.opts.WorkspaceSize == 0 {
+		b.opts.WorkspaceSize = DefaultWorkspaceSize
 	}
 	name := b.opts.Path
 	if name == "" {
@@ -101,14 +118,52 @@ func (b *Backend) Check(ctx context.Context) error {
 	return nil
 }
 
-// Start creates the session directory; each Run starts its own bwrap.
+// Start creates the session directory, on a tmpfs capped at
+// WorkspaceSize when fixpoint may mount one; each Run starts its own bwrap.
 func (b *Backend) Start(ctx context.Context, spec sandbox.Spec) (sandbox.Session, error) {
 	if spec.GoModCache != "" {
 		if st, err := os.Stat(spec.GoModCache); err != nil || !st.IsDir() {
 			return nil, errors.New("bwrap sandbox: GoModCache " + spec.GoModCache + " is not a directory")
 		}
 	}
-	return host.NewSession(ctx, spec, &host.SessionOptions{Name: "bwrap", TempDir: b.opts.TempDir, Logger: b.opts.Logger, Wrap: b.wrap})
+	b.reapOnce.Do(func() { reapDisks(b.opts.TempDir, b) })
+	tempDir := b.opts.TempDir
+	dir, release, err := cappedDir(b.opts.TempDir, b.opts.WorkspaceSize)
+	switch {
+	case err == nil:
+		tempDir = dir
+	case errors.Is(err, ErrNoDiskCap):
+		b.warnOnce.Do(func() {
+			b.opts.Logger.Warn("bwrap sandbox: the workspace has no disk cap, only a per-file limit; run fixpoint as root or use the docker backend", "err", err)
+		})
+	default:
+		return nil, err
+	}
+	s, err := host.NewSession(ctx, spec, &host.SessionOptions{Name: "bwrap", TempDir: tempDir, Logger: b.opts.Logger, Wrap: b.wrap})
+	if err != nil {
+		if release != nil {
+			release()
+		}
+		return nil, err
+	}
+	if release == nil {
+		return s, nil
+	}
+	return &cappedSession{Session: s, release: release}, nil
+}
+
+// cappedSession is a session whose directory lives on its own capped
+// tmpfs, unmounted when the session closes.
+type cappedSession struct {
+	*host.Session
+	release func()
+}
+
+// Close closes the session, then unmounts its tmpfs.
+func (s *cappedSession) Close() error {
+	err := s.Session.Close()
+	s.release()
+	return err
 }
 
 // PATH inside the sandbox: the image layout, /usr/local/go/bin included.

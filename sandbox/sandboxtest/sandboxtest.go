@@ -57,6 +57,23 @@ func RequireCommand(t testing.TB, name string) string {
 	return p
 }
 
+// RequireRoot fails or skips like RequireDocker when the test does not run
+// as root (session uids, mounts).
+func RequireRoot(t testing.TB) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		unavailable(t, "the test needs root (CI runs as root)")
+	}
+}
+
+// Unavailable fails the test under CI=true and skips it otherwise, saying
+// why: the one rule for any missing prerequisite (root, flock, git,
+// symlinks, a program).
+func Unavailable(t testing.TB, why string) {
+	t.Helper()
+	unavailable(t, why)
+}
+
 func unavailable(t testing.TB, why string) {
 	t.Helper()
 	if InCI() {

@@ -1,0 +1,101 @@
+package bwrap
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/fixpoint-dev/fixpoint/sandbox/host"
+)
+
+// DefaultWorkspaceSize is the cap on a session's workspace copy when
+// Options.WorkspaceSize is 0: the docker backend's /workspace tmpfs size.
+const DefaultWorkspaceSize = 1 << 30
+
+// DefaultTmpSize is the cap on /tmp when Options.TmpSize is 0.
+const DefaultTmpSize = 256 << 20
+
+// diskPrefix names the capped directories; the owner pid follows, for
+// reapDisks.
+const diskPrefix = "fixpoint-bwrapdisk-"
+
+// tmpfsMagic is statfs's f_type of a tmpfs.
+const tmpfsMagic = 0x01021994
+
+// ErrNoDiskCap means the workspace cannot be put on a size-capped tmpfs
+// here: mounting needs root (or CAP_SYS_ADMIN in the host's mount
+// namespace).
+var ErrNoDiskCap = errors.New("bwrap sandbox: no disk cap for the workspace (mounting a size-limited tmpfs needs root)")
+
+// cappedDir makes a directory under tempDir with a tmpfs of size bytes
+// mounted on it, where the session directory (workspace copy, synthetic
+// /etc files) then lives: whatever a command writes into /workspace is
+// bounded by size, gets ENOSPC past it and never reaches the host disk.
+// release unmounts and removes it (the session directory must be closed
+// first). The error wraps ErrNoDiskCap when the mount is not permitted.
+func cappedDir(tempDir string, size int64) (dir string, release func(), err error) {
+	if os.Geteuid() != 0 {
+		return "", nil, ErrNoDiskCap
+	}
+	dir, err = os.MkdirTemp(tempDir, diskPrefix+strconv.Itoa(os.Getpid())+"-")
+	if err != nil {
+		return "", nil, fmt.Errorf("bwrap sandbox: %w", err)
+	}
+	// 0711: the session uid must pass through to its own 0700 directory.
+	opts := fmt.Sprintf("size=%d,mode=0711", size)
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", syscall.MS_NOSUID|syscall.MS_NODEV, opts); err != nil {
+		os.Remove(dir)
+		return "", nil, fmt.Errorf("%w: mount tmpfs on %s: %v", ErrNoDiskCap, dir, err)
+	}
+	var once sync.Once
+	return dir, func() { once.Do(func() { unmountAndRemove(dir) }) }, nil
+}
+
+func unmountAndRemove(dir string) {
+	syscall.Unmount(dir, syscall.MNT_DETACH)
+	os.Remove(dir)
+}
+
+// onTmpfs reports whether dir is on a tmpfs.
+func onTmpfs(dir string) bool {
+	var st syscall.Statfs_t
+	return syscall.Statfs(dir, &st) == nil && st.Type == tmpfsMagic
+}
+
+// reapDisks cleans the capped directories of fixpoint processes that died
+// without closing their sessions: the session directories inside go first
+// (host.Reap kills their session uid's processes), then the tmpfs.
+func reapDisks(tempDir string, b *Backend) {
+	if tempDir == "" {
+		tempDir = os.TempDir()
+	}
+	entries, err := os.ReadDir(tempDir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), diskPrefix)
+		if !ok || !e.IsDir() {
+			continue
+		}
+		pidText, _, _ := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(pidText)
+		if err != nil || pid == os.Getpid() || alive(pid) {
+			continue
+		}
+		dir := filepath.Join(tempDir, e.Name())
+		host.Reap(dir, b.opts.Logger)
+		unmountAndRemove(dir)
+		b.opts.Logger.Debug("bwrap sandbox: removed a dead process's capped dir", "dir", dir)
+	}
+}
+
+func alive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}

@@ -1,0 +1,113 @@
+package bwrap_test
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fixpoint-dev/fixpoint/sandbox"
+	"github.com/fixpoint-dev/fixpoint/sandbox/bwrap"
+	"github.com/fixpoint-dev/fixpoint/sandbox/host"
+	"github.com/fixpoint-dev/fixpoint/sandbox/sandboxtest"
+)
+
+// fillScript writes 4 MiB files (each under the per-file limit) into its
+// argument directory until a write fails, then prints how far it got and
+// the errno. It stops by itself after 2 GiB.
+const fillScript = `
+import errno, os, sys, time
+d, n, t0 = sys.argv[1], 0, time.time()
+chunk = b"x" * (1 << 20)
+err = "none"
+try:
+    for i in range(512):
+        with open(os.path.join(d, "fill%d" % i), "wb") as f:
+            for _ in range(4):
+                f.write(chunk)
+                f.flush()
+                n += len(chunk)
+except OSError as e:
+    err = errno.errorcode.get(e.errno, str(e.errno))
+print("written=%d err=%s seconds=%.3f" % (n, err, time.time() - t0))
+`
+
+var fillResult = regexp.MustCompile(`written=(\d+) err=(\w+) seconds=([\d.]+)`)
+
+// TestDiskCap fills /workspace and /tmp with many files, each under the
+// per-file limit: the writes end in ENOSPC at the cap, the workspace copy
+// is on a tmpfs (not the host disk), and the session stays usable.
+func TestDiskCap(t *testing.T) {
+	sandboxtest.RequireCommand(t, "bwrap")
+	sandboxtest.RequireRoot(t)
+	const wsCap, tmpCap = 64 << 20, 32 << 20
+	b, err := bwrap.New(&bwrap.Options{WorkspaceSize: wsCap, TmpSize: tmpCap})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		dir string
+		cap int64
+	}{
+		{dir: "/workspace", cap: wsCap},
+		{dir: "/tmp", cap: tmpCap},
+	}
+	for _, tc := range cases {
+		t.Run(tc.dir, func(t *testing.T) {
+			s, err := b.Start(t.Context(), sandbox.Spec{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			closed := false
+			defer func() {
+				if !closed {
+					s.Close()
+				}
+			}()
+			if _, err := s.Sync(t.Context(), &sandbox.Snapshot{Files: map[string]sandbox.File{"fill.py": {Data: []byte(fillScript)}}}); err != nil {
+				t.Fatal(err)
+			}
+			dirs := s.(interface{ Dirs() host.Dirs }).Dirs()
+			var st syscall.Statfs_t
+			if err := syscall.Statfs(dirs.Workspace, &st); err != nil || st.Type != 0x01021994 {
+				t.Fatalf("workspace copy %s is not on a tmpfs (statfs type %#x, %v): it would fill the host disk", dirs.Workspace, st.Type, err)
+			}
+			if got := int64(st.Blocks) * st.Bsize; got != wsCap {
+				t.Errorf("workspace tmpfs size = %d, want %d", got, wsCap)
+			}
+			res, err := s.Run(t.Context(), sandbox.Command{Args: []string{"python3", "fill.py", tc.dir},
+				Limits: sandbox.Limits{Timeout: 60 * time.Second, FileSize: 8 << 20}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := fillResult.FindStringSubmatch(string(res.Stdout))
+			if m == nil {
+				t.Fatalf("fill.py printed no result: exit %d, %s %s", res.ExitCode, res.Stdout, res.Stderr)
+			}
+			written, _ := strconv.ParseInt(m[1], 10, 64)
+			if m[2] != "ENOSPC" {
+				t.Errorf("filling %s ended with %s after %d bytes, want ENOSPC", tc.dir, m[2], written)
+			}
+			if written > tc.cap || written < tc.cap/2 {
+				t.Errorf("filling %s wrote %d bytes before ENOSPC, want at most the cap %d and at least half of it", tc.dir, written, tc.cap)
+			}
+			t.Logf("%s: %d bytes written before ENOSPC (cap %d) in %ss", tc.dir, written, tc.cap, m[3])
+			// Still usable: a small file fits once the fill is removed.
+			res, err = s.Run(t.Context(), sandbox.Command{Args: []string{"sh", "-c", "rm -f " + tc.dir + "/fill* && echo ok > " + tc.dir + "/after && cat " + tc.dir + "/after"}})
+			if err != nil || string(res.Stdout) != "ok\n" {
+				t.Errorf("session unusable after the fill: %+v, %v", res, err)
+			}
+			// Close unmounts the tmpfs and removes its mount point.
+			closed = true
+			if err := s.Close(); err != nil {
+				t.Errorf("Close: %v", err)
+			}
+			if _, err := os.Stat(filepath.Dir(dirs.Root)); !os.IsNotExist(err) {
+				t.Errorf("capped dir %s is left after Close (stat: %v)", filepath.Dir(dirs.Root), err)
+			}
+		})
+	}
+}

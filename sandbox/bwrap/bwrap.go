@@ -61,7 +61,7 @@ type Options struct {
 type Backend struct {
 	opts     Options
 	path     string
-	prepared sync.Map // Go cache dirs made ready this process
+	prepared sync.Map  // Go cache dirs made ready this process
 	reapOnce sync.Once // the first Start cleans dead processes' capped dirs
 	warnOnce sync.Once // the missing disk cap is logged once
 }

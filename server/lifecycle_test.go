@@ -94,13 +94,14 @@ func TestMalformedInputGetsErrorsAndTheConnectionSurvives(t *testing.T) {
 		raw   string
 		code  int
 		idNil bool
+		next  int // the code of a second reply, 0 = none
 	}{
-		{name: "invalid JSON", raw: frame(`{"jsonrpc":"2.0","id":7,"method":`), code: -32700, idNil: true},
+		{name: "invalid JSON", raw: frame(`{"jsonrpc":"2.0","id":7,"method":`), code: -32700}, // id 7: read from the cut body
 		{name: "not an object", raw: frame(`[1,2,3]`), code: -32600, idNil: true},
 		{name: "missing jsonrpc", raw: frame(`{"id":8,"method":"shutdown"}`), code: -32600},
 		{name: "bad content length", raw: "Content-Length: abc\r\n\r\n", code: -32700, idNil: true},
 		{name: "no content length", raw: "Content-Type: x\r\n\r\n", code: -32700, idNil: true},
-		{name: "garbage header line", raw: "hello\r\n" + frame(`{}`), code: -32700, idNil: true},
+		{name: "garbage header line", raw: "hello\r\n" + frame(`{}`), code: -32700, idNil: true, next: -32600}, // then {} is its own frame
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -111,6 +112,11 @@ func TestMalformedInputGetsErrorsAndTheConnectionSurvives(t *testing.T) {
 			}
 			if tt.idNil && m["id"] != nil {
 				t.Errorf("reply id = %v, want null", m["id"])
+			}
+			if tt.next != 0 {
+				if m := c.read(); errCode(m) != tt.next {
+					t.Errorf("second reply to %q = %v, want error code %d", tt.raw, m, tt.next)
+				}
 			}
 		})
 	}

@@ -1,6 +1,7 @@
 package docker_test
 
 import (
+	"context"
 	"net"
 	"os"
 	"path/filepath"
@@ -413,4 +414,89 @@ func sandboxUID(t *testing.T, cli *client.Client) string {
 		}
 	}
 	return "65534"
+}
+
+// TestHardeningWithZeroLimits starts a session with no limits at all (the
+// zero Spec the escape suite never uses) and checks what the engine and
+// the kernel enforce: the created container's HostConfig (read-only root
+// filesystem, no network, no capabilities, default memory, pids and CPU),
+// then from inside, the root mount is read-only for root too (a non-root
+// user's failed write would hide a writable rootfs), and the command runs
+// under the default rlimits, its CPU limit being the default timeout.
+func TestHardeningWithZeroLimits(t *testing.T) {
+	cli := sandboxtest.RequireDocker(t)
+	sandboxtest.RequireImage(t, cli, testImage)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	b, err := docker.New(ctx, &docker.Options{Client: cli})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	sess, err := b.Start(ctx, sandbox.Spec{Image: testImage})
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	s := sess.(*docker.Session)
+	defer func() {
+		s.Close()
+		sandboxtest.RequireNoContainers(t, cli, docker.LabelSession, s.Name())
+	}()
+	list := containersOf(t, cli, s.Name())
+	if len(list) != 1 {
+		t.Fatalf("%d containers for session %s, want 1", len(list), s.Name())
+	}
+	info, err := cli.ContainerInspect(ctx, list[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc := info.HostConfig
+	if !hc.ReadonlyRootfs {
+		t.Errorf("HostConfig.ReadonlyRootfs = false: the root filesystem is writable")
+	}
+	if string(hc.NetworkMode) != "none" || !slices.Equal(hc.CapDrop, []string{"ALL"}) || !slices.Contains(hc.SecurityOpt, "no-new-privileges") {
+		t.Errorf("network %q, cap drop %v, security opts %v: want none, [ALL], no-new-privileges", hc.NetworkMode, hc.CapDrop, hc.SecurityOpt)
+	}
+	if hc.Memory != 1<<30 || hc.MemorySwap != 1<<30 || hc.NanoCPUs != 2e9 || hc.PidsLimit == nil || *hc.PidsLimit != 256 {
+		t.Errorf("memory %d swap %d cpus %d pids %v with zero limits, want the defaults 1 GiB, 1 GiB, 2e9, 256", hc.Memory, hc.MemorySwap, hc.NanoCPUs, hc.PidsLimit)
+	}
+	for _, dir := range []string{"/workspace", "/tmp"} {
+		if !strings.Contains(hc.Tmpfs[dir], "size=") {
+			t.Errorf("tmpfs %s options %q have no size cap", dir, hc.Tmpfs[dir])
+		}
+	}
+
+	res, err := s.Run(ctx, sandbox.Command{Args: []string{"sh", "-c", `awk '$2 == "/" {print "rootfs", $4}' /proc/mounts; cat /proc/self/limits; ` +
+		`cat /sys/fs/cgroup/memory.max /sys/fs/cgroup/memory/memory.limit_in_bytes /sys/fs/cgroup/pids.max /sys/fs/cgroup/pids/pids.max 2>/dev/null | sed 's/^/cgroup /'`}})
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("Run: %+v, %v", res, err)
+	}
+	out := string(res.Stdout)
+	var rootfs string
+	limits := map[string]string{}
+	var cgroup []string
+	for _, line := range strings.Split(out, "\n") {
+		if v, ok := strings.CutPrefix(line, "rootfs "); ok {
+			rootfs = v
+		}
+		if v, ok := strings.CutPrefix(line, "cgroup "); ok {
+			cgroup = append(cgroup, v)
+		}
+		for _, name := range []string{"Max cpu time", "Max file size", "Max open files"} {
+			if rest, ok := strings.CutPrefix(line, name); ok {
+				limits[name] = strings.Fields(rest)[0]
+			}
+		}
+	}
+	if !slices.Contains(strings.Split(rootfs, ","), "ro") {
+		t.Errorf("the root mount's options are %q, want ro (writable for root inside)\n%s", rootfs, out)
+	}
+	want := map[string]string{"Max cpu time": "60", "Max file size": "268435456", "Max open files": "1024"}
+	for name, w := range want {
+		if limits[name] != w {
+			t.Errorf("%s = %q inside the sandbox, want the default %s", name, limits[name], w)
+		}
+	}
+	if !slices.Equal(cgroup, []string{"1073741824", "256"}) {
+		t.Errorf("cgroup memory and pids limits inside = %q, want [1073741824 256]", cgroup)
+	}
 }

@@ -347,14 +347,15 @@ func (s *Session) killUID() {
 	cmd.Run() // it kills itself too
 }
 
-// limits fills zero fields from the spec, then the defaults.
+// limits fills zero (or negative) fields from the spec, then the
+// defaults: no value turns a limit off.
 func (s *Session) limits(l sandbox.Limits) sandbox.Limits {
 	d := s.spec.Limits
 	pick := func(a, b, c int64) int64 {
-		if a != 0 {
+		if a > 0 {
 			return a
 		}
-		if b != 0 {
+		if b > 0 {
 			return b
 		}
 		return c

@@ -82,12 +82,14 @@ func escapeSuite(t *testing.T, runtime string) {
 	}()
 	port := ln.Addr().(*net.TCPAddr).Port
 
-	b, err := docker.New(t.Context(), &docker.Options{Client: cli, Runtime: runtime, WorkspaceSize: 32 << 20, TmpSize: 32 << 20})
+	startCtx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	b, err := docker.New(startCtx, &docker.Options{Client: cli, Runtime: runtime, WorkspaceSize: 32 << 20, TmpSize: 32 << 20})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
 	limits := sandbox.Limits{Timeout: 3 * time.Second, Memory: 256 << 20, Pids: 64, OutputCap: 64 << 10}
-	sess, err := b.Start(t.Context(), sandbox.Spec{Image: testImage, Limits: limits})
+	sess, err := b.Start(startCtx, sandbox.Spec{Image: testImage, Limits: limits})
 	if err != nil {
 		t.Fatalf("Start: %v", err)
 	}
@@ -209,25 +211,43 @@ func escapeSuite(t *testing.T, runtime string) {
 		},
 		{
 			name: "TCP to a host listener",
-			args: py(`import socket, subprocess
+			// The default gateway, read from the sandbox's own routing
+			// table, is probed too: with network=none there is none, and
+			// if there were one it is the engine's bridge on this host.
+			args: py(`import errno, socket, struct
 targets = ["127.0.0.1", "172.17.0.1", "host.docker.internal"]
-try:
-    targets += [l.split()[2] for l in open("/proc/net/route") if False]
-except Exception:
-    pass
+for l in open("/proc/net/route").read().splitlines()[1:]:
+    f = l.split()
+    if len(f) > 2 and f[1] == "00000000":
+        gw = socket.inet_ntoa(struct.pack("<L", int(f[2], 16)))
+        print("DEFAULT ROUTE", f[0], gw)
+        targets.append(gw)
 for h in targets:
     try:
         socket.create_connection((h, ` + strconv.Itoa(port) + `), timeout=1).close()
         print("CONNECTED", h)
-    except Exception as e:
-        print("blocked", h, type(e).__name__)
-print(open("/proc/net/dev").read())`),
+    except OSError as e:
+        print("blocked", h, type(e).__name__, errno.errorcode.get(e.errno, e.errno))
+for l in open("/proc/net/dev").read().splitlines()[2:]:
+    print("IFACE", l.split(":")[0].strip())`),
 			check: func(t *testing.T, res *sandbox.Result) {
-				if strings.Contains(string(res.Stdout), "CONNECTED") {
-					t.Errorf("the sandbox reached the host listener: %s", res.Stdout)
+				out := string(res.Stdout)
+				if strings.Contains(out, "CONNECTED") {
+					t.Errorf("the sandbox reached the host listener: %s", out)
 				}
-				if strings.Contains(string(res.Stdout), "eth0") {
-					t.Errorf("the sandbox has a network interface besides lo:\n%s", res.Stdout)
+				if strings.Contains(out, "DEFAULT ROUTE") {
+					t.Errorf("the sandbox has a default route (network=none has none):\n%s", out)
+				}
+				// No route at all to the bridge: unreachable (runc says
+				// network, gVisor host), not refused or timed out, which
+				// would mean packets left.
+				if !strings.Contains(out, "blocked 172.17.0.1 OSError ENETUNREACH") && !strings.Contains(out, "blocked 172.17.0.1 OSError EHOSTUNREACH") {
+					t.Errorf("the engine's bridge address was not unreachable:\n%s%s", out, res.Stderr)
+				}
+				for _, line := range strings.Split(out, "\n") {
+					if iface, ok := strings.CutPrefix(line, "IFACE "); ok && iface != "lo" {
+						t.Errorf("the sandbox has a network interface besides lo: %q", iface)
+					}
 				}
 			},
 		},
@@ -312,8 +332,20 @@ print("suid bit kept:", bool(os.stat("/tmp/suid").st_mode & 0o4000))`),
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			// Armed: a Run that outlives its own timeout by a minute fails
+			// this case (and kills the command) instead of blocking the
+			// suite until go test's -timeout.
+			wall := limits.Timeout
+			if tt.limits.Timeout > 0 {
+				wall = tt.limits.Timeout
+			}
+			ctx, cancel := context.WithTimeout(t.Context(), wall+time.Minute)
+			defer cancel()
 			cmd := sandbox.Command{Args: tt.args, Limits: tt.limits}
-			res, err := s.Run(t.Context(), cmd)
+			res, err := s.Run(ctx, cmd)
+			if ctx.Err() != nil {
+				t.Fatalf("Run did not return within %v of its %v timeout: %v", time.Minute, wall, err)
+			}
 			switch {
 			case err == nil:
 				tt.check(t, res)
@@ -342,7 +374,9 @@ print("suid bit kept:", bool(os.stat("/tmp/suid").st_mode & 0o4000))`),
 // are left, and that the session still runs commands and kept its files.
 func assertClean(t *testing.T, s *docker.Session) {
 	t.Helper()
-	res, err := s.Run(t.Context(), sandbox.Command{Args: []string{"python3", "-c", listProcs}})
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	res, err := s.Run(ctx, sandbox.Command{Args: []string{"python3", "-c", listProcs}})
 	if err != nil {
 		t.Fatalf("session unusable after the case: %v", err)
 	}
@@ -356,7 +390,7 @@ func assertClean(t *testing.T, s *docker.Session) {
 	if len(extra) > 0 || len(lines) != 2 {
 		t.Errorf("processes left in the sandbox:\n%s", res.Stdout)
 	}
-	if data, err := s.ReadFile(t.Context(), "keep.txt"); err != nil || string(data) != "kept" {
+	if data, err := s.ReadFile(ctx, "keep.txt"); err != nil || string(data) != "kept" {
 		t.Errorf("ReadFile(keep.txt) = %q, %v after the case", data, err)
 	}
 }

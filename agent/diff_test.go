@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"github.com/fixpoint-dev/fixpoint/sandbox/sandboxtest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,9 +12,7 @@ import (
 // TestUnifiedDiffApplies checks the diff with git apply: every case's diff
 // must turn Before into After.
 func TestUnifiedDiffApplies(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git not installed")
-	}
+	sandboxtest.RequireCommand(t, "git")
 	lines := func(n int, f func(i int) string) string {
 		var b strings.Builder
 		for i := 1; i <= n; i++ {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/fixpoint-dev/fixpoint/agent"
+	"github.com/fixpoint-dev/fixpoint/sandbox/sandboxtest"
 )
 
 func TestLockProject(t *testing.T) {
@@ -44,10 +45,7 @@ func TestLockProject(t *testing.T) {
 // TestLockProjectOtherProcess holds the lock from a child process (flock
 // via util-linux's flock(1) on the same file).
 func TestLockProjectOtherProcess(t *testing.T) {
-	flock, err := exec.LookPath("flock")
-	if err != nil {
-		t.Skip("flock(1) not installed")
-	}
+	flock := sandboxtest.RequireCommand(t, "flock")
 	data, root := t.TempDir(), t.TempDir()
 	unlock, err := agent.LockProject(data, root)
 	if err != nil {

@@ -2,6 +2,7 @@ package edit
 
 import (
 	"fmt"
+	"github.com/fixpoint-dev/fixpoint/sandbox/sandboxtest"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -13,9 +14,7 @@ import (
 // TestDiffAppliesWithGit checks Diff's output against a real patch tool:
 // git apply must turn before into after for random edits.
 func TestDiffAppliesWithGit(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git not installed")
-	}
+	sandboxtest.RequireCommand(t, "git")
 	r := rand.New(rand.NewPCG(1, 2))
 	for n := range 100 {
 		var a, b []string

@@ -66,13 +66,20 @@ func TestPrompts(t *testing.T) {
 		t.Errorf("contextFiles = %v, want the failing test file, then the code under test", ranked)
 	}
 
-	golden(t, "system_fix_go", systemPrompt(ModeFix, "go"))
-	golden(t, "system_solve_python", systemPrompt(ModeSolve, "python"))
+	sysFix, sysSolve := systemPrompt(ModeFix, "go"), systemPrompt(ModeSolve, "python")
+	golden(t, "system_fix_go", sysFix)
+	golden(t, "system_solve_python", sysSolve)
+	// Independent of the golden files, which -update rewrites: what each
+	// prompt must say whatever its wording.
+	mustContain(t, "system prompt (fix)", sysFix, "Mode: fix", "never the tests", "<<<<<<< SEARCH", "=======", ">>>>>>> REPLACE")
+	mustContain(t, "system prompt (solve)", sysSolve, "Mode: solve", "add new tests", "<<<<<<< SEARCH", "=======", ">>>>>>> REPLACE")
 
 	in := &promptInput{Mode: ModeFix, Iteration: 0, MaxIterations: 6, Failure: renderFailure(goBugFailure, 4000)}
 	fitContext(in, snap, ranked, include, 24000*charsPerToken, 2000)
 	plan := planPrompt(in)
 	golden(t, "plan_fix_go", plan)
+	mustContain(t, "plan prompt", plan, "## Goal", "## Repository map", "## File: stats/stats_test.go", "## File: stats/stats.go",
+		"func Median(xs []float64) (float64, error)", "Median([4 1 3 2]) = 3, want 2.5")
 	if strings.Contains(plan, "sk-proj") || strings.Contains(plan, "build/out.go") {
 		t.Error("plan prompt shows a secret or an ignored file")
 	}
@@ -85,7 +92,23 @@ func TestPrompts(t *testing.T) {
 		Feedback: "None of your reply's edits was applied, because block 1 does not match.",
 	}
 	fitContext(in, snap, ranked, include, 24000*charsPerToken, 3000)
-	golden(t, "code_fix_go_iter3", codePrompt(in))
+	code := codePrompt(in)
+	golden(t, "code_fix_go_iter3", code)
+	mustContain(t, "code prompt", code, "## Plan", "## File: stats/stats.go", in.Memories[0], in.History[0], in.History[1], in.Feedback,
+		"Iteration 3 of 6", "Median([4 1 3 2]) = 3, want 2.5")
+	if strings.Contains(code, "sk-proj") || strings.Contains(code, "build/out.go") {
+		t.Error("code prompt shows a secret or an ignored file")
+	}
+}
+
+// mustContain fails for each want missing from a prompt.
+func mustContain(t *testing.T, what, got string, wants ...string) {
+	t.Helper()
+	for _, w := range wants {
+		if !strings.Contains(got, w) {
+			t.Errorf("%s lacks %q", what, w)
+		}
+	}
 }
 
 // TestPromptBudget: the prompt stays within the context budget, dropping

@@ -4,7 +4,9 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -72,11 +74,48 @@ func TestParseGolden(t *testing.T) {
 			t.Fatal("no reply section")
 		}
 		blocks, err := Parse(reply)
+		// Independent of the want sections, which -update rewrites.
+		if name := path.Base(t.Name()); (err != nil) != strings.HasPrefix(name, "err_") {
+			t.Errorf("Parse(%s) error = %v; archives named err_* must fail, the others parse", name, err)
+		} else if err == nil && (len(blocks) == 0) != (name == "no_blocks") {
+			t.Errorf("Parse(%s) = %d blocks, want some (none only for no_blocks)", name, len(blocks))
+		}
 		if err != nil {
 			return "error: " + err.Error() + "\n"
 		}
 		return renderBlocks(blocks)
 	})
+}
+
+var lineNumber = regexp.MustCompile(`^\s*[0-9]+\| ?`)
+
+// applyMustFail are the apply archives whose reply must be refused.
+var applyMustFail = map[string]bool{"all_or_nothing": true, "ambiguous": true, "sequential_same_file": true,
+	"err_absolute": true, "err_dotdot": true, "err_empty_search_existing": true, "err_missing_file": true,
+	"no_match_closest": true, "no_match_fuzzy_line": true, "no_match_nothing_close": true}
+
+// checkApplied holds, independently of the want sections, for an applied
+// reply: each block's file changed, and every non-blank REPLACE line is
+// in it (indentation may be adapted).
+func checkApplied(t *testing.T, blocks []Block, changed map[string][]byte) {
+	t.Helper()
+	for _, bl := range blocks {
+		data, ok := changed[bl.Path]
+		if !ok {
+			t.Errorf("block %d: %s not changed", bl.Index, bl.Path)
+			continue
+		}
+		lines := map[string]bool{}
+		for _, l := range strings.Split(string(data), "\n") {
+			lines[strings.TrimSpace(l)] = true
+		}
+		for _, l := range strings.Split(bl.Replace, "\n") {
+			l = lineNumber.ReplaceAllString(l, "") // a numbered reply's "12| " prefixes
+			if l = strings.TrimSpace(l); l != "" && !lines[l] {
+				t.Errorf("block %d: REPLACE line %q is not in %s after Apply", bl.Index, l, bl.Path)
+			}
+		}
+	}
 }
 
 // TestApplyGolden: sections named "file/PATH" form the snapshot.
@@ -94,6 +133,11 @@ func TestApplyGolden(t *testing.T) {
 			return "parse error: " + err.Error() + "\n"
 		}
 		changed, err := Apply(snap, blocks, nil)
+		if name := path.Base(t.Name()); (err != nil) != applyMustFail[name] {
+			t.Errorf("Apply(%s) error = %v, want an error: %v", name, err, applyMustFail[name])
+		} else if err == nil {
+			checkApplied(t, blocks, changed)
+		}
 		if err != nil {
 			if changed != nil {
 				t.Errorf("Apply returned changes with an error")

@@ -67,6 +67,7 @@ func TestTranscripts(t *testing.T) {
 			if len(notes) > 0 {
 				got += "## " + strings.Join(notes, "\n## ") + "\n"
 			}
+			checkTranscript(t, got)
 			want, _ := ar.Get("transcript")
 			if *update {
 				ar.Set("transcript", got)
@@ -79,6 +80,67 @@ func TestTranscripts(t *testing.T) {
 				t.Errorf("transcript differs (run with -update to accept):\n--- got ---\n%s--- want ---\n%s", got, want)
 			}
 		})
+	}
+}
+
+// checkTranscript holds what every transcript must show, independently of
+// the golden (which -update rewrites): each request, either way, is
+// answered exactly once and no response answers nothing; a progress token
+// begins before it reports and ends at most once, and nothing follows its
+// end; shutdown then exit ends Serve with nil.
+func checkTranscript(t *testing.T, transcript string) {
+	t.Helper()
+	type msg struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params struct {
+			Token json.RawMessage `json:"token"`
+			Value struct {
+				Kind string `json:"kind"`
+			} `json:"value"`
+		} `json:"params"`
+	}
+	pending := map[string]string{}  // direction+id -> method of a request awaiting its answer
+	progress := map[string]string{} // token -> last kind
+	for _, line := range strings.Split(transcript, "\n") {
+		dir, body, ok := strings.Cut(line, " ")
+		if !ok || (dir != "->" && dir != "<-") {
+			if note, ok := strings.CutPrefix(line, "## serve returned "); ok && note != "nil" {
+				t.Errorf("Serve after shutdown and exit returned %s, want nil", note)
+			}
+			continue
+		}
+		var m msg
+		if err := json.Unmarshal([]byte(body), &m); err != nil {
+			t.Errorf("transcript line is not a JSON-RPC message: %s", line)
+			continue
+		}
+		switch {
+		case m.Method != "" && len(m.ID) > 0: // a request, answered from the other side
+			key := dir + string(m.ID)
+			if _, dup := pending[key]; dup {
+				t.Errorf("request id %s (%s) reused before its answer", m.ID, m.Method)
+			}
+			pending[key] = m.Method
+		case m.Method == "" && len(m.ID) > 0: // a response to a request from the other side
+			other := map[string]string{"->": "<-", "<-": "->"}[dir]
+			if _, ok := pending[other+string(m.ID)]; !ok {
+				t.Errorf("response to id %s that no request is waiting for: %s", m.ID, line)
+			}
+			delete(pending, other+string(m.ID))
+		case m.Method == "$/progress":
+			token, kind := string(m.Params.Token), m.Params.Value.Kind
+			last, seen := progress[token]
+			if (kind == "begin") == seen || last == "end" {
+				t.Errorf("progress %s: %q after %q", token, kind, last)
+			}
+			progress[token] = kind
+		}
+	}
+	for key, method := range pending {
+		if strings.HasPrefix(key, "->") { // the fake editor's calls block until answered
+			t.Errorf("client request %s (%s) never answered", key[2:], method)
+		}
 	}
 }
 

@@ -37,6 +37,9 @@ func TestEscapes(t *testing.T) {
 	port := ln.Addr().(*net.TCPAddr).Port
 	home, _ := os.UserHomeDir()
 	t.Setenv("FIXPOINT_CANARY", "canary-91c2")
+	// Durations unique to this process: the same suite may run in another
+	// checkout on this machine, and pgrep sees the whole machine.
+	daemon := 40000 + 2*(os.Getpid()%10000)
 
 	cases := []struct {
 		name   string
@@ -89,7 +92,7 @@ func TestEscapes(t *testing.T) {
 					t.Errorf("became root")
 				}
 			}},
-		{name: "daemon left behind", script: `(setsid sleep 3317 &) ; nohup sleep 3318 >/dev/null 2>&1 & echo started`,
+		{name: "daemon left behind", script: fmt.Sprintf(`(setsid sleep %d &) ; nohup sleep %d >/dev/null 2>&1 & echo started`, daemon, daemon+1),
 			check: func(t *testing.T, res *sandbox.Result) {}},
 	}
 	b, err := bwrap.New(&bwrap.Options{TmpSize: 32 << 20})
@@ -120,7 +123,7 @@ func TestEscapes(t *testing.T) {
 			if err != nil || string(res.Stdout) != "a" {
 				t.Errorf("session unusable after %s: %+v, %v", tc.name, res, err)
 			}
-			if out, _ := exec.Command("pgrep", "-f", "sleep 331[78]").Output(); len(out) > 0 {
+			if out, _ := exec.Command("pgrep", "-f", fmt.Sprintf("sleep (%d|%d)", daemon, daemon+1)).Output(); len(out) > 0 {
 				t.Errorf("processes left behind: %s", out)
 			}
 		})

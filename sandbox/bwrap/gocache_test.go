@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/bwrap"
@@ -42,7 +43,9 @@ func run(t *testing.T, b *bwrap.Backend, project string, snap *sandbox.Snapshot,
 	if _, err := s.Sync(t.Context(), snap); err != nil {
 		t.Fatal(err)
 	}
-	res, err := s.Run(t.Context(), sandbox.Command{Args: args})
+	// A cold `go test` compiles the standard library: more than the 60 s
+	// default on a loaded machine.
+	res, err := s.Run(t.Context(), sandbox.Command{Args: args, Limits: sandbox.Limits{Timeout: 4 * time.Minute}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -55,6 +55,12 @@ type Options struct {
 	// /var/tmp/fixpoint-gocache when fixpoint runs as root; "off" turns
 	// the cache off.
 	GoCacheDir string
+	// GoCacheSize bounds a project's Go build cache in bytes; 0 =
+	// DefaultGoCacheSize (2 GiB). The cache is a host directory the
+	// sandbox writes to, so it is measured after every command and emptied
+	// when over the bound: what a command writes there is bounded across
+	// commands, not while one runs (its timeout bounds that).
+	GoCacheSize int64
 }
 
 // Backend starts bubblewrap sessions. It is safe for concurrent use.
@@ -84,6 +90,9 @@ func New(opts *Options) (*Backend, error) {
 	}
 	if b.opts.WorkspaceSize == 0 {
 		b.opts.WorkspaceSize = DefaultWorkspaceSize
+	}
+	if b.opts.GoCacheSize <= 0 {
+		b.opts.GoCacheSize = DefaultGoCacheSize
 	}
 	name := b.opts.Path
 	if name == "" {
@@ -146,23 +155,39 @@ func (b *Backend) Start(ctx context.Context, spec sandbox.Spec) (sandbox.Session
 		}
 		return nil, err
 	}
-	if release == nil {
-		return s, nil
-	}
-	return &cappedSession{Session: s, release: release}, nil
+	return &session{Session: s, release: release, goCache: b.goCache(spec), goCacheSize: b.opts.GoCacheSize, log: b.opts.Logger}, nil
 }
 
-// cappedSession is a session whose directory lives on its own capped
-// tmpfs, unmounted when the session closes.
-type cappedSession struct {
+// session is a host session whose directory may live on its own capped
+// tmpfs (unmounted when the session closes), and whose project Go build
+// cache is kept within its bound after every command.
+type session struct {
 	*host.Session
-	release func()
+	release     func() // nil when not capped
+	goCache     string // "" when the session has none
+	goCacheSize int64
+	log         *slog.Logger
+}
+
+// Run runs the command, then empties the project's Go build cache when
+// the command left it over its bound.
+func (s *session) Run(ctx context.Context, c sandbox.Command) (*sandbox.Result, error) {
+	res, err := s.Session.Run(ctx, c)
+	if s.goCache != "" {
+		if n := dirSize(s.goCache, s.goCacheSize); n > s.goCacheSize {
+			s.log.Warn("bwrap sandbox: the Go build cache is over its bound; emptied", "dir", s.goCache, "bytes", n, "bound", s.goCacheSize)
+			emptyDir(s.goCache)
+		}
+	}
+	return res, err
 }
 
 // Close closes the session, then unmounts its tmpfs.
-func (s *cappedSession) Close() error {
+func (s *session) Close() error {
 	err := s.Session.Close()
-	s.release()
+	if s.release != nil {
+		s.release()
+	}
 	return err
 }
 

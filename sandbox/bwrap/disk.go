@@ -3,6 +3,7 @@ package bwrap
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -19,6 +20,10 @@ const DefaultWorkspaceSize = 1 << 30
 
 // DefaultTmpSize is the cap on /tmp when Options.TmpSize is 0.
 const DefaultTmpSize = 256 << 20
+
+// DefaultGoCacheSize bounds a project's Go build cache when
+// Options.GoCacheSize is 0.
+const DefaultGoCacheSize = 2 << 30
 
 // diskPrefix names the capped directories; the owner pid follows, for
 // reapDisks.
@@ -98,4 +103,42 @@ func reapDisks(tempDir string, b *Backend) {
 func alive(pid int) bool {
 	err := syscall.Kill(pid, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// dirSize adds up the sizes of the files under dir, stopping once past
+// limit.
+func dirSize(dir string, limit int64) int64 {
+	var n int64
+	errStop := errors.New("over")
+	filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		if info, err := d.Info(); err == nil {
+			n += info.Size()
+		}
+		if n > limit {
+			return errStop
+		}
+		return nil
+	})
+	return n
+}
+
+// emptyDir removes what is in dir, keeping dir and its first-level
+// directories (the Go cache's 00..ff, made writable for every session
+// uid by prepareGoCache).
+func emptyDir(dir string) {
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		p := filepath.Join(dir, e.Name())
+		if !e.IsDir() {
+			os.Remove(p)
+			continue
+		}
+		inner, _ := os.ReadDir(p)
+		for _, f := range inner {
+			os.RemoveAll(filepath.Join(p, f.Name()))
+		}
+	}
 }

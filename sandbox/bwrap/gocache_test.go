@@ -89,3 +89,32 @@ func TestGoCacheMakesGoTestCached(t *testing.T) {
 		}
 	}
 }
+
+// TestGoCacheBounded: a command that leaves the project's Go build cache
+// over its bound finds it emptied for the next command (the directories
+// stay, writable).
+func TestGoCacheBounded(t *testing.T) {
+	sandboxtest.RequireCommand(t, "bwrap")
+	base := filepath.Join(os.TempDir(), fmt.Sprintf("fixpoint-bwrap-gocache-bound-%d", os.Getpid()))
+	os.RemoveAll(base)
+	t.Cleanup(func() { os.RemoveAll(base) })
+	b, err := bwrap.New(&bwrap.Options{GoCacheDir: base, GoCacheSize: 8 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := run(t, b, "eeee", nil, "sh", "-c", "mkdir -p /gocache/00 && head -c 4000000 /dev/zero > /gocache/00/small && echo ok")
+	if strings.TrimSpace(string(res.Stdout)) != "ok" {
+		t.Fatalf("writing under the bound: %+v", res)
+	}
+	if res := run(t, b, "eeee", nil, "test", "-e", "/gocache/00/small"); res.ExitCode != 0 {
+		t.Fatalf("a cache under its bound was emptied")
+	}
+	res = run(t, b, "eeee", nil, "sh", "-c", "head -c 16000000 /dev/zero > /gocache/00/big && echo ok")
+	if strings.TrimSpace(string(res.Stdout)) != "ok" {
+		t.Fatalf("writing over the bound: %+v", res)
+	}
+	res = run(t, b, "eeee", nil, "sh", "-c", "ls -A /gocache/00; touch /gocache/00/again && echo writable")
+	if out := strings.TrimSpace(string(res.Stdout)); out != "writable" {
+		t.Errorf("after a command left the cache over its bound: %q (want it emptied and still writable)", out)
+	}
+}

@@ -29,9 +29,6 @@ const DefaultGoCacheSize = 2 << 30
 // reapDisks.
 const diskPrefix = "fixpoint-bwrapdisk-"
 
-// tmpfsMagic is statfs's f_type of a tmpfs.
-const tmpfsMagic = 0x01021994
-
 // ErrNoDiskCap means the workspace cannot be put on a size-capped tmpfs
 // here: mounting needs root (or CAP_SYS_ADMIN in the host's mount
 // namespace).
@@ -64,12 +61,6 @@ func cappedDir(tempDir string, size int64) (dir string, release func(), err erro
 func unmountAndRemove(dir string) {
 	syscall.Unmount(dir, syscall.MNT_DETACH)
 	os.Remove(dir)
-}
-
-// onTmpfs reports whether dir is on a tmpfs.
-func onTmpfs(dir string) bool {
-	var st syscall.Statfs_t
-	return syscall.Statfs(dir, &st) == nil && st.Type == tmpfsMagic
 }
 
 // reapDisks cleans the capped directories of fixpoint processes that died

@@ -1,7 +1,9 @@
 package bwrap_test
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -109,5 +111,51 @@ func TestDiskCap(t *testing.T) {
 				t.Errorf("capped dir %s is left after Close (stat: %v)", filepath.Dir(dirs.Root), err)
 			}
 		})
+	}
+}
+
+// TestDiskCapReapsDeadProcesses: the capped dir of a fixpoint process
+// that died without closing its sessions (its tmpfs still mounted) is
+// unmounted and removed by the next backend's first Start.
+func TestDiskCapReapsDeadProcesses(t *testing.T) {
+	sandboxtest.RequireCommand(t, "bwrap")
+	sandboxtest.RequireRoot(t)
+	tmp, err := os.MkdirTemp("", "fixpoint-reap-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(tmp) })
+	if err := os.Chmod(tmp, 0o711); err != nil { // session uids pass through
+		t.Fatal(err)
+	}
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	stale := filepath.Join(tmp, fmt.Sprintf("fixpoint-bwrapdisk-%d-123", dead.Process.Pid))
+	if err := os.Mkdir(stale, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mount("tmpfs", stale, "tmpfs", 0, "size=1m"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Unmount(stale, syscall.MNT_DETACH) })
+	if err := os.WriteFile(filepath.Join(stale, "left"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b, err := bwrap.New(&bwrap.Options{TempDir: tmp, WorkspaceSize: 8 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := b.Start(t.Context(), sandbox.Spec{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("the dead process's capped dir %s is still there (stat: %v)", stale, err)
+	}
+	if res, err := s.Run(t.Context(), sandbox.Command{Args: []string{"true"}}); err != nil || res.ExitCode != 0 {
+		t.Errorf("a session under TempDir %s: %+v, %v", tmp, res, err)
 	}
 }

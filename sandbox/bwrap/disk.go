@@ -65,11 +65,15 @@ func unmountAndRemove(dir string) {
 
 // reapDisks cleans the capped directories of fixpoint processes that died
 // without closing their sessions: the session directories inside go first
-// (host.Reap kills their session uid's processes), then the tmpfs.
+// (host.Reap kills their session uid's processes), then the tmpfs. Session
+// directories directly under tempDir (uncapped) are reaped too: the host
+// package reaps only under the first session's own temp directory, which
+// is a fresh capped one.
 func reapDisks(tempDir string, b *Backend) {
 	if tempDir == "" {
 		tempDir = os.TempDir()
 	}
+	host.Reap(tempDir, b.opts.Logger)
 	entries, err := os.ReadDir(tempDir)
 	if err != nil {
 		return

@@ -5,8 +5,8 @@
 // network, ipc, uts and cgroup namespaces (no network at all), sees the
 // host's /usr read-only plus a few selected /etc files, a private /tmp
 // tmpfs capped at [Options.TmpSize], and the session's workspace copy at
-// /workspace, which lives on a host tmpfs capped at
-// [Options.WorkspaceSize] when fixpoint runs as root. It dies with
+// /workspace, which lives on a tmpfs capped at [Options.WorkspaceSize]
+// (see cappedDir). It dies with
 // fixpoint (--die-with-parent) and cannot reach the terminal
 // (--new-session). When the command exits, its pid namespace goes and with
 // it every process it left behind. Rlimits, timeouts, output caps and the
@@ -41,10 +41,11 @@ type Options struct {
 	TmpSize int64
 	// WorkspaceSize caps the session's workspace copy in bytes; 0 =
 	// DefaultWorkspaceSize (1 GiB). The session directory lives on a tmpfs
-	// of this size that fixpoint mounts on the host, so a command that
-	// fills /workspace gets ENOSPC and the host disk is untouched. Mounting
-	// needs root: run as a normal user, the workspace is bounded only per
-	// file (Limits.FileSize) and Start logs a warning once.
+	// of this size, so a command that fills /workspace gets ENOSPC and the
+	// host disk is untouched. Run as root, fixpoint mounts it on the host;
+	// as a normal user, in a user and mount namespace held for the session
+	// (unshare, nsenter). Where neither works, the workspace is bounded
+	// only per file (Limits.FileSize) and Start logs a warning once.
 	WorkspaceSize int64
 	// GoCacheDir holds the per-project Go build caches. A project's cache
 	// (keyed by sandbox.LabelProject) is bound read-write at /gocache, as
@@ -143,7 +144,7 @@ func (b *Backend) Start(ctx context.Context, spec sandbox.Spec) (sandbox.Session
 		tempDir = dir
 	case errors.Is(err, ErrNoDiskCap):
 		b.warnOnce.Do(func() {
-			b.opts.Logger.Warn("bwrap sandbox: the workspace has no disk cap, only a per-file limit; run fixpoint as root or use the docker backend", "err", err)
+			b.opts.Logger.Warn("bwrap sandbox: the workspace has no disk cap, only a per-file limit; allow unprivileged user namespaces, run fixpoint as root, or use the docker backend", "err", err)
 		})
 	default:
 		return nil, err
@@ -200,11 +201,12 @@ var etcAllow = []string{"alternatives", "ld.so.cache", "ld.so.conf", "ld.so.conf
 	"python3", "python3.*", "nodejs", "npmrc", "gitconfig", "bash.bashrc", "profile"}
 
 func (b *Backend) wrap(d host.Dirs, rel string, args []string, spec sandbox.Spec) (host.Launch, error) {
-	a := []string{b.path,
+	enter, inside := nsPrefix(d.Root) // a capped dir held in a namespace of its own
+	a := append(enter, b.path,
 		"--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session", "--hostname", "sandbox",
 		"--uid", "1000", "--gid", "1000",
 		"--ro-bind", "/usr", "/usr",
-	}
+	)
 	for _, top := range []string{"bin", "sbin", "lib", "lib32", "lib64", "libx32"} {
 		p := "/" + top
 		if target, err := os.Readlink(p); err == nil {
@@ -219,13 +221,13 @@ func (b *Backend) wrap(d host.Dirs, rel string, args []string, spec sandbox.Spec
 			a = append(a, "--ro-bind", m, m)
 		}
 	}
-	a = append(a, "--ro-bind", writeEtc(d, "passwd", "root:x:0:0:root:/root:/bin/sh\nsandbox:x:1000:1000:sandbox:/tmp:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"), "/etc/passwd")
-	a = append(a, "--ro-bind", writeEtc(d, "group", "root:x:0:\nsandbox:x:1000:\nnogroup:x:65534:\n"), "/etc/group")
-	a = append(a, "--ro-bind", writeEtc(d, "hosts", "127.0.0.1 localhost sandbox\n::1 localhost\n"), "/etc/hosts")
+	a = append(a, "--ro-bind", inside(writeEtc(d, "passwd", "root:x:0:0:root:/root:/bin/sh\nsandbox:x:1000:1000:sandbox:/tmp:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n")), "/etc/passwd")
+	a = append(a, "--ro-bind", inside(writeEtc(d, "group", "root:x:0:\nsandbox:x:1000:\nnogroup:x:65534:\n")), "/etc/group")
+	a = append(a, "--ro-bind", inside(writeEtc(d, "hosts", "127.0.0.1 localhost sandbox\n::1 localhost\n")), "/etc/hosts")
 	a = append(a,
 		"--proc", "/proc", "--dev", "/dev",
 		"--size", fmt.Sprint(b.opts.TmpSize), "--tmpfs", "/tmp",
-		"--bind", d.Workspace, "/workspace",
+		"--bind", inside(d.Workspace), "/workspace",
 	)
 	env := []string{"PATH=" + sandboxPath, "HOME=/tmp", "LANG=C.UTF-8", "TMPDIR=/tmp"}
 	if dir := b.goCache(spec); dir != "" {

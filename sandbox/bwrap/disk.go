@@ -1,15 +1,18 @@
 package bwrap
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/fixpoint-dev/fixpoint/sandbox/host"
 )
@@ -30,23 +33,29 @@ const DefaultGoCacheSize = 2 << 30
 const diskPrefix = "fixpoint-bwrapdisk-"
 
 // ErrNoDiskCap means the workspace cannot be put on a size-capped tmpfs
-// here: mounting needs root (or CAP_SYS_ADMIN in the host's mount
-// namespace).
-var ErrNoDiskCap = errors.New("bwrap sandbox: no disk cap for the workspace (mounting a size-limited tmpfs needs root)")
+// here: neither a mount (root) nor a user namespace holding one (unshare
+// and nsenter from util-linux, unprivileged user namespaces) is possible.
+var ErrNoDiskCap = errors.New("bwrap sandbox: no disk cap for the workspace")
 
 // cappedDir makes a directory under tempDir with a tmpfs of size bytes
 // mounted on it, where the session directory (workspace copy, synthetic
 // /etc files) then lives: whatever a command writes into /workspace is
 // bounded by size, gets ENOSPC past it and never reaches the host disk.
 // release unmounts and removes it (the session directory must be closed
-// first). The error wraps ErrNoDiskCap when the mount is not permitted.
+// first). The error wraps ErrNoDiskCap when no cap is possible.
+//
+// Run as root, the tmpfs is mounted on dir in the host's mount namespace.
+// Otherwise it is mounted in a user and mount namespace of its own, kept
+// by a holder process (see holdTmpfs): fixpoint reaches it as
+// /proc/<holder>/root/<dir>, which is the dir returned, and each command
+// enters that namespace (see nsPrefix).
 func cappedDir(tempDir string, size int64) (dir string, release func(), err error) {
-	if os.Geteuid() != 0 {
-		return "", nil, ErrNoDiskCap
-	}
 	dir, err = os.MkdirTemp(tempDir, diskPrefix+strconv.Itoa(os.Getpid())+"-")
 	if err != nil {
 		return "", nil, fmt.Errorf("bwrap sandbox: %w", err)
+	}
+	if os.Geteuid() != 0 {
+		return holdTmpfs(dir, size)
 	}
 	// 0711: the session uid must pass through to its own 0700 directory.
 	opts := fmt.Sprintf("size=%d,mode=0711", size)
@@ -56,6 +65,66 @@ func cappedDir(tempDir string, size int64) (dir string, release func(), err erro
 	}
 	var once sync.Once
 	return dir, func() { once.Do(func() { unmountAndRemove(dir) }) }, nil
+}
+
+// holdTmpfs mounts a tmpfs of size bytes on dir inside a new user and
+// mount namespace, held by a process that sleeps until release kills it
+// (or fixpoint dies: it gets SIGKILL then). The tmpfs exists only in that
+// namespace and goes with it.
+func holdTmpfs(dir string, size int64) (string, func(), error) {
+	fail := func(err error) (string, func(), error) {
+		os.Remove(dir)
+		return "", nil, fmt.Errorf("%w: %v", ErrNoDiskCap, err)
+	}
+	script := fmt.Sprintf(`mount -t tmpfs -o size=%d,mode=0700 tmpfs "$0" && echo ready && exec sleep infinity`, size)
+	cmd := exec.Command("unshare", "--user", "--map-root-user", "--mount", "sh", "-c", script, dir)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return fail(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		return fail(err)
+	}
+	ready := make(chan bool, 1)
+	go func() {
+		line, _ := bufio.NewReader(out).ReadString('\n')
+		ready <- line == "ready\n"
+	}()
+	ok := false
+	select {
+	case ok = <-ready:
+	case <-time.After(10 * time.Second):
+	}
+	kill := func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		cmd.Wait()
+		os.Remove(dir)
+	}
+	if !ok {
+		kill()
+		return fail(fmt.Errorf("unshare: %s", strings.TrimSpace(stderr.String())))
+	}
+	// sh exec'd sleep: the holder is the process unshare started.
+	var once sync.Once
+	return fmt.Sprintf("/proc/%d/root%s", cmd.Process.Pid, dir), func() { once.Do(kill) }, nil
+}
+
+// nsPrefix returns, for a session directory reached through a holder
+// (/proc/<pid>/root/<path>), the command that enters the holder's
+// namespaces and the path as seen there; for any other directory, nil
+// and the directory itself.
+func nsPrefix(root string) (argv []string, inside func(string) string) {
+	rest, ok := strings.CutPrefix(root, "/proc/")
+	pid, path, _ := strings.Cut(rest, "/root/")
+	if !ok || path == "" || strings.Trim(pid, "0123456789") != "" {
+		return nil, func(p string) string { return p }
+	}
+	prefix := "/proc/" + pid + "/root"
+	return []string{"nsenter", "--target", pid, "--user", "--mount", "--preserve-credentials"},
+		func(p string) string { return strings.TrimPrefix(p, prefix) }
 }
 
 func unmountAndRemove(dir string) {

@@ -1,6 +1,7 @@
 package bwrap_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -163,5 +164,46 @@ func TestDiskCapReapsDeadProcesses(t *testing.T) {
 	}
 	if res, err := s.Run(t.Context(), sandbox.Command{Args: []string{"true"}}); err != nil || res.ExitCode != 0 {
 		t.Errorf("a session under TempDir %s: %+v, %v", tmp, res, err)
+	}
+}
+
+// TestDiskCapUnprivileged runs TestDiskCap again as nobody, so that the
+// namespace-held cap of a normal user is tested where tests run as root
+// (CI); run as a normal user, TestDiskCap itself covers it.
+func TestDiskCapUnprivileged(t *testing.T) {
+	sandboxtest.RequireCommand(t, "bwrap")
+	if os.Geteuid() != 0 {
+		t.Skip("TestDiskCap already runs unprivileged here")
+	}
+	dir, err := os.MkdirTemp("", "fixpoint-unprivileged-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	self, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "bwrap.test")
+	if err := os.WriteFile(bin, self, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(dir, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "-test.run", "^TestDiskCap$", "-test.v", "-test.count=1")
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "TMPDIR=" + os.TempDir(), "CI=" + os.Getenv("CI")}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: TestDiskCap ") {
+		t.Fatalf("TestDiskCap as nobody: %v\n%s", err, out)
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.Contains(line, "bytes written before ENOSPC") {
+			t.Log("as nobody:", strings.TrimSpace(line))
+		}
 	}
 }

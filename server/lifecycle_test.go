@@ -95,8 +95,9 @@ func TestMalformedInputGetsErrorsAndTheConnectionSurvives(t *testing.T) {
 		code  int
 		idNil bool
 		next  int // the code of a second reply, 0 = none
+		id    float64 // the reply's id, when not 0
 	}{
-		{name: "invalid JSON", raw: frame(`{"jsonrpc":"2.0","id":7,"method":`), code: -32700}, // id 7: read from the cut body
+		{name: "invalid JSON", raw: frame(`{"jsonrpc":"2.0","id":7,"method":`), code: -32700, id: 7}, // read from the cut body
 		{name: "not an object", raw: frame(`[1,2,3]`), code: -32600, idNil: true},
 		{name: "missing jsonrpc", raw: frame(`{"id":8,"method":"shutdown"}`), code: -32600},
 		{name: "bad content length", raw: "Content-Length: abc\r\n\r\n", code: -32700, idNil: true},
@@ -112,6 +113,9 @@ func TestMalformedInputGetsErrorsAndTheConnectionSurvives(t *testing.T) {
 			}
 			if tt.idNil && m["id"] != nil {
 				t.Errorf("reply id = %v, want null", m["id"])
+			}
+			if id, _ := m["id"].(float64); tt.id != 0 && id != tt.id {
+				t.Errorf("reply id = %v, want %v", m["id"], tt.id)
 			}
 			if tt.next != 0 {
 				if m := c.read(); errCode(m) != tt.next {

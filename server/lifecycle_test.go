@@ -94,7 +94,7 @@ func TestMalformedInputGetsErrorsAndTheConnectionSurvives(t *testing.T) {
 		raw   string
 		code  int
 		idNil bool
-		next  int // the code of a second reply, 0 = none
+		next  int     // the code of a second reply, 0 = none
 		id    float64 // the reply's id, when not 0
 	}{
 		{name: "invalid JSON", raw: frame(`{"jsonrpc":"2.0","id":7,"method":`), code: -32700, id: 7}, // read from the cut body

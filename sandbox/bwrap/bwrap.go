@@ -66,11 +66,12 @@ type Options struct {
 
 // Backend starts bubblewrap sessions. It is safe for concurrent use.
 type Backend struct {
-	opts     Options
-	path     string
-	prepared sync.Map  // Go cache dirs made ready this process
-	reapOnce sync.Once // the first Start cleans dead processes' capped dirs
-	warnOnce sync.Once // the missing disk cap is logged once
+	opts      Options
+	path      string
+	prepared  sync.Map  // Go cache dirs made ready this process
+	tmpfsSize bool      // bwrap has --size
+	reapOnce  sync.Once // the first Start cleans dead processes' capped dirs
+	warnOnce  sync.Once // the missing disk cap is logged once
 }
 
 // New finds bwrap and checks that it can create its namespaces here; the
@@ -104,6 +105,11 @@ func New(opts *Options) (*Backend, error) {
 		return nil, fmt.Errorf("bwrap not found (install it with `apt-get install bubblewrap`): %w", sandbox.ErrUnavailable)
 	}
 	b.path = p
+	// --size (bubblewrap 0.5.0 and later) caps the /tmp tmpfs; an older
+	// bwrap gets the session's tmp directory instead, inside the capped
+	// session directory, so /tmp shares the workspace's cap.
+	help, _ := exec.Command(p, "--help").CombinedOutput()
+	b.tmpfsSize = strings.Contains(string(help), "--size")
 	return b, nil
 }
 
@@ -226,9 +232,13 @@ func (b *Backend) wrap(d host.Dirs, rel string, args []string, spec sandbox.Spec
 	a = append(a, "--ro-bind", inside(writeEtc(d, "hosts", "127.0.0.1 localhost sandbox\n::1 localhost\n")), "/etc/hosts")
 	a = append(a,
 		"--proc", "/proc", "--dev", "/dev",
-		"--size", fmt.Sprint(b.opts.TmpSize), "--tmpfs", "/tmp",
 		"--bind", inside(d.Workspace), "/workspace",
 	)
+	if b.tmpfsSize {
+		a = append(a, "--size", fmt.Sprint(b.opts.TmpSize), "--tmpfs", "/tmp")
+	} else {
+		a = append(a, "--bind", inside(d.Tmp), "/tmp")
+	}
 	env := []string{"PATH=" + sandboxPath, "HOME=/tmp", "LANG=C.UTF-8", "TMPDIR=/tmp"}
 	if dir := b.goCache(spec); dir != "" {
 		a = append(a, "--bind", dir, "/gocache")

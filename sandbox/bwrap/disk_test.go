@@ -207,3 +207,46 @@ func TestDiskCapUnprivileged(t *testing.T) {
 		}
 	}
 }
+
+// TestDiskCapOldBwrap: a bwrap without --size (before 0.5.0) gets the
+// session's tmp directory as /tmp, inside the capped session directory:
+// filling /tmp ends in ENOSPC at the workspace cap.
+func TestDiskCapOldBwrap(t *testing.T) {
+	real := sandboxtest.RequireCommand(t, "bwrap")
+	dir, err := os.MkdirTemp("", "fixpoint-oldbwrap-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o755) // the session uid runs it
+	fake := filepath.Join(dir, "bwrap")
+	script := "#!/bin/sh\n[ \"$1\" = --help ] && { echo 'usage: bwrap [OPTIONS...] [--] COMMAND [ARGS...]'; exit 0; }\nexec " + real + " \"$@\"\n"
+	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const wsCap = 48 << 20
+	b, err := bwrap.New(&bwrap.Options{Path: fake, WorkspaceSize: wsCap, TmpSize: 1 << 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := b.Start(t.Context(), sandbox.Spec{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Sync(t.Context(), &sandbox.Snapshot{Files: map[string]sandbox.File{"fill.py": {Data: []byte(fillScript)}}}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Run(t.Context(), sandbox.Command{Args: []string{"python3", "fill.py", "/tmp"}, Limits: sandbox.Limits{Timeout: time.Minute, FileSize: 8 << 20}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := fillResult.FindStringSubmatch(string(res.Stdout))
+	if m == nil {
+		t.Fatalf("fill.py printed no result: exit %d, %s %s", res.ExitCode, res.Stdout, res.Stderr)
+	}
+	written, _ := strconv.ParseInt(m[1], 10, 64)
+	if m[2] != "ENOSPC" || written > wsCap || written < wsCap/2 {
+		t.Errorf("filling /tmp under a bwrap without --size: %s after %d bytes, want ENOSPC at the %d byte workspace cap", m[2], written, wsCap)
+	}
+}

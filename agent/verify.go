@@ -64,8 +64,8 @@ func weakened(p string, before, after []byte) string {
 }
 
 // checkEdits refuses a reply's changes that touch tests when they must not:
-// in fix mode without allowTestEdits any edit of an existing test file and
-// any new or changed test infrastructure (testInfra); in every mode a
+// in fix mode without allowTestEdits any new or changed test file and any
+// new or changed test infrastructure (testInfra); in every mode a
 // change that deletes or weakens tests. orig holds the files before the
 // change (nil = did not exist), changed the files after (nil = deleted).
 // It returns one line per problem.
@@ -82,12 +82,19 @@ func checkEdits(mode Mode, allowTestEdits bool, orig, changed map[string][]byte)
 		if !IsTestFile(p) {
 			continue
 		}
-		if before == nil {
-			continue // a new test file is fine (testInfra has looked at it)
-		}
 		if mode == ModeFix && !allowTestEdits {
+			if before == nil {
+				// A new test file runs with the failing tests (the same
+				// Go package, the same pytest or mocha process) and could
+				// change how they assert.
+				probs = append(probs, fmt.Sprintf("%s is a new test file: in fix mode the tests are the specification and are not added to either; change the code under test instead", p))
+				continue
+			}
 			probs = append(probs, fmt.Sprintf("%s is a test file: in fix mode the tests are the specification; change the code under test instead", p))
 			continue
+		}
+		if before == nil {
+			continue // a new test file is fine in solve mode
 		}
 		if why := weakened(p, before, changed[p]); why != "" {
 			probs = append(probs, why+": deleting or weakening tests is refused")

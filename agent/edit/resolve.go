@@ -128,7 +128,9 @@ func under(rel, dir string) bool {
 // Protected returns what kind of protected file rel is, or "" when it is
 // not protected: fixpoint's configuration and data, the sandbox recipe,
 // dev containers, CI configuration, git attributes and modules, commit
-// hook managers, direnv files and editor settings. Those run code on the
+// hook managers, direnv and mise files, package manager configuration that
+// can swap the toolchain (.yarnrc.yml, .pnpmfile.cjs, .cargo/), and editor
+// settings. Those run code on the
 // user's machine or in CI, or change how fixpoint verifies, outside the
 // sandbox; a model must not write them unless the user allows it.
 func Protected(rel string) string {
@@ -145,6 +147,8 @@ func Protected(rel string) string {
 			return "CI configuration"
 		case ".husky":
 			return "a git hook manager's configuration"
+		case ".cargo":
+			return "package manager configuration (it can swap the toolchain on the host)"
 		case ".vscode", ".idea", ".helix", ".zed", ".fleet", ".nvim", ".theia":
 			return "editor settings"
 		}
@@ -174,9 +178,11 @@ func Protected(rel string) string {
 		return "git configuration"
 	case ".pre-commit-config.yaml", ".pre-commit-hooks.yaml", "lefthook.yml", ".lefthook.yml", "lefthook-local.yml", "lefthook.yaml":
 		return "a git hook manager's configuration"
-	case ".envrc":
-		return "direnv configuration (it runs when the user enters the directory)"
-	case ".nvim.lua", ".nvimrc", ".exrc", ".vimrc", ".dir-locals.el", ".dir-locals-2.el", ".editorconfig":
+	case ".envrc", ".mise.toml", "mise.toml", ".mise.local.toml":
+		return "shell environment configuration (it runs when the user enters the directory)"
+	case ".yarnrc", ".yarnrc.yml", ".pnpmfile.cjs", ".pnpmfile.mjs":
+		return "package manager configuration (it can swap the toolchain on the host)"
+	case ".nvim.lua", ".nvimrc", ".exrc", ".vimrc", ".dir-locals.el", ".dir-locals-2.el":
 		return "editor settings"
 	}
 	return ""

@@ -14,7 +14,7 @@ import (
 // ApplyOptions configure Apply. nil means the defaults.
 type ApplyOptions struct {
 	// Root is the workspace on the host, where every path is resolved
-	// without following symlinks (see CheckHost); "" means the
+	// without following symlinks (see CheckPaths); "" means the
 	// snapshot's Root, and no host check when that is "" too.
 	Root string
 	// AllowProtected lists protected files the model may change anyway
@@ -61,7 +61,7 @@ var ErrOutside = errors.New("path outside the workspace")
 // Before a block is applied its path is checked by name (git names in any
 // spelling, secret files, protected files) and against the git
 // directories the snapshot's gitdir and commondir files point to, then
-// resolved on the host under Root one component at a time (CheckHost). A
+// resolved on the host under Root one component at a time, as CheckPaths does. A
 // secret file's content is never quoted in the error. After the last
 // block, no directory holding a changed file may look like a git
 // directory in the result.

@@ -259,10 +259,11 @@ var ErrChangedOnDisk = errors.New("changed on disk since the run started")
 
 // WriteFiles writes changes into the workspace at root, only when every
 // file is still as the run saw it, and only through paths that pass
-// CheckHost: no symlink anywhere on a path (they are not followed, ever),
-// nothing inside a git directory, no hard links. It checks every path
-// first, then writes each file atomically. Names are checked too (.git);
-// the policy on names (protected and secret files) is Apply's.
+// CheckPaths: no symlink anywhere on a path (they are not followed, ever),
+// nothing inside a git directory, no hard links; nor may the written files
+// make a directory look like a git directory. It checks every path first,
+// then writes each file atomically. The policy on names (protected and
+// secret files) is Apply's.
 func WriteFiles(root string, changes []Change) error {
 	h, err := openRoot(root)
 	if err != nil {
@@ -303,8 +304,11 @@ func WriteFiles(root string, changes []Change) error {
 }
 
 // CheckPaths checks the paths a result writes, at the moment it is about
-// to be written (by fixpoint or by an editor): clean and relative, no git
-// name, and CheckHost.
+// to be written (by fixpoint or by an editor): each must be clean and
+// relative, with no git name, and resolve under root one component at a
+// time without following links: no symlink on the way, no directory that
+// looks like a git directory (the root included), and nothing there but a
+// regular file with one link, or nothing yet.
 func CheckPaths(root string, paths []string) error {
 	h, err := openRoot(root)
 	if err != nil {

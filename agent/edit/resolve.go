@@ -236,25 +236,6 @@ func checkName(rel string, o *ApplyOptions) error {
 	return nil
 }
 
-// CheckHost resolves rel under root one component at a time without
-// following symlinks (lstat semantics) and refuses it when a component is
-// a symlink, when a directory on the way looks like a git directory, or
-// when the path exists as anything but a regular file with one link. A
-// missing component is fine (the edit creates it). It does not check
-// names (see Apply); root itself may be reached through symlinks.
-func CheckHost(root, rel string) error {
-	if hasGitName(rel) {
-		return refuse(ErrGitDir, "%s is inside .git", rel)
-	}
-	d, err := openRoot(root)
-	if err != nil {
-		return err
-	}
-	defer d.close()
-	_, err = d.inspect(rel)
-	return err
-}
-
 // refusal is an error that matches its sentinel with errors.Is and reads
 // as its message alone (the message names the file and the reason).
 type refusal struct {

@@ -3,6 +3,7 @@ package edit
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"path"
 	"regexp"
 	"sort"
@@ -99,7 +100,7 @@ func Apply(snap *sandbox.Snapshot, blocks []Block, opts *ApplyOptions) (map[stri
 			return nil, &ApplyError{Block: n, Path: b.Path, Err: ErrOutside,
 				Reason: fmt.Sprintf("block %d: %v: paths must be relative to the workspace root, without ..", n, err)}
 		}
-		if err := checkPath(host, targets, p, &o); err != nil {
+		if err := checkPath(snap, host, targets, p, &o); err != nil {
 			return nil, &ApplyError{Block: n, Path: b.Path, Err: err, Reason: fmt.Sprintf("block %d: %v", n, err)}
 		}
 		cur, exists := get(p)
@@ -122,11 +123,17 @@ func Apply(snap *sandbox.Snapshot, blocks []Block, opts *ApplyOptions) (map[stri
 	return out, nil
 }
 
-// checkPath refuses p by name, by the snapshot's git directories, and on
-// the host (when host is not nil).
-func checkPath(host *hostRoot, gitDirs []string, p string, o *ApplyOptions) error {
+// checkPath refuses p by name, by the snapshot's symlinks and git
+// directories, and on the host (when host is not nil).
+func checkPath(snap *sandbox.Snapshot, host *hostRoot, gitDirs []string, p string, o *ApplyOptions) error {
 	if err := checkName(p, o); err != nil {
 		return asOutside(err)
+	}
+	// A snapshot that records symlinks marks them with fs.ModeSymlink.
+	for sub := p; sub != "."; sub = path.Dir(sub) {
+		if f, ok := snap.Files[sub]; ok && f.Mode&fs.ModeSymlink != 0 {
+			return asOutside(refuse(ErrSymlink, "%s goes through %s, which is a symlink", p, sub))
+		}
 	}
 	for _, d := range gitDirs {
 		if under(p, d) {

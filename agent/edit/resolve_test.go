@@ -2,6 +2,7 @@ package edit
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -178,6 +179,19 @@ func TestApplyRefusesPathsThatDoNotResolve(t *testing.T) {
 				t.Errorf("the workspace changed:\nbefore %v\nafter  %v", before, after)
 			}
 		})
+	}
+}
+
+// TestApplyRefusesSnapshotSymlinks: a snapshot that records a symlink
+// (fs.ModeSymlink) refuses paths through it even with no host tree.
+func TestApplyRefusesSnapshotSymlinks(t *testing.T) {
+	snap := snapOf(map[string]string{"a.go": "package a\n"})
+	snap.Files["gitlink"] = sandbox.File{Data: []byte(".git"), Mode: fs.ModeSymlink | 0o777}
+	for _, p := range []string{"gitlink/commondir", "gitlink"} {
+		_, err := Apply(snap, []Block{create(p, "x\n")}, nil)
+		if !errors.Is(err, ErrSymlink) {
+			t.Errorf("Apply(%s) = %v, want ErrSymlink", p, err)
+		}
 	}
 }
 

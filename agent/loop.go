@@ -368,7 +368,7 @@ func (r *run) applyReply(ctx context.Context, reply string, it int) (map[string]
 	}
 	var changes map[string][]byte
 	if err == nil {
-		changes, err = applyEdits(r.cur, blocks)
+		changes, err = applyEdits(r.e.cfg, r.cur, blocks)
 	}
 	if err != nil {
 		r.log.Write(runlog.KindEdit, it, map[string]any{"blocks": len(blocks), "applied": false, "error": err.Error()})

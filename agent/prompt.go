@@ -45,7 +45,8 @@ func systemPrompt(mode Mode, lang string) string {
 	switch mode {
 	case ModeFix:
 		b.WriteString("Mode: fix. The failing tests are the specification. Change the code under test, never the tests:\n")
-		b.WriteString("edits to existing test files are refused, and so is deleting, skipping or weakening a test.\n")
+		b.WriteString("editing or adding test files or test configuration (conftest.py, runner settings, testdata) is refused,\n")
+		b.WriteString("and so is deleting, skipping or weakening a test. Never touch .git, CI, editor or fixpoint settings.\n")
 	default:
 		b.WriteString("Mode: solve. Implement the goal and add new tests that pin it down: cover edge cases (empty input,\n")
 		b.WriteString("boundaries, errors), not only the happy path. " + propertyHint(lang) + "\n")

@@ -64,23 +64,37 @@ func weakened(p string, before, after []byte) string {
 }
 
 // checkEdits refuses a reply's changes that touch tests when they must not:
-// in fix mode without allowTestEdits any edit of an existing test file; in
-// every mode a change that deletes or weakens tests. orig holds the files
-// before the change (nil = did not exist), changed the files after (nil =
-// deleted). It returns one line per problem.
+// in fix mode without allowTestEdits any new or changed test file and any
+// new or changed test infrastructure (testInfra); in every mode a
+// change that deletes or weakens tests. orig holds the files before the
+// change (nil = did not exist), changed the files after (nil = deleted).
+// It returns one line per problem.
 func checkEdits(mode Mode, allowTestEdits bool, orig, changed map[string][]byte) []string {
 	var probs []string
 	for _, p := range sortedKeys(changed) {
+		before := orig[p]
+		if mode == ModeFix && !allowTestEdits {
+			if why := testInfra(p, before, changed[p]); why != "" {
+				probs = append(probs, fmt.Sprintf("%s %s: in fix mode the tests and what runs them are the specification; change the code under test instead", p, why))
+				continue
+			}
+		}
 		if !IsTestFile(p) {
 			continue
 		}
-		before, existed := orig[p]
-		if !existed || before == nil {
-			continue // a new test file is always fine
-		}
 		if mode == ModeFix && !allowTestEdits {
+			if before == nil {
+				// A new test file runs with the failing tests (the same
+				// Go package, the same pytest or mocha process) and could
+				// change how they assert.
+				probs = append(probs, fmt.Sprintf("%s is a new test file: in fix mode the tests are the specification and are not added to either; change the code under test instead", p))
+				continue
+			}
 			probs = append(probs, fmt.Sprintf("%s is a test file: in fix mode the tests are the specification; change the code under test instead", p))
 			continue
+		}
+		if before == nil {
+			continue // a new test file is fine in solve mode
 		}
 		if why := weakened(p, before, changed[p]); why != "" {
 			probs = append(probs, why+": deleting or weakening tests is refused")
@@ -130,8 +144,10 @@ func verdict(mode Mode, baseline, final *testrun.Report) []string {
 			switch st, ok := now[t.ID]; {
 			case !ok && t.Status == testrun.StatusFail:
 				why = append(why, fmt.Sprintf("test %s failed before the run and has vanished: in fix mode the failing tests are the goal", t.ID))
-			case ok && st != testrun.StatusPass:
-				// Already reported through the failure count.
+			case ok && st != testrun.StatusPass && st != testrun.StatusFail && st != testrun.StatusError:
+				// Skipped or xfail-marked: it no longer counts as a failure,
+				// and it is not fixed either.
+				why = append(why, fmt.Sprintf("test %s failed before the run and now is %s: in fix mode the failing tests must pass", t.ID, st))
 			}
 		}
 	}

@@ -131,6 +131,11 @@ type Policy struct {
 	AllowDeps []string `toml:"allow_deps" json:"allowDeps"`
 	// IncludeIgnored lets .gitignored files into prompts (never .env, keys).
 	IncludeIgnored bool `toml:"include_ignored" json:"includeIgnored"`
+	// AllowProtected lists protected files the model may change anyway
+	// (.vscode/launch.json, "ci/" for a directory, or a glob such as
+	// ".github/workflows/*.yml"). .fixpoint.toml itself always stays
+	// protected. See agent/edit.Protected.
+	AllowProtected []string `toml:"allow_protected" json:"allowProtected"`
 }
 
 // Duration is a time.Duration written as "90s" or "2m" in files.

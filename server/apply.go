@@ -163,10 +163,19 @@ func (s *Server) stateFunc(root string) func(rel string) current {
 
 // apply sends a run's result as one workspace/applyEdit. On a conflict
 // it asks the user ("Show diff" / "Apply anyway") and applies nothing
-// unless told to.
+// unless told to. A path that now goes through a symlink or into a git
+// directory is never sent. Callers decide whether a result may be
+// applied at all: a verified one, or an unverified one the user asked for.
 func (s *Server) apply(ctx context.Context, r *run, res *agent.Result, force bool) {
 	if len(res.Changes) == 0 {
 		s.showMessage(ctx, protocol.MessageTypeInfo, "fixpoint: verified; no file changes were needed")
+		return
+	}
+	// The editor writes what it is sent and follows symlinks: check every
+	// path on the host now, as it is, before anything is sent.
+	if err := agent.CheckChanges(r.root, res.Changes); err != nil {
+		s.showMessage(ctx, protocol.MessageTypeError, "fixpoint: not applied: "+err.Error()+". The diff is in the fixpoint output log.")
+		s.logMessage(ctx, protocol.MessageTypeInfo, res.Diff)
 		return
 	}
 	plan, conflicts := planEdits(res.Changes, s.stateFunc(r.root), force)

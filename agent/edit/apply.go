@@ -3,9 +3,8 @@ package edit
 import (
 	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"path"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -15,9 +14,18 @@ import (
 
 // ApplyOptions configure Apply. nil means the defaults.
 type ApplyOptions struct {
-	// Root is the workspace on the host, checked for symlinks that escape
-	// it; "" means the snapshot's Root, and no check when that is "" too.
+	// Root is the workspace on the host, where every path is resolved
+	// without following symlinks (see CheckPaths); "" means the
+	// snapshot's Root, and no host check when that is "" too.
 	Root string
+	// AllowProtected lists protected files the model may change anyway
+	// ([policy] allow_protected): exact paths, "dir/" prefixes or
+	// path.Match patterns. fixpoint's own configuration stays protected.
+	AllowProtected []string
+	// Protect adds workspace paths (files, or directories ending in "/")
+	// to the protected ones, such as a sandbox Dockerfile the
+	// configuration names.
+	Protect []string
 }
 
 // ApplyError is a block that cannot be applied. Its message is precise
@@ -27,7 +35,7 @@ type ApplyError struct {
 	Path   string // the block's path as written
 	Reason string // one sentence, naming the block and the file
 	Nearby string // the file's closest lines, numbered, when useful
-	Err    error  // the cause when there is one (ErrOutside), for errors.Is
+	Err    error  // the cause when there is one (ErrOutside, ErrProtected…), for errors.Is
 }
 
 func (e *ApplyError) Error() string {
@@ -41,7 +49,8 @@ func (e *ApplyError) Error() string {
 func (e *ApplyError) Unwrap() error { return e.Err }
 
 // ErrOutside marks a path outside the workspace: absolute, with "..",
-// through a symlink that leaves the workspace on the host, or inside .git.
+// through a symlink, or inside a git directory. Refusals for symlinks and
+// git directories match both ErrOutside and their own sentinel.
 var ErrOutside = errors.New("path outside the workspace")
 
 // Apply applies blocks to snap in order (a later block sees the result of
@@ -49,15 +58,34 @@ var ErrOutside = errors.New("path outside the workspace")
 // files that changed, keyed by clean workspace-relative path. It is all or
 // nothing: on error the result is nil and the error is an *ApplyError for
 // the first block that failed.
+//
+// Before a block is applied its path is checked by name (git names in any
+// spelling, secret files, protected files) and against the git
+// directories the snapshot's gitdir and commondir files point to, then
+// resolved on the host under Root one component at a time, as CheckPaths does. A
+// secret file's content is never quoted in the error. After the last
+// block, no directory holding a changed file may look like a git
+// directory in the result.
 func Apply(snap *sandbox.Snapshot, blocks []Block, opts *ApplyOptions) (map[string][]byte, error) {
-	root := snap.Root
-	if opts != nil && opts.Root != "" {
-		root = opts.Root
+	var o ApplyOptions
+	if opts != nil {
+		o = *opts
 	}
+	if o.Root == "" {
+		o.Root = snap.Root
+	}
+	var host *hostRoot
+	if o.Root != "" {
+		if h, err := openRoot(o.Root); err == nil {
+			host = h
+			defer h.close()
+		}
+	}
+	targets := gitDirTargets(snap)
 	work := map[string][]byte{}
 	get := func(p string) ([]byte, bool) {
 		if b, ok := work[p]; ok {
-			return b, true
+			return b, b != nil
 		}
 		f, ok := snap.Files[p]
 		return f.Data, ok
@@ -72,14 +100,8 @@ func Apply(snap *sandbox.Snapshot, blocks []Block, opts *ApplyOptions) (map[stri
 			return nil, &ApplyError{Block: n, Path: b.Path, Err: ErrOutside,
 				Reason: fmt.Sprintf("block %d: %v: paths must be relative to the workspace root, without ..", n, err)}
 		}
-		if inGitDir(p) {
-			return nil, &ApplyError{Block: n, Path: b.Path, Err: ErrOutside,
-				Reason: fmt.Sprintf("block %d: %s is inside .git, which edits may not touch (a hook there would run on the host)", n, p)}
-		}
-		if root != "" {
-			if err := checkSymlinks(root, p); err != nil {
-				return nil, &ApplyError{Block: n, Path: b.Path, Err: ErrOutside, Reason: fmt.Sprintf("block %d: %v", n, err)}
-			}
+		if err := checkPath(snap, host, targets, p, &o); err != nil {
+			return nil, &ApplyError{Block: n, Path: b.Path, Err: err, Reason: fmt.Sprintf("block %d: %v", n, err)}
 		}
 		cur, exists := get(p)
 		next, aerr := applyOne(snap, p, cur, exists, b, n)
@@ -87,6 +109,9 @@ func Apply(snap *sandbox.Snapshot, blocks []Block, opts *ApplyOptions) (map[stri
 			return nil, aerr
 		}
 		work[p] = next
+	}
+	if err := checkGitDirs(snap, work, host); err != nil {
+		return nil, &ApplyError{Path: err.path, Err: err.err, Reason: err.err.Error()}
 	}
 	out := map[string][]byte{}
 	for p, data := range work {
@@ -96,6 +121,103 @@ func Apply(snap *sandbox.Snapshot, blocks []Block, opts *ApplyOptions) (map[stri
 		out[p] = data
 	}
 	return out, nil
+}
+
+// checkPath refuses p by name, by the snapshot's symlinks and git
+// directories, and on the host (when host is not nil).
+func checkPath(snap *sandbox.Snapshot, host *hostRoot, gitDirs []string, p string, o *ApplyOptions) error {
+	if err := checkName(p, o); err != nil {
+		return asOutside(err)
+	}
+	// A snapshot that records symlinks marks them with fs.ModeSymlink.
+	for sub := p; sub != "."; sub = path.Dir(sub) {
+		if f, ok := snap.Files[sub]; ok && f.Mode&fs.ModeSymlink != 0 {
+			return asOutside(refuse(ErrSymlink, "%s goes through %s, which is a symlink", p, sub))
+		}
+	}
+	for _, d := range gitDirs {
+		if under(p, d) {
+			return asOutside(refuse(ErrGitDir, "%s is inside %s, a git directory (a gitdir or commondir file points there)", p, d))
+		}
+	}
+	if host != nil {
+		if _, err := host.inspect(p); err != nil {
+			return asOutside(err)
+		}
+	}
+	return nil
+}
+
+// asOutside makes symlink and git-directory refusals match ErrOutside too.
+func asOutside(err error) error {
+	if errors.Is(err, ErrSymlink) || errors.Is(err, ErrGitDir) || errors.Is(err, ErrNotRegular) {
+		return &outsideError{err}
+	}
+	return err
+}
+
+type outsideError struct{ err error }
+
+func (e *outsideError) Error() string   { return e.err.Error() }
+func (e *outsideError) Unwrap() []error { return []error{e.err, ErrOutside} }
+
+type pathError struct {
+	path string
+	err  error
+}
+
+// checkGitDirs refuses a result in which a directory holding a changed
+// file looks like a git directory (HEAD with objects and refs, or with
+// commondir), counting the result's files and the host's.
+func checkGitDirs(snap *sandbox.Snapshot, work map[string][]byte, host *hostRoot) *pathError {
+	dirs := map[string]bool{}
+	mark := func(p string) {
+		for d := path.Dir(p); ; d = path.Dir(d) {
+			dirs[d] = true
+			if d == "." {
+				return
+			}
+		}
+	}
+	for p := range snap.Files {
+		if d, ok := work[p]; !ok || d != nil {
+			mark(p)
+		}
+	}
+	for p, d := range work {
+		if d != nil {
+			mark(p)
+		}
+	}
+	has := func(rel string) bool {
+		if _, ok := work[rel]; ok {
+			return work[rel] != nil
+		}
+		if _, ok := snap.Files[rel]; ok || dirs[rel] {
+			return true
+		}
+		return host != nil && host.exists(rel)
+	}
+	for _, p := range sortedPaths(work) {
+		for d := path.Dir(p); ; d = path.Dir(d) {
+			if looksLikeGitDir(d, has) {
+				return &pathError{p, asOutside(refuse(ErrGitDir, "the edits make %s look like a git directory (HEAD with objects and refs, or commondir), and %s is inside it", dirName(strings.Split(d, "/")), p))}
+			}
+			if d == "." {
+				break
+			}
+		}
+	}
+	return nil
+}
+
+func sortedPaths[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 func applyOne(snap *sandbox.Snapshot, p string, cur []byte, exists bool, b Block, n int) ([]byte, *ApplyError) {
@@ -516,43 +638,4 @@ func similarPaths(snap *sandbox.Snapshot, p string) []string {
 		out = out[:3]
 	}
 	return out
-}
-
-// inGitDir reports paths with a .git component (any case: macOS and
-// Windows file systems ignore it).
-func inGitDir(rel string) bool {
-	for _, part := range strings.Split(rel, "/") {
-		if strings.EqualFold(part, ".git") {
-			return true
-		}
-	}
-	return false
-}
-
-// checkSymlinks rejects rel when a component of it under root is a symlink
-// resolving outside root. Components that do not exist yet are fine.
-func checkSymlinks(root, rel string) error {
-	realRoot, err := filepath.EvalSymlinks(root)
-	if err != nil {
-		return nil // no host tree to escape from
-	}
-	cur := root
-	for _, part := range strings.Split(rel, "/") {
-		cur = filepath.Join(cur, part)
-		fi, err := os.Lstat(cur)
-		if err != nil {
-			return nil
-		}
-		if fi.Mode()&os.ModeSymlink == 0 {
-			continue
-		}
-		target, err := filepath.EvalSymlinks(cur)
-		if err != nil {
-			return fmt.Errorf("%w: %s is a symlink that cannot be resolved", ErrOutside, rel)
-		}
-		if r, err := filepath.Rel(realRoot, target); err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
-			return fmt.Errorf("%w: %s goes through a symlink to %s", ErrOutside, rel, target)
-		}
-	}
-	return nil
 }

@@ -175,9 +175,9 @@ func TestWriteChangesRefusesChangedFiles(t *testing.T) {
 	root := t.TempDir()
 	p := filepath.Join(root, "a.txt")
 	os.WriteFile(p, []byte("edited by the user\n"), 0o644)
-	err := writeChanges(root, []agent.FileChange{{Path: "a.txt", Before: []byte("old\n"), After: []byte("new\n")}})
+	err := agent.WriteChanges(root, []agent.FileChange{{Path: "a.txt", Before: []byte("old\n"), After: []byte("new\n")}})
 	if err == nil || !strings.Contains(err.Error(), "changed on disk") {
-		t.Fatalf("writeChanges = %v, want changed on disk", err)
+		t.Fatalf("WriteChanges = %v, want changed on disk", err)
 	}
 	if b, _ := os.ReadFile(p); string(b) != "edited by the user\n" {
 		t.Errorf("file overwritten: %q", b)

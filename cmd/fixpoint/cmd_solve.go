@@ -1,15 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 
 	"github.com/fixpoint-dev/fixpoint/agent"
@@ -117,7 +114,9 @@ func runAgentCommand(ctx context.Context, a *app, c *command, mode agent.Mode, a
 	if len(res.Changes) == 0 || f.dryRun {
 		return exitOK
 	}
-	if err := writeChanges(root, res.Changes); err != nil {
+	// Written without following symlinks, never into a git directory,
+	// and only when every file is still as the run saw it.
+	if err := agent.WriteChanges(root, res.Changes); err != nil {
 		fmt.Fprintf(a.stderr, "fixpoint: %v\nNothing was written. The verified diff is kept in the run log: %s\n", err, res.LogPath)
 		return exitNotReached
 	}
@@ -156,62 +155,15 @@ func printSummary(w io.Writer, res *agent.Result) {
 	}
 }
 
-// ErrChangedOnDisk means a file changed on disk after the run's snapshot.
-var errChangedOnDisk = errors.New("changed on disk since the run started")
-
-// writeChanges writes the verified files, only when every file is as the
-// snapshot saw it; each file is replaced atomically.
-func writeChanges(root string, changes []agent.FileChange) error {
-	for _, c := range changes {
-		full := filepath.Join(root, filepath.FromSlash(c.Path))
-		cur, err := os.ReadFile(full)
-		switch {
-		case c.Created && err == nil:
-			return fmt.Errorf("%s: %w (it now exists)", c.Path, errChangedOnDisk)
-		case c.Created && errors.Is(err, os.ErrNotExist):
-		case err != nil:
-			return fmt.Errorf("%s: %w", c.Path, err)
-		case !bytes.Equal(cur, c.Before):
-			return fmt.Errorf("%s: %w", c.Path, errChangedOnDisk)
-		}
-	}
-	for _, c := range changes {
-		full := filepath.Join(root, filepath.FromSlash(c.Path))
-		if c.Deleted {
-			if err := os.Remove(full); err != nil {
-				return err
-			}
-			continue
-		}
-		mode := os.FileMode(0o644)
-		if st, err := os.Stat(full); err == nil {
-			mode = st.Mode().Perm()
-		}
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			return err
-		}
-		tmp, err := os.CreateTemp(filepath.Dir(full), ".fixpoint-*")
-		if err != nil {
-			return err
-		}
-		_, werr := tmp.Write(c.After)
-		cerr := tmp.Close()
-		if err := errors.Join(werr, cerr, os.Chmod(tmp.Name(), mode)); err != nil {
-			os.Remove(tmp.Name())
-			return err
-		}
-		if err := os.Rename(tmp.Name(), full); err != nil {
-			os.Remove(tmp.Name())
-			return err
-		}
-	}
-	return nil
-}
-
 // commitChanges commits exactly the changed paths with a generated message.
+// The paths are checked on the host once more (no symlink, no git
+// directory) and passed to git as literal pathspecs; git itself runs
+// without an fsmonitor, so a configuration planted in the repository
+// could not run a command through this call.
 func commitChanges(ctx context.Context, root string, res *agent.Result) error {
 	git := func(args ...string) error {
-		cmd := exec.CommandContext(ctx, "git", append([]string{"-C", root}, args...)...)
+		cmd := exec.CommandContext(ctx, "git", append([]string{"-C", root, "-c", "core.fsmonitor=false"}, args...)...)
+		cmd.Env = append(os.Environ(), "GIT_LITERAL_PATHSPECS=1")
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			return fmt.Errorf("git %s: %v: %s", args[0], err, strings.TrimSpace(string(out)))
@@ -220,6 +172,9 @@ func commitChanges(ctx context.Context, root string, res *agent.Result) error {
 	}
 	if err := git("rev-parse", "--is-inside-work-tree"); err != nil {
 		return fmt.Errorf("%s is not in a git repository", root)
+	}
+	if err := agent.CheckChanges(root, res.Changes); err != nil {
+		return fmt.Errorf("not committed: %w", err)
 	}
 	var paths []string
 	for _, c := range res.Changes {

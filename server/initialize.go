@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
@@ -20,6 +21,12 @@ type clientCaps struct {
 	applyEdit          bool
 	documentChanges    bool
 	resourceOps        []string // create, rename, delete
+	changeAnnotations  bool     // workspaceEdit.changeAnnotationSupport (3.16)
+	client             string   // clientInfo.name: "Neovim", "Eglot", "Visual Studio Code"...
+	// pluginPreview: the client is one of the shipped plugins, which
+	// confirm an edit marked with applyMeta themselves
+	// (capabilities.experimental.fixpointPreview).
+	pluginPreview bool
 }
 
 func (c clientCaps) canCreate() bool {
@@ -27,6 +34,28 @@ func (c clientCaps) canCreate() bool {
 }
 func (c clientCaps) canDelete() bool {
 	return c.documentChanges && slices.Contains(c.resourceOps, "delete")
+}
+
+// commandName is how the user invokes a server command in the client at
+// hand, for messages that tell them what to do next: the shipped plugins'
+// commands in Neovim and Emacs, the command id elsewhere.
+func (s *Server) commandName(cmd string) string {
+	s.mu.Lock()
+	client := strings.ToLower(s.caps.client)
+	s.mu.Unlock()
+	names := map[string][2]string{ // command → Neovim, Emacs
+		cmdSolveGoal: {":FixpointSolve", "M-x fixpoint-solve-goal"},
+		cmdFixTests:  {":FixpointFix", "M-x fixpoint-fix-tests"},
+		cmdRunTests:  {":FixpointTest", "M-x fixpoint-run-tests"},
+		cmdCancel:    {":FixpointCancel", "M-x fixpoint-cancel"},
+	}
+	switch n, ok := names[cmd]; {
+	case ok && client == "neovim":
+		return n[0]
+	case ok && (client == "eglot" || strings.Contains(client, "emacs")):
+		return n[1]
+	}
+	return cmd
 }
 
 // initializeParams is the subset of InitializeParams the server reads.
@@ -37,15 +66,24 @@ type initializeParams struct {
 	RootPath              string                     `json:"rootPath"`
 	WorkspaceFolders      []protocol.WorkspaceFolder `json:"workspaceFolders"`
 	InitializationOptions json.RawMessage            `json:"initializationOptions"`
-	Capabilities          struct {
+	ClientInfo            struct {
+		Name string `json:"name"`
+	} `json:"clientInfo"`
+	Capabilities struct {
 		Workspace struct {
 			ApplyEdit     bool `json:"applyEdit"`
 			Configuration bool `json:"configuration"`
 			WorkspaceEdit struct {
 				DocumentChanges    bool     `json:"documentChanges"`
 				ResourceOperations []string `json:"resourceOperations"`
+				// Present (an object) when the client can show change
+				// annotations and ask for their confirmation.
+				ChangeAnnotationSupport json.RawMessage `json:"changeAnnotationSupport"`
 			} `json:"workspaceEdit"`
 		} `json:"workspace"`
+		Experimental struct {
+			FixpointPreview bool `json:"fixpointPreview"`
+		} `json:"experimental"`
 		Window struct {
 			WorkDoneProgress bool            `json:"workDoneProgress"`
 			ShowMessage      json.RawMessage `json:"showMessage"`
@@ -91,6 +129,9 @@ func (s *Server) initialize(ctx context.Context, req jsonrpc2.Request) (any, err
 		applyEdit:          c.Workspace.ApplyEdit,
 		documentChanges:    c.Workspace.WorkspaceEdit.DocumentChanges,
 		resourceOps:        c.Workspace.WorkspaceEdit.ResourceOperations,
+		changeAnnotations:  !isNull(c.Workspace.WorkspaceEdit.ChangeAnnotationSupport) && string(c.Workspace.WorkspaceEdit.ChangeAnnotationSupport) != "false",
+		client:             p.ClientInfo.Name,
+		pluginPreview:      c.Experimental.FixpointPreview,
 	}
 	s.folders = nil
 	for _, f := range p.WorkspaceFolders {

@@ -38,7 +38,10 @@ func (s *Server) beginProgress(ctx context.Context, token, title, message string
 		}
 		s.logger.Debug("workDoneProgress/create failed; falling back to messages", "err", err)
 	}
-	s.showMessage(ctx, protocol.MessageTypeInfo, title+"…")
+	// No work-done progress: progress goes to the log (window/logMessage),
+	// where it does not interrupt; the shipped plugins show
+	// $/fixpoint/status instead.
+	s.logMessage(ctx, protocol.MessageTypeInfo, title+"…")
 	return p
 }
 

@@ -85,6 +85,9 @@ func (s *Server) executeTest(ctx context.Context, r *run, eng Engine, prog *prog
 	s.publishReport(ctx, r.root, rep)
 	sum := summary(rep)
 	prog.end(ctx, sum)
+	if prog.fallback() {
+		s.showMessage(ctx, protocol.MessageTypeInfo, "fixpoint: Run tests: "+sum)
+	}
 	r.reportCounts(rep)
 	if !rep.OK() {
 		reason := ""

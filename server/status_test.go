@@ -1,0 +1,284 @@
+package server
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/fixpoint-dev/fixpoint/agent"
+	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
+)
+
+// These tests check the editor contract of $/fixpoint/status, change
+// annotations and the preview setting structurally, independently of the
+// golden transcripts in testdata/lsp.
+
+const statusWorkspaceA = "package w\n\nfunc A() int { return 1 }\n"
+
+// statuses decodes every $/fixpoint/status the server sent.
+func (e *fakeEditor) statuses() []statusParams {
+	e.rec.mu.Lock()
+	defer e.rec.mu.Unlock()
+	var out []statusParams
+	for _, m := range e.rec.msgs {
+		if m.out || m.method != methodStatus {
+			continue
+		}
+		var msg struct {
+			Params statusParams `json:"params"`
+		}
+		if err := json.Unmarshal(m.raw, &msg); err != nil {
+			e.t.Fatalf("decode %s: %v", m.raw, err)
+		}
+		out = append(out, msg.Params)
+	}
+	return out
+}
+
+// sent returns the params of every message of method the server sent.
+func (e *fakeEditor) sent(method string) []json.RawMessage {
+	e.rec.mu.Lock()
+	defer e.rec.mu.Unlock()
+	var out []json.RawMessage
+	for _, m := range e.rec.msgs {
+		if !m.out && m.method == method {
+			var msg struct {
+				Params json.RawMessage `json:"params"`
+			}
+			_ = json.Unmarshal(m.raw, &msg)
+			out = append(out, msg.Params)
+		}
+	}
+	return out
+}
+
+func verifiedEngine() *fakeEngine {
+	return &fakeEngine{
+		release: make(chan struct{}),
+		Events: []agent.Event{
+			{Phase: "test", Iteration: 1, MaxIterations: 4, Message: "Iteration 1/4 · running tests · 1 failed",
+				Report: &testrun.Report{Failed: 1, Passed: 2}},
+		},
+		Result: agent.Result{Verified: true, StopReason: "verified", Diff: "--- a/a.go\n+++ b/a.go\n",
+			Iterations: []agent.Iteration{{N: 1}, {N: 2}},
+			Final:      &testrun.Report{Passed: 3}},
+		Changes: []fakeChange{{Path: "a.go", After: "package w\n\nfunc A() int { return 2 }\n"}},
+	}
+}
+
+func TestStatusContract(t *testing.T) {
+	const pluginCaps = `{"workspace":{"applyEdit":true,"configuration":true,"workspaceEdit":{"documentChanges":true,"resourceOperations":["create","rename","delete"]}},"window":{"workDoneProgress":true},"experimental":{"fixpointPreview":true}}`
+	tests := []struct {
+		name     string
+		caps     string
+		settings string // workspace/configuration answer
+		reject   bool   // the editor answers applied=false
+		// want
+		state       string
+		reason      string
+		annotated   bool
+		meta        bool // the "fixpoint" field for the plugins
+		metaConfirm bool
+	}{
+		{name: "vscode applies", caps: vscodeCaps, state: stateApplied, annotated: true},
+		{name: "vscode declines the preview", caps: vscodeCaps, reject: true, state: stateNotApplied, reason: reasonDeclined, annotated: true},
+		{name: "preview never", caps: vscodeCaps, settings: `{"preview":"never"}`, state: stateApplied},
+		{name: "plugin confirms", caps: pluginCaps, state: stateApplied, meta: true, metaConfirm: true},
+		{name: "plugin with preview never", caps: pluginCaps, settings: `{"preview":"never"}`, state: stateApplied, meta: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newFakeEditor(t, editorOptions{engine: verifiedEngine(), files: map[string]string{"go.mod": "module w\n", "a.go": statusWorkspaceA}})
+			if tc.settings != "" {
+				e.settings = json.RawMessage(tc.settings)
+			}
+			e.applyOK = !tc.reject
+			if tc.reject {
+				e.answerApply = map[string]any{"applied": false} // VS Code: the user discarded the preview
+			}
+			e.initialize(tc.caps)
+			if strings.Contains(tc.caps, `"configuration":true`) {
+				e.wait("workspace/configuration", "")
+			}
+			e.mustCall("workspace/executeCommand", map[string]any{"command": cmdFixTests, "arguments": []any{}})
+			e.wait(methodStatus, `"state":"`+tc.state+`"`)
+			sts := e.statuses()
+			final := sts[len(sts)-1]
+			for _, s := range sts[:len(sts)-1] {
+				if s.State != stateRunning {
+					t.Errorf("status before the last = %q, want running", s.State)
+				}
+				if s.Diff != "" {
+					t.Errorf("a running status carries the diff")
+				}
+			}
+			if final.State != tc.state || final.Reason != tc.reason || final.Kind != "fix" || final.RunID != "run-1" {
+				t.Errorf("final status = %+v, want state %q reason %q", final, tc.state, tc.reason)
+			}
+			if final.Diff == "" || len(final.Files) != 1 || final.Files[0] != (statusFile{Path: "a.go", Added: 1, Removed: 1}) {
+				t.Errorf("final status files = %+v diff = %q, want a.go +1 -1 and the diff", final.Files, final.Diff)
+			}
+			if final.Passing != 3 || final.Failing != 0 || final.Iteration != 2 || final.MaxIterations != 4 {
+				t.Errorf("final counts = %+v", final)
+			}
+			edits := e.sent("workspace/applyEdit")
+			if len(edits) != 1 {
+				t.Fatalf("applyEdit sent %d times, want 1", len(edits))
+			}
+			var p struct {
+				Edit struct {
+					ChangeAnnotations map[string]changeAnnotation `json:"changeAnnotations"`
+					DocumentChanges   []struct {
+						Edits []map[string]any `json:"edits"`
+					} `json:"documentChanges"`
+				} `json:"edit"`
+				Fixpoint *applyMeta `json:"fixpoint"`
+			}
+			if err := json.Unmarshal(edits[0], &p); err != nil {
+				t.Fatal(err)
+			}
+			a, ok := p.Edit.ChangeAnnotations[annotationID]
+			if ok != tc.annotated {
+				t.Errorf("annotation present = %v, want %v: %s", ok, tc.annotated, edits[0])
+			}
+			if tc.annotated && (!a.NeedsConfirmation || a.Label != "Fix until tests pass" || a.Description != "verified: 2 iterations, 3 tests passing") {
+				t.Errorf("annotation = %+v", a)
+			}
+			for _, dc := range p.Edit.DocumentChanges {
+				for _, ed := range dc.Edits {
+					if id, _ := ed["annotationId"].(string); (id == annotationID) != tc.annotated {
+						t.Errorf("edit %v: annotationId %q, want annotated=%v", ed, id, tc.annotated)
+					}
+				}
+			}
+			if (p.Fixpoint != nil) != tc.meta {
+				t.Fatalf("fixpoint meta present = %v, want %v", p.Fixpoint != nil, tc.meta)
+			}
+			if tc.meta && (p.Fixpoint.Confirm != tc.metaConfirm || p.Fixpoint.Diff == "" || p.Fixpoint.Label != "Fix until tests pass") {
+				t.Errorf("fixpoint meta = %+v, want confirm %v and the diff", p.Fixpoint, tc.metaConfirm)
+			}
+			for _, m := range e.sent("window/showMessage") {
+				if strings.Contains(string(m), `"type":1`) {
+					t.Errorf("an error message was shown: %s", m)
+				}
+			}
+		})
+	}
+}
+
+func TestStatusRunTests(t *testing.T) {
+	tests := []struct {
+		name    string
+		report  *testrun.Report
+		state   string
+		failing int
+	}{
+		{name: "failures are not a failed run", report: &testrun.Report{ExitCode: 1, Failed: 2, Passed: 5}, state: stateTestsFail, failing: 2},
+		{name: "all pass", report: &testrun.Report{Passed: 5}, state: stateApplied},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			eng := &fakeEngine{release: make(chan struct{}), Report: tc.report}
+			e := newFakeEditor(t, editorOptions{engine: eng, files: map[string]string{"go.mod": "module w\n"}})
+			e.initialize(`{"workspace":{"applyEdit":true}}`)
+			e.mustCall("workspace/executeCommand", map[string]any{"command": cmdRunTests, "arguments": []any{}})
+			e.wait(methodStatus, `"state":"`+tc.state+`"`)
+			sts := e.statuses()
+			final := sts[len(sts)-1]
+			if final.Kind != "test" || final.Failing != tc.failing || final.Passing != 5 {
+				t.Errorf("final status = %+v, want kind test, failing %d, passing 5", final, tc.failing)
+			}
+			for _, m := range e.sent("window/showMessage") {
+				if strings.Contains(string(m), "failed:") {
+					t.Errorf("a Run Tests that found failures was reported as a failure: %s", m)
+				}
+			}
+		})
+	}
+}
+
+// TestProgressWithoutWorkDoneProgress: a client without work-done progress
+// (eglot 1.9) gets the progress as window/logMessage, never as message
+// boxes, and the status notifications as well.
+func TestProgressWithoutWorkDoneProgress(t *testing.T) {
+	e := newFakeEditor(t, editorOptions{engine: verifiedEngine(), files: map[string]string{"go.mod": "module w\n", "a.go": statusWorkspaceA}})
+	e.initialize(`{"workspace":{"applyEdit":true,"workspaceEdit":{"documentChanges":true}}}`)
+	e.mustCall("workspace/executeCommand", map[string]any{"command": cmdFixTests, "arguments": []any{}})
+	e.wait(methodStatus, `"state":"applied"`)
+	e.wait("window/showMessage", "a.go")
+	if n := len(e.sent("window/workDoneProgress/create")) + len(e.sent("$/progress")); n != 0 {
+		t.Errorf("sent %d work-done progress messages to a client without support", n)
+	}
+	logs := e.sent("window/logMessage")
+	var joined []string
+	for _, l := range logs {
+		joined = append(joined, string(l))
+	}
+	if !strings.Contains(strings.Join(joined, "\n"), "Iteration 1/4") {
+		t.Errorf("progress not in window/logMessage: %s", joined)
+	}
+	for _, m := range e.sent("window/showMessage") {
+		if strings.Contains(string(m), "Iteration") || strings.Contains(string(m), "…") {
+			t.Errorf("progress shown as a message box: %s", m)
+		}
+	}
+	shows := e.sent("window/showMessage")
+	if len(shows) != 1 || !strings.Contains(string(shows[0]), "a.go (+1 −1)") || !strings.Contains(string(shows[0]), "3 tests passing") {
+		t.Errorf("summary after applying = %s, want one message naming a.go (+1 −1) and 3 tests passing", shows)
+	}
+}
+
+// TestUnverifiedSafeChoiceFirst: "Apply best attempt" is never the first
+// (default) action.
+func TestUnverifiedSafeChoiceFirst(t *testing.T) {
+	eng := verifiedEngine()
+	eng.Result.Verified = false
+	eng.Result.StopReason = "max iterations"
+	e := newFakeEditor(t, editorOptions{engine: eng, files: map[string]string{"go.mod": "module w\n", "a.go": statusWorkspaceA}})
+	e.initialize(vscodeCaps)
+	e.wait("workspace/configuration", "")
+	e.mustCall("workspace/executeCommand", map[string]any{"command": cmdFixTests, "arguments": []any{}})
+	req := e.wait("window/showMessageRequest", "")
+	var m struct {
+		Params struct {
+			Actions []struct{ Title string } `json:"actions"`
+		} `json:"params"`
+	}
+	_ = json.Unmarshal(req, &m)
+	if len(m.Params.Actions) != 2 || m.Params.Actions[0].Title != "Show log" || m.Params.Actions[1].Title != "Apply best attempt" {
+		t.Errorf("actions = %+v, want Show log first", m.Params.Actions)
+	}
+	sts := e.statuses()
+	if final := sts[len(sts)-1]; final.State != stateFailed || !strings.Contains(final.Reason, "not verified") {
+		t.Errorf("final status = %+v, want failed with the reason", final)
+	}
+}
+
+// TestCommandNamesPerClient: messages name the client's own commands.
+func TestCommandNamesPerClient(t *testing.T) {
+	tests := []struct{ client, want string }{
+		{"Neovim", ":FixpointCancel"},
+		{"Eglot", "M-x fixpoint-cancel"},
+		{"Visual Studio Code", "fixpoint.cancel"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.client, func(t *testing.T) {
+			eng := &fakeEngine{release: make(chan struct{}), Block: true}
+			e := newFakeEditor(t, editorOptions{engine: eng, files: map[string]string{"go.mod": "module w\n"}})
+			params := json.RawMessage(e.expand(`{"processId":1,"rootUri":"$ROOT","clientInfo":{"name":"` + tc.client + `"},"capabilities":{},"workspaceFolders":[{"uri":"$ROOT","name":"ws"}]}`))
+			e.mustCall("initialize", params)
+			e.notify("initialized", map[string]any{})
+			cancelMsg := e.mustCall("workspace/executeCommand", map[string]any{"command": cmdCancel, "arguments": []any{}})
+			if !strings.Contains(string(cancelMsg), "nothing to cancel") {
+				t.Errorf("cancel with nothing running = %s, want it to say so", cancelMsg)
+			}
+			e.mustCall("workspace/executeCommand", map[string]any{"command": cmdFixTests, "arguments": []any{}})
+			busy := e.mustCall("workspace/executeCommand", map[string]any{"command": cmdFixTests, "arguments": []any{}})
+			if !strings.Contains(string(busy), "("+tc.want+")") {
+				t.Errorf("busy message = %s, want it to name %s", busy, tc.want)
+			}
+			e.mustCall("workspace/executeCommand", map[string]any{"command": cmdCancel, "arguments": []any{}})
+			e.wait(methodStatus, `"state":"cancelled"`)
+		})
+	}
+}

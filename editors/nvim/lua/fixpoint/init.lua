@@ -397,6 +397,7 @@ local function apply_resource_op(op)
     local b = vim.fn.bufadd(path)
     vim.fn.bufload(b)
     vim.bo[b].buflisted = true
+    return b
   elseif op.kind == "delete" then
     local path = uri_path(op.uri)
     if not vim.loop.fs_stat(path) then
@@ -419,11 +420,23 @@ end
 --- Neovim (so they land in buffers and their undo history).
 function M.apply_workspace_edit(edit, offset_encoding)
   if edit.documentChanges then
+    local created = {}
     for i, change in ipairs(edit.documentChanges) do
       if change.kind then
-        apply_resource_op(change)
+        local b = apply_resource_op(change)
+        if b then
+          created[b] = true
+        end
       else
         vim.lsp.util.apply_text_document_edit(change, i, offset_encoding)
+      end
+    end
+    -- A new buffer starts with one empty line, which the inserted text
+    -- (ending in a newline) pushes down: drop it, or saving adds a blank line.
+    for b in pairs(created) do
+      local n = vim.api.nvim_buf_line_count(b)
+      if n > 1 and vim.api.nvim_buf_get_lines(b, n - 1, n, false)[1] == "" then
+        vim.api.nvim_buf_set_lines(b, n - 1, n, false, {})
       end
     end
     return
@@ -466,7 +479,11 @@ function M.on_apply_edit(_, params, ctx)
     for _, f in ipairs(meta.files or {}) do
       table.insert(files, string.format("%s (+%d −%d)", f.path, f.added or 0, f.removed or 0))
     end
-    local lines = { "fixpoint: " .. (meta.label or "") .. " (" .. (meta.description or "") .. ")", "" }
+    local lines = {
+      "fixpoint: " .. (meta.label or "") .. " (" .. (meta.description or "") .. ")",
+      "files: " .. table.concat(files, ", "),
+      "",
+    }
     vim.list_extend(lines, vim.split(meta.diff or "", "\n", { plain = true }))
     local prompt = M.fit("Apply " .. table.concat(files, ", ") .. "?", vim.o.columns - 20)
     local accepted = false

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"path/filepath"
@@ -22,7 +23,10 @@ type clientCaps struct {
 	documentChanges    bool
 	resourceOps        []string // create, rename, delete
 	changeAnnotations  bool     // workspaceEdit.changeAnnotationSupport (3.16)
-	client             string   // clientInfo.name: "Neovim", "Eglot", "Visual Studio Code"...
+	// client names the editor: experimental.fixpointClient of the shipped
+	// plugins ("emacs": eglot 1.9 sends no clientInfo), else clientInfo.name
+	// ("Neovim", "Visual Studio Code"...).
+	client string
 	// pluginPreview: the client is one of the shipped plugins, which
 	// confirm an edit marked with applyMeta themselves
 	// (capabilities.experimental.fixpointPreview).
@@ -82,7 +86,8 @@ type initializeParams struct {
 			} `json:"workspaceEdit"`
 		} `json:"workspace"`
 		Experimental struct {
-			FixpointPreview bool `json:"fixpointPreview"`
+			FixpointPreview bool   `json:"fixpointPreview"`
+			FixpointClient  string `json:"fixpointClient"` // the shipped plugin: "emacs", "neovim"
 		} `json:"experimental"`
 		Window struct {
 			WorkDoneProgress bool            `json:"workDoneProgress"`
@@ -130,7 +135,7 @@ func (s *Server) initialize(ctx context.Context, req jsonrpc2.Request) (any, err
 		documentChanges:    c.Workspace.WorkspaceEdit.DocumentChanges,
 		resourceOps:        c.Workspace.WorkspaceEdit.ResourceOperations,
 		changeAnnotations:  !isNull(c.Workspace.WorkspaceEdit.ChangeAnnotationSupport) && string(c.Workspace.WorkspaceEdit.ChangeAnnotationSupport) != "false",
-		client:             p.ClientInfo.Name,
+		client:             cmp.Or(c.Experimental.FixpointClient, p.ClientInfo.Name),
 		pluginPreview:      c.Experimental.FixpointPreview,
 	}
 	s.folders = nil

@@ -256,16 +256,16 @@ func TestUnverifiedSafeChoiceFirst(t *testing.T) {
 
 // TestCommandNamesPerClient: messages name the client's own commands.
 func TestCommandNamesPerClient(t *testing.T) {
-	tests := []struct{ client, want string }{
-		{"Neovim", ":FixpointCancel"},
-		{"Eglot", "M-x fixpoint-cancel"},
-		{"Visual Studio Code", "fixpoint.cancel"},
+	tests := []struct{ client, experimental, want string }{
+		{"Neovim", "", ":FixpointCancel"},
+		{"", `"experimental":{"fixpointPreview":true,"fixpointClient":"emacs"}`, "M-x fixpoint-cancel"}, // fixpoint.el on eglot 1.9
+		{"Visual Studio Code", "", "fixpoint.cancel"},
 	}
 	for _, tc := range tests {
-		t.Run(tc.client, func(t *testing.T) {
+		t.Run(tc.want, func(t *testing.T) {
 			eng := &fakeEngine{release: make(chan struct{}), Block: true}
 			e := newFakeEditor(t, editorOptions{engine: eng, files: map[string]string{"go.mod": "module w\n"}})
-			params := json.RawMessage(e.expand(`{"processId":1,"rootUri":"$ROOT","clientInfo":{"name":"` + tc.client + `"},"capabilities":{},"workspaceFolders":[{"uri":"$ROOT","name":"ws"}]}`))
+			params := json.RawMessage(e.expand(`{"processId":1,"rootUri":"$ROOT","clientInfo":{"name":"` + tc.client + `"},"capabilities":{` + tc.experimental + `},"workspaceFolders":[{"uri":"$ROOT","name":"ws"}]}`))
 			e.mustCall("initialize", params)
 			e.notify("initialized", map[string]any{})
 			cancelMsg := e.mustCall("workspace/executeCommand", map[string]any{"command": cmdCancel, "arguments": []any{}})

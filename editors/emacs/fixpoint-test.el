@@ -73,7 +73,13 @@
                                     (fixpoint-test--received))))))
     (should init)
     (should (equal (plist-get (plist-get init :params) :initializationOptions)
-                   '(:model "scripted" :maxIterations 3))))
+                   '(:model "scripted" :maxIterations 3)))
+    ;; The plugin previews edits and creates files itself, and names itself
+    ;; (eglot 1.9 sends no clientInfo).
+    (let ((caps (plist-get (plist-get init :params) :capabilities)))
+      (should (equal (plist-get caps :experimental) '(:fixpointPreview t :fixpointClient "emacs")))
+      (should (equal (plist-get (plist-get (plist-get caps :workspace) :workspaceEdit) :resourceOperations)
+                     '("create")))))
   (let ((cfg (fixpoint-test--wait
               (lambda () (seq-find (lambda (m) (plist-member m :configuration))
                                    (fixpoint-test--received))))))

@@ -105,7 +105,9 @@ From then on $/progress is not shown: one status per run.")
     (setq we (plist-put (copy-sequence we) :resourceOperations ["create"]))
     (setq ws (plist-put ws :workspaceEdit we))
     (setq caps (plist-put caps :workspace ws))
-    (plist-put caps :experimental (list :fixpointPreview t))))
+    ;; eglot 1.9 sends no clientInfo: name the client, so that the server's
+    ;; messages name M-x fixpoint-cancel rather than fixpoint.cancel.
+    (plist-put caps :experimental (list :fixpointPreview t :fixpointClient "emacs"))))
 
 (defun fixpoint--status-text (state kind message failing iteration max)
   "The mode line text for a status STATE of a run of KIND.

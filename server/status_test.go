@@ -282,3 +282,74 @@ func TestCommandNamesPerClient(t *testing.T) {
 		})
 	}
 }
+
+// TestStatusFinalStates: each way a run ends gives exactly one final
+// status, after running ones only, with the state and reason a user needs.
+func TestStatusFinalStates(t *testing.T) {
+	const plain = `{"workspace":{"applyEdit":true}}`
+	const progress = `{"workspace":{"applyEdit":true,"workspaceEdit":{"documentChanges":true}},"window":{"workDoneProgress":true}}`
+	tests := []struct {
+		name   string
+		caps   string
+		engine *fakeEngine
+		during func(e *fakeEditor, eng *fakeEngine) // after the run started
+		state  string
+		reason string // substring
+	}{
+		{
+			name: "cancelled", caps: progress,
+			engine: &fakeEngine{Block: true},
+			during: func(e *fakeEditor, _ *fakeEngine) {
+				e.mustCall("workspace/executeCommand", map[string]any{"command": cmdCancel, "arguments": []any{}})
+			},
+			state: stateCancelled,
+		},
+		{
+			name: "the editor cannot create files", caps: plain,
+			engine: &fakeEngine{Result: agent.Result{Verified: true}, Changes: []fakeChange{{Path: "new.go", After: "package w\n", Created: true}}},
+			state:  stateNotApplied, reason: "new.go",
+		},
+		{
+			name: "the user changed the same lines", caps: progress,
+			engine: &fakeEngine{Block: true, Result: agent.Result{Verified: true}, Changes: []fakeChange{{Path: "a.go", After: "package w\n\nfunc A() int { return 20 }\n"}}},
+			during: func(e *fakeEditor, eng *fakeEngine) {
+				e.notify("textDocument/didChange", json.RawMessage(`{"textDocument":{"uri":"`+e.uri("a.go")+`","version":2},"contentChanges":[{"range":{"start":{"line":2,"character":22},"end":{"line":2,"character":23}},"text":"3"}]}`))
+				e.mustCall("textDocument/codeAction", json.RawMessage(`{"textDocument":{"uri":"untitled:sync"},"range":{"start":{"line":0,"character":0},"end":{"line":0,"character":0}},"context":{"diagnostics":[],"only":["none"]}}`))
+				eng.Release()
+			},
+			state: stateNotApplied, reason: "a.go was changed in the editor during the run",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.engine.release = make(chan struct{})
+			e := newFakeEditor(t, editorOptions{engine: tc.engine, files: map[string]string{"go.mod": "module w\n", "a.go": statusWorkspaceA}})
+			e.initialize(tc.caps)
+			e.open("a.go", 1)
+			e.mustCall("workspace/executeCommand", map[string]any{"command": cmdFixTests, "arguments": []any{}})
+			if strings.Contains(tc.caps, "workDoneProgress") {
+				// The fake editor must not send a request while the server's
+				// window/workDoneProgress/create is unanswered (jsonrpc2 v0.10).
+				e.wait("$/progress", `"begin"`)
+			} else {
+				e.wait(methodStatus, `"state":"running"`)
+			}
+			if tc.during != nil {
+				tc.during(e, tc.engine)
+			}
+			e.wait(methodStatus, `"state":"`+tc.state+`"`)
+			sts := e.statuses()
+			for i, s := range sts {
+				if last := i == len(sts)-1; (s.State == stateRunning) == last {
+					t.Errorf("status %d of %d = %q: want running ones, then one final", i+1, len(sts), s.State)
+				}
+			}
+			if final := sts[len(sts)-1]; !strings.Contains(final.Reason, tc.reason) || len([]rune(final.Message)) > maxStatusMessage || strings.Contains(final.Message, "\n") {
+				t.Errorf("final status = %+v, want reason containing %q and a one-line message of at most %d characters", final, tc.reason, maxStatusMessage)
+			}
+			if tc.state == stateNotApplied && len(e.sent("workspace/applyEdit")) != 0 {
+				t.Errorf("an edit was sent although it could not be applied")
+			}
+		})
+	}
+}

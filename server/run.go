@@ -280,7 +280,8 @@ func (s *Server) hooks(ctx context.Context) Hooks {
 		Approve: func(ctx context.Context, deps []string) (bool, error) {
 			msg := "fixpoint: the model's edit adds dependencies: " + strings.Join(deps, ", ") +
 				". Allow the edit to run? Nothing is downloaded: the sandbox has no network, so only what is already available works. (Add them to policy.allow_deps in .fixpoint.toml to skip this question.)"
-			return s.ask(ctx, protocol.MessageTypeWarning, msg, "Allow", "Deny") == "Allow", nil
+			// The safe choice first: clients preselect the first action.
+			return s.ask(ctx, protocol.MessageTypeWarning, msg, "Deny", "Allow") == "Allow", nil
 		},
 	}
 }

@@ -353,3 +353,41 @@ func TestStatusFinalStates(t *testing.T) {
 		})
 	}
 }
+
+// TestPreviewSetting: "preview" is read from the same editor layers as
+// the other settings, the folder's workspace/configuration first.
+func TestPreviewSetting(t *testing.T) {
+	tests := []struct {
+		name                     string
+		initOpts, pushed, folder string
+		want                     string
+	}{
+		{name: "default", want: previewAlways},
+		{name: "initializationOptions", initOpts: `{"preview":"never"}`, want: previewNever},
+		{name: "didChangeConfiguration over initializationOptions", initOpts: `{"preview":"never"}`, pushed: `{"preview":"always"}`, want: previewAlways},
+		{name: "the folder's configuration first", pushed: `{"preview":"always"}`, folder: `{"preview":"never"}`, want: previewNever},
+		{name: "a layer without the key falls through", initOpts: `{"preview":"never"}`, folder: `{"model":"m"}`, want: previewNever},
+		{name: "an unknown value shows the preview", folder: `{"preview":"sometimes"}`, want: previewAlways},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := New(nil)
+			raw := func(v string) json.RawMessage {
+				if v == "" {
+					return nil
+				}
+				return json.RawMessage(v)
+			}
+			s.initOpts = raw(tc.initOpts)
+			if tc.pushed != "" {
+				s.settings[""] = raw(tc.pushed)
+			}
+			if tc.folder != "" {
+				s.settings["/w"] = raw(tc.folder)
+			}
+			if got := s.previewFor("/w"); got != tc.want {
+				t.Errorf("previewFor = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

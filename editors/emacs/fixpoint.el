@@ -103,6 +103,9 @@ From then on $/progress is not shown: one status per run.")
          (ws (plist-get caps :workspace))
          (we (plist-get ws :workspaceEdit)))
     (setq we (plist-put (copy-sequence we) :resourceOperations ["create"]))
+    ;; fixpoint.el previews edits itself: without this, an eglot that
+    ;; announces change annotations would get annotated edits instead.
+    (cl-remf we :changeAnnotationSupport)
     (setq ws (plist-put ws :workspaceEdit we))
     (setq caps (plist-put caps :workspace ws))
     ;; eglot 1.9 sends no clientInfo: name the client, so that the server's

@@ -512,6 +512,10 @@ function M.capabilities()
   caps.workspace.workspaceEdit = caps.workspace.workspaceEdit or {}
   caps.workspace.workspaceEdit.documentChanges = true
   caps.workspace.workspaceEdit.resourceOperations = { "create", "rename", "delete" }
+  -- The plugin previews edits itself (applyMeta.confirm): a client that
+  -- announced change annotations would get annotated edits instead, which
+  -- Neovim applies without asking.
+  caps.workspace.workspaceEdit.changeAnnotationSupport = nil
   caps.experimental = vim.tbl_extend("force", caps.experimental or {}, { fixpointPreview = true })
   return caps
 end

@@ -123,7 +123,7 @@ func buildWorkspaceEdit(plan []fileEdit, caps clientCaps) (workspaceEdit, error)
 		}
 	}
 	if len(cannot) > 0 {
-		return we, fmt.Errorf("the result creates or deletes %s, and this editor cannot create or delete files through LSP (the diff is in the language server's log)", strings.Join(cannot, ", "))
+		return we, fmt.Errorf("the result creates or deletes %s, and this editor cannot create or delete files through LSP (the diff is in the log)", strings.Join(cannot, ", "))
 	}
 	if !caps.documentChanges {
 		we.Changes = map[string][]protocol.TextEdit{}
@@ -225,7 +225,7 @@ func (s *Server) apply(ctx context.Context, r *run, res *agent.Result, force boo
 // one and there is a log file, else in the output log.
 func (s *Server) showDiff(ctx context.Context, res *agent.Result) {
 	s.logMessage(ctx, protocol.MessageTypeInfo, "fixpoint diff:\n"+res.Diff)
-	s.showMessage(ctx, protocol.MessageTypeInfo, "fixpoint: the diff is in the fixpoint output log")
+	s.showMessage(ctx, protocol.MessageTypeInfo, "fixpoint: the diff is in "+s.commandName(logWhere))
 }
 
 func plural(n int, one, many string) string {

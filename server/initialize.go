@@ -52,15 +52,22 @@ func (s *Server) commandName(cmd string) string {
 		cmdFixTests:  {":FixpointFix", "M-x fixpoint-fix-tests"},
 		cmdRunTests:  {":FixpointTest", "M-x fixpoint-run-tests"},
 		cmdCancel:    {":FixpointCancel", "M-x fixpoint-cancel"},
+		logWhere:     {":FixpointLog", "M-x fixpoint-show-diff"},
 	}
 	switch n, ok := names[cmd]; {
 	case ok && client == "neovim":
 		return n[0]
 	case ok && (client == "eglot" || strings.Contains(client, "emacs")):
 		return n[1]
+	case cmd == logWhere:
+		return "the fixpoint output log"
 	}
 	return cmd
 }
+
+// logWhere is the pseudo-command of commandName for "where the diff and
+// the log are": :FixpointLog, M-x fixpoint-show-diff, the output log.
+const logWhere = "log"
 
 // initializeParams is the subset of InitializeParams the server reads.
 // Its own type, not protocol.InitializeParams: clients send capability

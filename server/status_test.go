@@ -391,3 +391,14 @@ func TestPreviewSetting(t *testing.T) {
 		})
 	}
 }
+
+// TestLogWhere: messages about the diff name where each client shows it.
+func TestLogWhere(t *testing.T) {
+	for client, want := range map[string]string{"Neovim": ":FixpointLog", "emacs": "M-x fixpoint-show-diff", "Visual Studio Code": "the fixpoint output log"} {
+		s := New(nil)
+		s.caps.client = client
+		if got := s.commandName(logWhere); got != want {
+			t.Errorf("commandName(logWhere) for %s = %q, want %q", client, got, want)
+		}
+	}
+}

@@ -343,6 +343,21 @@ func TestNeovimPluginE2E(t *testing.T) {
 	if !sawIteration || len(statuses) == 0 || statuses[len(statuses)-1].State != "applied" {
 		t.Errorf("statuses = %+v, want running ones with the iteration, ending applied", statuses)
 	}
+	// One status per run: the $/progress the server also sends (Neovim 0.7
+	// announces work-done progress) is not echoed a second time.
+	var echoed []string
+	_ = json.Unmarshal(got["echoed"], &echoed)
+	for i, line := range echoed {
+		if strings.HasPrefix(line, "fixpoint: Run tests ·") || strings.HasPrefix(line, "fixpoint: Solve goal: add Mean in mean.go ·") {
+			t.Errorf("echoed %q: a $/progress begin shown next to the status", line)
+		}
+		if i > 0 && echoed[i-1] == line {
+			t.Errorf("echoed %q twice in a row", line)
+		}
+	}
+	if _, asked := got["message_request"]; asked {
+		t.Errorf("the server asked a question during a verified run: %s", got["message_request"])
+	}
 	if string(got["too_wide"]) != "[]" && string(got["too_wide"]) != "{}" {
 		t.Errorf("echoed lines that do not fit the echo area (hit-enter prompt): %s", got["too_wide"])
 	}

@@ -78,6 +78,9 @@ nil means the server's own layers (environment,
   "Non-nil once the server sent $/fixpoint/status.
 From then on $/progress is not shown: one status per run.")
 
+(defvar fixpoint--new-run nil
+  "Non-nil when the last $/fixpoint/status began a run.")
+
 (defvar fixpoint-last-diff nil
   "The diff of the last finished run, as the server sent it.")
 
@@ -139,6 +142,7 @@ MESSAGE, FAILING, ITERATION and MAX are the status fields."
   "Show fixpoint's run status PARAMS (STATE, KIND, MESSAGE, FAILING,
 ITERATION, MAXITERATIONS, REASON, DIFF) in the mode line and echo area."
   (setq fixpoint--status-seen t
+        fixpoint--new-run (not (equal (plist-get params :runId) (plist-get fixpoint-status-params :runId)))
         fixpoint-status-params params
         fixpoint-status (fixpoint--status-text state kind message failing iteration maxIterations))
   (when (and (stringp diff) (not (string-empty-p diff)))
@@ -146,7 +150,9 @@ ITERATION, MAXITERATIONS, REASON, DIFF) in the mode line and echo area."
   (force-mode-line-update t)
   (fixpoint--echo
    (if (equal state "running")
-       fixpoint-status
+       (concat fixpoint-status
+               ;; The first status of a run says how to cancel it.
+               (if fixpoint--new-run " (M-x fixpoint-cancel stops it)" ""))
      (concat "fixpoint: " (or message state)
              (if (and (stringp reason) (not (member reason '("" "declined")))
                       (not (string-match-p (regexp-quote reason) (or message ""))))

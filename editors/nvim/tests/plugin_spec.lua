@@ -347,7 +347,7 @@ test("a verified edit is previewed, and declining leaves the files alone", funct
   eq(fp.status(), "fixpoint: verified, not applied", "status()")
   -- One line per change of the status, all fitting the echo area.
   eq(echoed, {
-    "fixpoint 1/6 · planning",
+    "fixpoint 1/6 · planning (:FixpointCancel stops it)",
     "fixpoint 1/6 · running tests · 2 failed",
     "fixpoint: Verified, not applied: you declined the edit",
   }, "echoed")

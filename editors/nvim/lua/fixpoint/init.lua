@@ -343,6 +343,12 @@ function M.on_status(err, p, ctx)
   end
   local mode = state.opts and state.opts.progress
   local line = p.state == "running" and state.status.text or ("fixpoint: " .. (p.message or p.state))
+  if p.state == "running" and prev.run ~= state.status.run then
+    -- The first status of a run says how to cancel it; the status gives way.
+    local hint = " (:FixpointCancel stops it)"
+    local width = (vim.v.echospace > 0 and vim.v.echospace or vim.o.columns - 12) - vim.fn.strdisplaywidth(hint)
+    line = M.fit(line, math.max(width, 12)) .. hint
+  end
   if p.reason and p.reason ~= "" and p.state ~= "running" and p.reason ~= "declined" then
     M.log("fixpoint " .. (p.runId or "") .. ": " .. p.state .. ": " .. p.reason)
   end

@@ -30,17 +30,20 @@ type (
 		Version *int32 `json:"version"` // null: the file on disk
 	}
 	resourceOp struct {
-		Kind    string     `json:"kind"` // create | delete
-		URI     string     `json:"uri"`
-		Options *opOptions `json:"options,omitempty"`
+		Kind         string     `json:"kind"` // create | delete
+		URI          string     `json:"uri"`
+		Options      *opOptions `json:"options,omitempty"`
+		AnnotationID string     `json:"annotationId,omitempty"`
 	}
 	opOptions struct {
-		Overwrite      bool `json:"overwrite,omitempty"`
-		IgnoreIfExists bool `json:"ignoreIfExists,omitempty"`
+		Overwrite         bool `json:"overwrite,omitempty"`
+		IgnoreIfExists    bool `json:"ignoreIfExists,omitempty"`
+		IgnoreIfNotExists bool `json:"ignoreIfNotExists,omitempty"`
 	}
 	applyParams struct {
-		Label string        `json:"label,omitempty"`
-		Edit  workspaceEdit `json:"edit"`
+		Label    string     `json:"label,omitempty"`
+		Edit     any        `json:"edit"` // workspaceEdit or annotatedWorkspaceEdit
+		Fixpoint *applyMeta `json:"fixpoint,omitempty"`
 	}
 )
 
@@ -120,7 +123,7 @@ func buildWorkspaceEdit(plan []fileEdit, caps clientCaps) (workspaceEdit, error)
 		}
 	}
 	if len(cannot) > 0 {
-		return we, fmt.Errorf("the result creates or deletes %s, and this editor cannot create or delete files through LSP", strings.Join(cannot, ", "))
+		return we, fmt.Errorf("the result creates or deletes %s, and this editor cannot create or delete files through LSP (the diff is in the log)", strings.Join(cannot, ", "))
 	}
 	if !caps.documentChanges {
 		we.Changes = map[string][]protocol.TextEdit{}
@@ -134,7 +137,7 @@ func buildWorkspaceEdit(plan []fileEdit, caps clientCaps) (workspaceEdit, error)
 	for _, fe := range plan {
 		switch {
 		case fe.delete:
-			we.DocumentChanges = append(we.DocumentChanges, resourceOp{Kind: "delete", URI: fe.cur.uri, Options: &opOptions{IgnoreIfExists: true}})
+			we.DocumentChanges = append(we.DocumentChanges, resourceOp{Kind: "delete", URI: fe.cur.uri, Options: &opOptions{IgnoreIfNotExists: true}})
 			continue
 		case fe.create:
 			we.DocumentChanges = append(we.DocumentChanges, resourceOp{Kind: "create", URI: fe.cur.uri, Options: &opOptions{IgnoreIfExists: true}})
@@ -161,70 +164,77 @@ func (s *Server) stateFunc(root string) func(rel string) current {
 	}
 }
 
+// applyOutcome is how apply ended: the edit landed, or why it did not.
+type applyOutcome struct {
+	applied bool
+	reason  string // when not applied: "declined", a conflict, the editor's refusal
+}
+
 // apply sends a run's result as one workspace/applyEdit. On a conflict
 // it asks the user ("Show diff" / "Apply anyway") and applies nothing
-// unless told to. A path that now goes through a symlink or into a git
-// directory is never sent. Callers decide whether a result may be
-// applied at all: a verified one, or an unverified one the user asked for.
-func (s *Server) apply(ctx context.Context, r *run, res *agent.Result, force bool) {
+// unless told to. With preview "always" the edit is shown before it
+// lands: annotated for confirmation when the client can, else marked
+// for the shipped plugins to confirm (applyMeta). A path that now goes
+// through a symlink or into a git directory is never sent. Callers decide
+// whether a result may be applied at all: a verified one, or an unverified
+// one the user asked for.
+func (s *Server) apply(ctx context.Context, r *run, res *agent.Result, force bool) applyOutcome {
 	if len(res.Changes) == 0 {
-		s.showMessage(ctx, protocol.MessageTypeInfo, "fixpoint: verified; no file changes were needed")
-		return
+		return applyOutcome{applied: true}
 	}
 	// The editor writes what it is sent and follows symlinks: check every
 	// path on the host now, as it is, before anything is sent.
 	if err := agent.CheckChanges(r.root, res.Changes); err != nil {
-		s.showMessage(ctx, protocol.MessageTypeError, "fixpoint: not applied: "+err.Error()+". The diff is in the fixpoint output log.")
 		s.logMessage(ctx, protocol.MessageTypeInfo, res.Diff)
-		return
+		return applyOutcome{reason: "refused on the host: " + err.Error()}
 	}
 	plan, conflicts := planEdits(res.Changes, s.stateFunc(r.root), force)
 	if len(conflicts) > 0 {
 		sort.Strings(conflicts)
-		msg := fmt.Sprintf("fixpoint: not applied: %s %s changed in the editor during the run, in the same places as the result.",
+		reason := fmt.Sprintf("%s %s changed in the editor during the run, in the same places as the result",
 			strings.Join(conflicts, ", "), plural(len(conflicts), "was", "were"))
-		switch s.ask(ctx, protocol.MessageTypeWarning, msg, "Show diff", "Apply anyway") {
+		switch s.ask(ctx, protocol.MessageTypeWarning, "fixpoint: not applied: "+reason+".", "Show diff", "Apply anyway") {
 		case "Apply anyway":
-			s.apply(ctx, r, res, true)
+			return s.apply(ctx, r, res, true)
 		case "Show diff":
 			s.showDiff(ctx, res)
 		}
-		return
+		return applyOutcome{reason: reason}
 	}
 	s.mu.Lock()
 	caps := s.caps
 	s.mu.Unlock()
 	we, err := buildWorkspaceEdit(plan, caps)
 	if err != nil {
-		s.showMessage(ctx, protocol.MessageTypeError, "fixpoint: not applied: "+err.Error()+". The diff is in the fixpoint output log.")
-		s.logMessage(ctx, protocol.MessageTypeInfo, res.Diff)
-		return
+		s.logMessage(ctx, protocol.MessageTypeInfo, "fixpoint diff:\n"+res.Diff)
+		return applyOutcome{reason: err.Error()}
 	}
+	params := s.applyParams(r, res, we, caps)
 	var resp protocol.ApplyWorkspaceEditResponse
-	label := "fixpoint: " + r.title
 	// Once sent, the edit is the editor's to apply: wait for its answer
 	// even if the run is cancelled or superseded meanwhile.
 	ctx = context.WithoutCancel(ctx)
-	if err := protocol.Call(ctx, s.conn, protocol.MethodWorkspaceApplyEdit, applyParams{Label: label, Edit: we}, &resp); err != nil {
-		s.showMessage(ctx, protocol.MessageTypeError, "fixpoint: applying the result failed: "+err.Error())
-		return
+	if err := protocol.Call(ctx, s.conn, protocol.MethodWorkspaceApplyEdit, params, &resp); err != nil {
+		if declinedRe.MatchString(err.Error()) {
+			return applyOutcome{reason: reasonDeclined}
+		}
+		return applyOutcome{reason: "the editor could not apply it: " + err.Error()}
 	}
 	if !resp.Applied {
-		reason := resp.FailureReason
-		if reason == "" {
-			reason = "the editor gave no reason"
+		if resp.FailureReason == "" || declinedRe.MatchString(resp.FailureReason) {
+			return applyOutcome{reason: reasonDeclined}
 		}
-		s.showMessage(ctx, protocol.MessageTypeError, "fixpoint: the editor did not apply the result: "+reason)
-		return
+		return applyOutcome{reason: "the editor could not apply it: " + resp.FailureReason}
 	}
 	s.logger.Info("applied", "run", r.id, "files", len(plan))
+	return applyOutcome{applied: true}
 }
 
 // showDiff shows a result's diff: as a document when the client can show
 // one and there is a log file, else in the output log.
 func (s *Server) showDiff(ctx context.Context, res *agent.Result) {
 	s.logMessage(ctx, protocol.MessageTypeInfo, "fixpoint diff:\n"+res.Diff)
-	s.showMessage(ctx, protocol.MessageTypeInfo, "fixpoint: the diff is in the fixpoint output log")
+	s.showMessage(ctx, protocol.MessageTypeInfo, "fixpoint: the diff is in "+s.commandName(logWhere))
 }
 
 func plural(n int, one, many string) string {

@@ -76,8 +76,12 @@ func (s *Server) executeCommand(ctx context.Context, req jsonrpc2.Request) (any,
 		var a uriArgs
 		_ = firstArg(p.Arguments, &a)
 		n := s.countRuns(a.URI)
+		msg := fmt.Sprintf("cancelling %d %s", n, plural(n, "run", "runs"))
+		if n == 0 {
+			msg = "nothing to cancel: no fixpoint run is active"
+		}
 		return afterReply{
-			result: commandResult{Message: fmt.Sprintf("cancelling %d %s", n, plural(n, "run", "runs"))},
+			result: commandResult{Message: msg},
 			then:   func() { s.cancelRuns(a.URI) },
 		}, nil
 	}
@@ -114,9 +118,10 @@ type run struct {
 	docURI                 string
 	args                   solveArgs
 	req                    agent.Request
-	prev                   *run // the settling run this one waits for, if any
-	staleEngine            bool // the configuration changed: close the engine when done
-	settling               bool // the engine has returned: only applying or asking remain
+	prev                   *run         // the settling run this one waits for, if any
+	staleEngine            bool         // the configuration changed: close the engine when done
+	settling               bool         // the engine has returned: only applying or asking remain
+	status                 statusParams // the last $/fixpoint/status; written only by the run's goroutine
 }
 
 // busy reports whether r still holds its folder: its engine is working
@@ -139,7 +144,7 @@ func (s *Server) startRun(ctx context.Context, callID *jsonrpc2.ID, kind runKind
 	prev := s.runs[root]
 	if prev != nil && prev.busy() {
 		s.mu.Unlock()
-		msg := fmt.Sprintf("fixpoint is already running in %s (%s). Wait for it to finish or cancel it (fixpoint.cancel).", filepath.Base(root), prev.title)
+		msg := fmt.Sprintf("fixpoint is already running in %s (%s). Wait for it to finish or cancel it (%s).", filepath.Base(root), prev.title, s.commandName(cmdCancel))
 		s.showMessage(ctx, protocol.MessageTypeWarning, msg)
 		return commandResult{Started: false, RunID: prev.id, Message: msg}, nil
 	}

@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"go.lsp.dev/protocol"
@@ -21,7 +24,9 @@ type fileText func(rel string) *lineIndex
 // buildDiagnostics turns a test report into diagnostics per
 // workspace-relative file: one per failed test with a location, at the
 // failing assertion's line, with expected vs actual in the message and the
-// other frames as related information. Failures without a location are
+// other frames as related information. A table test whose cases fail at
+// the same line gets one diagnostic per case, and every case (these, and
+// subtests) points at its test function. Failures without a location are
 // returned in unplaced.
 func buildDiagnostics(rep *testrun.Report, text fileText, uriOf func(rel string) string) (byFile map[string][]protocol.Diagnostic, unplaced []testrun.Result) {
 	byFile = map[string][]protocol.Diagnostic{}
@@ -33,13 +38,7 @@ func buildDiagnostics(rep *testrun.Report, text fileText, uriOf func(rel string)
 			unplaced = append(unplaced, t)
 			continue
 		}
-		d := protocol.Diagnostic{
-			Range:    lineRange(text(t.File), t.Line-1),
-			Severity: protocol.DiagnosticSeverityError,
-			Code:     t.ID,
-			Source:   diagnosticSource,
-			Message:  failureMessage(t),
-		}
+		var related []protocol.DiagnosticRelatedInformation
 		for _, f := range t.Frames {
 			if f.File == "" || f.Line <= 0 || (f.File == t.File && f.Line == t.Line) {
 				continue
@@ -48,14 +47,101 @@ func buildDiagnostics(rep *testrun.Report, text fileText, uriOf func(rel string)
 			if f.Func != "" {
 				msg = "in " + f.Func
 			}
-			d.RelatedInformation = append(d.RelatedInformation, protocol.DiagnosticRelatedInformation{
+			related = append(related, protocol.DiagnosticRelatedInformation{
 				Location: protocol.Location{URI: uri.URI(uriOf(f.File)), Range: lineRange(text(f.File), f.Line-1)},
 				Message:  msg,
 			})
 		}
+		cases := caseMessages(t)
+		if len(cases) > 0 {
+			// One diagnostic per failing case, all on the assertion's line,
+			// each pointing at the test: the second case is not hidden
+			// behind the first.
+			if decl, ok := testDecl(text(t.File), t, uriOf(t.File)); ok {
+				related = append([]protocol.DiagnosticRelatedInformation{decl}, related...)
+			}
+			for i, m := range cases {
+				c := t
+				c.Message, c.Expected, c.Actual = m, "", ""
+				d := protocol.Diagnostic{
+					Range:              lineRange(text(t.File), t.Line-1),
+					Severity:           protocol.DiagnosticSeverityError,
+					Code:               t.ID,
+					Source:             diagnosticSource,
+					Message:            fmt.Sprintf("%s (case %d of %d)", failureMessage(c), i+1, len(cases)),
+					RelatedInformation: related,
+				}
+				byFile[t.File] = append(byFile[t.File], d)
+			}
+			continue
+		}
+		if strings.Contains(t.Name, "/") { // a subtest: point at its test too
+			if decl, ok := testDecl(text(t.File), t, uriOf(t.File)); ok {
+				related = append([]protocol.DiagnosticRelatedInformation{decl}, related...)
+			}
+		}
+		d := protocol.Diagnostic{
+			Range:              lineRange(text(t.File), t.Line-1),
+			Severity:           protocol.DiagnosticSeverityError,
+			Code:               t.ID,
+			Source:             diagnosticSource,
+			Message:            failureMessage(t),
+			RelatedInformation: related,
+		}
 		byFile[t.File] = append(byFile[t.File], d)
 	}
 	return byFile, unplaced
+}
+
+// caseLineRe is a test's log line "file:line: message" (Go's t.Errorf,
+// pytest's "file.py:7: AssertionError"), indented or not.
+var caseLineRe = regexp.MustCompile(`^\s*([^\s:]+):(\d+): (.+)$`)
+
+// caseMessages returns the messages t printed at its own failing line
+// when there are several: the cases of a table test that fail at the same
+// assertion. With one message or none it returns nil (the result's own
+// message says it all).
+func caseMessages(t testrun.Result) []string {
+	base := path.Base(filepath.ToSlash(t.File))
+	want := strconv.Itoa(t.Line)
+	var out []string
+	for _, l := range strings.Split(t.Excerpt, "\n") {
+		m := caseLineRe.FindStringSubmatch(l)
+		if m != nil && path.Base(m[1]) == base && m[2] == want {
+			out = append(out, strings.TrimSpace(m[3]))
+		}
+	}
+	if len(out) < 2 {
+		return nil
+	}
+	return out
+}
+
+// testDecl finds the declaration of t's test function in its file (the
+// nearest line above the assertion that names the test followed by "("),
+// as related information "test TestX".
+func testDecl(idx *lineIndex, t testrun.Result, u string) (protocol.DiagnosticRelatedInformation, bool) {
+	name := t.Name
+	if name == "" {
+		name = t.ID
+	}
+	name, _, _ = strings.Cut(name, "/") // the parent of a subtest
+	name, _, _ = strings.Cut(name, "[") // a parametrized case
+	if i := strings.LastIndexAny(name, ".:"); i >= 0 {
+		name = name[i+1:]
+	}
+	if idx == nil || name == "" {
+		return protocol.DiagnosticRelatedInformation{}, false
+	}
+	for l := min(t.Line-2, idx.lines()-1); l >= 0; l-- {
+		if strings.Contains(idx.lineText(l), name+"(") {
+			return protocol.DiagnosticRelatedInformation{
+				Location: protocol.Location{URI: uri.URI(u), Range: lineRange(idx, l)},
+				Message:  "test " + t.Name,
+			}, true
+		}
+	}
+	return protocol.DiagnosticRelatedInformation{}, false
 }
 
 // failureMessage is "TestX: message\nexpected: e\nactual: a".

@@ -178,6 +178,19 @@ func TestE2EFixTestsRealEngine(t *testing.T) {
 	if strings.Contains(s, "def add") {
 		t.Errorf("applyEdit replaces the whole file, want minimal line edits: %s", edit)
 	}
+	// VS Code announces change annotations: the edit asks for confirmation.
+	if !strings.Contains(s, `"annotationId":"fixpoint"`) || !strings.Contains(s, `"needsConfirmation":true`) || !strings.Contains(s, `"description":"verified: 1 iteration, 1 test passing"`) {
+		t.Errorf("applyEdit = %s, want every edit under the fixpoint annotation that needs confirmation", edit)
+	}
+	final := e.wait(methodStatus, `"state":"applied"`)
+	var st struct {
+		Params statusParams `json:"params"`
+	}
+	_ = json.Unmarshal(final, &st)
+	if st.Params.Kind != "fix" || len(st.Params.Files) != 1 || st.Params.Files[0] != (statusFile{Path: "calc.py", Added: 1, Removed: 1}) ||
+		!strings.Contains(st.Params.Diff, "+    return a + b") || st.Params.Passing != 1 {
+		t.Errorf("final $/fixpoint/status = %+v, want fix applied to calc.py (+1 -1) with the diff, 1 passing", st.Params)
+	}
 	e.transcriptHas(t, `"diagnostics":[],"uri":"$ROOT/test_calc.py"`)
 	before, _ := os.ReadFile(filepath.Join(root, "calc.py"))
 	if strings.Contains(string(before), "a + b") {

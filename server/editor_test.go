@@ -87,7 +87,10 @@ type fakeEditor struct {
 	settings json.RawMessage   // workspace/configuration answer
 	applied  []json.RawMessage // applyEdit params received
 	applyOK  bool
-	cursor   int // wait() scans from here
+	// answerApply, when set, is the answer to applyEdit when !applyOK
+	// (default: applied false, failureReason "document changed").
+	answerApply map[string]any
+	cursor      int // wait() scans from here
 }
 
 type editorOptions struct {
@@ -179,6 +182,9 @@ func (e *fakeEditor) answerRequest(ctx context.Context, reply jsonrpc2.Replier, 
 	switch req.Method() {
 	case "workspace/applyEdit":
 		e.applied = append(e.applied, append(json.RawMessage(nil), req.Params()...))
+		if !e.applyOK && e.answerApply != nil {
+			return reply(ctx, e.answerApply, nil)
+		}
 		if !e.applyOK {
 			return reply(ctx, map[string]any{"applied": false, "failureReason": "document changed"}, nil)
 		}

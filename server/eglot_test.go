@@ -75,3 +75,109 @@ func TestEglotE2E(t *testing.T) {
 		t.Errorf("diagnostics were not cleared (cleared = %s)", got["cleared"])
 	}
 }
+
+// TestEglotPluginE2E drives the real `fixpoint serve` through the shipped
+// fixpoint.el (eglot-fixpoint) in Emacs 28 + eglot 1.9, batch mode, on the
+// Go table project with the Docker sandbox (testdata/eglot/plugin_e2e.el):
+// both failing cases are diagnostics on their shared line; Run Tests ends
+// "tests-failing"; the progress reaches the mode-line variable although
+// eglot 1.9 announces no work-done progress; the verified solve is shown
+// in the diff buffer and asked with y/n before it lands, the file it
+// creates included.
+func TestEglotPluginE2E(t *testing.T) {
+	emacs := sandboxtest.RequireCommand(t, "emacs")
+	requireE2E(t)
+	cli := sandboxtest.RequireDocker(t)
+	sandboxtest.RequireImage(t, cli, "fixpoint-sandbox-go")
+	bin := fixpointBinary(t)
+	model := llmtest.NewServer(goTableModel())
+	defer model.Close()
+	root := t.TempDir()
+	if err := os.CopyFS(root, os.DirFS("testdata/nvim/gotable")); err != nil {
+		t.Fatal(err)
+	}
+	outFile := filepath.Join(t.TempDir(), "out.tsv")
+	script, _ := filepath.Abs("testdata/eglot/plugin_e2e.el")
+	plugin, _ := filepath.Abs("../editors/emacs")
+	ctx, cancel := contextWithTimeout(t, 10*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, emacs, "--batch", "-Q", "-L", "/usr/share/emacs/site-lisp/elpa/eglot-1.9",
+		"-L", "/usr/share/emacs/site-lisp/elpa/project-0.8.1", "-L", "/usr/share/emacs/site-lisp/elpa/xref-1.6.0",
+		"-L", "/usr/share/emacs/site-lisp/elpa/seq-2.23", "-L", plugin, "-l", script)
+	cmd.Dir = root
+	cmd.Env = append(serveEnv(t, model.URL()), "FIXPOINT_IMAGE=fixpoint-sandbox-go",
+		"FIXPOINT_BIN="+bin, "E2E_ROOT="+root, "E2E_OUT="+outFile, "FIXPOINT_LOG=warn")
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stderr, &stderr
+	err := cmd.Run()
+	out, _ := os.ReadFile(outFile)
+	t.Logf("emacs results:\n%s", out)
+	if err != nil {
+		t.Fatalf("emacs: %v\n%s", err, stderr.String())
+	}
+	got := map[string]json.RawMessage{}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		k, v, _ := strings.Cut(sc.Text(), "\t")
+		got[k] = json.RawMessage(v)
+	}
+	if e, ok := got["error"]; ok {
+		t.Fatalf("eglot plugin script failed: %s\n%s", e, stderr.String())
+	}
+	var diags []struct {
+		Line int    `json:"line"`
+		Text string `json:"text"`
+	}
+	_ = json.Unmarshal(got["diagnostics"], &diags)
+	var texts []string
+	for _, d := range diags {
+		if d.Line != 15 {
+			t.Errorf("diagnostic %+v, want line 15 (0-based)", d)
+		}
+		texts = append(texts, d.Text)
+	}
+	all := strings.Join(texts, "\n")
+	if len(diags) != 2 || !strings.Contains(all, "Median([4 1 3 2]) = 3, want 2.5") || !strings.Contains(all, "Median([1 2]) = 2, want 1.5") {
+		t.Errorf("diagnostics = %q, want both failing cases", texts)
+	}
+	var testStatus string
+	_ = json.Unmarshal(got["test_status"], &testStatus)
+	if testStatus != "fixpoint: 1 failing" {
+		t.Errorf("fixpoint-status after run-tests = %q, want \"fixpoint: 1 failing\"", testStatus)
+	}
+	var asked struct {
+		Prompt string `json:"prompt"`
+		Diff   string `json:"diff"`
+	}
+	_ = json.Unmarshal(got["asked"], &asked)
+	if !strings.Contains(asked.Prompt, "mean.go (+10 −0)") || !strings.Contains(asked.Prompt, "stats.go (+3 −0)") {
+		t.Errorf("y-or-n-p prompt = %q, want the files with their line counts", asked.Prompt)
+	}
+	if !strings.Contains(asked.Diff, "+func Mean(xs []float64) float64 {") || !strings.Contains(asked.Diff, "verified: 1 iteration") {
+		t.Errorf("*fixpoint diff* = %q, want the diff and the verification", asked.Diff)
+	}
+	var mean, stats string
+	_ = json.Unmarshal(got["mean"], &mean)
+	_ = json.Unmarshal(got["stats"], &stats)
+	if mean != goTableMean {
+		t.Errorf("mean.go buffer = %q, want %q", mean, goTableMean)
+	}
+	if !strings.Contains(stats, "return (s[mid-1] + s[mid]) / 2") {
+		t.Errorf("stats.go buffer = %q, want the fix", stats)
+	}
+	var statuses []string
+	_ = json.Unmarshal(got["statuses"], &statuses)
+	sawIteration := false
+	for _, s := range statuses {
+		if strings.HasPrefix(s, "fixpoint 1/") {
+			sawIteration = true
+		}
+	}
+	if !sawIteration || len(statuses) == 0 || statuses[len(statuses)-1] != "fixpoint: applied" {
+		t.Errorf("fixpoint-status values = %q, want progress with the iteration, ending \"fixpoint: applied\"", statuses)
+	}
+	if string(got["mode_line"]) != "true" {
+		t.Errorf("fixpoint-status is not in the mode line (mode_line = %s)", got["mode_line"])
+	}
+}

@@ -1,10 +1,12 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
@@ -20,6 +22,15 @@ type clientCaps struct {
 	applyEdit          bool
 	documentChanges    bool
 	resourceOps        []string // create, rename, delete
+	changeAnnotations  bool     // workspaceEdit.changeAnnotationSupport (3.16)
+	// client names the editor: experimental.fixpointClient of the shipped
+	// plugins ("emacs": eglot 1.9 sends no clientInfo), else clientInfo.name
+	// ("Neovim", "Visual Studio Code"...).
+	client string
+	// pluginPreview: the client is one of the shipped plugins, which
+	// confirm an edit marked with applyMeta themselves
+	// (capabilities.experimental.fixpointPreview).
+	pluginPreview bool
 }
 
 func (c clientCaps) canCreate() bool {
@@ -29,6 +40,35 @@ func (c clientCaps) canDelete() bool {
 	return c.documentChanges && slices.Contains(c.resourceOps, "delete")
 }
 
+// commandName is how the user invokes a server command in the client at
+// hand, for messages that tell them what to do next: the shipped plugins'
+// commands in Neovim and Emacs, the command id elsewhere.
+func (s *Server) commandName(cmd string) string {
+	s.mu.Lock()
+	client := strings.ToLower(s.caps.client)
+	s.mu.Unlock()
+	names := map[string][2]string{ // command → Neovim, Emacs
+		cmdSolveGoal: {":FixpointSolve", "M-x fixpoint-solve-goal"},
+		cmdFixTests:  {":FixpointFix", "M-x fixpoint-fix-tests"},
+		cmdRunTests:  {":FixpointTest", "M-x fixpoint-run-tests"},
+		cmdCancel:    {":FixpointCancel", "M-x fixpoint-cancel"},
+		logWhere:     {":FixpointLog", "M-x fixpoint-show-diff"},
+	}
+	switch n, ok := names[cmd]; {
+	case ok && client == "neovim":
+		return n[0]
+	case ok && (client == "eglot" || strings.Contains(client, "emacs")):
+		return n[1]
+	case cmd == logWhere:
+		return "the fixpoint output log"
+	}
+	return cmd
+}
+
+// logWhere is the pseudo-command of commandName for "where the diff and
+// the log are": :FixpointLog, M-x fixpoint-show-diff, the output log.
+const logWhere = "log"
+
 // initializeParams is the subset of InitializeParams the server reads.
 // Its own type, not protocol.InitializeParams: clients send capability
 // shapes that the library's types do not decode.
@@ -37,15 +77,25 @@ type initializeParams struct {
 	RootPath              string                     `json:"rootPath"`
 	WorkspaceFolders      []protocol.WorkspaceFolder `json:"workspaceFolders"`
 	InitializationOptions json.RawMessage            `json:"initializationOptions"`
-	Capabilities          struct {
+	ClientInfo            struct {
+		Name string `json:"name"`
+	} `json:"clientInfo"`
+	Capabilities struct {
 		Workspace struct {
 			ApplyEdit     bool `json:"applyEdit"`
 			Configuration bool `json:"configuration"`
 			WorkspaceEdit struct {
 				DocumentChanges    bool     `json:"documentChanges"`
 				ResourceOperations []string `json:"resourceOperations"`
+				// Present (an object) when the client can show change
+				// annotations and ask for their confirmation.
+				ChangeAnnotationSupport json.RawMessage `json:"changeAnnotationSupport"`
 			} `json:"workspaceEdit"`
 		} `json:"workspace"`
+		Experimental struct {
+			FixpointPreview bool   `json:"fixpointPreview"`
+			FixpointClient  string `json:"fixpointClient"` // the shipped plugin: "emacs", "neovim"
+		} `json:"experimental"`
 		Window struct {
 			WorkDoneProgress bool            `json:"workDoneProgress"`
 			ShowMessage      json.RawMessage `json:"showMessage"`
@@ -91,6 +141,9 @@ func (s *Server) initialize(ctx context.Context, req jsonrpc2.Request) (any, err
 		applyEdit:          c.Workspace.ApplyEdit,
 		documentChanges:    c.Workspace.WorkspaceEdit.DocumentChanges,
 		resourceOps:        c.Workspace.WorkspaceEdit.ResourceOperations,
+		changeAnnotations:  !isNull(c.Workspace.WorkspaceEdit.ChangeAnnotationSupport) && string(c.Workspace.WorkspaceEdit.ChangeAnnotationSupport) != "false",
+		client:             cmp.Or(c.Experimental.FixpointClient, p.ClientInfo.Name),
+		pluginPreview:      c.Experimental.FixpointPreview,
 	}
 	s.folders = nil
 	for _, f := range p.WorkspaceFolders {

@@ -212,3 +212,153 @@ func testNeovimE2E(t *testing.T, nvim, bin string, tc nvimCase) {
 		t.Errorf("%s on disk changed; only the editor's buffer may change (the user saves)", tc.lua["src_file"])
 	}
 }
+
+// The table project of TestNeovimPluginE2E (testdata/nvim/gotable): two
+// cases of TestMedian fail at stats_test.go:16; the goal "add Mean in
+// mean.go" is solved by fixing Median and creating mean.go and its test.
+const (
+	goTableMean     = "package stats\n\n// Mean returns the arithmetic mean of xs.\nfunc Mean(xs []float64) float64 {\n\tvar sum float64\n\tfor _, x := range xs {\n\t\tsum += x\n\t}\n\treturn sum / float64(len(xs))\n}\n"
+	goTableMeanTest = "package stats\n\nimport \"testing\"\n\n" + goMeanTest
+	goTableSolve    = goStatsFix + "\nmean.go\n<<<<<<< SEARCH\n=======\n" + goTableMean + ">>>>>>> REPLACE\n" +
+		"\nmean_test.go\n<<<<<<< SEARCH\n=======\n" + goTableMeanTest + ">>>>>>> REPLACE\n"
+)
+
+func goTableModel() *llmtest.Script {
+	return &llmtest.Script{
+		Rules: []llmtest.Rule{
+			{Contains: "## Task: write a plan", Reply: &llmtest.Reply{Content: "1. Fix Median for even lengths.\n2. Add mean.go with Mean."}},
+			{Contains: "add Mean in mean.go", Last: true, Reply: &llmtest.Reply{Content: goTableSolve}},
+		},
+		Default: &llmtest.Reply{Content: demo.CannotHelp},
+	}
+}
+
+// TestNeovimPluginE2E drives the real `fixpoint serve` through the shipped
+// plugin (editors/nvim) in headless Neovim 0.7.2, with the Docker sandbox
+// and the scripted model (testdata/nvim/plugin_e2e.lua): every failing
+// table case is its own diagnostic on the shared line; Run Tests ends
+// "tests-failing", not "failed"; a verified solve is previewed (the
+// confirm hook gets the diff) and, accepted, lands including the file it
+// creates, which Neovim 0.7's own client cannot do; the progress is seen
+// as statuses, every echoed line fitting the echo area.
+func TestNeovimPluginE2E(t *testing.T) {
+	nvim := sandboxtest.RequireCommand(t, "nvim")
+	requireE2E(t)
+	cli := sandboxtest.RequireDocker(t)
+	sandboxtest.RequireImage(t, cli, "fixpoint-sandbox-go")
+	bin := fixpointBinary(t)
+	model := llmtest.NewServer(goTableModel())
+	defer model.Close()
+	root := t.TempDir()
+	if err := os.CopyFS(root, os.DirFS("testdata/nvim/gotable")); err != nil {
+		t.Fatal(err)
+	}
+	outFile := filepath.Join(t.TempDir(), "out.tsv")
+	script, _ := filepath.Abs("testdata/nvim/plugin_e2e.lua")
+	plugin, _ := filepath.Abs("../editors/nvim")
+	ctx, cancel := contextWithTimeout(t, 10*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, nvim, "--headless", "-u", "NONE", "-i", "NONE", "-n", "-c", "luafile "+script)
+	cmd.Dir = root
+	cmd.Env = append(serveEnv(t, model.URL()), "FIXPOINT_IMAGE=fixpoint-sandbox-go",
+		"FIXPOINT_BIN="+bin, "E2E_ROOT="+root, "E2E_OUT="+outFile, "E2E_PLUGIN="+plugin)
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stderr, &stderr
+	err := cmd.Run()
+	out, _ := os.ReadFile(outFile)
+	t.Logf("nvim results:\n%s", out)
+	if err != nil {
+		t.Fatalf("nvim: %v\n%s", err, stderr.String())
+	}
+	got := map[string]json.RawMessage{}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		k, v, _ := strings.Cut(sc.Text(), "\t")
+		got[k] = json.RawMessage(v)
+	}
+	if e, ok := got["error"]; ok {
+		t.Fatalf("nvim plugin script failed: %s", e)
+	}
+
+	// Every failing case is visible, on the line they share, pointing at the test.
+	var diags []struct {
+		Lnum    int    `json:"lnum"`
+		Message string `json:"message"`
+		Related int    `json:"related"`
+	}
+	_ = json.Unmarshal(got["diagnostics"], &diags)
+	if len(diags) != 2 {
+		t.Fatalf("diagnostics = %+v, want one per failing case (2)", diags)
+	}
+	for i, want := range []string{"Median([4 1 3 2]) = 3, want 2.5 (case 1 of 2)", "Median([1 2]) = 2, want 1.5 (case 2 of 2)"} {
+		if diags[i].Lnum != 15 || !strings.Contains(diags[i].Message, want) {
+			t.Errorf("diagnostic %d = %+v, want line 15 (0-based) with %q", i, diags[i], want)
+		}
+	}
+
+	var testStatus struct{ State, Text string }
+	_ = json.Unmarshal(got["test_status"], &testStatus)
+	if testStatus.State != "tests-failing" || testStatus.Text != "fixpoint: 1 failing" { // one test, two cases
+		t.Errorf("status after :FixpointTest = %+v, want tests-failing, \"fixpoint: 1 failing\"", testStatus)
+	}
+
+	// The preview: the confirm hook saw the files and the diff.
+	var confirmed struct {
+		Prompt string   `json:"prompt"`
+		Lines  []string `json:"lines"`
+	}
+	_ = json.Unmarshal(got["confirmed"], &confirmed)
+	if !strings.HasPrefix(confirmed.Prompt, "Apply mean.go (+10 −0), mean_test.go (+10 −0)") {
+		t.Errorf("confirm prompt = %q, want it to start with the files", confirmed.Prompt)
+	}
+	diff := strings.Join(confirmed.Lines, "\n")
+	if !strings.Contains(diff, "files: mean.go (+10 −0), mean_test.go (+10 −0), stats.go (+3 −0)") {
+		t.Errorf("preview = %q, want the files with their line counts", diff)
+	}
+	if !strings.Contains(diff, "+func Mean(xs []float64) float64 {") || !strings.Contains(diff, "verified:") {
+		t.Errorf("previewed diff = %q, want the new Mean and the verification", diff)
+	}
+
+	// The file-creating result landed in buffers.
+	var mean, stats string
+	_ = json.Unmarshal(got["mean"], &mean)
+	_ = json.Unmarshal(got["stats"], &stats)
+	if mean != strings.TrimSuffix(goTableMean, "\n") {
+		t.Errorf("mean.go buffer = %q, want %q", mean, goTableMean)
+	}
+	if !strings.Contains(stats, "return (s[mid-1] + s[mid]) / 2") {
+		t.Errorf("stats.go buffer = %q, want the fix", stats)
+	}
+
+	// Progress: running statuses with iterations, then applied; one line each.
+	var statuses []struct{ State, Text string }
+	_ = json.Unmarshal(got["statuses"], &statuses)
+	sawIteration := false
+	for _, s := range statuses {
+		if s.State == "running" && strings.HasPrefix(s.Text, "fixpoint 1/") {
+			sawIteration = true
+		}
+	}
+	if !sawIteration || len(statuses) == 0 || statuses[len(statuses)-1].State != "applied" {
+		t.Errorf("statuses = %+v, want running ones with the iteration, ending applied", statuses)
+	}
+	// One status per run: the $/progress the server also sends (Neovim 0.7
+	// announces work-done progress) is not echoed a second time.
+	var echoed []string
+	_ = json.Unmarshal(got["echoed"], &echoed)
+	for i, line := range echoed {
+		if strings.HasPrefix(line, "fixpoint: Run tests ·") || strings.HasPrefix(line, "fixpoint: Solve goal: add Mean in mean.go ·") {
+			t.Errorf("echoed %q: a $/progress begin shown next to the status", line)
+		}
+		if i > 0 && echoed[i-1] == line {
+			t.Errorf("echoed %q twice in a row", line)
+		}
+	}
+	if _, asked := got["message_request"]; asked {
+		t.Errorf("the server asked a question during a verified run: %s", got["message_request"])
+	}
+	if string(got["too_wide"]) != "[]" && string(got["too_wide"]) != "{}" {
+		t.Errorf("echoed lines that do not fit the echo area (hit-enter prompt): %s", got["too_wide"])
+	}
+}

@@ -38,7 +38,10 @@ func (s *Server) beginProgress(ctx context.Context, token, title, message string
 		}
 		s.logger.Debug("workDoneProgress/create failed; falling back to messages", "err", err)
 	}
-	s.showMessage(ctx, protocol.MessageTypeInfo, title+"…")
+	// No work-done progress: progress goes to the log (window/logMessage),
+	// where it does not interrupt; the shipped plugins show
+	// $/fixpoint/status instead.
+	s.logMessage(ctx, protocol.MessageTypeInfo, title+"…")
 	return p
 }
 
@@ -61,13 +64,15 @@ func (p *progress) report(ctx context.Context, message string) {
 	p.notify(ctx, protocol.WorkDoneProgressReport{Kind: protocol.WorkDoneProgressKindReport, Cancellable: true, Message: message})
 }
 
-// end finishes the progress with a final message.
+// end finishes the progress with a final message. Without work-done
+// progress it goes to the log like the rest: the outcome itself is shown
+// by the caller (the summary after applying, a failure, a test report).
 func (p *progress) end(ctx context.Context, message string) {
 	if p == nil {
 		return
 	}
 	if p.token == "" {
-		p.s.showMessage(ctx, protocol.MessageTypeInfo, p.title+": "+message)
+		p.s.logMessage(ctx, protocol.MessageTypeInfo, p.title+": "+message)
 		return
 	}
 	p.notify(ctx, protocol.WorkDoneProgressEnd{Kind: protocol.WorkDoneProgressKindEnd, Message: message})
@@ -101,3 +106,6 @@ func (s *Server) ask(ctx context.Context, typ protocol.MessageType, msg string, 
 	}
 	return choice.Title
 }
+
+// fallback reports whether p has no work-done progress to show its end.
+func (p *progress) fallback() bool { return p == nil || p.token == "" }

@@ -13,36 +13,35 @@ import (
 )
 
 // execute is a run's goroutine. It ends when the engine returns, which it
-// must do promptly once ctx is cancelled.
+// must do promptly once ctx is cancelled. Every run sends
+// $/fixpoint/status while it works and exactly one final status.
 func (s *Server) execute(ctx context.Context, r *run) {
 	defer s.finishRun(r)
 	if r.prev != nil {
 		if !s.awaitPrev(ctx, r) {
+			s.endStatus(ctx, r, stateCancelled, "Cancelled", "")
 			return
 		}
 		s.snapshot(r)
 	}
+	r.status = statusParams{State: stateRunning, Message: r.title, Phase: "starting"}
+	s.sendStatus(ctx, r)
 	eng, err := s.engineFor(ctx, r.root)
 	if err != nil {
 		s.showMessage(ctx, protocol.MessageTypeError, "fixpoint: cannot start: "+err.Error())
+		s.endStatus(ctx, r, stateFailed, "Cannot start: "+err.Error(), err.Error())
 		return
 	}
 	prog := s.beginProgress(ctx, r.token, "fixpoint: "+r.title, "starting")
 	if r.kind == runTest {
-		rep, err := eng.Test(ctx, r.root, r.req.Overlays)
-		s.settle(r)
-		if err != nil {
-			prog.end(ctx, s.failure(ctx, err))
-			return
-		}
-		s.publishReport(ctx, r.root, rep)
-		prog.end(ctx, summary(rep))
+		s.executeTest(ctx, r, eng, prog)
 		return
 	}
 	res, err := eng.Run(ctx, r.req, func(ev agent.Event) {
 		if ev.Delta != "" && ev.Report == nil {
 			return // streamed model text: not for the progress UI
 		}
+		s.runningStatus(ctx, r, ev)
 		prog.report(ctx, ev.Message)
 		if ev.Report != nil {
 			s.publishReport(ctx, r.root, ev.Report)
@@ -50,22 +49,92 @@ func (s *Server) execute(ctx context.Context, r *run) {
 	})
 	s.settle(r)
 	if err != nil {
-		prog.end(ctx, s.failure(ctx, err))
+		s.endFailed(ctx, r, prog, err)
 		return
 	}
 	s.mu.Lock()
 	s.results[r.root] = res
 	s.mu.Unlock()
+	if n := len(res.Iterations); n > 0 {
+		r.status.Iteration = n
+	}
+	r.reportCounts(res.Final)
+	r.status.Diff = res.Diff
+	r.status.Files = changedFiles(res.Changes)
 	if res.Final != nil {
 		s.publishReport(ctx, r.root, res.Final)
 	}
 	if res.Verified {
 		prog.end(ctx, "Verified")
-		s.apply(ctx, r, res, false)
+		s.land(ctx, r, res)
 		return
 	}
 	prog.end(ctx, "Not verified: "+res.StopReason)
 	s.offerUnverified(ctx, r, res)
+}
+
+// executeTest is a Run Tests run: the report becomes diagnostics, and the
+// final status says how many tests fail ("tests-failing" is not a failed run).
+func (s *Server) executeTest(ctx context.Context, r *run, eng Engine, prog *progress) {
+	rep, err := eng.Test(ctx, r.root, r.req.Overlays)
+	s.settle(r)
+	if err != nil {
+		s.endFailed(ctx, r, prog, err)
+		return
+	}
+	s.publishReport(ctx, r.root, rep)
+	sum := summary(rep)
+	prog.end(ctx, sum)
+	if prog.fallback() {
+		s.showMessage(ctx, protocol.MessageTypeInfo, "fixpoint: Run tests: "+sum)
+	}
+	r.reportCounts(rep)
+	if !rep.OK() {
+		reason := ""
+		if rep.Failed == 0 {
+			reason = sum // exit code, time-out, out of memory
+		}
+		s.endStatus(ctx, r, stateTestsFail, "Tests: "+sum, reason)
+		return
+	}
+	s.endStatus(ctx, r, stateApplied, "Tests pass: "+sum, "")
+}
+
+// land applies a verified result and reports how that went: a summary
+// when it landed, the reason (a plain one when the user declined) when
+// it did not.
+func (s *Server) land(ctx context.Context, r *run, res *agent.Result) {
+	out := s.apply(ctx, r, res, false)
+	if !out.applied {
+		msg := "Verified, not applied: " + out.reason
+		if out.reason == reasonDeclined {
+			msg = "Verified, not applied: you declined the edit"
+			s.showMessage(ctx, protocol.MessageTypeInfo, "fixpoint: "+editLabel(r)+": verified, not applied (declined).")
+		} else {
+			s.showMessage(ctx, protocol.MessageTypeWarning, "fixpoint: "+editLabel(r)+": verified, but not applied: "+out.reason+".")
+		}
+		s.endStatus(ctx, r, stateNotApplied, msg, out.reason)
+		return
+	}
+	if len(res.Changes) == 0 {
+		s.endStatus(ctx, r, stateApplied, "Verified; no file changes were needed", "")
+		s.showMessage(ctx, protocol.MessageTypeInfo, "fixpoint: verified; no file changes were needed")
+		return
+	}
+	s.endStatus(ctx, r, stateApplied, fmt.Sprintf("Applied: %d %s changed, %s", len(r.status.Files),
+		plural(len(r.status.Files), "file", "files"), testsPassing(res)), "")
+	s.appliedSummary(ctx, r, res, r.status.Files)
+}
+
+// endFailed ends a run whose engine returned an error.
+func (s *Server) endFailed(ctx context.Context, r *run, prog *progress, err error) {
+	msg := s.failure(ctx, err)
+	prog.end(ctx, msg)
+	if msg == "Cancelled" {
+		s.endStatus(ctx, r, stateCancelled, msg, "")
+		return
+	}
+	s.endStatus(ctx, r, stateFailed, msg, err.Error())
 }
 
 // settle marks r as past its engine work: from now on a new run in the
@@ -106,21 +175,31 @@ func (s *Server) failure(ctx context.Context, err error) string {
 }
 
 // offerUnverified tells the user a run ended without a verified result
-// and applies its best attempt only when asked to.
+// and applies its best attempt only when asked to. The safe choice ("Show
+// log") comes first: a client that preselects the first action (eglot's
+// completing-read, a default button) never applies unverified code.
 func (s *Server) offerUnverified(ctx context.Context, r *run, res *agent.Result) {
-	msg := fmt.Sprintf("fixpoint: not verified after %d %s", len(res.Iterations), plural(len(res.Iterations), "iteration", "iterations"))
+	n := len(res.Iterations)
+	reason := fmt.Sprintf("not verified after %d %s", n, plural(n, "iteration", "iterations"))
 	if res.Final != nil && res.Final.Failed > 0 {
-		msg += fmt.Sprintf(": %d %s still %s", res.Final.Failed, plural(res.Final.Failed, "test", "tests"), plural(res.Final.Failed, "fails", "fail"))
+		reason += fmt.Sprintf(": %d %s still %s", res.Final.Failed, plural(res.Final.Failed, "test", "tests"), plural(res.Final.Failed, "fails", "fail"))
 	} else if res.StopReason != "" {
-		msg += " (" + res.StopReason + ")"
+		reason += " (" + res.StopReason + ")"
 	}
+	// The final status goes out before the question: a plugin that only
+	// shows statuses must not say "running" while the user is asked.
+	s.endStatus(ctx, r, stateFailed, "Failed: "+reason, reason)
 	actions := []string{"Show log"}
 	if len(res.Changes) > 0 {
-		actions = []string{"Apply best attempt", "Show log"}
+		actions = []string{"Show log", "Apply best attempt"}
 	}
-	switch s.ask(ctx, protocol.MessageTypeWarning, msg, actions...) {
+	switch s.ask(ctx, protocol.MessageTypeWarning, "fixpoint: "+reason, actions...) {
 	case "Apply best attempt":
-		s.apply(ctx, r, res, false)
+		if out := s.apply(ctx, r, res, false); out.applied {
+			s.showMessage(ctx, protocol.MessageTypeWarning, "fixpoint: applied the unverified best attempt: "+filesSummary(changedFiles(res.Changes)))
+		} else if out.reason != reasonDeclined {
+			s.showMessage(ctx, protocol.MessageTypeWarning, "fixpoint: the best attempt was not applied: "+out.reason)
+		}
 	case "Show log":
 		s.showLog(ctx, res)
 	}
@@ -201,7 +280,8 @@ func (s *Server) hooks(ctx context.Context) Hooks {
 		Approve: func(ctx context.Context, deps []string) (bool, error) {
 			msg := "fixpoint: the model's edit adds dependencies: " + strings.Join(deps, ", ") +
 				". Allow the edit to run? Nothing is downloaded: the sandbox has no network, so only what is already available works. (Add them to policy.allow_deps in .fixpoint.toml to skip this question.)"
-			return s.ask(ctx, protocol.MessageTypeWarning, msg, "Allow", "Deny") == "Allow", nil
+			// The safe choice first: clients preselect the first action.
+			return s.ask(ctx, protocol.MessageTypeWarning, msg, "Deny", "Allow") == "Allow", nil
 		},
 	}
 }

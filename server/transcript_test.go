@@ -18,7 +18,7 @@ var update = flag.Bool("update", false, "rewrite the transcript sections of test
 
 // vscodeCaps is the part of VS Code's initialize capabilities the server
 // reads (the full set is exercised by tests/lsp-vscode).
-const vscodeCaps = `{"workspace":{"applyEdit":true,"configuration":true,"workspaceFolders":true,"workspaceEdit":{"documentChanges":true,"resourceOperations":["create","rename","delete"],"failureHandling":"textOnlyTransactional"}},"window":{"workDoneProgress":true,"showMessage":{"messageActionItem":{"additionalPropertiesSupport":true}},"showDocument":{"support":true}},"textDocument":{"codeAction":{"codeActionLiteralSupport":{"codeActionKind":{"valueSet":["","quickfix","refactor","refactor.rewrite","source"]}},"isPreferredSupport":true}}}`
+const vscodeCaps = `{"workspace":{"applyEdit":true,"configuration":true,"workspaceFolders":true,"workspaceEdit":{"documentChanges":true,"resourceOperations":["create","rename","delete"],"failureHandling":"textOnlyTransactional","changeAnnotationSupport":{"groupsOnLabel":true}}},"window":{"workDoneProgress":true,"showMessage":{"messageActionItem":{"additionalPropertiesSupport":true}},"showDocument":{"support":true}},"textDocument":{"codeAction":{"codeActionLiteralSupport":{"codeActionKind":{"valueSet":["","quickfix","refactor","refactor.rewrite","source"]}},"isPreferredSupport":true}}}`
 
 // TestTranscripts runs each testdata/lsp/*.txtar: files under
 // "workspace/" form the workspace, "engine" scripts the fake engine,

@@ -43,11 +43,11 @@
     v))
 
 (defun fixpoint-test--executed (command)
-  "The recorded workspace/executeCommand for COMMAND, or nil."
+  "The last recorded workspace/executeCommand for COMMAND, or nil."
   (seq-find (lambda (m)
               (and (equal (plist-get m :method) "workspace/executeCommand")
                    (equal (plist-get (plist-get m :params) :command) command)))
-            (fixpoint-test--received)))
+            (reverse (fixpoint-test--received))))
 
 (defun fixpoint-test--file ()
   "Visit pkg/a.go in the project and connect eglot."
@@ -73,7 +73,13 @@
                                     (fixpoint-test--received))))))
     (should init)
     (should (equal (plist-get (plist-get init :params) :initializationOptions)
-                   '(:model "scripted" :maxIterations 3))))
+                   '(:model "scripted" :maxIterations 3)))
+    ;; The plugin previews edits and creates files itself, and names itself
+    ;; (eglot 1.9 sends no clientInfo).
+    (let ((caps (plist-get (plist-get init :params) :capabilities)))
+      (should (equal (plist-get caps :experimental) '(:fixpointPreview t :fixpointClient "emacs")))
+      (should (equal (plist-get (plist-get (plist-get caps :workspace) :workspaceEdit) :resourceOperations)
+                     '("create")))))
   (let ((cfg (fixpoint-test--wait
               (lambda () (seq-find (lambda (m) (plist-member m :configuration))
                                    (fixpoint-test--received))))))
@@ -82,7 +88,12 @@
 (ert-deftest fixpoint-solve-goal-sends-the-command ()
   (let* ((file (fixpoint-test--file))
          (m (progn (fixpoint-solve-goal "add a --json flag")
-                   (fixpoint-test--wait (lambda () (fixpoint-test--executed "fixpoint.solveGoal")))))
+                   (fixpoint-test--wait
+                    (lambda ()
+                      (let ((m (fixpoint-test--executed "fixpoint.solveGoal")))
+                        (and m (equal (plist-get (car (plist-get (plist-get m :params) :arguments)) :goal)
+                                      "add a --json flag")
+                             m))))))
          (arg (car (plist-get (plist-get m :params) :arguments))))
     (should (equal (plist-get arg :goal) "add a --json flag"))
     (should (string-suffix-p "/pkg/a.go" (plist-get arg :uri)))
@@ -91,7 +102,8 @@
 
 (ert-deftest fixpoint-fix-tests-shows-progress ()
   (fixpoint-test--file)
-  (setq fixpoint-test--statuses nil)
+  (setq fixpoint-test--statuses nil
+        fixpoint--status-seen nil) ; this fake server sends only $/progress for fixTests
   (fixpoint-fix-tests)
   (should (fixpoint-test--wait (lambda () (fixpoint-test--executed "fixpoint.fixTests"))))
   (should (fixpoint-test--wait (lambda () (and fixpoint-test--statuses (equal fixpoint-status "")))))
@@ -115,6 +127,72 @@
   (with-temp-buffer
     (should (equal (cadr (should-error (fixpoint-fix-tests) :type 'user-error))
                    "No fixpoint server for this buffer: run M-x fixpoint-eglot-setup, then M-x eglot"))))
+
+(defun fixpoint-test--apply-results ()
+  "The applyEdit answers the fake server recorded, oldest first."
+  (delq nil (mapcar (lambda (m) (plist-member m :applyResult)) (fixpoint-test--received))))
+
+(defun fixpoint-test--preview (answer)
+  "Solve the fake goal \"preview\"; y-or-n-p does ANSWER (yes, no, quit).
+Returns (PROMPT DIFF-TEXT APPLY-RESULT STATUSES)."
+  (fixpoint-test--file)
+  (let ((before (length (fixpoint-test--apply-results)))
+        prompt diff)
+    (setq fixpoint-test--statuses nil)
+    (cl-letf (((symbol-function 'y-or-n-p)
+               (lambda (p)
+                 (setq prompt p
+                       diff (with-current-buffer "*fixpoint diff*" (buffer-string)))
+                 (pcase answer ('yes t) ('no nil) ('quit (signal 'quit nil))))))
+      (fixpoint-solve-goal "preview")
+      (should (fixpoint-test--wait (lambda () (> (length (fixpoint-test--apply-results)) before))))
+      (should (fixpoint-test--wait (lambda () (not (equal (plist-get fixpoint-status-params :state) "running"))))))
+    (list prompt diff (plist-get (car (last (fixpoint-test--apply-results))) :applyResult)
+          (reverse fixpoint-test--statuses))))
+
+(ert-deftest fixpoint-preview-accepted-creates-the-file ()
+  (pcase-let ((`(,prompt ,diff ,result ,statuses) (fixpoint-test--preview 'yes))
+              (made (expand-file-name "new/dir/made.go" (getenv "FIXPOINT_PROJECT"))))
+    (should (string-match-p "new/dir/made.go (\\+1 −0)" prompt))
+    (should (string-match-p "^\\+package dir$" diff))
+    (should (equal result '(:applied t)))
+    (should (file-exists-p made))
+    (should (equal (with-current-buffer (find-buffer-visiting made) (buffer-string)) "package dir\n"))
+    ;; Progress seen in the mode line variable, one status per change.
+    (should (equal statuses '("fixpoint 1/6 · planning" "fixpoint 1/6 · running tests · 2 failed" "fixpoint: applied")))
+    (should (member '(:eval fixpoint-status) mode-line-misc-info))
+    (with-current-buffer (find-buffer-visiting made) (set-buffer-modified-p nil) (kill-buffer))
+    (delete-directory (expand-file-name "new" (getenv "FIXPOINT_PROJECT")) t)))
+
+(ert-deftest fixpoint-preview-declined-is-not-an-error ()
+  (dolist (answer '(no quit))
+    (pcase-let ((`(,prompt ,_diff ,result ,_statuses) (fixpoint-test--preview answer)))
+      (should prompt)
+      (should (equal result '(:applied nil :failureReason "declined"))) ; false as read back
+      (should (equal fixpoint-status "fixpoint: verified, not applied"))
+      (should-not (file-exists-p (expand-file-name "new/dir/made.go" (getenv "FIXPOINT_PROJECT")))))))
+
+(ert-deftest fixpoint-message-request-defaults-to-the-first-action ()
+  (let ((server (progn (fixpoint-test--file) (eglot-current-server))))
+    (cl-letf (((symbol-function 'completing-read)
+               (lambda (_prompt _coll &optional _pred _req _init _hist def &rest _) def)))
+      (should (equal (eglot-handle-request server 'window/showMessageRequest
+                                           :type 2 :message "not verified"
+                                           :actions [(:title "Show log") (:title "Apply best attempt")])
+                     '(:title "Show log"))))
+    (cl-letf (((symbol-function 'completing-read) (lambda (&rest _) (signal 'quit nil))))
+      (should (eq (eglot-handle-request server 'window/showMessageRequest
+                                        :type 2 :message "not verified"
+                                        :actions [(:title "Show log") (:title "Apply best attempt")])
+                  :null)))))
+
+(ert-deftest fixpoint-cancel-with-nothing-running-says-so ()
+  (fixpoint-test--file)
+  (let ((messages nil))
+    (cl-letf (((symbol-function 'message)
+               (lambda (fmt &rest args) (push (apply #'format fmt args) messages))))
+      (fixpoint-cancel)
+      (should (fixpoint-test--wait (lambda () (member "fixpoint: nothing to cancel: no fixpoint run is active" messages)))))))
 
 (provide 'fixpoint-test)
 ;;; fixpoint-test.el ends here

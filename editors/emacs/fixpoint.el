@@ -23,9 +23,16 @@
 ;;
 ;; eglot runs one server per buffer, so in the modes of
 ;; `fixpoint-major-modes' fixpoint replaces the usual server (gopls,
-;; pylsp...).  Progress ("Iteration 2/6 · running tests · 3 failed") is
-;; echoed and kept in `fixpoint-status' for the mode line.  The API key comes
-;; from the environment (FIXPOINT_API_KEY), never from this file.
+;; pylsp...).  Progress ("fixpoint 2/6 · running tests · 3 failed") comes
+;; from the server's $/fixpoint/status notification (eglot 1.9 announces no
+;; work-done progress): it is echoed and kept in `fixpoint-status', which
+;; `fixpoint-eglot-setup' puts in the mode line.
+;;
+;; A verified edit is shown before it lands: a *fixpoint diff* buffer and
+;; a y/n question (C-g or n declines; declining is not an error).  Set
+;; `:preview "never"' in `fixpoint-settings' to apply at once.  Files the
+;; edit creates are created here (eglot 1.9 cannot).  The API key comes from
+;; the environment (FIXPOINT_API_KEY), never from this file.
 
 ;;; Code:
 
@@ -52,14 +59,33 @@
 Sent as initializationOptions and as the \"fixpoint\" section of
 workspace/configuration.  Keys: :model :baseUrl :sandbox :image
 :maxIterations :testCmd :dataDir :memory :runtime :allowTestEdits
-:temperature.  nil means the server's own layers (environment,
+:temperature :preview (\"always\", the default, or \"never\").
+nil means the server's own layers (environment,
 .fixpoint.toml, defaults)."
   :type 'plist)
 
 (defvar fixpoint-status ""
-  "The last progress of a fixpoint run, for the mode line.
-Empty when idle.  Add it with
-  (add-to-list \\='mode-line-misc-info \\='(:eval fixpoint-status))")
+  "The state of the last fixpoint run, for the mode line.
+\"fixpoint 2/6 · running tests\" while it runs, then \"fixpoint: applied\",
+\"fixpoint: verified, not applied\", \"fixpoint: 2 failing\" (Run Tests),
+\"fixpoint: tests pass\" or \"fixpoint: failed\"; empty when idle.
+`fixpoint-eglot-setup' adds it to `mode-line-misc-info'.")
+
+(defvar fixpoint-status-params nil
+  "The params of the last $/fixpoint/status, as a plist.")
+
+(defvar fixpoint--status-seen nil
+  "Non-nil once the server sent $/fixpoint/status.
+From then on $/progress is not shown: one status per run.")
+
+(defvar fixpoint--new-run nil
+  "Non-nil when the last $/fixpoint/status began a run.")
+
+(defvar fixpoint-last-diff nil
+  "The diff of the last finished run, as the server sent it.")
+
+(defconst fixpoint--diff-buffer "*fixpoint diff*"
+  "The buffer that shows a verified edit before it is applied.")
 
 (defvar fixpoint-goal-history nil
   "Goals given to `fixpoint-solve-goal'.")
@@ -71,22 +97,168 @@ Empty when idle.  Add it with
   "Send `fixpoint-settings' as initializationOptions."
   (or fixpoint-settings eglot--{}))
 
+;; Capabilities: eglot's own, plus the two the shipped plugin adds itself:
+;; a verified edit is previewed here (experimental.fixpointPreview), and
+;; files it creates are created here (resourceOperations "create").
+(cl-defmethod eglot-client-capabilities ((_server eglot-fixpoint))
+  "Eglot's capabilities, plus fixpoint's preview and file creation."
+  (let* ((caps (copy-tree (cl-call-next-method)))
+         (ws (plist-get caps :workspace))
+         (we (plist-get ws :workspaceEdit)))
+    (setq we (plist-put (copy-sequence we) :resourceOperations ["create"]))
+    ;; fixpoint.el previews edits itself: without this, an eglot that
+    ;; announces change annotations would get annotated edits instead.
+    (cl-remf we :changeAnnotationSupport)
+    (setq ws (plist-put ws :workspaceEdit we))
+    (setq caps (plist-put caps :workspace ws))
+    ;; eglot 1.9 sends no clientInfo: name the client, so that the server's
+    ;; messages name M-x fixpoint-cancel rather than fixpoint.cancel.
+    (plist-put caps :experimental (list :fixpointPreview t :fixpointClient "emacs"))))
+
+(defun fixpoint--status-text (state kind message failing iteration max)
+  "The mode line text for a status STATE of a run of KIND.
+MESSAGE, FAILING, ITERATION and MAX are the status fields."
+  (pcase state
+    ("running" (concat "fixpoint"
+                       (if (and (numberp iteration) (> iteration 0) (numberp max) (> max 0))
+                           (format " %d/%d" iteration max) "")
+                       (let ((m (replace-regexp-in-string "\\`[Ii]teration +[0-9]+/[0-9]+ *· *" "" (or message ""))))
+                         (if (string-empty-p m) "" (concat " · " m)))))
+    ("applied" (if (equal kind "test") "fixpoint: tests pass" "fixpoint: applied"))
+    ("verified-not-applied" "fixpoint: verified, not applied")
+    ("tests-failing" (format "fixpoint: %s failing" (or failing 0)))
+    ("failed" "fixpoint: failed")
+    (_ "")))
+
+(defun fixpoint--echo (text)
+  "Show TEXT in the echo area on one line, without logging it twice."
+  (let ((message-truncate-lines t))
+    (message "%s" (car (split-string (or text "") "\n")))))
+
+(cl-defmethod eglot-handle-notification
+  ((_server eglot-fixpoint) (_method (eql $/fixpoint/status))
+   &rest params &key state kind message failing iteration maxIterations reason diff
+   &allow-other-keys)
+  "Show fixpoint's run status PARAMS (STATE, KIND, MESSAGE, FAILING,
+ITERATION, MAXITERATIONS, REASON, DIFF) in the mode line and echo area."
+  (setq fixpoint--status-seen t
+        fixpoint--new-run (not (equal (plist-get params :runId) (plist-get fixpoint-status-params :runId)))
+        fixpoint-status-params params
+        fixpoint-status (fixpoint--status-text state kind message failing iteration maxIterations))
+  (when (and (stringp diff) (not (string-empty-p diff)))
+    (setq fixpoint-last-diff diff))
+  (force-mode-line-update t)
+  (fixpoint--echo
+   (if (equal state "running")
+       (concat fixpoint-status
+               ;; The first status of a run says how to cancel it.
+               (if fixpoint--new-run " (M-x fixpoint-cancel stops it)" ""))
+     (concat "fixpoint: " (or message state)
+             (if (and (stringp reason) (not (member reason '("" "declined")))
+                      (not (string-match-p (regexp-quote reason) (or message ""))))
+                 (concat " (" reason ")") "")))))
+
 (cl-defmethod eglot-handle-notification
   ((_server eglot-fixpoint) (_method (eql $/progress)) &key token value)
-  "Show fixpoint's work-done progress VALUE for TOKEN."
+  "Show fixpoint's work-done progress VALUE for TOKEN (servers without
+$/fixpoint/status)."
   (ignore token)
-  (let ((kind (plist-get value :kind))
-        (title (plist-get value :title))
-        (msg (plist-get value :message)))
-    (when title
-      (setq title (replace-regexp-in-string "\\`fixpoint: *" "" title)))
-    (setq fixpoint-status
-          (pcase kind
-            ("begin" (format "fixpoint: %s" (or title "running")))
-            ("report" (format "fixpoint %s" (or msg "")))
-            (_ "")))
-    (force-mode-line-update t)
-    (message "fixpoint: %s" (or msg title kind))))
+  (unless fixpoint--status-seen
+    (let ((kind (plist-get value :kind))
+          (title (plist-get value :title))
+          (msg (plist-get value :message)))
+      (when title
+        (setq title (replace-regexp-in-string "\\`fixpoint: *" "" title)))
+      (setq fixpoint-status
+            (pcase kind
+              ("begin" (format "fixpoint: %s" (or title "running")))
+              ("report" (format "fixpoint %s" (or msg "")))
+              (_ "")))
+      (force-mode-line-update t)
+      (fixpoint--echo (format "fixpoint: %s" (or msg title kind))))))
+
+(cl-defmethod eglot-handle-request
+  ((_server eglot-fixpoint) (_method (eql window/showMessageRequest))
+   &key type message actions &allow-other-keys)
+  "Ask the user MESSAGE (of TYPE) with ACTIONS.
+The first action, the server's safe choice, is the default; C-g
+dismisses the question (a null answer) instead of raising an error in
+the process filter."
+  (let* ((titles (mapcar (lambda (a) (plist-get a :title)) (append actions nil)))
+         (label (condition-case nil
+                    (completing-read
+                     (format "%s%s\nChoose (default %s): "
+                             (if (and (numberp type) (<= type 1)) "Error: " "")
+                             message (or (car titles) "OK"))
+                     (or titles '("OK")) nil t nil nil (car titles))
+                  (quit nil))))
+    (if (and label (member label titles)) (list :title label) :null)))
+
+(defun fixpoint--show-diff (meta)
+  "Show the diff of the edit described by META in `fixpoint--diff-buffer'."
+  (with-current-buffer (get-buffer-create fixpoint--diff-buffer)
+    (let ((inhibit-read-only t))
+      (erase-buffer)
+      (insert (format "fixpoint: %s (%s)\n\n" (or (plist-get meta :label) "")
+                      (or (plist-get meta :description) "")))
+      (insert (or (plist-get meta :diff) ""))
+      (goto-char (point-min))
+      (when (fboundp 'diff-mode) (diff-mode))
+      (setq buffer-read-only t)))
+  (display-buffer fixpoint--diff-buffer))
+
+(defun fixpoint--files-summary (meta)
+  "\"a.go (+1 −1), b.go (+3 −0)\" for the files of META."
+  (mapconcat (lambda (f) (format "%s (+%s −%s)" (plist-get f :path)
+                                 (or (plist-get f :added) 0) (or (plist-get f :removed) 0)))
+             (append (plist-get meta :files) nil) ", "))
+
+(defun fixpoint--confirm (meta)
+  "Show the edit of META and ask whether to apply it; nil when declined.
+C-g counts as no."
+  (fixpoint--show-diff meta)
+  (prog1 (condition-case nil
+             (y-or-n-p (format "fixpoint: apply %s? " (fixpoint--files-summary meta)))
+           (quit nil))
+    (let ((win (get-buffer-window fixpoint--diff-buffer t)))
+      (when (and win (not (one-window-p t win))) (delete-window win)))))
+
+(defun fixpoint--apply-edit (edit)
+  "Apply the WorkspaceEdit EDIT: create files here, the rest through eglot."
+  (let ((changes (append (plist-get edit :documentChanges) nil))
+        text-edits)
+    (dolist (c changes)
+      (pcase (plist-get c :kind)
+        ("create"
+         (let ((path (funcall (if (fboundp 'eglot-uri-to-path) 'eglot-uri-to-path 'eglot--uri-to-path)
+                              (plist-get c :uri))))
+           (make-directory (file-name-directory path) t)
+           (unless (file-exists-p path) (write-region "" nil path nil 'silent))
+           (find-file-noselect path)))
+        ('nil (push c text-edits))
+        (kind (jsonrpc-error "fixpoint.el cannot apply a %s operation" kind))))
+    ;; Visit every file first: eglot would otherwise ask again.
+    (dolist (c text-edits)
+      (find-file-noselect (funcall (if (fboundp 'eglot-uri-to-path) 'eglot-uri-to-path 'eglot--uri-to-path)
+                                   (plist-get (plist-get c :textDocument) :uri))))
+    (eglot--apply-workspace-edit
+     (if changes
+         (list :documentChanges (vconcat (nreverse text-edits)))
+       edit)
+     nil)))
+
+(cl-defmethod eglot-handle-request
+  ((_server eglot-fixpoint) (_method (eql workspace/applyEdit))
+   &key edit fixpoint &allow-other-keys)
+  "Apply fixpoint's EDIT; when FIXPOINT (the server's notes) asks for it,
+show the diff and ask first.  Declining answers applied=false with the
+reason \"declined\", which the server reports as such, not as an error."
+  (if (and fixpoint (eq (plist-get fixpoint :confirm) t)
+           (not (fixpoint--confirm fixpoint)))
+      (list :applied :json-false :failureReason "declined")
+    (condition-case err
+        (progn (fixpoint--apply-edit edit) (list :applied t))
+      (error (list :applied :json-false :failureReason (error-message-string err))))))
 
 ;;;###autoload
 (defun fixpoint-eglot-setup ()
@@ -96,6 +268,7 @@ Also adds the \"fixpoint\" section to the default
   (interactive)
   (add-to-list 'eglot-server-programs
                (cons fixpoint-major-modes (cons 'eglot-fixpoint fixpoint-program)))
+  (add-to-list 'mode-line-misc-info '(:eval fixpoint-status) t)
   (unless (plist-member (default-value 'eglot-workspace-configuration) :fixpoint)
     (setq-default eglot-workspace-configuration
                   (append (list :fixpoint (or fixpoint-settings eglot--{}))
@@ -128,7 +301,10 @@ window/workDoneProgress/create then waits forever.)"
     (jsonrpc-async-request
      server :workspace/executeCommand
      (list :command command :arguments (if arg (vector arg) []))
-     :success-fn #'ignore
+     :success-fn (lambda (result)
+                   (let ((msg (plist-get result :message)))
+                     (when (and (stringp msg) (not (eq (plist-get result :started) t)))
+                       (fixpoint--echo (concat "fixpoint: " msg)))))
      :error-fn (lambda (err) (message "fixpoint: %s" (plist-get err :message))))
     nil))
 
@@ -166,9 +342,16 @@ window/workDoneProgress/create then waits forever.)"
 
 ;;;###autoload
 (defun fixpoint-cancel ()
-  "Cancel the running fixpoint run."
+  "Cancel the running fixpoint run (says so when nothing runs)."
   (interactive)
   (fixpoint--execute "fixpoint.cancel" nil))
+
+;;;###autoload
+(defun fixpoint-show-diff ()
+  "Show the diff of the last finished fixpoint run."
+  (interactive)
+  (unless fixpoint-last-diff (user-error "No fixpoint run has finished yet"))
+  (fixpoint--show-diff (list :label "last run" :description "" :diff fixpoint-last-diff)))
 
 (provide 'fixpoint)
 ;;; fixpoint.el ends here

@@ -72,6 +72,8 @@ local fp = require("fixpoint")
 local started = false
 fp.setup({
   cmd = { "$bin", "serve" },
+  -- Unattended: accept the previewed edit as a user pressing "Apply" would.
+  confirm = function(_, _, on_choice) on_choice(true) end,
   on_attach = function()
     if started then return end
     started = true
@@ -82,7 +84,7 @@ vim.api.nvim_create_autocmd("User", {
   pattern = "FixpointStatus",
   callback = function()
     local s = fp.status_table()
-    if s.kind == "verified" or s.kind == "failed" then
+    if s.kind == "verified" or s.kind == "failed" or s.kind == "not-applied" then
       -- Let workspace/applyEdit land, then show the function that changed.
       vim.defer_fn(function()
         vim.fn.search("^func Median")

@@ -195,7 +195,7 @@ test("a server error is shown with vim.notify", function()
   local n = wait_for("error notification", function()
     return notified[1]
   end)
-  eq(n.msg, "a run is already in progress for this folder", "message")
+  eq(n.msg, "fixpoint: a run is already in progress for this folder", "message")
   eq(n.level, vim.log.levels.ERROR, "level")
 end)
 
@@ -261,6 +261,143 @@ test("next_status", function()
   local s = fp.next_status(nil, { kind = "report", message = "Iteration 4/6 · reflecting" })
   eq(s.text, "fixpoint 4/6 · reflecting", "report text")
   eq(fp.next_status(s, { kind = "report", message = "applying edit" }).text, "fixpoint 4/6 · applying edit", "kept iteration")
+end)
+
+
+test("the client announces resource operations and fixpointPreview", function()
+  local init = find(function(m)
+    return m.method == "initialize"
+  end)
+  local we = init.params.capabilities.workspace.workspaceEdit
+  eq(we.documentChanges, true, "documentChanges")
+  eq(we.resourceOperations, { "create", "rename", "delete" }, "resourceOperations")
+  eq(init.params.capabilities.experimental.fixpointPreview, true, "experimental.fixpointPreview")
+end)
+
+test(":FixpointCancel with nothing running says so", function()
+  local echoed = {}
+  local orig = vim.api.nvim_echo
+  vim.api.nvim_echo = function(chunks, ...)
+    table.insert(echoed, chunks[1][1])
+    return orig(chunks, ...)
+  end
+  vim.cmd("FixpointCancel")
+  wait_for("cancel answer shown", function()
+    return echoed[1]
+  end)
+  vim.api.nvim_echo = orig
+  eq(echoed[1], "fixpoint: nothing to cancel: no fixpoint run is active", "echo")
+end)
+
+test("fit keeps messages on one line of the echo area", function()
+  eq(fp.fit("short", 40), "short", "short message")
+  local long = string.rep("é", 100)
+  local fitted = fp.fit(long, 40)
+  truthy(vim.fn.strdisplaywidth(fitted) <= 39, "fitted width " .. vim.fn.strdisplaywidth(fitted))
+  eq(vim.fn.strcharpart(fitted, vim.fn.strchars(fitted) - 1), "…", "ellipsis")
+  eq(fp.fit("line one\nline two", 40), "line one …", "first line only")
+end)
+
+local function preview_run(answer)
+  local asked
+  fp.setup({
+    cmd = { "python3", fake, log },
+    settings = settings,
+    confirm = function(prompt, lines, on_choice)
+      asked = { prompt = prompt, lines = lines }
+      on_choice(answer)
+    end,
+  })
+  local echoed = {}
+  local orig = vim.api.nvim_echo
+  vim.api.nvim_echo = function(chunks, ...)
+    table.insert(echoed, chunks[1][1])
+    return orig(chunks, ...)
+  end
+  vim.cmd("edit " .. vim.fn.fnameescape(project .. "/pkg/a.go"))
+  fp.solve("preview")
+  local n = #vim.tbl_filter(function(m)
+    return m.applyResult ~= nil
+  end, received())
+  local result = wait_for("applyEdit answer", function()
+    local all = vim.tbl_filter(function(m)
+      return m.applyResult ~= nil
+    end, received())
+    return #all > n and all[#all] or nil
+  end)
+  local final = wait_for("final status", function()
+    local st = fp.status_table()
+    return st.state ~= "running" and st.state ~= nil and st or nil
+  end)
+  vim.api.nvim_echo = orig
+  return asked, result.applyResult, final, echoed, n
+end
+
+test("a verified edit is previewed, and declining leaves the files alone", function()
+  local asked, res, final, echoed = preview_run(false)
+  echoed = vim.tbl_filter(function(e)
+    return not e:find("nothing to cancel", 1, true) -- a late answer from an earlier test
+  end, echoed)
+  truthy(asked, "confirm was called")
+  truthy(asked.prompt:find("new/dir/made.go (+1 −0)", 1, true), "prompt names the file: " .. asked.prompt)
+  truthy(vim.tbl_contains(asked.lines, "+package dir"), "the diff is shown: " .. vim.inspect(asked.lines))
+  eq(res, { applied = false, failureReason = "declined" }, "applyEdit answer")
+  eq(vim.loop.fs_stat(project .. "/new/dir/made.go"), nil, "made.go after declining")
+  eq(final.state, "verified-not-applied", "final state")
+  eq(fp.status(), "fixpoint: verified, not applied", "status()")
+  -- One line per change of the status, all fitting the echo area.
+  eq(echoed, {
+    "fixpoint 1/6 · planning (:FixpointCancel stops it)",
+    "fixpoint 1/6 · running tests · 2 failed",
+    "fixpoint: Verified, not applied: you declined the edit",
+  }, "echoed")
+end)
+
+test("an accepted edit that creates a file in a new directory lands", function()
+  local asked, res, final = preview_run(true)
+  truthy(asked, "confirm was called")
+  eq(res, { applied = true }, "applyEdit answer")
+  local b = vim.fn.bufnr(project .. "/new/dir/made.go")
+  truthy(b ~= -1, "a buffer for made.go")
+  eq(vim.api.nvim_buf_get_lines(b, 0, -1, false), { "package dir" }, "made.go buffer (no extra blank line)")
+  truthy(vim.loop.fs_stat(project .. "/new/dir"), "new/dir exists")
+  eq(final.state, "applied", "final state")
+  eq(fp.status(), "fixpoint: applied", "status()")
+  truthy(vim.tbl_contains(fp.log_lines(), "+package dir"), "the diff is in :FixpointLog")
+end)
+
+test("commands go to the server of the buffer's own project", function()
+  local other = vim.fn.tempname() .. "-other"
+  vim.fn.mkdir(other, "p")
+  vim.fn.writefile({ "module example.com/o" }, other .. "/go.mod")
+  vim.fn.writefile({ "package o" }, other .. "/o.go")
+  local first = fp.client(vim.fn.bufnr(project .. "/pkg/a.go"))
+  -- A buffer of the second project, not attached yet (as right after :edit
+  -- before FileType fires): it must not borrow the first project's server.
+  local b = vim.fn.bufadd(other .. "/o.go")
+  eq(fp.client(b), nil, "client of an unattached buffer of another project")
+  vim.cmd("edit " .. vim.fn.fnameescape(other .. "/o.go"))
+  vim.cmd("FixpointTest")
+  local c = fp.client(0)
+  truthy(c and c.id ~= first.id, "a second client: " .. vim.inspect({ c and c.id, first.id, c and c.config.root_dir, fp.root(0) }))
+  eq(c.config.root_dir, other, "its root")
+end)
+
+test("a missing binary is reported once", function()
+  notified = {}
+  fp.setup({ cmd = { "/nonexistent/fixpoint", "serve" }, settings = settings })
+  for _, f in ipairs({ "a.go", "b.go" }) do
+    vim.cmd("edit " .. vim.fn.fnameescape(project .. "/pkg/" .. f))
+    fp.attach(0)
+  end
+  vim.cmd("FixpointFix")
+  local n = 0
+  for _, m in ipairs(notified) do
+    if m.msg:find("/nonexistent/fixpoint", 1, true) then
+      n = n + 1
+    end
+  end
+  eq(n, 1, "messages about the missing binary: " .. vim.inspect(notified))
 end)
 
 test(":checkhealth fixpoint reports doctor's checks", function()

@@ -3,8 +3,13 @@
 -- The plugin starts the server for each project root, attaches file
 -- buffers to it, defines :FixpointSolve/:FixpointFix/:FixpointTest/
 -- :FixpointCancel (each a workspace/executeCommand), and turns the server's
--- $/progress into messages and require("fixpoint").status() for
--- statuslines. All the logic lives in the server.
+-- $/fixpoint/status (or, from older servers, $/progress) into one echo-area
+-- line per change and require("fixpoint").status() for statuslines. A
+-- verified edit is shown as a diff and applied only when you accept
+-- (unless settings.preview = "never"); files it creates, renames or
+-- deletes are handled here, since Neovim 0.7's client does not announce
+-- resource operations. :FixpointLog shows the server's log and diffs. All
+-- the other logic lives in the server.
 --
 -- Works on Neovim 0.7 (vim.lsp.start_client + buf_attach_client) and 0.8+
 -- (vim.lsp.start).
@@ -31,6 +36,10 @@ local defaults = {
   progress = "echo",
   -- Extra on_attach(client, bufnr).
   on_attach = nil,
+  -- confirm(prompt, diff_lines, on_choice): asks whether to apply a verified
+  -- edit (on_choice(true) applies). nil = show the diff in a split and ask
+  -- with confirm(), "Cancel" being the default.
+  confirm = nil,
 }
 
 -- state is per setup() call; the plugin keeps it on the module so that
@@ -40,10 +49,69 @@ local state = {
   clients = {}, -- root -> client id (0.7 path)
   status = { kind = "idle", text = "" },
   titles = {}, -- progress token -> title
+  with_status = {}, -- client id -> true once it sent $/fixpoint/status
+  log = {}, -- lines of :FixpointLog (server log messages, diffs)
+  missing = {}, -- commands reported as not executable (once each)
 }
 
 local function notify(msg, level)
   vim.notify(msg, level or vim.log.levels.INFO, { title = "fixpoint" })
+end
+
+--- Returns msg as one line that fits the echo area (v:echospace), so that
+--- showing it never causes a hit-enter prompt.
+function M.fit(msg, width)
+  msg = tostring(msg or ""):gsub("%s*\n.*", " …"):gsub("%s+$", "")
+  width = width or vim.v.echospace
+  if not width or width <= 0 then
+    width = vim.o.columns - 12
+  end
+  width = math.max(width - 1, 10)
+  if vim.fn.strdisplaywidth(msg) <= width then
+    return msg
+  end
+  local out = vim.fn.strcharpart(msg, 0, width - 1)
+  while vim.fn.strdisplaywidth(out) > width - 1 do
+    out = vim.fn.strcharpart(out, 0, vim.fn.strchars(out) - 1)
+  end
+  return out .. "…"
+end
+
+--- Shows msg in the echo area, fitted to one line; the whole text goes to
+--- :FixpointLog. hl is a highlight group (nil = none).
+function M.echo(msg, hl)
+  M.log(msg)
+  vim.api.nvim_echo({ { M.fit(msg), hl } }, false, {})
+end
+
+--- Appends text to :FixpointLog.
+function M.log(text)
+  for _, l in ipairs(vim.split(tostring(text or ""), "\n", { plain = true })) do
+    table.insert(state.log, l)
+  end
+  if #state.log > 5000 then
+    state.log = vim.list_slice(state.log, #state.log - 4000)
+  end
+end
+
+--- The lines of :FixpointLog.
+function M.log_lines()
+  return vim.deepcopy(state.log)
+end
+
+local function scratch(name, lines, ft)
+  vim.cmd("botright new")
+  local buf = vim.api.nvim_get_current_buf()
+  vim.bo[buf].buftype = "nofile"
+  vim.bo[buf].bufhidden = "wipe"
+  vim.bo[buf].swapfile = false
+  pcall(vim.api.nvim_buf_set_name, buf, name)
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.bo[buf].modifiable = false
+  if ft then
+    vim.bo[buf].filetype = ft
+  end
+  return buf, vim.api.nvim_get_current_win()
 end
 
 --- Returns the nearest ancestor of path (a file or directory) that holds a
@@ -157,6 +225,11 @@ function M.status_table()
   return vim.deepcopy(state.status)
 end
 
+local function fire_status()
+  pcall(vim.api.nvim_exec_autocmds, "User", { pattern = "FixpointStatus", modeline = false })
+  pcall(vim.cmd, "redrawstatus")
+end
+
 local function show_progress(value, status, title)
   local mode = state.opts and state.opts.progress
   if not mode then
@@ -174,7 +247,7 @@ local function show_progress(value, status, title)
   if mode == "notify" or (value.kind == "end" and status.kind == "failed") then
     notify(msg, status.kind == "failed" and vim.log.levels.WARN or vim.log.levels.INFO)
   else
-    vim.api.nvim_echo({ { msg } }, false, {})
+    M.echo(msg)
   end
 end
 
@@ -188,6 +261,9 @@ function M.on_progress(err, result, ctx, config)
   if err or type(result) ~= "table" or type(result.value) ~= "table" or not result.value.kind then
     return
   end
+  if ctx and state.with_status[ctx.client_id] then
+    return -- $/fixpoint/status shows this run: one status per run
+  end
   local token, value = result.token, result.value
   if value.kind == "begin" and value.title then
     state.titles[token] = value.title
@@ -198,8 +274,256 @@ function M.on_progress(err, result, ctx, config)
     state.titles[token] = nil
   end
   show_progress(value, state.status, title)
-  pcall(vim.api.nvim_exec_autocmds, "User", { pattern = "FixpointStatus", modeline = false })
-  pcall(vim.cmd, "redrawstatus")
+  fire_status()
+end
+
+local STATE_KIND = {
+  running = "running",
+  applied = "verified",
+  ["verified-not-applied"] = "not-applied",
+  ["tests-failing"] = "tests-failing",
+  failed = "failed",
+  cancelled = "idle",
+}
+
+--- Returns the status after a $/fixpoint/status params table (pure).
+function M.status_from(p)
+  local kind = STATE_KIND[p.state] or "idle"
+  local text
+  if p.state == "running" then
+    text = "fixpoint"
+    if (p.iteration or 0) > 0 and (p.maxIterations or 0) > 0 then
+      text = text .. " " .. p.iteration .. "/" .. p.maxIterations
+    end
+    local detail = p.message or ""
+    local _, _, rest = M.parse_iteration(detail)
+    if rest then
+      detail = rest
+    end
+    if detail ~= "" then
+      text = text .. " · " .. detail
+    end
+  elseif p.state == "applied" then
+    text = p.kind == "test" and "fixpoint: tests pass" or "fixpoint: applied"
+  elseif p.state == "verified-not-applied" then
+    text = "fixpoint: verified, not applied"
+  elseif p.state == "tests-failing" then
+    text = "fixpoint: " .. (p.failing or 0) .. " failing"
+  elseif p.state == "failed" then
+    text = "fixpoint: failed"
+  else
+    text = ""
+  end
+  return {
+    kind = kind,
+    state = p.state,
+    text = text,
+    run = p.runId,
+    iteration = p.iteration,
+    max = p.maxIterations,
+    message = p.message,
+    reason = p.reason,
+    files = p.files,
+  }
+end
+
+--- Handles $/fixpoint/status: one echo-area line per change of the run's
+--- state (never a hit-enter prompt), the diff to :FixpointLog.
+function M.on_status(err, p, ctx)
+  if err or type(p) ~= "table" or not p.state then
+    return
+  end
+  if ctx and ctx.client_id then
+    state.with_status[ctx.client_id] = true
+  end
+  local prev = state.status
+  state.status = M.status_from(p)
+  if type(p.diff) == "string" and p.diff ~= "" then
+    M.log("fixpoint " .. (p.runId or "") .. " diff:\n" .. p.diff)
+  end
+  local mode = state.opts and state.opts.progress
+  local line = p.state == "running" and state.status.text or ("fixpoint: " .. (p.message or p.state))
+  if p.state == "running" and prev.run ~= state.status.run then
+    -- The first status of a run says how to cancel it; the status gives way.
+    local hint = " (:FixpointCancel stops it)"
+    local width = (vim.v.echospace > 0 and vim.v.echospace or vim.o.columns - 12) - vim.fn.strdisplaywidth(hint)
+    line = M.fit(line, math.max(width, 12)) .. hint
+  end
+  if p.reason and p.reason ~= "" and p.state ~= "running" and p.reason ~= "declined" then
+    M.log("fixpoint " .. (p.runId or "") .. ": " .. p.state .. ": " .. p.reason)
+  end
+  if mode and not (prev.run == state.status.run and prev.text == state.status.text and p.state == "running") then
+    local hl = (p.state == "failed" and "WarningMsg") or nil
+    if mode == "notify" and p.state ~= "running" then
+      notify(M.fit(line), p.state == "failed" and vim.log.levels.WARN or vim.log.levels.INFO)
+    else
+      M.echo(line, hl)
+    end
+  end
+  fire_status()
+end
+
+--- window/showMessage: one fitted line (errors highlighted), the whole
+--- message in :FixpointLog.
+function M.on_show_message(_, p)
+  if type(p) ~= "table" then
+    return
+  end
+  local hl = (p.type == 1 and "ErrorMsg") or (p.type == 2 and "WarningMsg") or nil
+  M.echo(p.message, hl)
+end
+
+--- window/logMessage: kept for :FixpointLog.
+function M.on_log_message(_, p)
+  if type(p) == "table" then
+    M.log(p.message)
+  end
+end
+
+local function uri_path(uri)
+  return vim.uri_to_fname(uri)
+end
+
+-- apply_resource_op applies one create/rename/delete of a workspace edit
+-- (Neovim 0.7's client cannot be relied on: it does not create parent
+-- directories, and does not announce resource operations at all).
+local function apply_resource_op(op)
+  local o = op.options or {}
+  if op.kind == "create" then
+    local path = uri_path(op.uri)
+    local exists = vim.loop.fs_stat(path) ~= nil
+    if exists and o.ignoreIfExists and not o.overwrite then
+      vim.fn.bufload(vim.fn.bufadd(path))
+      return
+    end
+    vim.fn.mkdir(vim.fn.fnamemodify(path, ":h"), "p")
+    if not exists or o.overwrite then
+      assert(vim.fn.writefile({}, path) == 0, "cannot create " .. path)
+    end
+    local b = vim.fn.bufadd(path)
+    vim.fn.bufload(b)
+    vim.bo[b].buflisted = true
+    return b
+  elseif op.kind == "delete" then
+    local path = uri_path(op.uri)
+    if not vim.loop.fs_stat(path) then
+      assert(o.ignoreIfNotExists, "cannot delete " .. path .. ": it does not exist")
+      return
+    end
+    local b = vim.fn.bufnr(path)
+    if b ~= -1 then
+      vim.api.nvim_buf_delete(b, { force = true })
+    end
+    assert(vim.fn.delete(path, o.recursive and "rf" or "") == 0, "cannot delete " .. path)
+  elseif op.kind == "rename" then
+    local from, to = uri_path(op.oldUri), uri_path(op.newUri)
+    vim.fn.mkdir(vim.fn.fnamemodify(to, ":h"), "p")
+    vim.lsp.util.rename(from, to, o)
+  end
+end
+
+--- Applies a WorkspaceEdit: resource operations here, text edits through
+--- Neovim (so they land in buffers and their undo history).
+function M.apply_workspace_edit(edit, offset_encoding)
+  if edit.documentChanges then
+    local created = {}
+    for i, change in ipairs(edit.documentChanges) do
+      if change.kind then
+        local b = apply_resource_op(change)
+        if b then
+          created[b] = true
+        end
+      else
+        vim.lsp.util.apply_text_document_edit(change, i, offset_encoding)
+      end
+    end
+    -- A new buffer starts with one empty line, which the inserted text
+    -- (ending in a newline) pushes down: drop it, or saving adds a blank line.
+    for b in pairs(created) do
+      local n = vim.api.nvim_buf_line_count(b)
+      if n > 1 and vim.api.nvim_buf_get_lines(b, n - 1, n, false)[1] == "" then
+        vim.api.nvim_buf_set_lines(b, n - 1, n, false, {})
+      end
+    end
+    return
+  end
+  for uri, edits in pairs(edit.changes or {}) do
+    local b = vim.uri_to_bufnr(uri)
+    vim.fn.bufload(b)
+    vim.lsp.util.apply_text_edits(edits, b, offset_encoding)
+  end
+end
+
+--- The default confirm: the diff in a split, then confirm() with
+--- "Cancel" preselected (Enter or Esc leaves the files as they are).
+local function default_confirm(prompt, lines, on_choice)
+  local prev_win = vim.api.nvim_get_current_win()
+  local _, win = scratch("fixpoint://preview", lines, "diff")
+  vim.cmd("redraw")
+  local ok, choice = pcall(vim.fn.confirm, prompt, "&Apply\n&Cancel", 2)
+  if vim.api.nvim_win_is_valid(win) then
+    vim.api.nvim_win_close(win, true)
+  end
+  if vim.api.nvim_win_is_valid(prev_win) then
+    vim.api.nvim_set_current_win(prev_win)
+  end
+  on_choice(ok and choice == 1)
+end
+
+--- Handles workspace/applyEdit from fixpoint: shows the change first when
+--- the server asks for confirmation (params.fixpoint.confirm), then applies
+--- it. Declining answers applied=false, failureReason "declined".
+function M.on_apply_edit(_, params, ctx)
+  if type(params) ~= "table" or type(params.edit) ~= "table" then
+    return { applied = false, failureReason = "no edit" }
+  end
+  local client = ctx and vim.lsp.get_client_by_id(ctx.client_id)
+  local enc = client and client.offset_encoding or "utf-16"
+  local meta = params.fixpoint
+  if type(meta) == "table" and meta.confirm then
+    local files = {}
+    for _, f in ipairs(meta.files or {}) do
+      table.insert(files, string.format("%s (+%d −%d)", f.path, f.added or 0, f.removed or 0))
+    end
+    local lines = {
+      "fixpoint: " .. (meta.label or "") .. " (" .. (meta.description or "") .. ")",
+      "files: " .. table.concat(files, ", "),
+      "",
+    }
+    vim.list_extend(lines, vim.split(meta.diff or "", "\n", { plain = true }))
+    local prompt = M.fit("Apply " .. table.concat(files, ", ") .. "?", vim.o.columns - 20)
+    local accepted = false
+    local confirm = (state.opts and state.opts.confirm) or default_confirm
+    confirm(prompt, lines, function(yes)
+      accepted = yes and true or false
+    end)
+    if not accepted then
+      return { applied = false, failureReason = "declined" }
+    end
+  end
+  local ok, err = pcall(M.apply_workspace_edit, params.edit, enc)
+  if not ok then
+    M.log("fixpoint: applying the edit failed: " .. tostring(err))
+    return { applied = false, failureReason = tostring(err) }
+  end
+  return { applied = true }
+end
+
+--- The client capabilities the plugin announces: Neovim's own, plus
+--- documentChanges and resource operations (the plugin applies them), and
+--- fixpointPreview (the plugin shows the diff before applying).
+function M.capabilities()
+  local caps = vim.lsp.protocol.make_client_capabilities()
+  caps.workspace = caps.workspace or {}
+  caps.workspace.workspaceEdit = caps.workspace.workspaceEdit or {}
+  caps.workspace.workspaceEdit.documentChanges = true
+  caps.workspace.workspaceEdit.resourceOperations = { "create", "rename", "delete" }
+  -- The plugin previews edits itself (applyMeta.confirm): a client that
+  -- announced change annotations would get annotated edits instead, which
+  -- Neovim applies without asking.
+  caps.workspace.workspaceEdit.changeAnnotationSupport = nil
+  caps.experimental = vim.tbl_extend("force", caps.experimental or {}, { fixpointPreview = true })
+  return caps
 end
 
 local function client_config(root)
@@ -213,7 +537,14 @@ local function client_config(root)
     workspace_folders = { { uri = vim.uri_from_fname(root), name = root } },
     init_options = settings,
     settings = { fixpoint = settings },
-    handlers = { ["$/progress"] = M.on_progress },
+    capabilities = M.capabilities(),
+    handlers = {
+      ["$/progress"] = M.on_progress,
+      ["$/fixpoint/status"] = M.on_status,
+      ["workspace/applyEdit"] = M.on_apply_edit,
+      ["window/showMessage"] = M.on_show_message,
+      ["window/logMessage"] = M.on_log_message,
+    },
     on_attach = opts.on_attach,
     on_exit = function()
       if state.clients[root] then
@@ -234,6 +565,41 @@ local function wants(bufnr)
   return true
 end
 
+-- executable reports whether the server command can run, and says so
+-- once (not once per buffer) when it cannot.
+local function executable()
+  local exe = state.opts.cmd[1]
+  if vim.fn.executable(exe) == 1 then
+    return true
+  end
+  if not state.missing[exe] then
+    state.missing[exe] = true
+    notify(
+      "fixpoint: '" .. exe .. "' is not executable; install it (go install github.com/fixpoint-dev/fixpoint/cmd/fixpoint@latest) or set cmd in setup(), then :checkhealth fixpoint",
+      vim.log.levels.ERROR
+    )
+  end
+  return false
+end
+
+--- The project root of bufnr (its file's nearest root marker, else the
+--- working directory's), or nil.
+function M.root(bufnr)
+  bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
+  local name = vim.api.nvim_buf_get_name(bufnr)
+  local markers = (state.opts and state.opts.root_markers) or ROOT_MARKERS
+  return M.find_root(name ~= "" and name or vim.fn.getcwd(), markers)
+end
+
+local function all_clients()
+  return vim.lsp.get_clients and vim.lsp.get_clients() or vim.lsp.get_active_clients()
+end
+
+local function client_root(c)
+  local root = c.config and c.config.root_dir
+  return root and vim.fn.fnamemodify(root, ":p"):gsub("/+$", "") or nil
+end
+
 --- Starts (or reuses) the server for bufnr's root and attaches the buffer.
 --- Returns the client id, or nil when the buffer has no root.
 function M.attach(bufnr)
@@ -241,9 +607,8 @@ function M.attach(bufnr)
   if not state.opts or not wants(bufnr) then
     return nil
   end
-  local name = vim.api.nvim_buf_get_name(bufnr)
-  local root = M.find_root(name ~= "" and name or vim.fn.getcwd(), state.opts.root_markers)
-  if not root then
+  local root = M.root(bufnr)
+  if not root or not executable() then
     return nil
   end
   if vim.lsp.start then -- 0.8+: reuses a client with the same name and root
@@ -253,7 +618,7 @@ function M.attach(bufnr)
   if not id or not vim.lsp.get_client_by_id(id) then
     id = vim.lsp.start_client(client_config(root))
     if not id then
-      notify("could not start " .. table.concat(state.opts.cmd, " ") .. "; run :checkhealth fixpoint", vim.log.levels.ERROR)
+      notify("fixpoint: could not start " .. table.concat(state.opts.cmd, " ") .. "; run :checkhealth fixpoint", vim.log.levels.ERROR)
       return nil
     end
     state.clients[root] = id
@@ -264,24 +629,32 @@ function M.attach(bufnr)
   return id
 end
 
---- The fixpoint client for bufnr (attached, or for its root), or nil.
+--- The fixpoint client of bufnr's project: the one attached to it, else
+--- the one whose root is bufnr's root; nil when there is none (a client
+--- of another project never answers for this buffer).
 function M.client(bufnr)
   bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
-  local all = vim.lsp.get_clients and vim.lsp.get_clients() or vim.lsp.get_active_clients()
-  local any
-  for _, c in pairs(all) do
+  local root = M.root(bufnr)
+  local same_root
+  for _, c in pairs(all_clients()) do
     if c.name == "fixpoint" then
       if vim.lsp.buf_is_attached(bufnr, c.id) then
         return c
       end
-      any = any or c
+      if root and client_root(c) == root then
+        same_root = same_root or c
+      end
     end
   end
-  return any
+  if not same_root and root and state.clients[root] then
+    same_root = vim.lsp.get_client_by_id(state.clients[root]) -- started, not initialized yet
+  end
+  return same_root
 end
 
---- Sends workspace/executeCommand to the fixpoint client of bufnr.
---- on_done(err, result) is optional; errors are shown when it is absent.
+--- Sends workspace/executeCommand to the fixpoint client of bufnr's
+--- project (starting it if needed). on_done(err, result) is optional;
+--- errors, and a message in the result, are shown when it is absent.
 function M.execute(command, arguments, bufnr, on_done)
   bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
   local client = M.client(bufnr)
@@ -290,7 +663,9 @@ function M.execute(command, arguments, bufnr, on_done)
     client = id and vim.lsp.get_client_by_id(id)
   end
   if not client then
-    notify("no fixpoint server for this buffer (no .git, go.mod, package.json or pyproject.toml above it?)", vim.log.levels.ERROR)
+    if state.opts and vim.fn.executable(state.opts.cmd[1]) == 1 then
+      notify("fixpoint: no project root for this buffer (no .git, go.mod, package.json or pyproject.toml above it)", vim.log.levels.ERROR)
+    end
     return false
   end
   local params = { command = command, arguments = arguments or {} }
@@ -298,7 +673,9 @@ function M.execute(command, arguments, bufnr, on_done)
     if on_done then
       on_done(err, result)
     elseif err then
-      notify(err.message or vim.inspect(err), vim.log.levels.ERROR)
+      notify(M.fit("fixpoint: " .. (err.message or vim.inspect(err))), vim.log.levels.ERROR)
+    elseif type(result) == "table" and result.started == false and result.message then
+      M.echo("fixpoint: " .. result.message, "WarningMsg")
     end
   end, bufnr)
   return true
@@ -336,7 +713,21 @@ function M.test(bufnr)
 end
 
 function M.cancel(bufnr)
-  return M.execute("fixpoint.cancel", {}, bufnr)
+  bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
+  -- No arguments: the server of this project cancels its run (one root per server).
+  return M.execute("fixpoint.cancel", {}, bufnr, function(err, result)
+    if err then
+      notify(M.fit("fixpoint: " .. (err.message or vim.inspect(err))), vim.log.levels.ERROR)
+    elseif type(result) == "table" and result.message then
+      M.echo("fixpoint: " .. result.message) -- "nothing to cancel: ..." or "cancelling 1 run"
+    end
+  end)
+end
+
+--- Opens :FixpointLog: the server's log messages and the diffs of runs.
+function M.open_log()
+  local lines = #state.log > 0 and state.log or { "fixpoint: nothing logged yet" }
+  scratch("fixpoint://log", lines, "diff")
 end
 
 local function define_commands()
@@ -364,6 +755,9 @@ local function define_commands()
   cmd("FixpointCancel", function()
     M.cancel()
   end, { desc = "fixpoint: cancel the run" })
+  cmd("FixpointLog", function()
+    M.open_log()
+  end, { desc = "fixpoint: show the server's log and the runs' diffs" })
 end
 
 --- Configures the plugin: defines the commands and attaches file buffers

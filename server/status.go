@@ -1,0 +1,160 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/fixpoint-dev/fixpoint/agent"
+	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
+)
+
+// methodStatus is fixpoint's own notification of a run's state. Every
+// client gets it: the shipped plugins render it (eglot 1.9 announces no
+// work-done progress, and one status per run is simpler than pairing
+// $/progress tokens), and clients that do not know it ignore it.
+const methodStatus = "$/fixpoint/status"
+
+// Run states of $/fixpoint/status. A run sends "running" while it works
+// and ends with exactly one of the others.
+const (
+	stateRunning    = "running"
+	stateApplied    = "applied"              // verified and applied (Run Tests: every test passes)
+	stateNotApplied = "verified-not-applied" // verified; reason says why it did not land
+	stateTestsFail  = "tests-failing"        // Run Tests found failing tests
+	stateFailed     = "failed"               // the run failed or gave up unverified; reason says why
+	stateCancelled  = "cancelled"
+)
+
+// Reasons a verified result was not applied (statusParams.Reason).
+const (
+	reasonDeclined = "declined"
+)
+
+// statusParams are the params of $/fixpoint/status.
+type statusParams struct {
+	RunID         string       `json:"runId"`
+	Kind          string       `json:"kind"` // fix | solve | test
+	State         string       `json:"state"`
+	Message       string       `json:"message"` // one line, at most 80 characters
+	Iteration     int          `json:"iteration"`
+	MaxIterations int          `json:"maxIterations"`
+	Phase         string       `json:"phase,omitempty"`
+	Reason        string       `json:"reason,omitempty"`
+	Failing       int          `json:"failing"`
+	Passing       int          `json:"passing"`
+	Files         []statusFile `json:"files,omitempty"`
+	Diff          string       `json:"diff,omitempty"` // the run's unified diff; final notification only
+}
+
+// statusFile is one file a result changes, with its line counts.
+type statusFile struct {
+	Path    string `json:"path"`
+	Added   int    `json:"added"`
+	Removed int    `json:"removed"`
+}
+
+// maxStatusMessage bounds statusParams.Message: it must fit an echo area.
+const maxStatusMessage = 80
+
+// oneLine returns the first line of s, clipped to n characters (runes)
+// with an ellipsis.
+func oneLine(s string, n int) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	s = strings.TrimSpace(s)
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
+// sendStatus sends r's status as $/fixpoint/status. Only r's goroutine
+// calls it, so r.status needs no lock.
+func (s *Server) sendStatus(ctx context.Context, r *run) {
+	p := r.status
+	p.RunID, p.Kind = r.id, string(r.kind)
+	p.Message = oneLine(s.opts.Redact(p.Message), maxStatusMessage)
+	p.Reason = s.opts.Redact(p.Reason)
+	p.Diff = s.opts.Redact(p.Diff)
+	if err := s.conn.Notify(context.WithoutCancel(ctx), methodStatus, p); err != nil {
+		s.logger.Debug(methodStatus, "err", err)
+	}
+}
+
+// runningStatus updates r's status from an engine event and sends it when
+// something a user sees changed.
+func (s *Server) runningStatus(ctx context.Context, r *run, ev agent.Event) {
+	st := &r.status
+	type seen struct {
+		state, phase, message     string
+		it, max, failing, passing int
+	}
+	key := func() seen {
+		return seen{st.State, st.Phase, st.Message, st.Iteration, st.MaxIterations, st.Failing, st.Passing}
+	}
+	before := key()
+	st.State = stateRunning
+	if ev.Iteration > 0 {
+		st.Iteration = ev.Iteration
+	}
+	if ev.MaxIterations > 0 {
+		st.MaxIterations = ev.MaxIterations
+	}
+	if ev.Phase != "" {
+		st.Phase = string(ev.Phase)
+	}
+	if ev.Report != nil {
+		st.Failing, st.Passing = ev.Report.Failed, ev.Report.Passed
+	}
+	if ev.Message != "" {
+		st.Message = ev.Message
+	}
+	if key() != before {
+		s.sendStatus(ctx, r)
+	}
+}
+
+// endStatus sends r's final status.
+func (s *Server) endStatus(ctx context.Context, r *run, state, message, reason string) {
+	r.status.State, r.status.Message, r.status.Reason = state, message, reason
+	s.sendStatus(ctx, r)
+}
+
+// reportCounts copies a test report's counts into r's status.
+func (r *run) reportCounts(rep *testrun.Report) {
+	if rep != nil {
+		r.status.Failing, r.status.Passing = rep.Failed, rep.Passed
+	}
+}
+
+// changedFiles lists a result's files with their added and removed lines.
+func changedFiles(changes []agent.FileChange) []statusFile {
+	out := make([]statusFile, 0, len(changes))
+	for _, c := range changes {
+		f := statusFile{Path: c.Path}
+		for _, h := range lineHunks(string(c.Before), string(c.After)) {
+			f.Removed += h.end - h.start
+			f.Added += len(h.lines)
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// filesSummary is "stats.go (+4 −0), stats_test.go (+6 −0)".
+func filesSummary(files []statusFile) string {
+	parts := make([]string, len(files))
+	for i, f := range files {
+		parts[i] = fmt.Sprintf("%s (+%d −%d)", f.Path, f.Added, f.Removed)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// testsPassing is "5 tests passing" for a result's final report.
+func testsPassing(res *agent.Result) string {
+	if res == nil || res.Final == nil {
+		return "tests passing"
+	}
+	return fmt.Sprintf("%d %s passing", res.Final.Passed, plural(res.Final.Passed, "test", "tests"))
+}

@@ -128,7 +128,7 @@ func (r *run) setup(ctx context.Context) error {
 	// A policy that does not load (a misspelt rule name) is an error, not
 	// a warning: running on without checks would turn a typo in a rule
 	// meant to block something into no checks at all.
-	pc, err := policy.New(e.cfg.Policy, nil)
+	pc, err := policy.New(e.cfg.Policy, &policy.Options{IsTest: IsTestFile})
 	if err != nil {
 		return fmt.Errorf("run: %w", err)
 	}

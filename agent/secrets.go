@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -28,10 +29,15 @@ import (
 // maxSecretFile bounds what is read of one secret file on the host.
 const maxSecretFile = 1 << 20
 
-// hostSkipDirs are never walked for secret files (they are not snapshotted
-// either, and can be huge).
-var hostSkipDirs = map[string]bool{".git": true, "node_modules": true, ".venv": true, "venv": true,
-	"__pycache__": true, ".fixpoint": true, ".mypy_cache": true, ".pytest_cache": true, ".tox": true}
+// hostSkipDir reports directories never walked for secret files (they are
+// not snapshotted either, and can be huge).
+func hostSkipDir(name string) bool {
+	switch name {
+	case ".git", "node_modules", ".venv", "venv", "__pycache__", ".fixpoint", ".mypy_cache", ".pytest_cache", ".tox":
+		return true
+	}
+	return false
+}
 
 // newSecretMasker collects the secret values of the workspace: the secret
 // files of snap (editor overlays included) and those on disk under root
@@ -52,7 +58,7 @@ func newSecretMasker(root string, snap *sandbox.Snapshot) *redact.Masker {
 				return nil // unreadable parts of the tree hold nothing we can read either
 			}
 			if d.IsDir() {
-				if p != root && hostSkipDirs[d.Name()] {
+				if p != root && hostSkipDir(d.Name()) {
 					return filepath.SkipDir
 				}
 				return nil
@@ -77,9 +83,8 @@ func readSmall(p string) ([]byte, bool) {
 		return nil, false
 	}
 	defer f.Close()
-	buf := make([]byte, maxSecretFile)
-	n, _ := f.Read(buf)
-	return buf[:n], n > 0
+	data, err := io.ReadAll(io.LimitReader(f, maxSecretFile))
+	return data, err == nil && len(data) > 0
 }
 
 // mask masks the workspace's secret values, then well-known token shapes.

@@ -89,3 +89,39 @@ func TestMaskReportCoversEveryText(t *testing.T) {
 		t.Error("maskReport changed its argument")
 	}
 }
+
+// TestSecretMaskerSources: values come from the snapshot's secret files
+// (overlays included) and from secret files on disk the snapshot does not
+// hold; symlinks and skipped directories are not read.
+func TestSecretMaskerSources(t *testing.T) {
+	root := t.TempDir()
+	outside := filepath.Join(t.TempDir(), "outside.env")
+	files := map[string]string{
+		".env.production":       "DB_PASSWORD=onDiskOnly9Q2w\n",
+		"node_modules/x/.npmrc": "_authToken=npmDirSkipped7Zx\n",
+		"src/app.py":            "print('hello')\n",
+		outside:                 "TOKEN=viaSymlink3Kq8Lp\n",
+	}
+	for p, c := range files {
+		full := p
+		if !filepath.IsAbs(p) {
+			full = filepath.Join(root, p)
+		}
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(c), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(outside, filepath.Join(root, ".env.link")); err != nil {
+		t.Fatal(err)
+	}
+	snap := &sandbox.Snapshot{Files: map[string]sandbox.File{".env": snapFile("API_KEY=inSnapshot4Rt7\n"), "src/app.py": snapFile("print('hello')\n")}}
+	m := newSecretMasker(root, snap)
+	text := "inSnapshot4Rt7 onDiskOnly9Q2w npmDirSkipped7Zx viaSymlink3Kq8Lp"
+	got := m.String(text)
+	if want := "[REDACTED] [REDACTED] npmDirSkipped7Zx viaSymlink3Kq8Lp"; got != want {
+		t.Errorf("masked %q = %q, want %q", text, got, want)
+	}
+}

@@ -200,16 +200,29 @@ func trivialValue(key, v string) bool {
 // applies [String]. A nil *Masker applies [String] only. A Masker is
 // immutable and safe for concurrent use.
 type Masker struct {
-	exact   []string            // variants of values without windows, longest first
+	// exact holds the variants of values without windows, by their first
+	// MinValueLen bytes, longest first: one scan of a text finds them all,
+	// however many values a workspace has.
+	exact   map[string][]string
 	windows map[string]struct{} // windowLen-byte fragments of long values' variants
-	first   *[1 << 16 / 8]byte  // bitmap of the windows' first two bytes
+	first   *[1 << 16 / 8]byte  // bitmap of the first two bytes of every variant and window
 	n       int                 // values
+}
+
+func (m *Masker) mark(w string) {
+	k := uint16(w[0])<<8 | uint16(w[1])
+	m.first[k/8] |= 1 << (k % 8)
+}
+
+func (m *Masker) marked(s string, i int) bool {
+	k := uint16(s[i])<<8 | uint16(s[i+1])
+	return m.first[k/8]&(1<<(k%8)) != 0
 }
 
 // NewMasker returns a Masker for values; values shorter than MinValueLen
 // are ignored.
 func NewMasker(values []string) *Masker {
-	m := &Masker{windows: map[string]struct{}{}, first: new([1 << 16 / 8]byte)}
+	m := &Masker{exact: map[string][]string{}, windows: map[string]struct{}{}, first: new([1 << 16 / 8]byte)}
 	exact := map[string]bool{}
 	for _, v := range values {
 		if len(v) < MinValueLen {
@@ -222,8 +235,7 @@ func NewMasker(values []string) *Masker {
 				for i := 0; i+windowLen <= len(x); i++ {
 					w := x[i : i+windowLen]
 					m.windows[w] = struct{}{}
-					k := uint16(w[0])<<8 | uint16(w[1])
-					m.first[k/8] |= 1 << (k % 8)
+					m.mark(w)
 				}
 			}
 			continue
@@ -233,14 +245,13 @@ func NewMasker(values []string) *Masker {
 		}
 	}
 	for x := range exact {
-		m.exact = append(m.exact, x)
+		k := x[:MinValueLen]
+		m.exact[k] = append(m.exact[k], x)
+		m.mark(x)
 	}
-	sort.Slice(m.exact, func(i, j int) bool {
-		if len(m.exact[i]) != len(m.exact[j]) {
-			return len(m.exact[i]) > len(m.exact[j])
-		}
-		return m.exact[i] < m.exact[j]
-	})
+	for _, xs := range m.exact {
+		sort.Slice(xs, func(i, j int) bool { return len(xs[i]) > len(xs[j]) || len(xs[i]) == len(xs[j]) && xs[i] < xs[j] })
+	}
 	return m
 }
 
@@ -293,22 +304,17 @@ func (m *Masker) String(s string) string {
 
 func (m *Masker) maskValues(s string) string {
 	var spans [][2]int
-	for _, x := range m.exact {
-		for off := 0; off+len(x) <= len(s); {
-			i := strings.Index(s[off:], x)
-			if i < 0 {
+	for i := 0; i+MinValueLen <= len(s); i++ {
+		if !m.marked(s, i) {
+			continue
+		}
+		for _, x := range m.exact[s[i:i+MinValueLen]] {
+			if strings.HasPrefix(s[i:], x) {
+				spans = append(spans, [2]int{i, i + len(x)})
 				break
 			}
-			spans = append(spans, [2]int{off + i, off + i + len(x)})
-			off += i + len(x)
 		}
-	}
-	if len(m.windows) > 0 {
-		for i := 0; i+windowLen <= len(s); i++ {
-			k := uint16(s[i])<<8 | uint16(s[i+1])
-			if m.first[k/8]&(1<<(k%8)) == 0 {
-				continue
-			}
+		if i+windowLen <= len(s) {
 			if _, ok := m.windows[s[i:i+windowLen]]; ok {
 				spans = append(spans, [2]int{i, i + windowLen})
 			}

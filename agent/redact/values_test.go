@@ -3,6 +3,7 @@ package redact
 import (
 	"encoding/base64"
 	"encoding/hex"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -141,5 +142,25 @@ func BenchmarkMasker(b *testing.B) {
 	b.SetBytes(int64(len(text)))
 	for b.Loop() {
 		m.String(text)
+	}
+}
+
+// TestMaskerManyValues: a workspace with many secret values masks each of
+// them, in one scan of the text.
+func TestMaskerManyValues(t *testing.T) {
+	var env strings.Builder
+	var vals []string
+	for i := range 500 {
+		v := fmt.Sprintf("val%03dQz%05dX", i, i*7919)
+		vals = append(vals, v)
+		fmt.Fprintf(&env, "KEY_%d=%s\n", i, v)
+	}
+	m := NewMasker(Values(".env", []byte(env.String())))
+	if m.Len() != 500 {
+		t.Fatalf("Len = %d, want 500", m.Len())
+	}
+	text := "a " + vals[0] + " b " + vals[499] + " c " + hex.EncodeToString([]byte(vals[250])) + " d " + reversed(vals[7])
+	if got, want := m.String(text), "a [REDACTED] b [REDACTED] c [REDACTED] d [REDACTED]"; got != want {
+		t.Errorf("String = %q, want %q", got, want)
 	}
 }

@@ -58,7 +58,7 @@ func Rules() []Rule {
 		{"js.net", "js", "requires or imports net, dgram or tls", Block},
 		{"js.fs-rm", "js", "fs.rm/rmSync/rmdir/rmdirSync on an absolute path or one with ..", Block},
 		{"python.assert-tamper", "python", "rebinds unittest, pytest or builtins.AssertionError members (assignment, setattr, patch) in non-test code", Block},
-		{"python.constant-eq", "python", "__eq__, __ne__ or __hash__ that returns a constant, in non-test code", Block},
+		{"python.constant-eq", "python", "__eq__ that always returns true, __ne__ always false, or __hash__ a constant, in non-test code", Block},
 		{"js.assert-tamper", "js", "reassigns, deletes or redefines members of assert/node:assert/expect, or calls expect.extend, in non-test code", Block},
 		{"go.testing-import", "go", "imports testing in a non-test file", Warn},
 		{"go.init-exit", "go", "os.Exit in func init (ends the test binary before any test runs)", Block},

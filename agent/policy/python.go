@@ -118,6 +118,10 @@ for node in ast.walk(tree):
             tamper(node, strname(a0))
 # Equality that is always true (or false): every assertEqual passes.
 CONST_DUNDER = ("__eq__", "__ne__", "__hash__")
+def always_equal(name, v):
+    # __eq__ always true or __ne__ always false makes every equality
+    # assertion pass; a constant __hash__ hides the same trick in sets.
+    return (name == "__eq__" and bool(v)) or (name == "__ne__" and not v) or name == "__hash__"
 def const_return(body):
     body = [b for b in body if not (isinstance(b, ast.Expr) and isinstance(b.value, ast.Constant) and isinstance(b.value.value, str))]
     if len(body) == 1 and isinstance(body[0], ast.Return) and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, (bool, int)):
@@ -127,10 +131,10 @@ for node in ast.walk(tree):
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in CONST_DUNDER:
         if any((resolve(d) or "").endswith("abstractmethod") for d in node.decorator_list): continue
         v = const_return(node.body)
-        if v is not None: add("python.constant-eq", node, "%s always returns %r" % (node.name, v))
+        if v is not None and always_equal(node.name, v): add("python.constant-eq", node, "%s always returns %r" % (node.name, v))
     elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Lambda) and isinstance(node.value.body, ast.Constant):
         for t in node.targets:
-            if isinstance(t, ast.Name) and t.id in CONST_DUNDER:
+            if isinstance(t, ast.Name) and t.id in CONST_DUNDER and always_equal(t.id, node.value.body.value):
                 add("python.constant-eq", node, "%s always returns %r" % (t.id, node.value.body.value))
 print(json.dumps(out))
 `
@@ -221,6 +225,10 @@ func scanPython(src []byte) []Finding {
 	for _, m := range pyConstEqRe.FindAllSubmatchIndex(code, -1) {
 		if prev := bytes.TrimRight(code[:m[0]], " \t\n"); bytes.HasSuffix(prev, []byte("abstractmethod")) {
 			continue // an abstract method's placeholder body
+		}
+		name, v := string(code[m[2]:m[3]]), string(code[m[4]:m[5]])
+		if name == "__eq__" && (v == "False" || v == "0") || name == "__ne__" && v != "False" && v != "0" {
+			continue // never equal: no assertion passes because of it
 		}
 		out = append(out, Finding{Rule: "python.constant-eq", Line: lineOf(code, m[2]), Message: string(code[m[2]:m[3]]) + " always returns " + string(code[m[4]:m[5]])})
 	}

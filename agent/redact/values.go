@@ -24,7 +24,7 @@ const windowLen = 16
 // Limits that keep a Masker small when a secret file is large (a keystore).
 const (
 	maxWindowValue = 8 << 10 // longer values are masked whole only
-	maxWindows     = 1 << 19
+	maxWindows     = 1 << 18
 )
 
 // Values returns the secret values of one secret file (a path that

@@ -67,6 +67,12 @@ func Parse(r Runner, res *sandbox.Result, report []byte) *Report {
 	case RunnerNode:
 		rep.Tests, running = parseTAP(stdout, n)
 		rep.Output = trimOutput(joinOutput(stdout, stderr))
+	case RunnerJest, RunnerVitest:
+		rep.Tests, _ = parseJestJSON(report, stdout, n)
+		rep.Output = trimOutput(joinOutput(stdout, stderr))
+	case RunnerMocha:
+		rep.Tests, _ = parseMochaJSON(report, stdout, n)
+		rep.Output = trimOutput(joinOutput(stdout, stderr))
 	default:
 		rep.Runner = RunnerExitCode
 		rep.Output = trimOutput(joinOutput(stdout, stderr))
@@ -147,13 +153,18 @@ func exitResult(res *sandbox.Result, stdout, stderr []byte, n *normalizer) Resul
 // locRe finds a "file.ext:line" location at the start of a line.
 var locRe = regexp.MustCompile(`(?m)^\s*(?:\./)?([\w./@+-]+\.\w+):(\d+)(?::\d+)?:`)
 
-// sniff recognises the format of a custom command's output.
+// sniff recognises the format of a custom command's output. Jest and
+// vitest share one report format and are reported as "jest".
 func sniff(stdout, stderr, report []byte) string {
 	switch {
 	case bytes.Contains(stdout, []byte(`"Action":`)):
 		return RunnerGo
 	case len(report) > 0 && bytes.Contains(report, []byte("<testsuite")):
 		return RunnerPytest
+	case bytes.Contains(report, []byte(`"testResults"`)) || bytes.Contains(stdout, []byte(`"numTotalTests"`)):
+		return RunnerJest
+	case bytes.Contains(report, []byte(`"passes"`)) || bytes.Contains(stdout, []byte(`"passes": [`)):
+		return RunnerMocha
 	case bytes.Contains(stdout, []byte("TAP version")) || tapLineRe.Match(stdout):
 		return RunnerNode
 	case unittestSummaryRe.Match(stderr) || unittestSummaryRe.Match(stdout):

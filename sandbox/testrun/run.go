@@ -33,7 +33,11 @@ func Run(ctx context.Context, sess sandbox.Session, r Runner, limits sandbox.Lim
 	if wd, ok := sess.(workDirer); ok && r.Root == "" {
 		r.Root = wd.WorkDir()
 	}
-	cmd := sandbox.Command{Args: r.Args, Env: r.Env, Limits: limits}
+	args := r.Args
+	if r.ReportPath != "" && r.Name != RunnerPytest {
+		args = freshReport(r.ReportPath, args)
+	}
+	cmd := sandbox.Command{Args: args, Env: r.Env, Limits: limits}
 	if stream != nil {
 		w := &lockedWriter{w: stream}
 		cmd.Stdout, cmd.Stderr = w, w
@@ -55,6 +59,15 @@ func Run(ctx context.Context, sess sandbox.Session, r Runner, limits sandbox.Lim
 		}
 	}
 	return Parse(r, res, report), nil
+}
+
+// freshReport wraps args so that the report file of an earlier run is
+// gone and its directory exists before the runner starts: jest does not
+// create the directory of --outputFile, and a runner that dies before
+// writing must not leave an old report to be read as this run's.
+func freshReport(report string, args []string) []string {
+	const script = `rm -f -- "$1" && mkdir -p -- "$(dirname -- "$1")" && shift && exec "$@"`
+	return append([]string{"sh", "-c", script, "sh", report}, args...)
 }
 
 type lockedWriter struct {

@@ -81,3 +81,43 @@ func TestTestCommandSandboxNone(t *testing.T) {
 		t.Errorf("fixpoint test --sandbox none = %d\nstdout:\n%s\nstderr:\n%s", code, out, stderr)
 	}
 }
+
+// TestTestEnvironment: a test command sees [test] env and nothing that
+// changes how tests print or behave unless configured (here on the host
+// backend, whose environment is an allow-list like the others').
+func TestTestEnvironment(t *testing.T) {
+	tests := []struct {
+		name    string
+		toml    string
+		want    []string
+		notWant []string
+	}{
+		{name: "nothing injected", toml: "", want: []string{"LANG=C.UTF-8"}, notWant: []string{"NO_COLOR", "FORCE_COLOR", "CI=", "TERM="}},
+		{name: "configured", toml: "[test]\nenv = { FORCE_COLOR = \"1\", TZ = \"UTC\" }\n", want: []string{"FORCE_COLOR=1", "TZ=UTC"}, notWant: []string{"NO_COLOR"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newLoopCLI(t)
+			t.Setenv("NO_COLOR", "1") // the host's own never enter
+			t.Setenv("TERM", "xterm-256color")
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, ".fixpoint.toml"), []byte("test_cmd = \"env\"\n"+tt.toml), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			code, out, stderr := c.run(t.Context(), "test", "--dir", dir, "--sandbox", "none")
+			if code != exitOK {
+				t.Fatalf("fixpoint test = %d\nstdout:\n%s\nstderr:\n%s", code, out, stderr)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("environment lacks %s:\n%s", w, out)
+				}
+			}
+			for _, w := range tt.notWant {
+				if strings.Contains(out, "\n"+w) || strings.HasPrefix(out, w) {
+					t.Errorf("environment has %s:\n%s", w, out)
+				}
+			}
+		})
+	}
+}

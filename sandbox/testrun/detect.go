@@ -57,6 +57,28 @@ type Runner struct {
 	Root string
 }
 
+// WithEnv returns r with the configured variables added to its Env, in
+// key order, after the runner's own: a configured value wins over one
+// Detect chose. These are the only variables fixpoint adds on request
+// (config [test] env).
+func (r Runner) WithEnv(env map[string]string) Runner {
+	keys := make([]string, 0, len(env))
+	for k := range env {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	out := slices.DeleteFunc(slices.Clone(r.Env), func(e string) bool {
+		k, _, _ := strings.Cut(e, "=")
+		_, set := env[k]
+		return set
+	})
+	for _, k := range keys {
+		out = append(out, k+"="+env[k])
+	}
+	r.Env = out
+	return r
+}
+
 // npmDefaultTest is the "test" script `npm init` writes.
 const npmDefaultTest = `echo "Error: no test specified" && exit 1`
 

@@ -162,3 +162,28 @@ func TestSplitWords(t *testing.T) {
 		}
 	}
 }
+
+func TestRunnerWithEnv(t *testing.T) {
+	tests := []struct {
+		name string
+		env  []string
+		add  map[string]string
+		want []string
+	}{
+		{name: "nothing configured", env: []string{"PYTHONDONTWRITEBYTECODE=1"}, want: []string{"PYTHONDONTWRITEBYTECODE=1"}},
+		{name: "added in key order", add: map[string]string{"TZ": "UTC", "CI": "true"}, want: []string{"CI=true", "TZ=UTC"}},
+		{name: "configured wins", env: []string{"PYTHONDONTWRITEBYTECODE=1", "X=1"}, add: map[string]string{"PYTHONDONTWRITEBYTECODE": ""}, want: []string{"X=1", "PYTHONDONTWRITEBYTECODE="}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := Runner{Name: RunnerCustom, Env: tt.env}
+			got := r.WithEnv(tt.add)
+			if !reflect.DeepEqual(got.Env, tt.want) && !(len(got.Env) == 0 && len(tt.want) == 0) {
+				t.Errorf("WithEnv(%v) on %q = %q, want %q", tt.add, tt.env, got.Env, tt.want)
+			}
+			if len(tt.env) > 0 && &r.Env[0] == &got.Env[0] {
+				t.Error("WithEnv changed the receiver's slice")
+			}
+		})
+	}
+}

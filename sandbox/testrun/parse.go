@@ -98,6 +98,23 @@ func markUnfinished(rep *Report, running []int) {
 	case rep.OOM:
 		why = "out of memory: killed"
 	}
+	if why == "" && rep.ExitCode == 0 {
+		// The runner exited cleanly, so a test whose end was never seen did
+		// not fail: it is dropped rather than reported as failing. (An
+		// exit-0 suite whose results pass is never reported as failing.)
+		unfinished := map[int]bool{}
+		for _, i := range running {
+			unfinished[i] = rep.Tests[i].Status == ""
+		}
+		kept := rep.Tests[:0]
+		for i, t := range rep.Tests {
+			if !unfinished[i] {
+				kept = append(kept, t)
+			}
+		}
+		rep.Tests = kept
+		return
+	}
 	for _, i := range running {
 		t := &rep.Tests[i]
 		if why != "" {

@@ -37,7 +37,10 @@ func Run(ctx context.Context, sess sandbox.Session, r Runner, limits sandbox.Lim
 	if r.ReportPath != "" && r.Name != RunnerPytest {
 		args = freshReport(r.ReportPath, args)
 	}
-	cmd := sandbox.Command{Args: args, Env: r.Env, Limits: limits}
+	// The parsers read the whole output from the spools; the cap applies
+	// only to res, which keeps the text for people and the model.
+	fullOut, fullErr := &spool{}, &spool{}
+	cmd := sandbox.Command{Args: args, Env: r.Env, Limits: limits, FullStdout: fullOut, FullStderr: fullErr}
 	if stream != nil {
 		w := &lockedWriter{w: stream}
 		cmd.Stdout, cmd.Stderr = w, w
@@ -45,6 +48,12 @@ func Run(ctx context.Context, sess sandbox.Session, r Runner, limits sandbox.Lim
 	res, err := sess.Run(ctx, cmd)
 	if err != nil {
 		return nil, fmt.Errorf("run %s tests: %w", r.Name, err)
+	}
+	shown := res
+	if fullOut.total+fullErr.total > 0 { // a backend that fed the full streams
+		whole := *res
+		whole.Stdout, whole.Stderr = fullOut.Bytes(), fullErr.Bytes()
+		res = &whole
 	}
 	var report []byte
 	// A killed runner wrote no report, nor does pytest on an internal (3)
@@ -58,7 +67,22 @@ func Run(ctx context.Context, sess sandbox.Session, r Runner, limits sandbox.Lim
 			return nil, fmt.Errorf("read test report %s: %w", r.ReportPath, ctx.Err())
 		}
 	}
-	return Parse(r, res, report), nil
+	rep := Parse(r, res, report)
+	if shown.Truncated {
+		rep.OutputCut = &OutputCut{
+			Cap:         limits.OutputCap,
+			StdoutBytes: max(fullOut.total, int64(len(shown.Stdout))),
+			StderrBytes: max(fullErr.total, int64(len(shown.Stderr))),
+			Parsed:      ParsedFull,
+		}
+		switch {
+		case fullOut.total+fullErr.total == 0:
+			rep.OutputCut.Parsed = ParsedCut
+		case fullOut.dropped+fullErr.dropped > 0:
+			rep.OutputCut.Parsed = ParsedResultLines
+		}
+	}
+	return rep, nil
 }
 
 // freshReport wraps args so that the report file of an earlier run is

@@ -1,0 +1,71 @@
+package agent
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
+)
+
+// TestProgressOf: outcome classes are compared before counts, and a
+// killed or timed-out attempt is never improving.
+func TestProgressOf(t *testing.T) {
+	tests3 := func(pass, fail int) *testrun.Report {
+		r := &testrun.Report{ExitCode: 1}
+		for i := 0; i < pass; i++ {
+			r.Tests = append(r.Tests, testrun.Result{ID: fmt.Sprint("p", i), Status: testrun.StatusPass})
+		}
+		for i := 0; i < fail; i++ {
+			r.Tests = append(r.Tests, testrun.Result{ID: fmt.Sprint("f", i), Status: testrun.StatusFail})
+		}
+		if fail == 0 {
+			r.ExitCode = 0
+		}
+		r.Count()
+		return r
+	}
+	oom := &testrun.Report{ExitCode: 137, OOM: true, Tests: []testrun.Result{{ID: "t", Status: testrun.StatusError, Message: "out of memory: killed"}}}
+	oom.Count()
+	killed := &testrun.Report{ExitCode: 137} // SIGKILL without the OOM flag
+	killed.Count()
+	segv := &testrun.Report{ExitCode: 139}
+	timeout := &testrun.Report{ExitCode: 124, TimedOut: true, Tests: []testrun.Result{{ID: "p0", Status: testrun.StatusPass}, {ID: "slow", Status: testrun.StatusError, Message: "timed out"}}}
+	timeout.Count()
+	build := &testrun.Report{ExitCode: 1, Tests: []testrun.Result{{ID: "example.com/m", Status: testrun.StatusError, Message: "undefined: x"}}}
+	build.Count()
+	build2 := &testrun.Report{ExitCode: 1, Tests: []testrun.Result{{ID: "a", Status: testrun.StatusError}, {ID: "b", Status: testrun.StatusError}}}
+	build2.Count()
+	tests := []struct {
+		name      string
+		prev, cur *testrun.Report
+		want      string
+	}{
+		{"first attempt", nil, tests3(1, 3), "stable"},
+		{"OOM-killed after 3 failures", tests3(0, 3), oom, "regressing"},
+		{"killed (137) after 3 failures", tests3(0, 3), killed, "regressing"},
+		{"segfault after a build failure", build, segv, "regressing"},
+		{"timeout after 3 failures", tests3(0, 3), timeout, "regressing"},
+		{"timeout with fewer failures than before", tests3(0, 5), timeout, "regressing"},
+		{"timeout after OOM", oom, timeout, "stable"},
+		{"OOM after timeout", timeout, oom, "stable"},
+		{"OOM after OOM", oom, oom, "stable"},
+		{"timeout after timeout with more passes", timeout, &testrun.Report{ExitCode: 124, TimedOut: true, Passed: 5}, "stable"},
+		{"test failures after OOM", oom, tests3(0, 9), "improving"},
+		{"build failure after timeout", timeout, build, "improving"},
+		{"test failures after a build failure", build, tests3(0, 4), "improving"},
+		{"build failure after test failures", tests3(2, 1), build, "regressing"},
+		{"pass after failures", tests3(3, 1), tests3(4, 0), "improving"},
+		{"fewer failures", tests3(1, 3), tests3(1, 2), "improving"},
+		{"more passes at equal failures", tests3(1, 2), tests3(2, 2), "improving"},
+		{"more failures", tests3(1, 2), tests3(1, 3), "regressing"},
+		{"same counts", tests3(1, 2), tests3(1, 2), "stable"},
+		{"fewer build errors", build2, build, "improving"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := progressOf(tt.prev, tt.cur); got != tt.want {
+				t.Errorf("progressOf(%s) = %q, want %q", tt.name, got, tt.want)
+			}
+		})
+	}
+}

@@ -156,10 +156,19 @@ func (r *run) setup(ctx context.Context) error {
 	}
 	r.res.Baseline = rep
 	r.lastRep = rep
-	r.log.Write(runlog.KindTest, 0, rep)
+	r.logTest(0, rep)
 	r.emit(PhaseTest, 0, "baseline: "+counts(rep), rep)
 	r.memoryObserve(ctx, 0, rep)
 	return nil
+}
+
+// logTest writes a test report to the run log, and a warning in words
+// when the output cap cut the text of the run.
+func (r *run) logTest(iter int, rep *testrun.Report) {
+	r.log.Write(runlog.KindTest, iter, rep)
+	if note := rep.OutputCut.Note(); note != "" {
+		r.log.Write(runlog.KindWarning, iter, map[string]string{"message": note})
+	}
 }
 
 func (r *run) closeSession() {
@@ -421,7 +430,7 @@ func (r *run) testPhase(ctx context.Context, iter *Iteration, next *sandbox.Snap
 	}
 	iter.TestTime = rep.Duration
 	iter.Passed, iter.Failed = rep.Passed, rep.Failed
-	r.log.Write(runlog.KindTest, iter.N, rep)
+	r.logTest(iter.N, rep)
 	r.emit(PhaseTest, iter.N, counts(rep), rep)
 	return rep, true
 }
@@ -574,6 +583,12 @@ func counts(rep *testrun.Report) string {
 	}
 	if rep.Failed == 0 && rep.ExitCode != 0 && !rep.TimedOut && !rep.OOM {
 		s += fmt.Sprintf(", exit code %d", rep.ExitCode)
+	}
+	if c := rep.OutputCut; c != nil {
+		s += ", output cut at the cap"
+		if c.Parsed != testrun.ParsedCut {
+			s += " (results parsed in full)"
+		}
 	}
 	return s
 }

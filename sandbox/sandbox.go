@@ -59,7 +59,7 @@ type Command struct {
 	// run's results are never lost to the cap. Writes are not concurrent
 	// per writer; a slow writer slows the command.
 	FullStdout, FullStderr io.Writer
-	Limits         Limits
+	Limits                 Limits
 }
 
 // Result is what a command did. A command that ran and failed is a Result

@@ -95,10 +95,16 @@ func printReport(w io.Writer, rep *testrun.Report) {
 		fmt.Fprintln(w, rep.Output)
 	}
 	extra := ""
-	if rep.TimedOut {
+	switch {
+	case rep.TimedOut:
 		extra = " · timed out"
+	case rep.OOM:
+		extra = " · killed: out of memory"
 	}
 	fmt.Fprintf(w, "%d passed, %d failed, %d skipped · exit code %d · %s%s\n", rep.Passed, rep.Failed, rep.Skipped, rep.ExitCode, rep.Duration.Round(1e6), extra)
+	if note := rep.OutputCut.Note(); note != "" {
+		fmt.Fprintf(w, "note: %s\n", note)
+	}
 }
 
 func statusWord(s testrun.Status) string {

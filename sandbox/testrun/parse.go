@@ -19,9 +19,9 @@ const (
 	maxFrames    = 16       // frames per test
 	maxName      = 512      // bytes of a TAP test name
 	maxID        = 2 << 10  // bytes of an id built from nested names
-	maxTests     = 20000    // tests per report; the rest are dropped
+	maxTests     = 200000   // tests per report, far above real suites; the rest are dropped
 	maxLine      = 64 << 10 // longer input lines are cut
-	maxInputScan = 16 << 20 // bytes of any one input that parsers look at
+	maxInputScan = 16 << 20 // bytes of a stream kept verbatim; past it, only result lines (see spool)
 )
 
 // Parse turns a finished command into a Report. It is pure: res holds the
@@ -196,9 +196,10 @@ var (
 	ansiRe            = regexp.MustCompile(`\x1b\[[0-9;?]*[A-Za-z]`)
 )
 
+// capInput bounds what a parser reads: what a spool keeps at most.
 func capInput(b []byte) []byte {
-	if len(b) > maxInputScan {
-		return b[:maxInputScan]
+	if len(b) > spoolVerbatim+spoolResults {
+		return b[:spoolVerbatim+spoolResults]
 	}
 	return b
 }

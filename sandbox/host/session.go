@@ -87,6 +87,12 @@ type Session struct {
 	closed bool
 }
 
+// WorkDir is the session's workspace copy on the host. Test result
+// parsers use it to make the absolute paths a runner prints (none backend)
+// workspace-relative; under bwrap commands see it as /workspace, which the
+// parsers know already.
+func (s *Session) WorkDir() string { return s.dirs.Workspace }
+
 var (
 	sessionSeq atomic.Int64
 	reapOnce   sync.Once // the first session of a process reaps dead ones' dirs

@@ -16,33 +16,15 @@ import (
 	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
 )
 
-// tapGen prints a TAP stream of n tests, each after a 500-byte diagnostic
-// line, about 1.5 MB for n = 3000: more than the 1 MiB output cap. With
-// fail set, the last test fails, far past the cap.
-const tapGen = `import sys
-n, fail = int(sys.argv[1]), sys.argv[2] == "fail"
-print("TAP version 13")
-for i in range(1, n + 1):
-    print("# " + "log line of test %d " % i + "x" * 480)
-    if fail and i == n:
-        print("not ok %d - test %d" % (i, i))
-        print("  ---\n  error: 'the last one'\n  ...")
-    else:
-        print("ok %d - test %d" % (i, i))
-print("1..%d" % n)
-print("# tests %d\n# pass %d\n# fail %d" % (n, n - fail, fail))
-sys.exit(1 if fail else 0)
-`
+type testBackend struct {
+	name  string
+	start func(t *testing.T, spec sandbox.Spec) sandbox.Session
+}
 
-// TestLongOutputParsedInFull: a TAP stream longer than the output cap is
-// parsed in full on every backend; a green run stays green, a failure
-// after the cap is found, and the report says that the text was cut.
-func TestLongOutputParsedInFull(t *testing.T) {
-	const n = 3000
-	backends := []struct {
-		name  string
-		start func(t *testing.T, spec sandbox.Spec) sandbox.Session
-	}{
+// allBackends starts sessions on each backend; docker and bwrap are
+// skipped outside CI when missing, and fail the test under CI=true.
+func allBackends() []testBackend {
+	return []testBackend{
 		{"none", func(t *testing.T, spec sandbox.Spec) sandbox.Session {
 			b, _ := host.New(&host.Options{Warn: io.Discard})
 			return start(t, b, spec)
@@ -69,6 +51,53 @@ func TestLongOutputParsedInFull(t *testing.T) {
 			return start(t, b, spec)
 		}},
 	}
+}
+
+func start(t *testing.T, b sandbox.Backend, spec sandbox.Spec) sandbox.Session {
+	t.Helper()
+	s, err := b.Start(t.Context(), spec)
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func syncFiles(t *testing.T, sess sandbox.Session, files map[string]string) *sandbox.Snapshot {
+	t.Helper()
+	snap := &sandbox.Snapshot{Files: map[string]sandbox.File{}}
+	for name, text := range files {
+		snap.Files[name] = sandbox.File{Data: []byte(text)}
+	}
+	if _, err := sess.Sync(t.Context(), snap); err != nil {
+		t.Fatalf("Sync: %v", err)
+	}
+	return snap
+}
+
+// tapGen prints a TAP stream of n tests, each after a 500-byte diagnostic
+// line, about 1.5 MB for n = 3000: more than the 1 MiB output cap. With
+// fail set, the last test fails, far past the cap.
+const tapGen = `import sys
+n, fail = int(sys.argv[1]), sys.argv[2] == "fail"
+print("TAP version 13")
+for i in range(1, n + 1):
+    print("# " + "log line of test %d " % i + "x" * 480)
+    if fail and i == n:
+        print("not ok %d - test %d" % (i, i))
+        print("  ---\n  error: 'the last one'\n  ...")
+    else:
+        print("ok %d - test %d" % (i, i))
+print("1..%d" % n)
+print("# tests %d\n# pass %d\n# fail %d" % (n, n - fail, fail))
+sys.exit(1 if fail else 0)
+`
+
+// TestLongOutputParsedInFull: a TAP stream longer than the output cap is
+// parsed in full on every backend; a green run stays green, a failure
+// after the cap is found, and the report says that the text was cut.
+func TestLongOutputParsedInFull(t *testing.T) {
+	const n = 3000
 	cases := []struct {
 		name           string
 		fail           bool
@@ -78,13 +107,10 @@ func TestLongOutputParsedInFull(t *testing.T) {
 		{name: "last fails", fail: true, passed: n - 1, failed: 1},
 	}
 	limits := sandbox.Limits{Timeout: 2 * time.Minute, OutputCap: 1 << 20}
-	for _, be := range backends {
+	for _, be := range allBackends() {
 		t.Run(be.name, func(t *testing.T) {
 			sess := be.start(t, sandbox.Spec{Limits: limits})
-			snap := &sandbox.Snapshot{Files: map[string]sandbox.File{"gen.py": {Data: []byte(tapGen)}}}
-			if _, err := sess.Sync(t.Context(), snap); err != nil {
-				t.Fatalf("Sync: %v", err)
-			}
+			snap := syncFiles(t, sess, map[string]string{"gen.py": tapGen})
 			for _, c := range cases {
 				t.Run(c.name, func(t *testing.T) {
 					arg := "pass"
@@ -125,12 +151,43 @@ func TestLongOutputParsedInFull(t *testing.T) {
 	}
 }
 
-func start(t *testing.T, b sandbox.Backend, spec sandbox.Spec) sandbox.Session {
-	t.Helper()
-	s, err := b.Start(t.Context(), spec)
-	if err != nil {
-		t.Fatalf("Start: %v", err)
+// jestGen writes a jest-format report of n tests to the --outputFile path,
+// about 12 MB for n = 60000: more than the docker backend reads in one
+// piece (8 MiB). The last test fails.
+const jestGen = `import json, sys
+n = int(sys.argv[1])
+path = sys.argv[2].split("=", 1)[1]
+tests = [{"ancestorTitles": ["suite"], "title": "test %d %s" % (i, "y" * 100), "status": "passed", "failureMessages": []} for i in range(1, n)]
+tests.append({"ancestorTitles": ["suite"], "title": "the last", "status": "failed", "failureMessages": ["Error: boom\n    at Object.<anonymous> (big.test.js:3:1)"]})
+import os
+os.makedirs(os.path.dirname(path), exist_ok=True)
+json.dump({"numTotalTests": n, "testResults": [{"name": "big.test.js", "status": "failed", "message": "", "assertionResults": tests}]}, open(path, "w"))
+sys.exit(1)
+`
+
+// TestBigReportReadInFull: a report file larger than a session reads in
+// one piece is still read whole.
+func TestBigReportReadInFull(t *testing.T) {
+	const n = 60000
+	limits := sandbox.Limits{Timeout: 2 * time.Minute}
+	for _, be := range allBackends() {
+		t.Run(be.name, func(t *testing.T) {
+			sess := be.start(t, sandbox.Spec{Limits: limits})
+			snap := syncFiles(t, sess, map[string]string{"gen.py": jestGen})
+			r := testrun.Detect(snap, fmt.Sprintf("python3 gen.py %d --outputFile=out/big.json", n))
+			if r.ReportPath != "out/big.json" {
+				t.Fatalf("ReportPath = %q", r.ReportPath)
+			}
+			rep, err := testrun.Run(t.Context(), sess, r, limits, nil)
+			if err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			if rep.Runner != testrun.RunnerJest || rep.Passed != n-1 || rep.Failed != 1 {
+				t.Errorf("runner %s passed/failed = %d/%d, want jest %d/1", rep.Runner, rep.Passed, rep.Failed, n-1)
+			}
+			if f := rep.Failures(); len(f) != 1 || f[0].ID != "big.test.js > suite > the last" || f[0].Line != 3 {
+				t.Errorf("failures = %+v", f)
+			}
+		})
 	}
-	t.Cleanup(func() { s.Close() })
-	return s
 }

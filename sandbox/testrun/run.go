@@ -1,11 +1,14 @@
 package testrun
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"sync"
+	"time"
 
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 )
@@ -61,7 +64,8 @@ func Run(ctx context.Context, sess sandbox.Session, r Runner, limits sandbox.Lim
 	// there, so it is not read.
 	stale := res.TimedOut || res.OOMKilled || (r.Name == RunnerPytest && (res.ExitCode == 3 || res.ExitCode == 4))
 	if r.ReportPath != "" && !stale {
-		if data, err := sess.ReadFile(ctx, r.ReportPath); err == nil {
+		data, err := readReport(ctx, sess, r.ReportPath)
+		if err == nil {
 			report = data
 		} else if ctx.Err() != nil {
 			return nil, fmt.Errorf("read test report %s: %w", r.ReportPath, ctx.Err())
@@ -83,6 +87,42 @@ func Run(ctx context.Context, sess sandbox.Session, r Runner, limits sandbox.Lim
 		}
 	}
 	return rep, nil
+}
+
+// maxReport bounds a report file read back, far above real suites'.
+const maxReport = 256 << 20
+
+// readReport reads a report file back. A file larger than the session
+// reads in one piece (the docker backend's limit is 8 MiB) is streamed
+// through `cat` instead, so that a big suite's report is not lost.
+func readReport(ctx context.Context, sess sandbox.Session, rel string) ([]byte, error) {
+	data, err := sess.ReadFile(ctx, rel)
+	if err == nil || errors.Is(err, fs.ErrNotExist) || ctx.Err() != nil {
+		return data, err
+	}
+	var buf limitedBuffer
+	res, cerr := sess.Run(ctx, sandbox.Command{Args: []string{"cat", "--", rel}, FullStdout: &buf, Limits: sandbox.Limits{Timeout: 2 * time.Minute}})
+	switch {
+	case cerr != nil:
+		return nil, fmt.Errorf("read %s: %w (and by cat: %v)", rel, err, cerr)
+	case res.ExitCode != 0 || buf.over || buf.Len() == 0:
+		return nil, fmt.Errorf("read %s: %w", rel, err)
+	}
+	return buf.Bytes(), nil
+}
+
+// limitedBuffer keeps up to maxReport bytes and notes when there was more.
+type limitedBuffer struct {
+	bytes.Buffer
+	over bool
+}
+
+func (b *limitedBuffer) Write(p []byte) (int, error) {
+	if b.Len()+len(p) > maxReport {
+		b.over = true
+		return len(p), nil
+	}
+	return b.Buffer.Write(p)
 }
 
 // freshReport wraps args so that the report file of an earlier run is

@@ -160,7 +160,7 @@ func nodeRunner(pkgJSON []byte) Runner {
 		return Runner{Name: RunnerJest, Args: append(npmTest, "--", "--json", "--outputFile="+JestReportPath), ReportPath: JestReportPath}
 	case prog == "vitest" && !slices.Contains(words, "--watch"):
 		args := append(npmTest, "--")
-		if len(words) < 2 || words[1] != "run" {
+		if (len(words) < 2 || words[1] != "run") && !slices.Contains(words, "--run") {
 			args = append(args, "--run")
 		}
 		return Runner{Name: RunnerVitest, Args: append(args, "--reporter=default", "--reporter=json", "--outputFile="+VitestReportPath), ReportPath: VitestReportPath}

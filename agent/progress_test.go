@@ -69,3 +69,25 @@ func TestProgressOf(t *testing.T) {
 		})
 	}
 }
+
+// TestCounts: the progress line says when a run timed out, was killed for
+// memory, or had its output cut at the cap.
+func TestCounts(t *testing.T) {
+	tests := []struct {
+		name string
+		rep  *testrun.Report
+		want string
+	}{
+		{"pass", &testrun.Report{Passed: 3}, "3 passed, 0 failed"},
+		{"timeout", &testrun.Report{Passed: 1, Failed: 1, ExitCode: 124, TimedOut: true}, "1 passed, 1 failed, timed out"},
+		{"oom", &testrun.Report{Failed: 1, ExitCode: 137, OOM: true}, "0 passed, 1 failed, killed: out of memory"},
+		{"exit code", &testrun.Report{ExitCode: 2}, "0 passed, 0 failed, exit code 2"},
+		{"cut, parsed in full", &testrun.Report{Passed: 3000, OutputCut: &testrun.OutputCut{Parsed: testrun.ParsedFull}}, "3000 passed, 0 failed, output cut at the cap (results parsed in full)"},
+		{"cut, results cut too", &testrun.Report{Passed: 2003, OutputCut: &testrun.OutputCut{Parsed: testrun.ParsedCut}}, "2003 passed, 0 failed, output cut at the cap"},
+	}
+	for _, tt := range tests {
+		if got := counts(tt.rep); got != tt.want {
+			t.Errorf("counts(%s) = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}

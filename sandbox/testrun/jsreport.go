@@ -76,10 +76,10 @@ func parseJestJSON(report, stdout []byte, n *normalizer) (out []Result, ok bool)
 
 // mochaTest is one test of mocha's json reporter.
 type mochaTest struct {
-	Title     string `json:"title"`
-	FullTitle string `json:"fullTitle"`
-	File      string `json:"file"`
-	Duration  *float64
+	Title     string   `json:"title"`
+	FullTitle string   `json:"fullTitle"`
+	File      string   `json:"file"`
+	Duration  *float64 `json:"duration"`
 	Err       struct {
 		Message  string          `json:"message"`
 		Stack    string          `json:"stack"`

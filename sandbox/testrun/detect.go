@@ -139,35 +139,57 @@ func nodeRunner(pkgJSON []byte) Runner {
 		DevDependencies map[string]string `json:"devDependencies"`
 	}
 	_ = json.Unmarshal(pkgJSON, &pkg) // a broken package.json still gets node --test
+	declared := func(prog string) bool {
+		_, dev := pkg.DevDependencies[prog]
+		_, dep := pkg.Dependencies[prog]
+		return dev || dep
+	}
 	script := strings.TrimSpace(pkg.Scripts["test"])
 	if script == "" || script == npmDefaultTest {
+		// No test script: a declared runner is run from node_modules/.bin
+		// (npx --no never downloads; after "--" npx parses no flags of the
+		// runner as its own), else node's own runner.
+		for _, prog := range []string{"jest", "vitest", "mocha"} {
+			if declared(prog) {
+				r, _ := jsRunner(prog, []string{prog}, []string{"npx", "--no", "--", prog})
+				return r
+			}
+		}
 		return Runner{Name: RunnerNode, Args: []string{"node", "--test", "--test-reporter=tap"}}
 	}
 	npmTest := []string{"npm", "test", "--silent"}
 	prog, words := scriptRunner(script)
-	if prog == "" {
-		return Runner{Name: RunnerNPM, Args: npmTest}
-	}
-	_, dev := pkg.DevDependencies[prog]
-	_, dep := pkg.Dependencies[prog]
 	switch {
 	case prog == "node" && len(words) > 1 && words[1] == "--test" && !slices.ContainsFunc(words, func(w string) bool { return strings.HasPrefix(w, "--test-reporter") }):
 		return Runner{Name: RunnerNPM, Args: append(npmTest, "--", "--test-reporter=tap")}
-	case !dev && !dep:
+	case prog == "" || !declared(prog):
 		// A runner the package does not declare would come from a global
 		// install the sandbox does not have; read whatever it prints.
+		return Runner{Name: RunnerNPM, Args: npmTest}
+	}
+	if r, ok := jsRunner(prog, words, append(npmTest, "--")); ok {
+		return r
+	}
+	return Runner{Name: RunnerNPM, Args: npmTest}
+}
+
+// jsRunner is the runner for jest, vitest or mocha invoked as words
+// (program first), run as prefix plus the reporter flags. ok is false
+// for other programs and for watch modes, which never end.
+func jsRunner(prog string, words, prefix []string) (r Runner, ok bool) {
+	args := slices.Clone(prefix)
+	switch {
 	case prog == "jest" && !slices.Contains(words, "--watch") && !slices.Contains(words, "--watchAll"):
-		return Runner{Name: RunnerJest, Args: append(npmTest, "--", "--json", "--outputFile="+JestReportPath), ReportPath: JestReportPath}
+		return Runner{Name: RunnerJest, Args: append(args, "--json", "--outputFile="+JestReportPath), ReportPath: JestReportPath}, true
 	case prog == "vitest" && !slices.Contains(words, "--watch"):
-		args := append(npmTest, "--")
 		if (len(words) < 2 || words[1] != "run") && !slices.Contains(words, "--run") {
 			args = append(args, "--run")
 		}
-		return Runner{Name: RunnerVitest, Args: append(args, "--reporter=default", "--reporter=json", "--outputFile="+VitestReportPath), ReportPath: VitestReportPath}
+		return Runner{Name: RunnerVitest, Args: append(args, "--reporter=default", "--reporter=json", "--outputFile="+VitestReportPath), ReportPath: VitestReportPath}, true
 	case prog == "mocha" && !slices.Contains(words, "--watch"):
-		return Runner{Name: RunnerMocha, Args: append(npmTest, "--", "--reporter", "json", "--reporter-option", "output="+MochaReportPath), ReportPath: MochaReportPath}
+		return Runner{Name: RunnerMocha, Args: append(args, "--reporter", "json", "--reporter-option", "output="+MochaReportPath), ReportPath: MochaReportPath}, true
 	}
-	return Runner{Name: RunnerNPM, Args: npmTest}
+	return Runner{}, false
 }
 
 // scriptRunner returns the program of an npm script's last command and

@@ -50,6 +50,8 @@ func TestDetect(t *testing.T) {
 		{name: "x_test.py", files: map[string]string{"x_test.py": ""}, want: Runner{Name: RunnerPytest, Args: pytest, ReportPath: JUnitPath}},
 		{name: "plain python", files: map[string]string{"pyproject.toml": "[project]\nname='x'\n", "calc.py": "", "tests.py": ""}, want: Runner{Name: RunnerUnittest, Args: unittest}},
 		{name: "package.json without scripts", files: map[string]string{"package.json": `{"name":"x"}`}, want: Runner{Name: RunnerNode, Args: nodeTAP}},
+		{name: "no test script, jest declared", files: map[string]string{"package.json": `{"devDependencies":{"jest":"29"}}`}, want: Runner{Name: RunnerJest, Args: []string{"npx", "--no", "--", "jest", "--json", "--outputFile=.fixpoint/jest.json"}, ReportPath: JestReportPath}},
+		{name: "default test script, mocha declared", files: map[string]string{"package.json": `{"scripts":{"test":"echo \"Error: no test specified\" && exit 1"},"devDependencies":{"mocha":"10"}}`}, want: Runner{Name: RunnerMocha, Args: []string{"npx", "--no", "--", "mocha", "--reporter", "json", "--reporter-option", "output=.fixpoint/mocha.json"}, ReportPath: MochaReportPath}},
 		{name: "npm default test script", files: map[string]string{"package.json": `{"scripts":{"test":"echo \"Error: no test specified\" && exit 1"}}`}, want: Runner{Name: RunnerNode, Args: nodeTAP}},
 		{name: "broken package.json", files: map[string]string{"package.json": `{"scripts":`}, want: Runner{Name: RunnerNode, Args: nodeTAP}},
 		{name: "npm script node --test", files: map[string]string{"package.json": `{"scripts":{"test":"node --test test/"}}`}, want: Runner{Name: RunnerNPM, Args: []string{"npm", "test", "--silent", "--", "--test-reporter=tap"}}},

@@ -7,11 +7,21 @@
 //
 // Parsers read the runners' machine formats: `go test -json` (with Go
 // 1.24's build events and the older text build errors), JUnit XML (pytest
-// --junitxml), unittest's verbose output and node's TAP output. A custom
-// test_cmd is recognised by sniffing its output. An unknown runner falls
-// back to the exit code plus trimmed output. Every location in a Report is
-// workspace-relative; every field is bounded whatever the runner printed,
-// and the parsers never panic (see the fuzz targets).
+// --junitxml), unittest's verbose output, node's TAP output, and the JSON
+// reports of jest (also vitest's, which has the same shape) and mocha. A
+// custom test_cmd is recognised by sniffing its output. An unknown runner
+// falls back to the exit code plus trimmed output. Every location in a
+// Report is workspace-relative; every field is bounded whatever the runner
+// printed, and the parsers never panic (see the fuzz targets).
+//
+// Run feeds the parsers the whole output, not the text the sandbox's
+// output cap keeps: the backends stream every byte to
+// [sandbox.Command.FullStdout], where a bounded spool keeps the first
+// 16 MiB of each stream and then every line that carries a result. The
+// cap bounds only Report.Output and excerpts; Report.OutputCut says when
+// it bit. The environment is the sandbox's own plus what the Runner sets
+// (PYTHONDONTWRITEBYTECODE for Python) and [Runner.WithEnv] adds from the
+// configuration: nothing that changes how tests print or behave.
 package testrun
 
 import (

@@ -151,6 +151,45 @@ func TestLongOutputParsedInFull(t *testing.T) {
 	}
 }
 
+// unittestGen defines n test methods with long names, so that unittest's
+// verbose lines on stderr pass the 1 MiB cap; test n fails.
+const unittestGen = `import unittest
+n = 12000
+class T(unittest.TestCase):
+    pass
+for i in range(1, n + 1):
+    def f(self, i=i):
+        self.assertNotEqual(i, n, "the last one")
+    setattr(T, "test_%05d_%s" % (i, "z" * 60), f)
+`
+
+// TestLongStderrParsedInFull: unittest reports on stderr; a run whose
+// stderr passes the cap is still counted in full on every backend.
+func TestLongStderrParsedInFull(t *testing.T) {
+	const n = 12000
+	limits := sandbox.Limits{Timeout: 2 * time.Minute, OutputCap: 1 << 20}
+	for _, be := range allBackends() {
+		t.Run(be.name, func(t *testing.T) {
+			sess := be.start(t, sandbox.Spec{Limits: limits})
+			snap := syncFiles(t, sess, map[string]string{"test_many.py": unittestGen})
+			r := testrun.Detect(snap, "python3 -m unittest -v test_many")
+			rep, err := testrun.Run(t.Context(), sess, r, limits, nil)
+			if err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			if rep.Runner != testrun.RunnerUnittest || rep.Passed != n-1 || rep.Failed != 1 {
+				t.Errorf("runner %s passed/failed = %d/%d, want unittest %d/1", rep.Runner, rep.Passed, rep.Failed, n-1)
+			}
+			if f := rep.Failures(); len(f) != 1 || !strings.HasPrefix(f[0].ID, fmt.Sprintf("test_many.T.test_%05d_", n)) {
+				t.Errorf("failures = %+v", f)
+			}
+			if rep.OutputCut == nil || rep.OutputCut.StderrBytes <= 1<<20 || rep.OutputCut.Parsed != testrun.ParsedFull {
+				t.Errorf("OutputCut = %+v, want stderr past the cap, parsed in full", rep.OutputCut)
+			}
+		})
+	}
+}
+
 // jestGen writes a jest-format report of n tests to the --outputFile path,
 // about 12 MB for n = 60000: more than the docker backend reads in one
 // piece (8 MiB). The last test fails.

@@ -2,8 +2,12 @@ package agent
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/fixpoint-dev/fixpoint/agent/runlog"
 	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
 )
 
@@ -89,5 +93,43 @@ func TestCounts(t *testing.T) {
 		if got := counts(tt.rep); got != tt.want {
 			t.Errorf("counts(%s) = %q, want %q", tt.name, got, tt.want)
 		}
+	}
+}
+
+// TestRunLogSaysOutputCut: a baseline whose output passes the cap is still
+// counted in full, the run log says in words that the text was cut, and
+// [test] env reaches the test command.
+func TestRunLogSaysOutputCut(t *testing.T) {
+	skipShort(t)
+	root := t.TempDir()
+	gen := "import os\nn = int(os.environ['GEN_N'])\nprint('TAP version 13')\nfor i in range(1, n + 1):\n    print('# ' + 'x' * 100)\n    print('ok %d - test %d' % (i, i))\nprint('1..%d' % n)\n"
+	if err := os.WriteFile(filepath.Join(root, "gen.py"), []byte(gen), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := testConfig(t)
+	cfg.TestCmd = "python3 gen.py"
+	cfg.Sandbox.OutputCap = "64k"
+	cfg.Test.Env = map[string]string{"GEN_N": "2000"}
+	e := New(cfg, &Options{Model: &scripted{}, Backend: testBackend(t)})
+	defer e.Close()
+	res, err := e.Run(t.Context(), Request{Mode: ModeFix, Root: root}, nil)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if res.StopReason != StopAlreadyPassing || res.Baseline == nil || res.Baseline.Passed != 2000 || !res.Baseline.OK() {
+		t.Fatalf("StopReason %q, baseline %+v; want 2000 passing tests", res.StopReason, res.Baseline)
+	}
+	_, entries, err := runlog.Read(filepath.Dir(res.LogPath), res.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var warned bool
+	for _, en := range entries {
+		if en.Kind == runlog.KindWarning && strings.Contains(string(en.Data), "output cut") && strings.Contains(string(en.Data), "64.0 KiB output cap") {
+			warned = true
+		}
+	}
+	if !warned {
+		t.Errorf("the run log has no output-cut warning: %d entries", len(entries))
 	}
 }

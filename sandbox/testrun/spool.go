@@ -51,8 +51,13 @@ func (s *spool) Write(p []byte) (int, error) {
 			s.addPartial(p)
 			break
 		}
-		s.addPartial(p[:i])
-		s.endLine()
+		if len(s.partial) == 0 {
+			s.keepLine(p[:i]) // the common case: no copy
+		} else {
+			s.addPartial(p[:i])
+			s.keepLine(s.partial)
+			s.partial = s.partial[:0]
+		}
 		p = p[i+1:]
 	}
 	return n, nil
@@ -66,50 +71,87 @@ func (s *spool) addPartial(p []byte) {
 	s.partial = append(s.partial, p...)
 }
 
-func (s *spool) endLine() {
-	line := bytes.TrimSuffix(s.partial, []byte("\r"))
+// keepLine keeps a whole line (without its newline) when it carries a
+// result, within the spool's bounds.
+func (s *spool) keepLine(line []byte) {
+	if len(line) > maxLine {
+		s.dropped += int64(len(line) - maxLine)
+		line = line[:maxLine]
+	}
+	line = bytes.TrimSuffix(line, []byte("\r"))
 	if resultLine(line) && s.kept+len(line)+1 <= spoolResults {
 		s.buf.Write(line)
 		s.buf.WriteByte('\n')
 		s.kept += len(line) + 1
-	} else {
-		s.dropped += int64(len(s.partial)) + 1
+		return
 	}
-	s.partial = s.partial[:0]
+	s.dropped += int64(len(line)) + 1
 }
 
 // Bytes returns what was kept, with a last unfinished line.
 func (s *spool) Bytes() []byte {
 	if s.over && len(s.partial) > 0 {
-		s.endLine()
+		s.keepLine(s.partial)
+		s.partial = s.partial[:0]
 	}
 	return s.buf.Bytes()
 }
 
+var goFailOutRe = regexp.MustCompile(`"Output":"(?:\s*--- (?:FAIL|PASS|SKIP)|panic: |FAIL|ok  )`)
+
+// unittest's verdicts after " ... ", and the starts of its summary lines.
 var (
-	goEventRe        = regexp.MustCompile(`^\s*\{.*"Action":"`)
-	goOutputRe       = regexp.MustCompile(`"Action":"output"`)
-	goFailOutRe      = regexp.MustCompile(`"Output":"(?:\s*--- (?:FAIL|PASS|SKIP)|panic: |FAIL|ok  )`)
-	unittestResultRe = regexp.MustCompile(`\.\.\. (?:ok|FAIL|ERROR|skipped|expected failure|unexpected success)\b|^(?:FAIL|ERROR): |^Ran \d+ tests? in |^(?:OK|FAILED)\b`)
+	unittestVerdicts = [][]byte{[]byte("ok"), []byte("FAIL"), []byte("ERROR"), []byte("skipped"), []byte("expected failure"), []byte("unexpected success")}
+	unittestSummary  = [][]byte{[]byte("FAIL: "), []byte("ERROR: "), []byte("Ran "), []byte("OK"), []byte("FAILED")}
 )
 
 // resultLine reports whether a line carries a test's outcome or a
 // summary in a format the parsers read: go test -json events (other than
 // plain output), TAP results, subtests, plans and summaries, unittest's
-// verbose results and summary.
+// verbose results and summary. Cheap byte tests come first: a chatty
+// suite's log lines pass through here, and a slow filter slows the tests.
 func resultLine(l []byte) bool {
-	switch {
-	case goEventRe.Match(l):
-		return !goOutputRe.Match(l) || goFailOutRe.Match(l)
-	case tapResultRe.Match(l), tapSubtestRe.Match(l):
-		return true
+	t := bytes.TrimLeft(l, " \t")
+	if len(t) == 0 {
+		return false
 	}
-	t := bytes.TrimSpace(l)
-	switch {
-	case bytes.HasPrefix(t, []byte("TAP version")), bytes.HasPrefix(t, []byte("1..")):
-		return true
-	case tapSummaryRe.Match(t):
-		return true
+	switch t[0] {
+	case '{':
+		if !bytes.Contains(t, []byte(`"Action":"`)) {
+			return false
+		}
+		return !bytes.Contains(t, []byte(`"Action":"output"`)) || goFailOutRe.Match(t)
+	case 'o', 'n':
+		if bytes.HasPrefix(t, []byte("ok")) || bytes.HasPrefix(t, []byte("not ok")) {
+			return tapResultRe.Match(l)
+		}
+	case '#':
+		return tapSubtestRe.Match(l) || tapSummaryRe.Match(bytes.TrimRight(t, " \r"))
+	case 'T':
+		if bytes.HasPrefix(t, []byte("TAP version")) {
+			return true
+		}
+	case '1':
+		if bytes.HasPrefix(t, []byte("1..")) {
+			return true
+		}
 	}
-	return unittestResultRe.Match(l)
+	if len(t) == len(l) {
+		for _, p := range unittestSummary {
+			if bytes.HasPrefix(l, p) {
+				return true
+			}
+		}
+	}
+	i := bytes.Index(l, []byte(" ... "))
+	if i < 0 {
+		return false
+	}
+	rest := l[i+5:]
+	for _, v := range unittestVerdicts {
+		if bytes.HasPrefix(rest, v) {
+			return true
+		}
+	}
+	return false
 }

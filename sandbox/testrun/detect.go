@@ -87,7 +87,9 @@ var goModuleRe = regexp.MustCompile(`(?m)^\s*module\s+("?)([^\s"]+)("?)\s*(?://.
 // Detect chooses the test command for a workspace. A non-empty override (the
 // config's test_cmd, shell words with quotes) always wins and gives a
 // RunnerCustom whose output is recognised by sniffing. Otherwise: go.mod →
-// go test -json; package.json → its test script or node --test with TAP;
+// go test -json; package.json → its test script through npm, with JSON
+// reports for jest, vitest and mocha and TAP for node --test (see
+// nodeRunner), or node --test when there is no script;
 // pytest markers → pytest with a JUnit report; other Python → unittest.
 // A workspace with none of these gets RunnerCustom with no Args.
 func Detect(snap *sandbox.Snapshot, override string) Runner {

@@ -159,10 +159,19 @@ func (r *run) setup(ctx context.Context) error {
 	}
 	r.res.Baseline = rep
 	r.lastRep = rep
-	r.log.Write(runlog.KindTest, 0, rep)
+	r.logTest(0, rep)
 	r.emit(PhaseTest, 0, "baseline: "+counts(rep), rep)
 	r.memoryObserve(ctx, 0, rep)
 	return nil
+}
+
+// logTest writes a test report to the run log, and a warning in words
+// when the output cap cut the text of the run.
+func (r *run) logTest(iter int, rep *testrun.Report) {
+	r.log.Write(runlog.KindTest, iter, rep)
+	if note := rep.OutputCut.Note(); note != "" {
+		r.log.Write(runlog.KindWarning, iter, map[string]string{"message": note})
+	}
 }
 
 func (r *run) closeSession() {
@@ -424,7 +433,7 @@ func (r *run) testPhase(ctx context.Context, iter *Iteration, next *sandbox.Snap
 	}
 	iter.TestTime = rep.Duration
 	iter.Passed, iter.Failed = rep.Passed, rep.Failed
-	r.log.Write(runlog.KindTest, iter.N, rep)
+	r.logTest(iter.N, rep)
 	r.emit(PhaseTest, iter.N, counts(rep), rep)
 	return rep, true
 }
@@ -569,19 +578,84 @@ func counts(rep *testrun.Report) string {
 		return ""
 	}
 	s := fmt.Sprintf("%d passed, %d failed", rep.Passed, rep.Failed)
-	if rep.TimedOut {
+	switch {
+	case rep.TimedOut:
 		s += ", timed out"
+	case rep.OOM:
+		s += ", killed: out of memory"
 	}
-	if rep.Failed == 0 && rep.ExitCode != 0 && !rep.TimedOut {
+	if rep.Failed == 0 && rep.ExitCode != 0 && !rep.TimedOut && !rep.OOM {
 		s += fmt.Sprintf(", exit code %d", rep.ExitCode)
+	}
+	if c := rep.OutputCut; c != nil {
+		s += ", output cut at the cap"
+		if c.Parsed != testrun.ParsedCut {
+			s += " (results parsed in full)"
+		}
 	}
 	return s
 }
 
-// progressOf compares two reports: fewer failures (or more passes at equal
-// failures) is improving.
+// outcome is the class of a test run's result, compared before counts:
+// an attempt that could not finish (killed, timed out) or could not run
+// its tests (build failure) is not comparable by its counts with one whose
+// tests ran.
+type outcome int
+
+const (
+	outcomeKilled  outcome = iota // OOM-killed (137), killed by a signal, crashed
+	outcomeTimeout                // wall-clock or CPU limit
+	outcomeBuild                  // nothing passed or failed: build, collection or setup error
+	outcomeTests                  // tests ran, some failed
+	outcomePass                   // verified
+)
+
+var outcomeNames = [...]string{"killed", "timed out", "build failure", "test failures", "pass"}
+
+func (o outcome) String() string { return outcomeNames[o] }
+
+// rank orders outcomes for progress. Killed and timed out share the
+// lowest rank: neither is ever an improvement, not even over the other.
+func (o outcome) rank() int {
+	if o == outcomeKilled {
+		return int(outcomeTimeout)
+	}
+	return int(o)
+}
+
+// outcomeOf classifies a report.
+func outcomeOf(r *testrun.Report) outcome {
+	switch {
+	case r.OOM || r.ExitCode == 137 || (r.ExitCode > 128 && r.ExitCode != 124 && !r.TimedOut):
+		return outcomeKilled
+	case r.TimedOut:
+		return outcomeTimeout
+	case r.OK():
+		return outcomePass
+	}
+	for _, t := range r.Tests {
+		if t.Status == testrun.StatusPass || t.Status == testrun.StatusFail {
+			return outcomeTests
+		}
+	}
+	return outcomeBuild
+}
+
+// progressOf compares two reports: first their outcome classes (a better
+// class is improving, a worse one regressing), then, within the class of
+// finished runs, the counts: fewer failures, or more passes at equal
+// failures, is improving. A killed or timed-out attempt is never improving.
 func progressOf(prev, cur *testrun.Report) string {
 	if prev == nil {
+		return "stable"
+	}
+	po, co := outcomeOf(prev), outcomeOf(cur)
+	switch {
+	case co.rank() > po.rank():
+		return "improving"
+	case co.rank() < po.rank():
+		return "regressing"
+	case co != po || co.rank() == outcomeTimeout.rank():
 		return "stable"
 	}
 	pf, cf := failScore(prev), failScore(cur)

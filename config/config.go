@@ -34,6 +34,16 @@ type Config struct {
 	DataDir string `toml:"data_dir" json:"dataDir"`
 	// TestCmd overrides test runner detection, e.g. "pytest -q tests".
 	TestCmd string `toml:"test_cmd" json:"testCmd"`
+	Test    Test   `toml:"test" json:"test"`
+}
+
+// Test configures the test command's environment.
+type Test struct {
+	// Env holds extra variables for every test command, e.g.
+	// env = { CI = "true", TZ = "UTC" }. Nothing else is added to what the
+	// sandbox sets (README: "The test environment"); variables that change
+	// how tests behave or print, like NO_COLOR, CI or TERM, come only from here.
+	Env map[string]string `toml:"env" json:"env"`
 }
 
 // Model configures the OpenAI-compatible endpoint.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -70,6 +71,8 @@ func TestFileErrors(t *testing.T) {
 		{name: "bad duration", text: "[sandbox]\ntimeout = \"soon\"\n", want: ".fixpoint.toml:2"},
 		{name: "syntax", text: "[agent\n", want: ".fixpoint.toml:1"},
 		{name: "bad enum", text: "[sandbox]\nbackend = \"vm\"\n", want: "sandbox.backend"},
+		{name: "bad test env name", text: "[test]\nenv = { \"A=B\" = \"1\" }\n", want: "test.env.A=B: not a variable name"},
+		{name: "test env not a string", text: "[test]\nenv = { CI = true }\n", want: ".fixpoint.toml:2"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -78,6 +81,32 @@ func TestFileErrors(t *testing.T) {
 			_, err := Load(LoadOptions{Root: root, Getenv: env(map[string]string{"HOME": t.TempDir()})})
 			if err == nil || !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("Load(%q) error = %v, want ErrInvalid containing %q", tt.text, err, tt.want)
+			}
+		})
+	}
+}
+
+// TestTestEnv: [test] env reaches the config as written, inline or as a
+// table, and is empty by default.
+func TestTestEnv(t *testing.T) {
+	tests := []struct {
+		name, text string
+		want       map[string]string
+	}{
+		{name: "default", text: "", want: nil},
+		{name: "inline", text: "[test]\nenv = { CI = \"true\", TZ = \"UTC\" }\n", want: map[string]string{"CI": "true", "TZ": "UTC"}},
+		{name: "table", text: "[test.env]\nFORCE_COLOR = \"1\"\n", want: map[string]string{"FORCE_COLOR": "1"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := t.TempDir()
+			os.WriteFile(filepath.Join(root, ProjectFile), []byte(tt.text), 0o644)
+			c, err := Load(LoadOptions{Root: root, Getenv: env(map[string]string{"HOME": t.TempDir()})})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(c.Test.Env, tt.want) {
+				t.Errorf("Load(%q).Test.Env = %v, want %v", tt.text, c.Test.Env, tt.want)
 			}
 		})
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -15,6 +16,8 @@ import (
 
 // ProjectFile is the per-workspace config file name.
 const ProjectFile = ".fixpoint.toml"
+
+var envNameRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // LoadOptions says where the layers come from. Zero values are documented.
 type LoadOptions struct {
@@ -269,6 +272,11 @@ func (c *Config) Validate() error {
 		case "block", "warn", "off":
 		default:
 			return bad("policy.rules."+rule, "%q is not one of block, warn, off", v)
+		}
+	}
+	for k := range c.Test.Env {
+		if !envNameRe.MatchString(k) {
+			return bad("test.env."+k, "not a variable name (letters, digits and _, not starting with a digit)")
 		}
 	}
 	if !strings.HasPrefix(c.Model.BaseURL, "http://") && !strings.HasPrefix(c.Model.BaseURL, "https://") {

@@ -52,7 +52,14 @@ type Command struct {
 	// Stdout and Stderr, when non-nil, receive output as it is produced
 	// (already capped). The full capped output is also in Result.
 	Stdout, Stderr io.Writer
-	Limits         Limits
+	// FullStdout and FullStderr, when non-nil, receive the whole of each
+	// stream as it is produced, however long: Limits.OutputCap bounds only
+	// Result and Stdout/Stderr, the text kept for people and the model.
+	// Test runners feed their result parsers from these, so that a long
+	// run's results are never lost to the cap. Writes are not concurrent
+	// per writer; a slow writer slows the command.
+	FullStdout, FullStderr io.Writer
+	Limits                 Limits
 }
 
 // Result is what a command did. A command that ran and failed is a Result

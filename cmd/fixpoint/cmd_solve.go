@@ -38,6 +38,7 @@ type agentFlags struct {
 	dryRun, commit bool
 	allowDeps      bool
 	maxIterations  int
+	sandbox        sandboxFlags
 }
 
 func (f *agentFlags) register(fs *flag.FlagSet) {
@@ -47,6 +48,7 @@ func (f *agentFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.commit, "commit", false, "commit the verified change (in a git repository)")
 	fs.IntVar(&f.maxIterations, "max-iterations", 0, "stop after `N` iterations (default from config: 6)")
 	fs.BoolVar(&f.allowDeps, "allow-deps", false, "approve every dependency the model adds (default: ask on a terminal, refuse otherwise)")
+	f.sandbox.register(fs)
 }
 
 func runAgentCommand(ctx context.Context, a *app, c *command, mode agent.Mode, args []string) int {
@@ -76,6 +78,7 @@ func runAgentCommand(ctx context.Context, a *app, c *command, mode agent.Mode, a
 		if f.maxIterations > 0 {
 			cfg.Agent.MaxIterations = f.maxIterations
 		}
+		f.sandbox.apply(cfg)
 	})
 	if err != nil {
 		return a.fail(err)

@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/fixpoint-dev/fixpoint/agent"
+	"github.com/fixpoint-dev/fixpoint/config"
 	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
 )
 
@@ -27,6 +28,8 @@ Example:
 		dir := fs.String("dir", ".", "workspace `directory`")
 		asJSON := fs.Bool("json", false, "print the report as JSON")
 		testCmd := fs.String("test-cmd", "", "test `command` (overrides detection and test_cmd)")
+		var sf sandboxFlags
+		sf.register(fs)
 		if done, code := parseFlags(fs, args); done {
 			return code
 		}
@@ -37,12 +40,14 @@ Example:
 		if err != nil {
 			return a.fail(err)
 		}
-		cfg, err := a.loadConfig(root, nil)
+		cfg, err := a.loadConfig(root, func(c *config.Config) {
+			if *testCmd != "" {
+				c.TestCmd = *testCmd
+			}
+			sf.apply(c)
+		})
 		if err != nil {
 			return a.fail(err)
-		}
-		if *testCmd != "" {
-			cfg.TestCmd = *testCmd
 		}
 		eng, err := agent.Open(ctx, cfg, root, &agent.OpenOptions{Logger: a.logger, Warn: a.stderr, NoModel: true})
 		if err != nil {
@@ -90,10 +95,16 @@ func printReport(w io.Writer, rep *testrun.Report) {
 		fmt.Fprintln(w, rep.Output)
 	}
 	extra := ""
-	if rep.TimedOut {
+	switch {
+	case rep.TimedOut:
 		extra = " · timed out"
+	case rep.OOM:
+		extra = " · killed: out of memory"
 	}
 	fmt.Fprintf(w, "%d passed, %d failed, %d skipped · exit code %d · %s%s\n", rep.Passed, rep.Failed, rep.Skipped, rep.ExitCode, rep.Duration.Round(1e6), extra)
+	if note := rep.OutputCut.Note(); note != "" {
+		fmt.Fprintf(w, "note: %s\n", note)
+	}
 }
 
 func statusWord(s testrun.Status) string {

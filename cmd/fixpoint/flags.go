@@ -45,6 +45,28 @@ func parseFlags(fs *flag.FlagSet, args []string) (done bool, code int) {
 	return false, exitOK
 }
 
+// sandboxFlags are --sandbox and --image, shared by test, fix and solve.
+// Like every flag they override the environment and the config files.
+type sandboxFlags struct {
+	backend, image string
+}
+
+func (f *sandboxFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.backend, "sandbox", "", "sandbox `backend`: docker, bwrap or none (overrides FIXPOINT_SANDBOX and [sandbox] backend)")
+	fs.StringVar(&f.image, "image", "", "docker `image` for the sandbox (overrides FIXPOINT_IMAGE and [sandbox] image)")
+}
+
+// apply writes the flags that were given into c; validation follows in
+// config.Load, so a bad backend is a usage error naming the flag's value.
+func (f *sandboxFlags) apply(c *config.Config) {
+	if f.backend != "" {
+		c.Sandbox.Backend = f.backend
+	}
+	if f.image != "" {
+		c.Sandbox.Image = f.image
+	}
+}
+
 // workspaceDir resolves --dir: it must exist and be a directory.
 func workspaceDir(dir string) (string, error) {
 	if dir == "" {

@@ -43,6 +43,14 @@ func (s *Session) Run(ctx context.Context, cmd sandbox.Command) (*sandbox.Result
 		NoFile:    int64(l.NoFile),
 		OutputCap: l.OutputCap,
 	}
+	// With a full-stream writer the supervisor sends everything (a zero cap
+	// is no cap there) and the cap is applied here instead.
+	full := cmd.FullStdout != nil || cmd.FullStderr != nil
+	outCap := &hostCap{limit: l.OutputCap, stream: cmd.Stdout, full: cmd.FullStdout}
+	errCap := &hostCap{limit: l.OutputCap, stream: cmd.Stderr, full: cmd.FullStderr}
+	if full {
+		req.OutputCap = 0
+	}
 	start := time.Now()
 	if err := c.writeJSON(wire.Run, req); err != nil {
 		return nil, s.streamErr(c, "run", err)
@@ -74,9 +82,17 @@ func (s *Session) Run(ctx context.Context, cmd sandbox.Command) (*sandbox.Result
 		}
 		switch f.Type {
 		case wire.Stdout:
+			if full {
+				res.Stdout = outCap.add(res.Stdout, f.Payload)
+				break
+			}
 			res.Stdout = appendCapped(res.Stdout, f.Payload, capBuf)
 			write(cmd.Stdout, f.Payload)
 		case wire.Stderr:
+			if full {
+				res.Stderr = errCap.add(res.Stderr, f.Payload)
+				break
+			}
 			res.Stderr = appendCapped(res.Stderr, f.Payload, capBuf)
 			write(cmd.Stderr, f.Payload)
 		case wire.Exit:
@@ -88,7 +104,7 @@ func (s *Session) Run(ctx context.Context, cmd sandbox.Command) (*sandbox.Result
 				return nil, fmt.Errorf("sandbox %s: %w", s.name, ctx.Err())
 			}
 			res.ExitCode, res.TimedOut, res.OOMKilled = st.Code, st.TimedOut, st.OOMKilled
-			res.Truncated = st.Truncated
+			res.Truncated = st.Truncated || outCap.truncated || errCap.truncated
 			res.Duration = time.Duration(st.DurationNS)
 			if st.Leftover > 0 {
 				s.b.log.Debug("killed processes left behind", "session", s.name, "count", st.Leftover)
@@ -139,4 +155,35 @@ func write(w io.Writer, p []byte) {
 	if w != nil {
 		w.Write(p)
 	}
+}
+
+// hostCap caps one stream on this side, for commands whose whole output
+// the supervisor sends: full gets every byte; the result and stream get
+// up to limit bytes, then the marker once, as the supervisor would.
+type hostCap struct {
+	limit     int64
+	n         int64
+	stream    io.Writer
+	full      io.Writer
+	truncated bool
+}
+
+func (c *hostCap) add(buf, p []byte) []byte {
+	write(c.full, p)
+	if c.truncated {
+		return buf
+	}
+	if c.limit > 0 && c.n+int64(len(p)) > c.limit {
+		p = p[:c.limit-c.n]
+		c.truncated = true
+	}
+	c.n += int64(len(p))
+	buf = append(buf, p...)
+	write(c.stream, p)
+	if c.truncated {
+		m := wire.TruncationMarker(c.limit)
+		buf = append(buf, m...)
+		write(c.stream, []byte(m))
+	}
+	return buf
 }

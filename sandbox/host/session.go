@@ -87,6 +87,12 @@ type Session struct {
 	closed bool
 }
 
+// WorkDir is the session's workspace copy on the host. Test result
+// parsers use it to make the absolute paths a runner prints (none backend)
+// workspace-relative; under bwrap commands see it as /workspace, which the
+// parsers know already.
+func (s *Session) WorkDir() string { return s.dirs.Workspace }
+
 var (
 	sessionSeq atomic.Int64
 	reapOnce   sync.Once // the first session of a process reaps dead ones' dirs
@@ -438,8 +444,8 @@ func (s *Session) Run(ctx context.Context, c sandbox.Command) (*sandbox.Result, 
 	if c.Stdin != nil {
 		cmd.Stdin = bytes.NewReader(c.Stdin)
 	}
-	stdout := &capWriter{limit: l.OutputCap, stream: c.Stdout}
-	stderr := &capWriter{limit: l.OutputCap, stream: c.Stderr}
+	stdout := &capWriter{limit: l.OutputCap, stream: c.Stdout, full: c.FullStdout}
+	stderr := &capWriter{limit: l.OutputCap, stream: c.Stderr, full: c.FullStderr}
 	// Our own pipes, so that Wait returns when the command exits and the
 	// leftovers are killed before the output is drained: a daemon holding
 	// the pipes cannot block Run.
@@ -561,9 +567,11 @@ func exitCode(ps *os.ProcessState) int {
 }
 
 // capWriter keeps and forwards up to limit bytes, then the marker once.
+// full, when set, gets every byte.
 type capWriter struct {
 	limit     int64
 	stream    io.Writer
+	full      io.Writer
 	buf       bytes.Buffer
 	truncated bool
 }
@@ -576,6 +584,9 @@ func TruncationMarker(limit int64) string {
 
 func (w *capWriter) Write(p []byte) (int, error) {
 	n := len(p)
+	if w.full != nil {
+		w.full.Write(p)
+	}
 	if w.truncated {
 		return n, nil
 	}

@@ -101,3 +101,25 @@ func BenchmarkParse(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSpool measures the line filter every byte of a test run passes
+// through on its way to the parsers: a slow filter slows the tests.
+func BenchmarkSpool(b *testing.B) {
+	lines := map[string]string{
+		"short-log-lines": "y\n",
+		"long-log-lines":  strings.Repeat("x", 1000) + "\n",
+		"unittest-lines":  "test_x (m.C.test_x) ... ok\n",
+		"go-output-json":  `{"Action":"output","Package":"m","Test":"TestA","Output":"    a_test.go:9: ` + strings.Repeat("x", 200) + `\n"}` + "\n",
+	}
+	for name, line := range lines {
+		chunk := []byte(strings.Repeat(line, (32<<10)/len(line)+1))
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(chunk)))
+			var s spool
+			s.Write([]byte(strings.Repeat("\n", spoolVerbatim+1))) // past the verbatim part: the filter runs
+			for b.Loop() {
+				s.Write(chunk)
+			}
+		})
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/fixpoint-dev/fixpoint/sandbox"
@@ -19,6 +20,9 @@ const (
 	RunnerUnittest = "unittest"
 	RunnerNode     = "node"
 	RunnerNPM      = "npm"
+	RunnerJest     = "jest"
+	RunnerVitest   = "vitest"
+	RunnerMocha    = "mocha"
 	RunnerCustom   = "custom"
 	RunnerExitCode = "exit-code"
 )
@@ -26,6 +30,13 @@ const (
 // JUnitPath is the workspace-relative report file pytest writes. Snapshots
 // skip .fixpoint, so the report never enters a workspace snapshot.
 const JUnitPath = ".fixpoint/junit.xml"
+
+// Report files of the JavaScript runners, workspace-relative like JUnitPath.
+const (
+	JestReportPath   = ".fixpoint/jest.json"
+	VitestReportPath = ".fixpoint/vitest.json"
+	MochaReportPath  = ".fixpoint/mocha.json"
+)
 
 // Runner is a test command and how to read its results.
 type Runner struct {
@@ -46,6 +57,28 @@ type Runner struct {
 	Root string
 }
 
+// WithEnv returns r with the configured variables added to its Env, in
+// key order, after the runner's own: a configured value wins over one
+// Detect chose. These are the only variables fixpoint adds on request
+// (config [test] env).
+func (r Runner) WithEnv(env map[string]string) Runner {
+	keys := make([]string, 0, len(env))
+	for k := range env {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	out := slices.DeleteFunc(slices.Clone(r.Env), func(e string) bool {
+		k, _, _ := strings.Cut(e, "=")
+		_, set := env[k]
+		return set
+	})
+	for _, k := range keys {
+		out = append(out, k+"="+env[k])
+	}
+	r.Env = out
+	return r
+}
+
 // npmDefaultTest is the "test" script `npm init` writes.
 const npmDefaultTest = `echo "Error: no test specified" && exit 1`
 
@@ -54,7 +87,9 @@ var goModuleRe = regexp.MustCompile(`(?m)^\s*module\s+("?)([^\s"]+)("?)\s*(?://.
 // Detect chooses the test command for a workspace. A non-empty override (the
 // config's test_cmd, shell words with quotes) always wins and gives a
 // RunnerCustom whose output is recognised by sniffing. Otherwise: go.mod →
-// go test -json; package.json → its test script or node --test with TAP;
+// go test -json; package.json → its test script through npm, with JSON
+// reports for jest, vitest and mocha and TAP for node --test (see
+// nodeRunner), or node --test when there is no script;
 // pytest markers → pytest with a JUnit report; other Python → unittest.
 // A workspace with none of these gets RunnerCustom with no Args.
 func Detect(snap *sandbox.Snapshot, override string) Runner {
@@ -93,31 +128,110 @@ func Detect(snap *sandbox.Snapshot, override string) Runner {
 	return Runner{Name: RunnerCustom}
 }
 
+// nodeRunner runs the package's test script through npm, as its authors
+// do. When the script ends in a runner fixpoint reads per test (jest,
+// vitest, mocha, node --test), reporter flags are appended after "--",
+// which npm passes to the script's last command; the runner's own output
+// stays as it is. The environment is left alone: nothing is injected that
+// could change what the tests see (NO_COLOR, FORCE_COLOR, CI, TERM).
 func nodeRunner(pkgJSON []byte) Runner {
 	var pkg struct {
-		Scripts map[string]string `json:"scripts"`
+		Scripts         map[string]string `json:"scripts"`
+		Dependencies    map[string]string `json:"dependencies"`
+		DevDependencies map[string]string `json:"devDependencies"`
 	}
 	_ = json.Unmarshal(pkgJSON, &pkg) // a broken package.json still gets node --test
-	env := []string{"NO_COLOR=1", "FORCE_COLOR=0"}
-	script := strings.TrimSpace(pkg.Scripts["test"])
-	switch {
-	case script == "" || script == npmDefaultTest:
-		return Runner{Name: RunnerNode, Args: []string{"node", "--test", "--test-reporter=tap"}, Env: env}
-	case isNodeTest(script):
-		return Runner{Name: RunnerNPM, Args: []string{"npm", "test", "--silent", "--", "--test-reporter=tap"}, Env: env}
-	default:
-		return Runner{Name: RunnerNPM, Args: []string{"npm", "test", "--silent"}, Env: env}
+	declared := func(prog string) bool {
+		_, dev := pkg.DevDependencies[prog]
+		_, dep := pkg.Dependencies[prog]
+		return dev || dep
 	}
+	script := strings.TrimSpace(pkg.Scripts["test"])
+	if script == "" || script == npmDefaultTest {
+		// No test script: a declared runner is run from node_modules/.bin
+		// (npx --no never downloads; after "--" npx parses no flags of the
+		// runner as its own), else node's own runner.
+		for _, prog := range []string{"jest", "vitest", "mocha"} {
+			if declared(prog) {
+				r, _ := jsRunner(prog, []string{prog}, []string{"npx", "--no", "--", prog})
+				return r
+			}
+		}
+		return Runner{Name: RunnerNode, Args: []string{"node", "--test", "--test-reporter=tap"}}
+	}
+	npmTest := []string{"npm", "test", "--silent"}
+	prog, words := scriptRunner(script)
+	switch {
+	case prog == "node" && len(words) > 1 && words[1] == "--test" && !slices.ContainsFunc(words, func(w string) bool { return strings.HasPrefix(w, "--test-reporter") }):
+		return Runner{Name: RunnerNPM, Args: append(npmTest, "--", "--test-reporter=tap")}
+	case prog == "" || !declared(prog):
+		// A runner the package does not declare would come from a global
+		// install the sandbox does not have; read whatever it prints.
+		return Runner{Name: RunnerNPM, Args: npmTest}
+	}
+	if r, ok := jsRunner(prog, words, append(npmTest, "--")); ok {
+		return r
+	}
+	return Runner{Name: RunnerNPM, Args: npmTest}
 }
 
-// isNodeTest reports whether an npm script is a plain `node --test ...`,
-// which accepts reporter flags appended after `--`.
-func isNodeTest(script string) bool {
-	if strings.ContainsAny(script, "&|;") {
-		return false
+// jsRunner is the runner for jest, vitest or mocha invoked as words
+// (program first), run as prefix plus the reporter flags. ok is false
+// for other programs and for watch modes, which never end.
+func jsRunner(prog string, words, prefix []string) (r Runner, ok bool) {
+	args := slices.Clone(prefix)
+	switch {
+	case prog == "jest" && !slices.Contains(words, "--watch") && !slices.Contains(words, "--watchAll"):
+		return Runner{Name: RunnerJest, Args: append(args, "--json", "--outputFile="+JestReportPath), ReportPath: JestReportPath}, true
+	case prog == "vitest" && !slices.Contains(words, "--watch"):
+		if (len(words) < 2 || words[1] != "run") && !slices.Contains(words, "--run") {
+			args = append(args, "--run")
+		}
+		return Runner{Name: RunnerVitest, Args: append(args, "--reporter=default", "--reporter=json", "--outputFile="+VitestReportPath), ReportPath: VitestReportPath}, true
+	case prog == "mocha" && !slices.Contains(words, "--watch"):
+		return Runner{Name: RunnerMocha, Args: append(args, "--reporter", "json", "--reporter-option", "output="+MochaReportPath), ReportPath: MochaReportPath}, true
 	}
-	w, err := SplitWords(script)
-	return err == nil && len(w) >= 2 && w[0] == "node" && w[1] == "--test" && !strings.Contains(script, "--test-reporter")
+	return Runner{}, false
+}
+
+// scriptRunner returns the program of an npm script's last command and
+// that command's words from the program on: the command npm appends
+// arguments to. Leading VAR=value words and the wrappers npx, env and
+// cross-env are skipped. It returns "" for scripts it cannot read that
+// far: pipes, redirections, subshells, substitutions, a trailing "&".
+func scriptRunner(script string) (string, []string) {
+	last := script
+	for _, sep := range []string{"&&", "||", ";"} {
+		if i := strings.LastIndex(last, sep); i >= 0 {
+			last = last[i+len(sep):]
+		}
+	}
+	if hasShellSyntax(last) {
+		return "", nil
+	}
+	words, err := SplitWords(last)
+	if err != nil {
+		return "", nil
+	}
+	for len(words) > 0 {
+		w := words[0]
+		if k, _, ok := strings.Cut(w, "="); ok && k != "" && !strings.HasPrefix(w, "-") {
+			words = words[1:]
+			continue
+		}
+		if w == "npx" || w == "env" || w == "cross-env" {
+			words = words[1:]
+			for len(words) > 0 && strings.HasPrefix(words[0], "-") {
+				words = words[1:]
+			}
+			continue
+		}
+		break
+	}
+	if len(words) == 0 {
+		return "", nil
+	}
+	return path.Base(words[0]), words
 }
 
 func isPytest(snap *sandbox.Snapshot) bool {
@@ -160,6 +274,10 @@ func customRunner(cmd string) Runner {
 			r.ReportPath = w[strings.IndexByte(w, '=')+1:]
 		case (w == "--junitxml" || w == "--junit-xml") && i+1 < len(words):
 			r.ReportPath = words[i+1]
+		case strings.HasPrefix(w, "--outputFile="): // jest --json, vitest --reporter=json
+			r.ReportPath = w[len("--outputFile="):]
+		case strings.HasPrefix(w, "output=") && i > 0 && (words[i-1] == "--reporter-option" || words[i-1] == "--reporter-options"): // mocha
+			r.ReportPath = w[len("output="):]
 		}
 	}
 	if r.ReportPath != "" {

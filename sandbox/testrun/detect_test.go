@@ -21,6 +21,11 @@ func TestDetect(t *testing.T) {
 	pytest := []string{"python3", "-m", "pytest", "-q", "-rA", "--junitxml=.fixpoint/junit.xml", "-p", "no:cacheprovider"}
 	unittest := []string{"python3", "-m", "unittest", "discover", "-v"}
 	nodeTAP := []string{"node", "--test", "--test-reporter=tap"}
+	jest := []string{"npm", "test", "--silent", "--", "--json", "--outputFile=.fixpoint/jest.json"}
+	mocha := []string{"npm", "test", "--silent", "--", "--reporter", "json", "--reporter-option", "output=.fixpoint/mocha.json"}
+	vitest := func(run ...string) []string {
+		return append(append([]string{"npm", "test", "--silent", "--"}, run...), "--reporter=default", "--reporter=json", "--outputFile=.fixpoint/vitest.json")
+	}
 	tests := []struct {
 		name     string
 		files    map[string]string
@@ -45,15 +50,30 @@ func TestDetect(t *testing.T) {
 		{name: "x_test.py", files: map[string]string{"x_test.py": ""}, want: Runner{Name: RunnerPytest, Args: pytest, ReportPath: JUnitPath}},
 		{name: "plain python", files: map[string]string{"pyproject.toml": "[project]\nname='x'\n", "calc.py": "", "tests.py": ""}, want: Runner{Name: RunnerUnittest, Args: unittest}},
 		{name: "package.json without scripts", files: map[string]string{"package.json": `{"name":"x"}`}, want: Runner{Name: RunnerNode, Args: nodeTAP}},
+		{name: "no test script, jest declared", files: map[string]string{"package.json": `{"devDependencies":{"jest":"29"}}`}, want: Runner{Name: RunnerJest, Args: []string{"npx", "--no", "--", "jest", "--json", "--outputFile=.fixpoint/jest.json"}, ReportPath: JestReportPath}},
+		{name: "default test script, mocha declared", files: map[string]string{"package.json": `{"scripts":{"test":"echo \"Error: no test specified\" && exit 1"},"devDependencies":{"mocha":"10"}}`}, want: Runner{Name: RunnerMocha, Args: []string{"npx", "--no", "--", "mocha", "--reporter", "json", "--reporter-option", "output=.fixpoint/mocha.json"}, ReportPath: MochaReportPath}},
 		{name: "npm default test script", files: map[string]string{"package.json": `{"scripts":{"test":"echo \"Error: no test specified\" && exit 1"}}`}, want: Runner{Name: RunnerNode, Args: nodeTAP}},
 		{name: "broken package.json", files: map[string]string{"package.json": `{"scripts":`}, want: Runner{Name: RunnerNode, Args: nodeTAP}},
 		{name: "npm script node --test", files: map[string]string{"package.json": `{"scripts":{"test":"node --test test/"}}`}, want: Runner{Name: RunnerNPM, Args: []string{"npm", "test", "--silent", "--", "--test-reporter=tap"}}},
-		{name: "npm script jest", files: map[string]string{"package.json": `{"scripts":{"test":"jest"}}`}, want: Runner{Name: RunnerNPM, Args: []string{"npm", "test", "--silent"}}},
+		{name: "npm script jest without the dependency", files: map[string]string{"package.json": `{"scripts":{"test":"jest"}}`}, want: Runner{Name: RunnerNPM, Args: []string{"npm", "test", "--silent"}}},
+		{name: "npm script jest", files: map[string]string{"package.json": `{"scripts":{"test":"jest"},"devDependencies":{"jest":"^27","ts-jest":"^27"}}`}, want: Runner{Name: RunnerJest, Args: jest, ReportPath: JestReportPath}},
+		{name: "jest after a build step", files: map[string]string{"package.json": `{"scripts":{"test":"tsc -p . && NODE_ENV=test npx jest --coverage"},"devDependencies":{"jest":"29"}}`}, want: Runner{Name: RunnerJest, Args: jest, ReportPath: JestReportPath}},
+		{name: "jest in watch mode", files: map[string]string{"package.json": `{"scripts":{"test":"jest --watchAll"},"devDependencies":{"jest":"29"}}`}, want: Runner{Name: RunnerNPM, Args: []string{"npm", "test", "--silent"}}},
+		{name: "jest before a lint step", files: map[string]string{"package.json": `{"scripts":{"test":"jest && eslint ."},"devDependencies":{"jest":"29","eslint":"8"}}`}, want: Runner{Name: RunnerNPM, Args: []string{"npm", "test", "--silent"}}},
+		{name: "jest piped", files: map[string]string{"package.json": `{"scripts":{"test":"jest | tee log"},"devDependencies":{"jest":"29"}}`}, want: Runner{Name: RunnerNPM, Args: []string{"npm", "test", "--silent"}}},
+		{name: "vitest", files: map[string]string{"package.json": `{"scripts":{"test":"vitest"},"devDependencies":{"vitest":"2"}}`}, want: Runner{Name: RunnerVitest, Args: vitest("--run"), ReportPath: VitestReportPath}},
+		{name: "vitest --run", files: map[string]string{"package.json": `{"scripts":{"test":"vitest --run --coverage"},"devDependencies":{"vitest":"2"}}`}, want: Runner{Name: RunnerVitest, Args: vitest(), ReportPath: VitestReportPath}},
+		{name: "vitest run", files: map[string]string{"package.json": `{"scripts":{"test":"cross-env TZ=UTC vitest run"},"devDependencies":{"vitest":"2"}}`}, want: Runner{Name: RunnerVitest, Args: vitest(), ReportPath: VitestReportPath}},
+		{name: "mocha", files: map[string]string{"package.json": `{"scripts":{"test":"mocha --check-leaks --reporter spec"},"devDependencies":{"mocha":"9.2.0"}}`}, want: Runner{Name: RunnerMocha, Args: mocha, ReportPath: MochaReportPath}},
+		{name: "mocha by path", files: map[string]string{"package.json": `{"scripts":{"test":"./node_modules/.bin/mocha test/"},"dependencies":{"mocha":"10"}}`}, want: Runner{Name: RunnerMocha, Args: mocha, ReportPath: MochaReportPath}},
+		{name: "lint then node --test", files: map[string]string{"package.json": `{"scripts":{"test":"eslint . && node --test"}}`}, want: Runner{Name: RunnerNPM, Args: []string{"npm", "test", "--silent", "--", "--test-reporter=tap"}}},
 		{name: "npm script with a reporter already", files: map[string]string{"package.json": `{"scripts":{"test":"node --test --test-reporter=spec"}}`}, want: Runner{Name: RunnerNPM, Args: []string{"npm", "test", "--silent"}}},
 		{name: "nothing", files: map[string]string{"README": "hi"}, want: Runner{Name: RunnerCustom}},
 		{name: "override wins", files: map[string]string{"go.mod": "module m\n"}, override: `make test ARGS="-run 'Test A'"`, want: Runner{Name: RunnerCustom, Args: []string{"make", "test", "ARGS=-run 'Test A'"}}},
 		{name: "override with pipe uses sh", files: map[string]string{}, override: "go test ./... | tee out.txt", want: Runner{Name: RunnerCustom, Args: []string{"sh", "-c", "go test ./... | tee out.txt"}}},
 		{name: "override with junit report", override: "pytest -x --junitxml=out/r.xml tests", want: Runner{Name: RunnerCustom, Args: []string{"pytest", "-x", "--junitxml=out/r.xml", "tests"}, ReportPath: "out/r.xml"}},
+		{name: "override jest with a report", override: "npx jest --json --outputFile=out/j.json", want: Runner{Name: RunnerCustom, Args: []string{"npx", "jest", "--json", "--outputFile=out/j.json"}, ReportPath: "out/j.json"}},
+		{name: "override mocha with a report", override: "mocha --reporter json --reporter-option output=m.json", want: Runner{Name: RunnerCustom, Args: []string{"mocha", "--reporter", "json", "--reporter-option", "output=m.json"}, ReportPath: "m.json"}},
 		{name: "override with absolute report", override: "pytest --junit-xml /tmp/r.xml", want: Runner{Name: RunnerCustom, Args: []string{"pytest", "--junit-xml", "/tmp/r.xml"}}},
 	}
 	for _, tt := range tests {
@@ -67,14 +87,27 @@ func TestDetect(t *testing.T) {
 	}
 }
 
+// TestDetectEnv: detection adds only what keeps the workspace clean, never
+// variables that change how tests behave or print (colour, CI, terminal).
 func TestDetectEnv(t *testing.T) {
 	r := Detect(snap(map[string]string{"tests/test_a.py": ""}), "")
 	if !contains(r.Env, "PYTHONDONTWRITEBYTECODE=1") {
 		t.Errorf("pytest Env = %q, want PYTHONDONTWRITEBYTECODE=1 (no __pycache__ in the workspace)", r.Env)
 	}
-	r = Detect(snap(map[string]string{"package.json": "{}"}), "")
-	if !contains(r.Env, "NO_COLOR=1") {
-		t.Errorf("node Env = %q, want NO_COLOR=1", r.Env)
+	for _, files := range []map[string]string{
+		{"package.json": "{}"},
+		{"package.json": `{"scripts":{"test":"jest"},"devDependencies":{"jest":"27"}}`},
+		{"package.json": `{"scripts":{"test":"mocha"},"devDependencies":{"mocha":"9"}}`},
+		{"go.mod": "module m\n"},
+		{"tests/test_a.py": ""},
+	} {
+		r := Detect(snap(files), "")
+		for _, e := range r.Env {
+			switch k, _, _ := strings.Cut(e, "="); k {
+			case "NO_COLOR", "FORCE_COLOR", "CI", "TERM", "COLORTERM":
+				t.Errorf("Detect(%v).Env = %q: %s changes test behaviour and is not configured", keys(files), r.Env, k)
+			}
+		}
 	}
 }
 
@@ -130,5 +163,30 @@ func TestSplitWords(t *testing.T) {
 		if !tt.wantErr && !reflect.DeepEqual(got, tt.want) {
 			t.Errorf("SplitWords(%q) = %q, want %q", tt.in, got, tt.want)
 		}
+	}
+}
+
+func TestRunnerWithEnv(t *testing.T) {
+	tests := []struct {
+		name string
+		env  []string
+		add  map[string]string
+		want []string
+	}{
+		{name: "nothing configured", env: []string{"PYTHONDONTWRITEBYTECODE=1"}, want: []string{"PYTHONDONTWRITEBYTECODE=1"}},
+		{name: "added in key order", add: map[string]string{"TZ": "UTC", "CI": "true"}, want: []string{"CI=true", "TZ=UTC"}},
+		{name: "configured wins", env: []string{"PYTHONDONTWRITEBYTECODE=1", "X=1"}, add: map[string]string{"PYTHONDONTWRITEBYTECODE": ""}, want: []string{"X=1", "PYTHONDONTWRITEBYTECODE="}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := Runner{Name: RunnerCustom, Env: tt.env}
+			got := r.WithEnv(tt.add)
+			if !reflect.DeepEqual(got.Env, tt.want) && !(len(got.Env) == 0 && len(tt.want) == 0) {
+				t.Errorf("WithEnv(%v) on %q = %q, want %q", tt.add, tt.env, got.Env, tt.want)
+			}
+			if len(tt.env) > 0 && &r.Env[0] == &got.Env[0] {
+				t.Error("WithEnv changed the receiver's slice")
+			}
+		})
 	}
 }

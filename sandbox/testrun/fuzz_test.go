@@ -48,6 +48,22 @@ func FuzzParseTAP(f *testing.F) {
 	})
 }
 
+func FuzzParseJSReports(f *testing.F) {
+	for _, prefix := range []string{"jest-", "vitest-", "mocha-"} {
+		addRaw(f, prefix, "report")
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, name := range []string{RunnerJest, RunnerVitest, RunnerMocha} {
+			rep := Parse(Runner{Name: name}, &sandbox.Result{ExitCode: 1}, data)
+			checkReport(t, rep, len(data))
+			rep = Parse(Runner{Name: name}, &sandbox.Result{ExitCode: 1, Stdout: append([]byte("log line\n"), data...)}, nil)
+			checkReport(t, rep, len(data))
+		}
+		rep := Parse(Runner{Name: RunnerCustom}, &sandbox.Result{ExitCode: 1, Stdout: data}, data)
+		checkReport(t, rep, len(data))
+	})
+}
+
 // addRaw adds the stored real outputs whose case name starts with prefix.
 func addRaw(f *testing.F, prefix, file string) {
 	dirs, _ := filepath.Glob(filepath.Join("testdata", "raw", prefix+"*"))

@@ -19,9 +19,9 @@ const (
 	maxFrames    = 16       // frames per test
 	maxName      = 512      // bytes of a TAP test name
 	maxID        = 2 << 10  // bytes of an id built from nested names
-	maxTests     = 20000    // tests per report; the rest are dropped
+	maxTests     = 200000   // tests per report, far above real suites; the rest are dropped
 	maxLine      = 64 << 10 // longer input lines are cut
-	maxInputScan = 16 << 20 // bytes of any one input that parsers look at
+	maxInputScan = 16 << 20 // bytes of a stream kept verbatim; past it, only result lines (see spool)
 )
 
 // Parse turns a finished command into a Report. It is pure: res holds the
@@ -67,6 +67,12 @@ func Parse(r Runner, res *sandbox.Result, report []byte) *Report {
 	case RunnerNode:
 		rep.Tests, running = parseTAP(stdout, n)
 		rep.Output = trimOutput(joinOutput(stdout, stderr))
+	case RunnerJest, RunnerVitest:
+		rep.Tests, _ = parseJestJSON(report, stdout, n)
+		rep.Output = trimOutput(joinOutput(stdout, stderr))
+	case RunnerMocha:
+		rep.Tests, _ = parseMochaJSON(report, stdout, n)
+		rep.Output = trimOutput(joinOutput(stdout, stderr))
 	default:
 		rep.Runner = RunnerExitCode
 		rep.Output = trimOutput(joinOutput(stdout, stderr))
@@ -91,6 +97,23 @@ func markUnfinished(rep *Report, running []int) {
 		why = "timed out"
 	case rep.OOM:
 		why = "out of memory: killed"
+	}
+	if why == "" && rep.ExitCode == 0 {
+		// The runner exited cleanly, so a test whose end was never seen did
+		// not fail: it is dropped rather than reported as failing. (An
+		// exit-0 suite whose results pass is never reported as failing.)
+		unfinished := map[int]bool{}
+		for _, i := range running {
+			unfinished[i] = rep.Tests[i].Status == ""
+		}
+		kept := rep.Tests[:0]
+		for i, t := range rep.Tests {
+			if !unfinished[i] {
+				kept = append(kept, t)
+			}
+		}
+		rep.Tests = kept
+		return
 	}
 	for _, i := range running {
 		t := &rep.Tests[i]
@@ -147,13 +170,18 @@ func exitResult(res *sandbox.Result, stdout, stderr []byte, n *normalizer) Resul
 // locRe finds a "file.ext:line" location at the start of a line.
 var locRe = regexp.MustCompile(`(?m)^\s*(?:\./)?([\w./@+-]+\.\w+):(\d+)(?::\d+)?:`)
 
-// sniff recognises the format of a custom command's output.
+// sniff recognises the format of a custom command's output. Jest and
+// vitest share one report format and are reported as "jest".
 func sniff(stdout, stderr, report []byte) string {
 	switch {
 	case bytes.Contains(stdout, []byte(`"Action":`)):
 		return RunnerGo
 	case len(report) > 0 && bytes.Contains(report, []byte("<testsuite")):
 		return RunnerPytest
+	case bytes.Contains(report, []byte(`"testResults"`)) || bytes.Contains(stdout, []byte(`"numTotalTests"`)):
+		return RunnerJest
+	case bytes.Contains(report, []byte(`"passes"`)) || bytes.Contains(stdout, []byte(`"passes": [`)):
+		return RunnerMocha
 	case bytes.Contains(stdout, []byte("TAP version")) || tapLineRe.Match(stdout):
 		return RunnerNode
 	case unittestSummaryRe.Match(stderr) || unittestSummaryRe.Match(stdout):
@@ -168,9 +196,10 @@ var (
 	ansiRe            = regexp.MustCompile(`\x1b\[[0-9;?]*[A-Za-z]`)
 )
 
+// capInput bounds what a parser reads: what a spool keeps at most.
 func capInput(b []byte) []byte {
-	if len(b) > maxInputScan {
-		return b[:maxInputScan]
+	if len(b) > spoolVerbatim+spoolResults {
+		return b[:spoolVerbatim+spoolResults]
 	}
 	return b
 }

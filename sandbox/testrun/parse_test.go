@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -40,6 +41,16 @@ var rawCases = []rawCase{
 	{"node-fail", "nodefail", RunnerNode},
 	{"node-syntax", "nodesyntax", RunnerNode},
 	{"npm-fail", "npmfail", RunnerNPM},
+	// Real projects from /work/shared/realworld, run natively with the
+	// commands Detect chooses (see gen.sh for how they were made).
+	{"jest-pass", "", RunnerJest},     // ms 3.0.0-canary.1: jest 27 + ts-jest
+	{"jest-fail", "", RunnerJest},     // the same with one wrong expectation
+	{"jest-tserror", "", RunnerJest},  // the same with a type error in the test file
+	{"mocha-pass", "", RunnerMocha},   // bytes 3.1.2: mocha 9.2
+	{"mocha-fail", "", RunnerMocha},   // the same with a failure, a throw and a skip
+	{"vitest-fail", "", RunnerVitest}, // vitest 2.1.9 in a scratch project
+	{"vitest-broken", "", RunnerVitest},
+	{"node-sniffer", "", RunnerNPM}, // html-encoding-sniffer 6.0.0: node --test
 }
 
 // loadRaw reads a stored run: the runner, the command's result, the report.
@@ -65,8 +76,15 @@ func loadRaw(t testing.TB, c rawCase) (Runner, *sandbox.Result, []byte) {
 	if c.runner == RunnerGo {
 		r.Module = Detect(snapshot(t, filepath.Join("testdata", "projects", c.project)), "").Module
 	}
-	if c.runner == RunnerPytest {
+	switch c.runner {
+	case RunnerPytest:
 		r.ReportPath = JUnitPath
+	case RunnerJest:
+		r.ReportPath = JestReportPath
+	case RunnerVitest:
+		r.ReportPath = VitestReportPath
+	case RunnerMocha:
+		r.ReportPath = MochaReportPath
 	}
 	return r, &sandbox.Result{ExitCode: code, Stdout: read("stdout"), Stderr: read("stderr")}, read("report")
 }
@@ -201,6 +219,25 @@ func TestParseFacts(t *testing.T) {
 		}},
 		{name: "node-syntax", runner: "node", passed: 1, failed: 1, wants: []want{
 			{id: "broken.test.js", status: StatusFail, file: "broken.test.js", line: 4, message: "SyntaxError: Unexpected token '{'"},
+		}},
+		{name: "jest-fail", runner: "jest", passed: 48, failed: 1, wants: []want{
+			{id: "src/index.test.ts > ms(number) > should support days", status: StatusFail, file: "src/index.test.ts", line: 227, message: "toBe(expected)", expected: `"2d"`, actual: `"1d"`},
+			{id: "src/index.test.ts > ms(string) > should not throw an error", status: StatusPass},
+		}},
+		{name: "jest-tserror", runner: "jest", failed: 1, wants: []want{
+			{id: "src/index.test.ts", status: StatusError, file: "src/index.test.ts", line: 2, message: "TS2322: Type 'string' is not assignable to type 'number'"},
+		}},
+		{name: "mocha-fail", runner: "mocha", passed: 29, failed: 2, skipped: 1, wants: []want{
+			{id: "test/byte-format.js > Test byte format function Should convert numbers < 1024 to `bytes` string", status: StatusFail, file: "test/byte-format.js", line: 28, message: "'100b' == '101b'", expected: "101b", actual: "100b"},
+			{id: "test/byte-parse.js > extra throws", status: StatusFail, file: "test/byte-parse.js", line: 113, message: "TypeError: boom"},
+			{id: "test/byte-parse.js > extra later", status: StatusSkip},
+		}},
+		{name: "vitest-fail", runner: "vitest", passed: 5, failed: 1, skipped: 2, wants: []want{
+			{id: "src/fail.test.js > wrong sum", status: StatusFail, file: "src/fail.test.js", line: 2, message: "expected 2 to be 3", expected: "3", actual: "2"},
+			{id: "src/math.test.js > math > nested > multiplies", status: StatusPass},
+		}},
+		{name: "vitest-broken", runner: "vitest", passed: 5, failed: 2, skipped: 2, wants: []want{
+			{id: "src/broken.test.js", status: StatusError, message: "Failed to load url ./nope.js"},
 		}},
 		{name: "npm-fail", runner: "npm", failed: 1, wants: []want{
 			{id: "equal numbers", status: StatusFail, file: "test/a.test.js", line: 5, expected: "2", actual: "1"},
@@ -348,5 +385,110 @@ func TestParseLearnsRoot(t *testing.T) {
 		if findTest(rep, tt.id).File != tt.file {
 			t.Errorf("%s: %s at %q, want %q", tt.raw, tt.id, findTest(rep, tt.id).File, tt.file)
 		}
+	}
+}
+
+// nativeCountRe reads the runners' own summary lines: jest ("Tests: 1
+// failed, 48 passed, 49 total"), vitest ("Tests  1 failed | 5 passed |
+// 1 skipped | 1 todo (8)"), mocha's spec reporter ("29 passing", "1
+// pending", "2 failing") and node's TAP ("# pass 59").
+var (
+	nativeSummaryRe = regexp.MustCompile(`(?m)^\s*(?:Tests:|Tests\s)\s*(.*)$`)
+	nativeCountRe   = regexp.MustCompile(`(\d+) (passed|failed|skipped|todo|pending)`)
+	mochaCountRe    = regexp.MustCompile(`(?m)^\s+(\d+) (passing|failing|pending)\b`)
+	tapCountRe      = regexp.MustCompile(`(?m)^# (pass|fail|skipped|todo|cancelled) (\d+)$`)
+)
+
+// nativeCounts returns passed, failed and skipped (skips, todos and
+// pendings together) as the runner itself printed them.
+func nativeCounts(t *testing.T, dir string) (passed, failed, skipped int) {
+	t.Helper()
+	read := func(name string) string {
+		b, _ := os.ReadFile(filepath.Join(dir, name))
+		return string(b)
+	}
+	add := func(n, word string) {
+		v, _ := strconv.Atoi(n)
+		switch word {
+		case "passed", "passing", "pass":
+			passed += v
+		case "failed", "failing", "fail", "cancelled":
+			failed += v
+		default:
+			skipped += v
+		}
+	}
+	found := false
+	for _, text := range []string{read("native"), read("stdout"), read("stderr")} {
+		if found || text == "" {
+			continue
+		}
+		for _, m := range tapCountRe.FindAllStringSubmatch(text, -1) {
+			add(m[2], m[1])
+			found = true
+		}
+		for _, m := range mochaCountRe.FindAllStringSubmatch(text, -1) {
+			add(m[1], m[2])
+			found = true
+		}
+		if found {
+			continue
+		}
+		if m := nativeSummaryRe.FindStringSubmatch(text); m != nil {
+			for _, c := range nativeCountRe.FindAllStringSubmatch(m[1], -1) {
+				add(c[1], c[2])
+			}
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("%s: no native summary line", dir)
+	}
+	return passed, failed, skipped
+}
+
+// TestParseNativeCounts: for the real JavaScript projects, the parsed
+// counts equal the summary the runner printed itself. A file that failed
+// to load counts once more as failed (jest and vitest count it among the
+// test files, not the tests).
+func TestParseNativeCounts(t *testing.T) {
+	tests := []struct {
+		name        string
+		fileErrors  int // test files that failed as a whole
+		wantPassed  int // the counts in the realworld README, where there are some
+		checkPassed bool
+	}{
+		{name: "jest-pass", wantPassed: 49, checkPassed: true},
+		{name: "jest-fail"},
+		{name: "jest-tserror", fileErrors: 1},
+		{name: "mocha-pass", wantPassed: 30, checkPassed: true},
+		{name: "mocha-fail"},
+		{name: "vitest-fail"},
+		{name: "vitest-broken", fileErrors: 1},
+		{name: "node-sniffer", wantPassed: 59, checkPassed: true},
+	}
+	cases := map[string]rawCase{}
+	for _, c := range rawCases {
+		cases[c.name] = c
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, res, report := loadRaw(t, cases[tt.name])
+			got := Parse(r, res, report)
+			p, f, s := nativeCounts(t, filepath.Join("testdata", "raw", tt.name))
+			f += tt.fileErrors
+			if got.Passed != p || got.Failed != f || got.Skipped != s {
+				t.Errorf("Parse(%s) passed/failed/skipped = %d/%d/%d, the runner said %d/%d/%d", tt.name, got.Passed, got.Failed, got.Skipped, p, f, s)
+			}
+			if tt.checkPassed && got.Passed != tt.wantPassed {
+				t.Errorf("Parse(%s) passed = %d, the realworld README says %d", tt.name, got.Passed, tt.wantPassed)
+			}
+			if got.OK() != (res.ExitCode == 0) {
+				t.Errorf("Parse(%s).OK() = %v with exit code %d", tt.name, got.OK(), res.ExitCode)
+			}
+			if len(got.Tests) == 0 || got.Tests[0].ID == "(exit)" {
+				t.Errorf("Parse(%s) found no tests of its own: %+v", tt.name, got.Tests)
+			}
+		})
 	}
 }

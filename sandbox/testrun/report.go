@@ -7,14 +7,27 @@
 //
 // Parsers read the runners' machine formats: `go test -json` (with Go
 // 1.24's build events and the older text build errors), JUnit XML (pytest
-// --junitxml), unittest's verbose output and node's TAP output. A custom
-// test_cmd is recognised by sniffing its output. An unknown runner falls
-// back to the exit code plus trimmed output. Every location in a Report is
-// workspace-relative; every field is bounded whatever the runner printed,
-// and the parsers never panic (see the fuzz targets).
+// --junitxml), unittest's verbose output, node's TAP output, and the JSON
+// reports of jest (also vitest's, which has the same shape) and mocha. A
+// custom test_cmd is recognised by sniffing its output. An unknown runner
+// falls back to the exit code plus trimmed output. Every location in a
+// Report is workspace-relative; every field is bounded whatever the runner
+// printed, and the parsers never panic (see the fuzz targets).
+//
+// Run feeds the parsers the whole output, not the text the sandbox's
+// output cap keeps: the backends stream every byte to
+// [sandbox.Command.FullStdout], where a bounded spool keeps the first
+// 16 MiB of each stream and then every line that carries a result. The
+// cap bounds only Report.Output and excerpts; Report.OutputCut says when
+// it bit. The environment is the sandbox's own plus what the Runner sets
+// (PYTHONDONTWRITEBYTECODE for Python) and [Runner.WithEnv] adds from the
+// configuration: nothing that changes how tests print or behave.
 package testrun
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Status of one test.
 type Status string
@@ -62,6 +75,60 @@ type Report struct {
 	Skipped  int           `json:"skipped"`
 	Output   string        `json:"output,omitempty"` // trimmed combined output, for the model and for unknown runners
 	Duration time.Duration `json:"duration"`
+	// OutputCut is set when the command's output passed the sandbox's
+	// output cap: the text kept (Output, excerpts, what was streamed) was
+	// cut, while the results were still parsed from the whole stream.
+	OutputCut *OutputCut `json:"output_cut,omitempty"`
+}
+
+// OutputCut says how far the output cap cut a run's text.
+type OutputCut struct {
+	Cap         int64 `json:"cap"`          // bytes per stream (sandbox.output_cap); 0 = the backend default
+	StdoutBytes int64 `json:"stdout_bytes"` // what the command wrote, in full
+	StderrBytes int64 `json:"stderr_bytes"`
+	// Parsed says what the parsers read: ParsedFull (every byte),
+	// ParsedResultLines (the first 16 MiB of a stream, then every line that
+	// carries a result or a summary) or ParsedCut (only the cut text: the
+	// backend could not provide the full stream).
+	Parsed string `json:"parsed"`
+}
+
+// Values of OutputCut.Parsed.
+const (
+	ParsedFull        = "full"
+	ParsedResultLines = "result-lines"
+	ParsedCut         = "cut"
+)
+
+// Note is the sentence shown to people: the CLI prints it under the
+// counts and the agent writes it to the run log.
+func (c *OutputCut) Note() string {
+	if c == nil {
+		return ""
+	}
+	limit := "the output cap"
+	if c.Cap > 0 {
+		limit = fmt.Sprintf("the %s output cap", sizeString(c.Cap))
+	}
+	how := "the results were parsed from the full output"
+	switch c.Parsed {
+	case ParsedResultLines:
+		how = "the results were parsed from every result line of the full output"
+	case ParsedCut:
+		how = "and so were the results: tests after the cut are missing"
+	}
+	return fmt.Sprintf("output cut: the tests wrote %s to stdout and %s to stderr, more than %s per stream (sandbox.output_cap); the text shown is cut, %s",
+		sizeString(c.StdoutBytes), sizeString(c.StderrBytes), limit, how)
+}
+
+func sizeString(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 // OK reports whether the run counts as passing: exit code 0, not timed out,

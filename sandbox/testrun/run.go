@@ -1,11 +1,14 @@
 package testrun
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"sync"
+	"time"
 
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 )
@@ -33,7 +36,14 @@ func Run(ctx context.Context, sess sandbox.Session, r Runner, limits sandbox.Lim
 	if wd, ok := sess.(workDirer); ok && r.Root == "" {
 		r.Root = wd.WorkDir()
 	}
-	cmd := sandbox.Command{Args: r.Args, Env: r.Env, Limits: limits}
+	args := r.Args
+	if r.ReportPath != "" && r.Name != RunnerPytest {
+		args = freshReport(r.ReportPath, args)
+	}
+	// The parsers read the whole output from the spools; the cap applies
+	// only to res, which keeps the text for people and the model.
+	fullOut, fullErr := &spool{}, &spool{}
+	cmd := sandbox.Command{Args: args, Env: r.Env, Limits: limits, FullStdout: fullOut, FullStderr: fullErr}
 	if stream != nil {
 		w := &lockedWriter{w: stream}
 		cmd.Stdout, cmd.Stderr = w, w
@@ -42,19 +52,86 @@ func Run(ctx context.Context, sess sandbox.Session, r Runner, limits sandbox.Lim
 	if err != nil {
 		return nil, fmt.Errorf("run %s tests: %w", r.Name, err)
 	}
+	shown := res
+	if fullOut.total+fullErr.total > 0 { // a backend that fed the full streams
+		whole := *res
+		whole.Stdout, whole.Stderr = fullOut.Bytes(), fullErr.Bytes()
+		res = &whole
+	}
 	var report []byte
 	// A killed runner wrote no report, nor does pytest on an internal (3)
 	// or usage (4) error; an old one from an earlier run may still be
 	// there, so it is not read.
 	stale := res.TimedOut || res.OOMKilled || (r.Name == RunnerPytest && (res.ExitCode == 3 || res.ExitCode == 4))
 	if r.ReportPath != "" && !stale {
-		if data, err := sess.ReadFile(ctx, r.ReportPath); err == nil {
+		data, err := readReport(ctx, sess, r.ReportPath)
+		if err == nil {
 			report = data
 		} else if ctx.Err() != nil {
 			return nil, fmt.Errorf("read test report %s: %w", r.ReportPath, ctx.Err())
 		}
 	}
-	return Parse(r, res, report), nil
+	rep := Parse(r, res, report)
+	if shown.Truncated {
+		rep.OutputCut = &OutputCut{
+			Cap:         limits.OutputCap,
+			StdoutBytes: max(fullOut.total, int64(len(shown.Stdout))),
+			StderrBytes: max(fullErr.total, int64(len(shown.Stderr))),
+			Parsed:      ParsedFull,
+		}
+		switch {
+		case fullOut.total+fullErr.total == 0:
+			rep.OutputCut.Parsed = ParsedCut
+		case fullOut.dropped+fullErr.dropped > 0:
+			rep.OutputCut.Parsed = ParsedResultLines
+		}
+	}
+	return rep, nil
+}
+
+// maxReport bounds a report file read back, far above real suites'.
+const maxReport = 256 << 20
+
+// readReport reads a report file back. A file larger than the session
+// reads in one piece (the docker backend's limit is 8 MiB) is streamed
+// through `cat` instead, so that a big suite's report is not lost.
+func readReport(ctx context.Context, sess sandbox.Session, rel string) ([]byte, error) {
+	data, err := sess.ReadFile(ctx, rel)
+	if err == nil || errors.Is(err, fs.ErrNotExist) || ctx.Err() != nil {
+		return data, err
+	}
+	var buf limitedBuffer
+	res, cerr := sess.Run(ctx, sandbox.Command{Args: []string{"cat", "--", rel}, FullStdout: &buf, Limits: sandbox.Limits{Timeout: 2 * time.Minute}})
+	switch {
+	case cerr != nil:
+		return nil, fmt.Errorf("read %s: %w (and by cat: %v)", rel, err, cerr)
+	case res.ExitCode != 0 || buf.over || buf.Len() == 0:
+		return nil, fmt.Errorf("read %s: %w", rel, err)
+	}
+	return buf.Bytes(), nil
+}
+
+// limitedBuffer keeps up to maxReport bytes and notes when there was more.
+type limitedBuffer struct {
+	bytes.Buffer
+	over bool
+}
+
+func (b *limitedBuffer) Write(p []byte) (int, error) {
+	if b.Len()+len(p) > maxReport {
+		b.over = true
+		return len(p), nil
+	}
+	return b.Buffer.Write(p)
+}
+
+// freshReport wraps args so that the report file of an earlier run is
+// gone and its directory exists before the runner starts: jest does not
+// create the directory of --outputFile, and a runner that dies before
+// writing must not leave an old report to be read as this run's.
+func freshReport(report string, args []string) []string {
+	const script = `rm -f -- "$1" && mkdir -p -- "$(dirname -- "$1")" && shift && exec "$@"`
+	return append([]string{"sh", "-c", script, "sh", report}, args...)
 }
 
 type lockedWriter struct {

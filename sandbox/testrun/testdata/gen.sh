@@ -57,3 +57,24 @@ case_ node-pass nodepass - node --test --test-reporter=tap
 case_ node-fail nodefail - node --test --test-reporter=tap
 case_ node-syntax nodesyntax - node --test --test-reporter=tap
 case_ npm-fail npmfail - npm test --silent -- --test-reporter=tap
+
+# The JavaScript runner cases (jest-*, mocha-*, vitest-*, node-sniffer) come
+# from real projects in /work/shared/realworld, which need their npm
+# dependencies; they were made by hand, not by this script:
+#   tar -xzf ms-3.0.0-canary.1.tar.gz && cd ms-3.0.0-canary.1 && npm ci
+#   npm test --silent -- --json --outputFile=.fixpoint/jest.json     # jest-pass
+#   (jest-fail: src/index.test.ts line 227 expects '2d'; jest-tserror: a
+#   line `const broken: number = "x";` added at the top of the test file)
+#   bytes-3.1.2: npm install, then
+#   npm test --silent -- --reporter json --reporter-option output=.fixpoint/mocha.json
+#   with `npm test` (spec reporter) saved as raw/<case>/native for the counts
+#   (mocha-fail: line 28 of test/byte-format.js expects '101b', and a describe
+#   block with a throwing test and a skipped one appended to test/byte-parse.js)
+#   vitest: `npm install -D vitest@2` in a scratch ESM package with
+#   src/math.test.js (4 pass, 1 skip, 1 todo, nested describe),
+#   src/fail.test.js (1 fail, 1 pass) and, for vitest-broken, a test file
+#   importing a missing ./nope.js; then
+#   npm test --silent -- --run --reporter=default --reporter=json --outputFile=.fixpoint/vitest.json
+#   html-encoding-sniffer-6.0.0: npm ci && npm test --silent -- --test-reporter=tap
+# Each scratch path was rewritten to /workspace as above; npm's own
+# "npm warn" lines were dropped from stderr.

@@ -92,7 +92,8 @@ var lineNumber = regexp.MustCompile(`^\s*[0-9]+\| ?`)
 // applyMustFail are the apply archives whose reply must be refused.
 var applyMustFail = map[string]bool{"all_or_nothing": true, "ambiguous": true, "sequential_same_file": true,
 	"err_absolute": true, "err_dotdot": true, "err_empty_search_existing": true, "err_missing_file": true,
-	"no_match_closest": true, "no_match_fuzzy_line": true, "no_match_nothing_close": true}
+	"no_match_closest": true, "no_match_fuzzy_line": true, "no_match_nothing_close": true,
+	"err_gitdir": true, "err_protected": true, "err_secret": true}
 
 // checkApplied holds, independently of the want sections, for an applied
 // reply: each block's file changed, and every non-blank REPLACE line is

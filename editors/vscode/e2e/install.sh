@@ -56,17 +56,18 @@ export TMPDIR="$deps/tmp" npm_config_strict_allow_scripts=true npm_config_unsafe
 	npm_config_audit=false npm_config_fund=false
 npm ci --ignore-scripts >&2
 vs="$deps/node_modules/code-server/lib/vscode"
-approve() { # dir package...
+approve() { # dir package... ("!package" denies: Windows-only modules)
 	dir=$1
 	shift
 	node -e '
 		const fs = require("fs"), [file, ...names] = process.argv.slice(1);
 		const pkg = JSON.parse(fs.readFileSync(file, "utf8"));
-		pkg.allowScripts = Object.fromEntries(names.map((n) => [n, true]));
+		pkg.allowScripts = Object.fromEntries(names.map((n) => (n[0] === "!" ? [n.slice(1), false] : [n, true])));
 		fs.writeFileSync(file, JSON.stringify(pkg, null, 2) + "\n");
 	' "$dir/package.json" "$@"
 }
-approve "$vs" @parcel/watcher @vscode/deviceid @vscode/ripgrep @vscode/spdlog kerberos native-watchdog node-pty
+approve "$vs" @parcel/watcher @vscode/deviceid @vscode/ripgrep @vscode/spdlog kerberos native-watchdog node-pty \
+	'!@vscode/windows-ca-certs' '!@vscode/windows-process-tree' '!@vscode/windows-registry' '!@vscode/windows-mutex' '!windows-foreground-love'
 approve "$vs/extensions" @parcel/watcher esbuild
 npm rebuild >&2
 

@@ -73,7 +73,8 @@ npm rebuild >&2
 
 # The native modules code-server cannot start (or run a terminal) without.
 for f in "$vs/node_modules/node-pty/build/Release/pty.node" "$vs/node_modules/@vscode/spdlog/build/Release/spdlog.node" \
-	"$vs/node_modules/@vscode/ripgrep/bin/rg" "$vs/node_modules/@parcel/watcher/build/Release/watcher.node"; do
+	"$vs/node_modules/@vscode/ripgrep/bin/rg" "$vs/node_modules/@parcel/watcher-linux-x64-glibc/watcher.node" \
+	"$deps/node_modules/argon2/lib/binding/napi-v3/argon2.node"; do
 	if [ ! -e "$f" ]; then
 		echo "install.sh: $f is missing (install scripts skipped?): npm rebuild in $vs" >&2
 		(cd "$vs" && npm rebuild >&2)

@@ -35,6 +35,7 @@ const work = mkdtempSync(join(tmpdir(), 'fixpoint-vscode-e2e-'));
 const userData = join(work, 'user');
 const extDir = join(work, 'extensions');
 const settingsFile = join(userData, 'User', 'settings.json');
+const machineSettingsFile = join(userData, 'Machine', 'settings.json');
 mkdirSync(join(userData, 'User'), { recursive: true });
 writeFileSync(
   settingsFile,
@@ -167,6 +168,12 @@ try {
     const items = await fixpointItems();
     return items.length === 1 && re.test(items[0]) ? items[0] : undefined;
   };
+  /** Runs a palette command that starts a run, and waits until the previous run's status item is gone. */
+  async function startRun(title) {
+    const before = JSON.stringify(await fixpointItems());
+    await palette(title);
+    await waitFor(`${title} to start`, async () => JSON.stringify(await fixpointItems()) !== before, 30_000);
+  }
   /** Polls for the run's progress notification and its Cancel button while waiting for done. */
   async function watchProgress(title, done, ms) {
     let seen;
@@ -200,22 +207,24 @@ try {
     }
   });
 
-  await check('Run Tests reports the failing test, not a failed run', async () => {
+  await check('Run Tests ends reporting the failing test', async () => {
     await page.keyboard.press('Control+P');
     await input().waitFor({ state: 'visible' });
     await input().fill('stats_test.go');
     await page.waitForSelector('.quick-input-list .monaco-list-row:has-text("stats_test.go")', { timeout: 10_000 });
     await page.keyboard.press('Enter');
     await page.waitForSelector('.tab:has-text("stats_test.go")', { timeout: 10_000 });
-    await palette('Fixpoint: Run Tests');
+    await startRun('Fixpoint: Run Tests');
     // A server with $/fixpoint/status says "1 test failing"; an older one ends its progress with "1 passed, 1 failed".
     const text = await waitFor('the Run Tests result', itemsMatching(/failing|failed/), 180_000);
+    if (/failed/.test(text)) return `"${text}" (server without $/fixpoint/status: its progress ends "1 passed, 1 failed")`;
+    if (!/^fixpoint: 1 test failing$/.test(text)) throw new Error(`status: ${text}`);
     return `"${text}"`;
   });
 
   let fixStatus = '';
   await check('Fix Until Tests Pass: a cancellable progress notification, one status item, the verified edit lands', async () => {
-    await palette('Fixpoint: Fix Until Tests Pass');
+    await startRun('Fixpoint: Fix Until Tests Pass');
     let preview = false;
     const seen = await watchProgress(
       'Fix until tests pass',
@@ -228,12 +237,12 @@ try {
         }
         const items = await fixpointItems();
         if (items.length > 1) throw new Error(`more than one fixpoint status item: ${JSON.stringify(items)}`);
-        return items.length === 1 && /verified|failed|failing/.test(items[0]) ? items[0] : undefined;
+        return items.length === 1 && /^fixpoint: /.test(items[0]) ? items[0] : undefined; // a final state
       },
       240_000,
     );
     fixStatus = (await fixpointItems())[0];
-    if (!/verified/.test(fixStatus) || /not applied/.test(fixStatus)) throw new Error(`status: ${fixStatus}`);
+    if (!/^fixpoint: verified(, applied)?$/.test(fixStatus)) throw new Error(`status: ${fixStatus}`);
     if (!seen) throw new Error('no progress notification titled "fixpoint: Fix until tests pass"');
     if (!seen.cancellable) throw new Error('the progress notification has no Cancel button');
     await palette('File: Save All');
@@ -269,8 +278,13 @@ try {
     await toast.first().waitFor({ timeout: 30_000 });
     await toast.first().hover();
     await toast.first().locator('.monaco-button', { hasText: 'Cancel' }).click();
-    const text = await waitFor('the run to end cancelled', itemsMatching(/cancelled|^fixpoint$/), 60_000);
-    return `palette: ${JSON.stringify(rows)}; status "${text}"`;
+    const text = await waitFor('the run to end cancelled', itemsMatching(/^fixpoint: cancelled$|^fixpoint$/), 60_000);
+    const after = await waitFor('Cancel Run to leave the palette', async () => {
+      const r = await paletteRows('Fixpoint: Cancel');
+      await page.keyboard.press('Escape');
+      return r.some((x) => x.includes('Cancel Run')) ? undefined : r;
+    }, 30_000);
+    return `palette while running: ${JSON.stringify(rows)}, after: ${JSON.stringify(after)}; status "${text}"`;
   });
 
   await check("Select Model… lists the endpoint's models and writes the user setting", async () => {
@@ -280,8 +294,13 @@ try {
     await input().fill('other-model');
     await page.waitForTimeout(300);
     await page.keyboard.press('Enter');
-    await waitFor('fixpoint.model in the user settings', () => /"fixpoint\.model":\s*"other-model"/.test(readFileSync(settingsFile, 'utf8')), 10_000);
-    return `rows ${JSON.stringify(rows)}`;
+    // A machine-scoped setting goes to the user settings (desktop) or the remote machine's (code-server).
+    const where = await waitFor(
+      'fixpoint.model in the user settings',
+      () => [settingsFile, machineSettingsFile].find((f) => existsSync(f) && /"fixpoint\.model":\s*"other-model"/.test(readFileSync(f, 'utf8'))),
+      10_000,
+    );
+    return `rows ${JSON.stringify(rows)}, written to ${where.slice(userData.length + 1)}`;
   });
 
   await page.screenshot({ path: join(work, 'vscode.png') });

@@ -149,3 +149,12 @@ test("the client's own progress UI and message requests are replaced, and run st
   assert.match(extensionSource, /client\.onNotification\(STATUS_NOTIFICATION/);
   assert.match(extensionSource, /for \(const line of outputLines\(s\)\) this\.output\.appendLine\(line\)/);
 });
+
+test('the client announces change annotation support, so a verified edit needing confirmation opens the refactor preview', () => {
+  // vscode-languageclient computes the capabilities; the pinned version sets changeAnnotationSupport and the
+  // extension neither replaces the client's capabilities nor filters workspace/applyEdit.
+  assert.equal(pkg.dependencies['vscode-languageclient'], '9.0.1');
+  const client = readFileSync('node_modules/vscode-languageclient/lib/common/client.js', 'utf8');
+  assert.match(client, /workspaceEdit\.changeAnnotationSupport = \{\s*groupsOnLabel: true\s*\};/);
+  assert.doesNotMatch(extensionSource, /fillClientCapabilities|ApplyWorkspaceEditRequest|applyEdit/);
+});

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -87,7 +88,15 @@ func TestVSCodeEndToEnd(t *testing.T) {
 		"TMPDIR="+tmp, "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"), "XDG_DATA_HOME="+filepath.Join(home, ".local"),
 		"FIXPOINT_DATA_DIR="+filepath.Join(home, "fixpoint"), "FIXPOINT_BASE_URL="+model.URL(), "FIXPOINT_MODEL=llmtest",
 		"FIXPOINT_API_KEY=", "FIXPOINT_SANDBOX=docker", "FIXPOINT_IMAGE=fixpoint-sandbox-go", "FIXPOINT_LOG=debug")
+	// run.mjs starts code-server in a process group of its own and writes its id here.
+	pidFile := filepath.Join(tmp, "code-server.pid")
+	env = append(env, "E2E_PIDFILE="+pidFile)
 	out, err := runGroup(t, 10*time.Minute, dir, env, node, "e2e/run.mjs", vsix)
+	if data, rerr := os.ReadFile(pidFile); rerr == nil {
+		if pgid, perr := strconv.Atoi(strings.TrimSpace(string(data))); perr == nil && pgid > 1 {
+			killGroup(t, pgid)
+		}
+	}
 	t.Log(out)
 	if err != nil || !strings.Contains(out, "all end-to-end checks passed") || strings.Contains(out, "FAIL ") {
 		t.Fatalf("e2e/run.mjs: %v", err)
@@ -112,16 +121,22 @@ func runGroup(t *testing.T, timeout time.Duration, dir string, env []string, nam
 		t.Fatalf("%s: %v", name, err)
 	}
 	err := cmd.Wait()
-	pgid := cmd.Process.Pid
-	// Stragglers: TERM first (fixpoint serve removes its containers), then KILL.
-	if syscall.Kill(-pgid, syscall.SIGTERM) == nil {
-		time.Sleep(3 * time.Second)
-		if err := syscall.Kill(-pgid, syscall.SIGKILL); err == nil {
-			t.Logf("killed processes left in group %d", pgid)
-		}
-	}
+	killGroup(t, cmd.Process.Pid)
 	if ctx.Err() != nil {
 		err = errors.Join(err, ctx.Err())
 	}
 	return buf.String(), err
+}
+
+// killGroup ends what is left of process group pgid: TERM first (fixpoint
+// serve removes its containers), then KILL.
+func killGroup(t *testing.T, pgid int) {
+	t.Helper()
+	if syscall.Kill(-pgid, syscall.SIGTERM) != nil {
+		return // no process left in the group
+	}
+	time.Sleep(3 * time.Second)
+	if syscall.Kill(-pgid, syscall.SIGKILL) == nil {
+		t.Logf("killed processes left in group %d", pgid)
+	}
 }

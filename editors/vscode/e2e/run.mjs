@@ -61,17 +61,30 @@ let cleaning;
 function cleanup() {
   cleaning ??= (async () => {
     await browser?.close().catch(() => undefined);
-    if (cs && cs.exitCode === null) {
-      cs.kill('SIGTERM');
-      const exited = new Promise((ok) => cs.once('exit', ok));
-      const t = setTimeout(() => cs.kill('SIGKILL'), 5000);
+    // code-server leads its own process group: its file watcher and
+    // extension host (and the fixpoint server it starts) go with it.
+    const group = (sig) => {
+      try {
+        process.kill(-cs.pid, sig);
+      } catch {
+        // already gone
+      }
+    };
+    if (cs) {
+      const exited = cs.exitCode === null ? new Promise((ok) => cs.once('exit', ok)) : Promise.resolve();
+      group('SIGTERM');
+      const t = setTimeout(() => group('SIGKILL'), 5000);
       await exited;
+      await new Promise((ok) => setTimeout(ok, 1000)); // its children's own shutdown
+      group('SIGKILL');
       clearTimeout(t);
     }
   })();
   return cleaning;
 }
+let timedOut = false;
 const deadline = setTimeout(async () => {
+  timedOut = true;
   console.log('FAIL the end-to-end test timed out');
   await cleanup();
   process.exit(1);
@@ -101,8 +114,10 @@ const port = await new Promise((ok) => {
 cs = spawn(
   codeServer,
   ['--auth', 'none', '--bind-addr', `127.0.0.1:${port}`, '--user-data-dir', userData, '--extensions-dir', extDir, '--disable-telemetry', '--disable-workspace-trust', project],
-  { stdio: ['ignore', 'pipe', 'pipe'] },
+  { stdio: ['ignore', 'pipe', 'pipe'], detached: true },
 );
+// The test harness kills this group too, should this script be killed first.
+if (process.env.E2E_PIDFILE) writeFileSync(process.env.E2E_PIDFILE, String(cs.pid));
 let csOut = '';
 cs.stdout.on('data', (d) => (csOut += d));
 cs.stderr.on('data', (d) => (csOut += d));
@@ -119,6 +134,7 @@ async function waitFor(what, pred, ms = 60_000) {
 
 let failures = 0;
 async function check(name, fn) {
+  if (timedOut) return;
   const t0 = Date.now();
   try {
     const note = await fn();

@@ -1,7 +1,7 @@
 // Runs: the server's $/fixpoint/status notifications, what the status bar
 // shows for each run, the summary after an applied edit and what goes to
 // the output channel. No vscode import: unit-tested under node --test.
-import { type ProgressValue, type Status, IDLE, clickCommand, nextStatus } from './status';
+import { type ProgressValue, type Status, IDLE, clickCommand, nextStatus, parseIteration } from './status';
 
 /** The notification the server sends for every step of a run. */
 export const STATUS_NOTIFICATION = '$/fixpoint/status';
@@ -90,7 +90,8 @@ export function describeFiles(files: FileChange[]): string {
 /** What the status bar shows for a run status: one text per state, the details in the tooltip. */
 export function statusView(s: RunStatus): Status {
   const why = s.reason ?? s.message;
-  const iter = s.iteration !== undefined && s.maxIterations !== undefined ? ` ${s.iteration}/${s.maxIterations}` : '';
+  // The server sends 0/0 before the first iteration.
+  const iter = s.iteration && s.maxIterations ? ` ${s.iteration}/${s.maxIterations}` : '';
   const view = (kind: Status['kind'], text: string, tooltip: string): Status => ({
     kind,
     text,
@@ -100,13 +101,14 @@ export function statusView(s: RunStatus): Status {
   });
   switch (s.state) {
     case 'running': {
-      const detail = s.phase ?? s.message;
+      // The message is for people ("Iteration 2/6 · running tests"); phase is a token, the fallback.
+      const detail = s.message ? (parseIteration(s.message)?.rest ?? s.message) : s.phase;
       return view('running', `$(sync~spin) fixpoint${iter}${detail ? ' · ' + clip(detail) : ''}`, s.message || 'running');
     }
     case 'applied': {
       if (s.kind === 'test') return view('verified', `$(pass) fixpoint: ${tests(s.passing, 'passing')}`, s.message || 'all tests pass');
       const files = s.files.length ? `; changed ${describeFiles(s.files)}` : '';
-      const passing = s.passing !== undefined ? `; ${tests(s.passing, 'passing')}` : '';
+      const passing = s.passing ? `; ${tests(s.passing, 'passing')}` : '';
       return view('applied', '$(pass) fixpoint: verified, applied', `${s.message || 'verified and applied'}${files}${passing}`);
     }
     case 'verified-not-applied':
@@ -134,7 +136,7 @@ export function appliedSummary(s: RunStatus): Summary | undefined {
   if (s.state !== 'applied' || s.kind === 'test') return undefined;
   const n = s.files.length;
   let message = `fixpoint: verified and applied — ${n === 0 ? 'no file changed' : `${n} ${n === 1 ? 'file' : 'files'} changed: ${describeFiles(s.files)}`}`;
-  if (s.passing !== undefined) message += `; ${tests(s.passing, 'passing')}`;
+  if (s.passing) message += `; ${tests(s.passing, 'passing')}`; // 0: the server did not count them
   message += '.';
   return { message, actions: n > 0 ? [OPEN_FILES, SHOW_OUTPUT] : [SHOW_OUTPUT] };
 }

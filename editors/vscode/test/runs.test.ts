@@ -104,6 +104,19 @@ test('statusView: one truthful text per state', () => {
       tooltip: /TestMedian still fails at stats_test\.go:10/,
     },
     { name: 'cancelled', in: st({ state: 'cancelled' }), kind: 'cancelled', text: '$(circle-slash) fixpoint: cancelled' },
+    {
+      name: 'before the first iteration the server sends 0/0',
+      in: st({ state: 'running', iteration: 0, maxIterations: 0, phase: 'plan', message: 'Planning' }),
+      kind: 'running',
+      text: '$(sync~spin) fixpoint · Planning',
+    },
+    {
+      name: 'applied with no test count',
+      in: st({ state: 'applied', passing: 0, failing: 0, files: [{ path: 'a.go', added: 1, removed: 0 }] }),
+      kind: 'applied',
+      text: '$(pass) fixpoint: verified, applied',
+      tooltip: /changed a\.go \(\+1 −0\) — click/,
+    },
   ];
   for (const c of cases) {
     const v = statusView(c.in);

@@ -48,6 +48,8 @@ writeFileSync(
       'telemetry.telemetryLevel': 'off',
       'extensions.autoCheckUpdates': false,
       'git.enabled': false,
+      // E2E_TRACE=1: the LSP traffic goes to the output channel (<user-data>/logs/…/N-fixpoint.log).
+      ...(process.env.E2E_TRACE ? { 'fixpoint.trace.server': 'verbose' } : {}),
     },
     null,
     2,
@@ -257,8 +259,21 @@ try {
       async () => {
         // With preview=always and a server that annotates its edit, VS Code opens the refactor preview.
         const apply = page.locator('.bulk-edit-panel .buttons .monaco-button', { hasText: 'Apply' });
-        if ((await apply.count()) > 0) {
+        if (!preview && (await apply.count()) > 0) {
           preview = true;
+          await page.screenshot({ path: join(work, 'refactor-preview.png') });
+          // VS Code leaves changes that need confirmation unchecked: a user ticks them, then applies.
+          const boxes = page.locator('.bulk-edit-panel input.edit-checkbox');
+          const n = await boxes.count();
+          // Ticking a file ticks its changes: always tick the first box still unticked.
+          for (let i = 0; i < n; i++) {
+            let unticked = -1;
+            for (let j = 0; j < (await boxes.count()) && unticked < 0; j++) if (!(await boxes.nth(j).isChecked())) unticked = j;
+            if (unticked < 0) break;
+            await boxes.nth(unticked).click();
+            await page.waitForTimeout(300);
+          }
+          console.log(`     refactor preview shown with ${n} unchecked change(s) (${join(work, 'refactor-preview.png')}): ticked, Apply`);
           await apply.first().click();
         }
         const items = await fixpointItems();

@@ -261,6 +261,11 @@ try {
         const apply = page.locator('.bulk-edit-panel .buttons .monaco-button', { hasText: 'Apply' });
         if (!preview && (await apply.count()) > 0) {
           preview = true;
+          // The extension says what to do in the preview.
+          await page
+            .locator('.notifications-toasts .notification-toast', { hasText: 'Refactor Preview' })
+            .first()
+            .waitFor({ timeout: 10_000 });
           await page.screenshot({ path: join(work, 'refactor-preview.png') });
           // VS Code leaves changes that need confirmation unchecked: a user ticks them, then applies.
           const boxes = page.locator('.bulk-edit-panel input.edit-checkbox');

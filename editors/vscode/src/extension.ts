@@ -6,6 +6,9 @@ import { accessSync, constants, statSync } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import {
+  type ApplyWorkspaceEditParams,
+  ApplyWorkspaceEditRequest,
+  type ApplyWorkspaceEditResult,
   DidChangeConfigurationNotification,
   ExecuteCommandRequest,
   LanguageClient,
@@ -29,12 +32,14 @@ import { modelItems, parseModelList } from './models';
 import {
   NOT_NOW,
   OPEN_FILES,
+  PREVIEW_HINT,
   SHOW_OUTPUT,
   STATUS_NOTIFICATION,
   StatusBoard,
   type Item,
   appliedSummary,
   isFinal,
+  needsConfirmation,
   orderActions,
   outputLines,
   parseRunStatus,
@@ -44,6 +49,11 @@ import type { ProgressValue } from './status';
 
 const SECRET_KEY = 'fixpoint.apiKey';
 const RECENT_GOALS_KEY = 'fixpoint.recentGoals';
+
+/** vscode-languageclient's own workspace/applyEdit handler (private in its types). */
+interface LanguageClientApply {
+  handleApplyWorkspaceEdit(p: ApplyWorkspaceEditParams): Promise<ApplyWorkspaceEditResult>;
+}
 
 /** The context key that is true while a run is active (menus.commandPalette: Cancel Run). */
 const RUN_ACTIVE_KEY = 'fixpoint.runActive';
@@ -139,6 +149,13 @@ class Extension {
       // and its message requests make the first action the primary button.
       client.onRequest(WorkDoneProgressCreateRequest.type, (p) => this.progressCreate(client, p.token));
       client.onRequest(ShowMessageRequest.type, (p) => this.showMessageRequest(p));
+      // A verified edit that needs confirmation opens in the Refactor Preview with its changes unticked:
+      // say so, then apply it as vscode-languageclient does (its handler, pinned at 9.0.1).
+      const defaultApply = (client as unknown as LanguageClientApply).handleApplyWorkspaceEdit.bind(client);
+      client.onRequest(ApplyWorkspaceEditRequest.type, (p) => {
+        if (needsConfirmation(p.edit)) void vscode.window.showInformationMessage(PREVIEW_HINT);
+        return defaultApply(p);
+      });
       await client.setTrace(Trace.fromString(this.settings.traceServer));
     } catch (err) {
       this.output.appendLine(`fixpoint serve failed to start: ${String(err)}`);

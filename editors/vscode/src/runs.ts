@@ -276,3 +276,14 @@ export function orderActions(titles: string[]): string[] {
   if (risky.length && !safe.length) return [NOT_NOW, ...risky];
   return [...safe, ...risky];
 }
+
+/** What the user is told when a verified edit opens in the refactor preview. */
+export const PREVIEW_HINT =
+  'fixpoint: the verified change is in the Refactor Preview. Tick it (VS Code leaves changes that need confirmation unticked), then Apply; Discard declines it.';
+
+/** Whether a workspace/applyEdit's edit carries a change annotation that needs confirmation (VS Code previews it). */
+export function needsConfirmation(edit: unknown): boolean {
+  const anns = edit && typeof edit === 'object' ? (edit as { changeAnnotations?: unknown }).changeAnnotations : undefined;
+  if (!anns || typeof anns !== 'object') return false;
+  return Object.values(anns).some((a) => !!a && typeof a === 'object' && (a as { needsConfirmation?: unknown }).needsConfirmation === true);
+}

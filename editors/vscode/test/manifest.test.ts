@@ -156,5 +156,8 @@ test('the client announces change annotation support, so a verified edit needing
   assert.equal(pkg.dependencies['vscode-languageclient'], '9.0.1');
   const client = readFileSync('node_modules/vscode-languageclient/lib/common/client.js', 'utf8');
   assert.match(client, /workspaceEdit\.changeAnnotationSupport = \{\s*groupsOnLabel: true\s*\};/);
-  assert.doesNotMatch(extensionSource, /fillClientCapabilities|ApplyWorkspaceEditRequest|applyEdit/);
+  assert.doesNotMatch(extensionSource, /fillClientCapabilities/);
+  // The extension's applyEdit handler only adds a hint and delegates to the client's own, which must exist.
+  assert.match(client, /\n    async handleApplyWorkspaceEdit\(params\) \{/);
+  assert.match(extensionSource, /if \(needsConfirmation\(p\.edit\)\) void vscode\.window\.showInformationMessage\(PREVIEW_HINT\);\s*return defaultApply\(p\);/);
 });

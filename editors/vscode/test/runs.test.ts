@@ -7,6 +7,7 @@ import {
   type RunStatus,
   StatusBoard,
   appliedSummary,
+  needsConfirmation,
   orderActions,
   outputLines,
   parseRunStatus,
@@ -243,4 +244,14 @@ test('StatusBoard: an older server without $/fixpoint/status still gets a status
   assert.deepEqual(visible().map((i) => i.text), ['$(sync~spin) fixpoint 1/1 · running tests']);
   b.progress('fixpoint/run-1', { kind: 'end', message: 'Verified' });
   assert.deepEqual(visible().map((i) => i.text), ['$(pass) fixpoint: verified']);
+});
+
+test('needsConfirmation: only an edit with an annotation that needs confirmation', () => {
+  const cases: { name: string; edit: unknown; want: boolean }[] = [
+    { name: 'no annotations', edit: { documentChanges: [] }, want: false },
+    { name: 'annotation without confirmation', edit: { changeAnnotations: { fixpoint: { label: 'x', needsConfirmation: false } } }, want: false },
+    { name: 'needs confirmation', edit: { changeAnnotations: { fixpoint: { label: 'Fix', needsConfirmation: true } } }, want: true },
+    { name: 'not an object', edit: null, want: false },
+  ];
+  for (const c of cases) assert.equal(needsConfirmation(c.edit), c.want, c.name);
 });

@@ -27,7 +27,7 @@ var serverKeys = []string{
 }
 
 // serverCommands are the commands `fixpoint serve` advertises.
-var serverCommands = []string{"fixpoint.solveGoal", "fixpoint.fixTests", "fixpoint.runTests", "fixpoint.cancel"}
+var serverCommands = []string{"fixpoint.solveGoal", "fixpoint.fixTests", "fixpoint.runTests", "fixpoint.cancel", "fixpoint.listModels"}
 
 // run runs name with args in dir and returns its combined output; it fails
 // the test when the command fails.

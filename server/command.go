@@ -72,6 +72,8 @@ func (s *Server) executeCommand(ctx context.Context, req jsonrpc2.Request) (any,
 			kind = runTest
 		}
 		return s.startRun(ctx, callID, kind, a.URI, solveArgs{})
+	case cmdListModels:
+		return s.listModels(ctx, p.Arguments)
 	case cmdCancel:
 		var a uriArgs
 		_ = firstArg(p.Arguments, &a)

@@ -342,12 +342,15 @@ func (e *fakeEditor) transcriptLocked() string {
 // until released or cancelled, and returns Result with Changes computed
 // against the request's snapshot.
 type fakeEngine struct {
-	Events  []agent.Event
-	Block   bool // wait for Release or ctx before returning
-	Result  agent.Result
-	Changes []fakeChange
-	Report  *testrun.Report // Test's result
-	release chan struct{}
+	Events []agent.Event
+	Block  bool // wait for Release or ctx before returning
+	// PartialOnCancel: a cancelled blocked Run returns Result and no error,
+	// as the real engine does when cancelled during planning.
+	PartialOnCancel bool
+	Result          agent.Result
+	Changes         []fakeChange
+	Report          *testrun.Report // Test's result
+	release         chan struct{}
 
 	mu       sync.Mutex
 	requests []agent.Request
@@ -376,6 +379,10 @@ func (f *fakeEngine) Run(ctx context.Context, req agent.Request, onEvent func(ag
 			f.mu.Lock()
 			f.cancels++
 			f.mu.Unlock()
+			if f.PartialOnCancel {
+				res := f.Result
+				return &res, nil
+			}
 			return nil, fmt.Errorf("run: %w", ctx.Err())
 		case <-f.release:
 		}

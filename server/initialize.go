@@ -170,7 +170,7 @@ func (s *Server) initialize(ctx context.Context, req jsonrpc2.Request) (any, err
 				CodeActionKinds: []protocol.CodeActionKind{protocol.QuickFix, protocol.RefactorRewrite, kindFixTests, kindRunTests},
 			},
 			ExecuteCommandProvider: &protocol.ExecuteCommandOptions{
-				Commands: []string{cmdSolveGoal, cmdFixTests, cmdRunTests, cmdCancel},
+				Commands: []string{cmdSolveGoal, cmdFixTests, cmdRunTests, cmdCancel, cmdListModels},
 			},
 			Workspace: &protocol.ServerCapabilitiesWorkspace{
 				WorkspaceFolders: &protocol.ServerCapabilitiesWorkspaceFolders{Supported: true, ChangeNotifications: true},

@@ -69,6 +69,15 @@ func (s *Server) execute(ctx context.Context, r *run) {
 		s.land(ctx, r, res)
 		return
 	}
+	if ctx.Err() != nil {
+		// Cancelled while the engine could still hand back a partial
+		// result (during planning, between iterations): the user asked
+		// it to stop, so this is a cancellation, not a failed run with a
+		// best attempt to offer.
+		prog.end(ctx, "Cancelled")
+		s.endStatus(ctx, r, stateCancelled, "Cancelled", "")
+		return
+	}
 	prog.end(ctx, "Not verified: "+res.StopReason)
 	s.offerUnverified(ctx, r, res)
 }

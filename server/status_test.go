@@ -305,6 +305,17 @@ func TestStatusFinalStates(t *testing.T) {
 			state: stateCancelled,
 		},
 		{
+			// The engine hands back a partial, unverified result when it is
+			// cancelled while planning: still a cancellation, never "failed"
+			// with a best attempt to offer.
+			name: "cancelled with a partial result", caps: progress,
+			engine: &fakeEngine{Block: true, PartialOnCancel: true, Result: agent.Result{StopReason: "cancelled"}},
+			during: func(e *fakeEditor, _ *fakeEngine) {
+				e.mustCall("workspace/executeCommand", map[string]any{"command": cmdCancel, "arguments": []any{}})
+			},
+			state: stateCancelled,
+		},
+		{
 			name: "the editor cannot create files", caps: plain,
 			engine: &fakeEngine{Result: agent.Result{Verified: true}, Changes: []fakeChange{{Path: "new.go", After: "package w\n", Created: true}}},
 			state:  stateNotApplied, reason: "new.go",

@@ -12,6 +12,7 @@ export const COMMAND_IDS = [
   'fixpoint.showOutput',
   'fixpoint.restartServer',
   'fixpoint.setApiKey',
+  'fixpoint.pickModel',
 ] as const;
 
 export type CommandId = (typeof COMMAND_IDS)[number];
@@ -22,4 +23,5 @@ export const SERVER_COMMANDS = {
   fixTests: 'fixpoint.fixTests',
   runTests: 'fixpoint.runTests',
   cancel: 'fixpoint.cancel',
+  listModels: 'fixpoint.listModels',
 } as const;

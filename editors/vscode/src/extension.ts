@@ -6,61 +6,79 @@ import { accessSync, constants, statSync } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import {
+  type ApplyWorkspaceEditParams,
+  ApplyWorkspaceEditRequest,
+  type ApplyWorkspaceEditResult,
   DidChangeConfigurationNotification,
   ExecuteCommandRequest,
   LanguageClient,
   type LanguageClientOptions,
-  type ProgressType,
+  type MessageActionItem,
+  MessageType,
   type ProgressToken,
   type ServerOptions,
+  ShowMessageRequest,
+  type ShowMessageRequestParams,
   Trace,
+  WorkDoneProgress,
+  WorkDoneProgressCancelNotification,
+  WorkDoneProgressCreateRequest,
 } from 'vscode-languageclient/node';
 import { COMMAND_IDS, type CommandId, SERVER_COMMANDS } from './commands';
 import { type Notice, doctorNotice, missingBinaryNotice, parseDoctor, resolveBinary } from './doctor';
 import { rememberGoal, validateGoal } from './goals';
+import { documentSelector } from './languages';
+import { modelItems, parseModelList } from './models';
+import {
+  NOT_NOW,
+  OPEN_FILES,
+  PREVIEW_HINT,
+  SHOW_OUTPUT,
+  STATUS_NOTIFICATION,
+  StatusBoard,
+  type Item,
+  appliedSummary,
+  isFinal,
+  needsConfirmation,
+  orderActions,
+  outputLines,
+  parseRunStatus,
+} from './runs';
 import { configurationResponse, needsRestart, readSettings, serverSettings, type Settings } from './settings';
-import { IDLE, type ProgressValue, type Status, clickCommand, nextStatus } from './status';
+import type { ProgressValue } from './status';
 
 const SECRET_KEY = 'fixpoint.apiKey';
 const RECENT_GOALS_KEY = 'fixpoint.recentGoals';
 
-type ProgressTap = (token: ProgressToken, value: ProgressValue) => void;
-
-/** A LanguageClient that lets the extension watch work-done progress without replacing VS Code's own UI for it. */
-class FixpointClient extends LanguageClient {
-  constructor(id: string, name: string, server: ServerOptions, client: LanguageClientOptions, private readonly tap: ProgressTap) {
-    super(id, name, server, client);
-  }
-  override onProgress<P>(type: ProgressType<P>, token: ProgressToken, handler: (params: P) => void): vscode.Disposable {
-    return super.onProgress(type, token, (value: P) => {
-      try {
-        this.tap(token, value as unknown as ProgressValue);
-      } finally {
-        handler(value);
-      }
-    });
-  }
+/** vscode-languageclient's own workspace/applyEdit handler (private in its types). */
+interface LanguageClientApply {
+  handleApplyWorkspaceEdit(p: ApplyWorkspaceEditParams): Promise<ApplyWorkspaceEditResult>;
 }
 
+/** The context key that is true while a run is active (menus.commandPalette: Cancel Run). */
+const RUN_ACTIVE_KEY = 'fixpoint.runActive';
+
 class Extension {
-  private client: FixpointClient | undefined;
+  private client: LanguageClient | undefined;
   private settings: Settings;
-  private status: Status = IDLE;
-  private readonly titles = new Map<ProgressToken, string>();
   private readonly output: vscode.OutputChannel;
-  private readonly bar: vscode.StatusBarItem;
+  private readonly board: StatusBoard;
+  private runActive = false;
 
   constructor(private readonly ctx: vscode.ExtensionContext) {
     this.settings = Extension.read();
     this.output = vscode.window.createOutputChannel('fixpoint');
-    this.bar = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 10);
-    ctx.subscriptions.push(this.output, this.bar);
-    this.show(IDLE);
-    this.bar.show();
+    this.board = new StatusBoard(() => vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 10) as Item);
+    ctx.subscriptions.push(this.output, { dispose: () => this.board.dispose() });
+    void vscode.commands.executeCommand('setContext', RUN_ACTIVE_KEY, false);
+  }
+
+  static config(): vscode.WorkspaceConfiguration {
+    return vscode.workspace.getConfiguration('fixpoint');
   }
 
   static read(): Settings {
-    const cfg = vscode.workspace.getConfiguration('fixpoint');
+    const cfg = Extension.config();
     return readSettings((k) => cfg.get(k));
   }
 
@@ -74,6 +92,7 @@ class Extension {
       'fixpoint.showOutput': () => this.output.show(true),
       'fixpoint.restartServer': () => this.restart(),
       'fixpoint.setApiKey': () => this.setApiKey(),
+      'fixpoint.pickModel': () => this.pickModel(),
     };
   }
 
@@ -104,14 +123,14 @@ class Extension {
   async start(): Promise<void> {
     const bin = resolveBinary(this.settings.path, process.env.PATH ?? '', isExecutable, path.delimiter, path.sep);
     if (!bin) {
-      this.show({ kind: 'failed', text: '$(error) fixpoint: not installed', tooltip: 'fixpoint: binary not found' });
+      this.board.setIdle({ kind: 'failed', text: '$(error) fixpoint: not installed', tooltip: 'fixpoint: binary not found' });
       void this.notify(missingBinaryNotice(this.settings.path));
       return;
     }
     const env = await this.serverEnv();
     const serverOptions: ServerOptions = { command: bin, args: ['serve'], options: { env } };
     const clientOptions: LanguageClientOptions = {
-      documentSelector: [{ scheme: 'file' }, { scheme: 'untitled' }],
+      documentSelector: documentSelector(),
       outputChannel: this.output,
       initializationOptions: serverSettings(this.settings),
       middleware: {
@@ -120,13 +139,27 @@ class Extension {
         },
       },
     };
-    this.client = new FixpointClient('fixpoint', 'fixpoint', serverOptions, clientOptions, (t, v) => this.progress(t, v));
+    const client = new LanguageClient('fixpoint', 'fixpoint', serverOptions, clientOptions);
+    this.client = client;
+    client.onNotification(STATUS_NOTIFICATION, (p: unknown) => this.runStatus(p));
     try {
-      await this.client.start();
-      await this.client.setTrace(Trace.fromString(this.settings.traceServer));
+      await client.start();
+      // Replace vscode-languageclient's handlers (registered by start): its
+      // progress is a status bar spinner beside ours with no cancel button,
+      // and its message requests make the first action the primary button.
+      client.onRequest(WorkDoneProgressCreateRequest.type, (p) => this.progressCreate(client, p.token));
+      client.onRequest(ShowMessageRequest.type, (p) => this.showMessageRequest(p));
+      // A verified edit that needs confirmation opens in the Refactor Preview with its changes unticked:
+      // say so, then apply it as vscode-languageclient does (its handler, pinned at 9.0.1).
+      const defaultApply = (client as unknown as LanguageClientApply).handleApplyWorkspaceEdit.bind(client);
+      client.onRequest(ApplyWorkspaceEditRequest.type, (p) => {
+        if (needsConfirmation(p.edit)) void vscode.window.showInformationMessage(PREVIEW_HINT);
+        return defaultApply(p);
+      });
+      await client.setTrace(Trace.fromString(this.settings.traceServer));
     } catch (err) {
       this.output.appendLine(`fixpoint serve failed to start: ${String(err)}`);
-      this.show({ kind: 'failed', text: '$(error) fixpoint: server failed', tooltip: String(err) });
+      this.board.setIdle({ kind: 'failed', text: '$(error) fixpoint: server failed', tooltip: String(err) });
     }
     void this.doctor(bin, env);
   }
@@ -139,7 +172,8 @@ class Extension {
 
   private async restart(): Promise<void> {
     await this.stop();
-    this.show(IDLE);
+    this.board.reset();
+    this.syncRunActive();
     await this.start();
   }
 
@@ -151,18 +185,119 @@ class Extension {
     return env;
   }
 
-  private progress(token: ProgressToken, value: ProgressValue): void {
-    if (value.kind === 'begin' && value.title) this.titles.set(token, value.title);
-    this.show(nextStatus(this.status, value, this.titles.get(token)));
-    if (value.kind === 'end') this.titles.delete(token);
-    if (value.message) this.output.appendLine(`[progress] ${value.message}`);
+  /**
+   * A run's work-done progress: a cancellable notification (cancel sends
+   * window/workDoneProgress/cancel for the run's token, which cancels that
+   * run) and, until the run sends $/fixpoint/status, its status bar item.
+   */
+  private progressCreate(client: LanguageClient, token: ProgressToken): void {
+    let report: ((message: string) => void) | undefined;
+    let pending: string | undefined;
+    let end: (() => void) | undefined;
+    const sub = client.onProgress(WorkDoneProgress.type, token, (value) => {
+      const v = value as ProgressValue;
+      this.board.progress(token, v);
+      this.syncRunActive();
+      if (v.message) this.output.appendLine(`[progress] ${v.message}`);
+      if (v.kind === 'begin') {
+        pending = v.message;
+        void vscode.window.withProgress(
+          { location: vscode.ProgressLocation.Notification, title: `fixpoint: ${v.title ?? 'run'}`, cancellable: true },
+          (progress, cancel) => {
+            report = (message) => progress.report({ message });
+            if (pending) report(pending);
+            cancel.onCancellationRequested(() => void client.sendNotification(WorkDoneProgressCancelNotification.type, { token }));
+            return new Promise<void>((resolve) => (end = resolve));
+          },
+        );
+      } else if (v.kind === 'report' && v.message) {
+        if (report) report(v.message);
+        else pending = v.message;
+      } else if (v.kind === 'end') {
+        end?.();
+        sub.dispose();
+      }
+    });
   }
 
-  private show(s: Status): void {
-    this.status = s;
-    this.bar.text = s.text;
-    this.bar.tooltip = s.tooltip;
-    this.bar.command = clickCommand(s);
+  /** $/fixpoint/status: the run's status bar item; at the end its diff in the output and, when applied, one summary. */
+  private runStatus(params: unknown): void {
+    const s = parseRunStatus(params);
+    if (!s) {
+      this.output.appendLine(`ignored a malformed ${STATUS_NOTIFICATION}: ${JSON.stringify(params)}`);
+      return;
+    }
+    this.board.status(s);
+    this.syncRunActive();
+    if (!isFinal(s)) return;
+    for (const line of outputLines(s)) this.output.appendLine(line);
+    const summary = appliedSummary(s);
+    if (!summary) return;
+    void vscode.window.showInformationMessage(summary.message, ...summary.actions).then(async (picked) => {
+      if (picked === SHOW_OUTPUT) this.output.show(true);
+      if (picked === OPEN_FILES) {
+        for (const f of s.files) {
+          const uri = resolveFile(f.path);
+          if (uri) await vscode.window.showTextDocument(uri, { preview: false, preserveFocus: false });
+        }
+      }
+    });
+  }
+
+  private syncRunActive(): void {
+    const active = this.board.active() > 0;
+    if (active === this.runActive) return;
+    this.runActive = active;
+    void vscode.commands.executeCommand('setContext', RUN_ACTIVE_KEY, active);
+  }
+
+  /** window/showMessageRequest, with an unverified "Apply best attempt" never the primary button. */
+  private async showMessageRequest(p: ShowMessageRequestParams): Promise<MessageActionItem | null> {
+    const actions = p.actions ?? [];
+    const show =
+      p.type === MessageType.Error
+        ? vscode.window.showErrorMessage
+        : p.type === MessageType.Warning
+          ? vscode.window.showWarningMessage
+          : vscode.window.showInformationMessage;
+    const picked = await show(p.message, ...orderActions(actions.map((a) => a.title)));
+    if (picked === undefined || (picked === NOT_NOW && !actions.some((a) => a.title === NOT_NOW))) return null;
+    return actions.find((a) => a.title === picked) ?? null;
+  }
+
+  /** Fixpoint: Select Model…: the endpoint's models (fixpoint.listModels), written to the user's fixpoint.model. */
+  private async pickModel(): Promise<void> {
+    if (!this.client?.isRunning()) {
+      void vscode.window.showErrorMessage('fixpoint: the server is not running. Run "Fixpoint: Restart Server" or check the output.');
+      return;
+    }
+    let reply: unknown;
+    try {
+      reply = await this.client.sendRequest(ExecuteCommandRequest.type, {
+        command: SERVER_COMMANDS.listModels,
+        arguments: [dropUndefined({ uri: this.activeUri() })],
+      });
+    } catch (err) {
+      const msg = err instanceof Error ? err.message : String(err);
+      const open = await vscode.window.showErrorMessage(
+        `fixpoint: could not list the models: ${msg}. Check "fixpoint.baseUrl" and the API key (Fixpoint: Set API Key), or type the name into "fixpoint.model".`,
+        'Open Settings',
+      );
+      if (open) await vscode.commands.executeCommand('workbench.action.openSettings', 'fixpoint.model');
+      return;
+    }
+    const list = parseModelList(reply);
+    if (!list) {
+      void vscode.window.showErrorMessage('fixpoint: this fixpoint binary cannot list models (no fixpoint.listModels): update it, or set "fixpoint.model" by hand.');
+      return;
+    }
+    const picked = await vscode.window.showQuickPick(modelItems(list, this.settings.model), {
+      title: `fixpoint: model (${list.models.length} at ${list.baseUrl || 'the default endpoint'})`,
+      placeHolder: 'The model fixpoint asks; saved in your user settings (fixpoint.model)',
+      matchOnDescription: true,
+    });
+    if (!picked) return;
+    await Extension.config().update('model', picked.value || undefined, vscode.ConfigurationTarget.Global);
   }
 
   private async solveGoal(): Promise<void> {
@@ -267,6 +402,21 @@ function pickGoal(recent: string[]): Promise<string | undefined> {
     });
     qp.show();
   });
+}
+
+/** A changed file's URI: absolute, or the first workspace folder holding it. */
+function resolveFile(p: string): vscode.Uri | undefined {
+  if (path.isAbsolute(p)) return vscode.Uri.file(p);
+  const folders = vscode.workspace.workspaceFolders ?? [];
+  for (const f of folders) {
+    const full = path.join(f.uri.fsPath, p);
+    try {
+      if (statSync(full).isFile()) return vscode.Uri.file(full);
+    } catch {
+      // not in this folder
+    }
+  }
+  return folders[0] ? vscode.Uri.file(path.join(folders[0].uri.fsPath, p)) : undefined;
 }
 
 function dropUndefined(v: unknown): unknown {

@@ -3,7 +3,7 @@
 // No vscode import: the getter is injected.
 
 /** Every setting the extension contributes, without the "fixpoint." prefix. */
-export const SETTING_KEYS = ['path', 'model', 'baseUrl', 'sandbox', 'maxIterations', 'trace.server'] as const;
+export const SETTING_KEYS = ['path', 'model', 'baseUrl', 'sandbox', 'maxIterations', 'preview', 'trace.server'] as const;
 export type SettingKey = (typeof SETTING_KEYS)[number];
 
 /** The extension's settings, as read. */
@@ -13,6 +13,8 @@ export interface Settings {
   baseUrl: string;
   sandbox: string;
   maxIterations: number;
+  /** always: VS Code's refactor preview shows a verified edit before it lands; never: it lands at once. */
+  preview: 'always' | 'never';
   traceServer: 'off' | 'messages' | 'verbose';
 }
 
@@ -22,6 +24,7 @@ export interface ServerSettings {
   baseUrl?: string;
   sandbox?: string;
   maxIterations?: number;
+  preview: 'always' | 'never';
 }
 
 /** Reads every setting through get (e.g. workspace.getConfiguration('fixpoint').get). */
@@ -38,6 +41,7 @@ export function readSettings(get: (key: SettingKey) => unknown): Settings {
     baseUrl: str('baseUrl'),
     sandbox: str('sandbox'),
     maxIterations: Number.isInteger(n) && n > 0 ? n : 0,
+    preview: str('preview') === 'never' ? 'never' : 'always',
     traceServer: trace === 'messages' || trace === 'verbose' ? trace : 'off',
   };
 }
@@ -45,10 +49,10 @@ export function readSettings(get: (key: SettingKey) => unknown): Settings {
 /**
  * Maps settings to the server's keys. Unset values are left out so that the
  * server's lower layers (env, .fixpoint.toml, defaults) still apply; path and
- * trace belong to the client and are never sent.
+ * trace belong to the client and are never sent. preview is always sent.
  */
 export function serverSettings(s: Settings): ServerSettings {
-  const out: ServerSettings = {};
+  const out: ServerSettings = { preview: s.preview };
   if (s.model) out.model = s.model;
   if (s.baseUrl) out.baseUrl = s.baseUrl;
   if (s.sandbox) out.sandbox = s.sandbox;
@@ -62,7 +66,7 @@ export function configurationResponse(items: { section?: string }[], s: Settings
   return items.map((it) => {
     if (it.section === 'fixpoint') return mapped;
     if (it.section?.startsWith('fixpoint.')) {
-      return (mapped as Record<string, unknown>)[it.section.slice('fixpoint.'.length)] ?? null;
+      return (mapped as unknown as Record<string, unknown>)[it.section.slice('fixpoint.'.length)] ?? null;
     }
     return null;
   });

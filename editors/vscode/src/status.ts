@@ -1,8 +1,12 @@
 // Status: turns the server's $/progress values into the status bar state.
 // No vscode import: unit-tested under node --test.
 
-/** The four states the status bar shows. */
-export type StatusKind = 'idle' | 'running' | 'verified' | 'failed';
+/**
+ * The states the status bar shows. A run reported by $/fixpoint/status
+ * ends applied, not-applied, tests-failing, failed or cancelled; a run seen
+ * only through $/progress (an older server) ends verified or failed.
+ */
+export type StatusKind = 'idle' | 'running' | 'verified' | 'applied' | 'not-applied' | 'tests-failing' | 'failed' | 'cancelled';
 
 /** What the status bar shows. */
 export interface Status {

@@ -11,15 +11,33 @@ test('readSettings defaults and cleans values', () => {
     baseUrl: '',
     sandbox: '',
     maxIterations: 0,
+    preview: 'always',
     traceServer: 'off',
   });
   assert.deepEqual(
     readSettings(
-      getter({ path: ' /opt/fp ', model: 'qwen2.5-coder', baseUrl: 'http://localhost:11434/v1', sandbox: 'bwrap', maxIterations: 4, 'trace.server': 'verbose' }),
+      getter({
+        path: ' /opt/fp ',
+        model: 'qwen2.5-coder',
+        baseUrl: 'http://localhost:11434/v1',
+        sandbox: 'bwrap',
+        maxIterations: 4,
+        preview: 'never',
+        'trace.server': 'verbose',
+      }),
     ),
-    { path: '/opt/fp', model: 'qwen2.5-coder', baseUrl: 'http://localhost:11434/v1', sandbox: 'bwrap', maxIterations: 4, traceServer: 'verbose' },
+    {
+      path: '/opt/fp',
+      model: 'qwen2.5-coder',
+      baseUrl: 'http://localhost:11434/v1',
+      sandbox: 'bwrap',
+      maxIterations: 4,
+      preview: 'never',
+      traceServer: 'verbose',
+    },
   );
-  const bad = readSettings(getter({ maxIterations: 2.5, 'trace.server': 'loud', model: 42 }));
+  const bad = readSettings(getter({ maxIterations: 2.5, 'trace.server': 'loud', model: 42, preview: 'sometimes' }));
+  assert.equal(bad.preview, 'always', 'an unknown preview value keeps the preview');
   assert.equal(bad.maxIterations, 0);
   assert.equal(bad.traceServer, 'off');
   assert.equal(bad.model, '');
@@ -36,25 +54,23 @@ test('readSettings reads every key', () => {
 
 test('serverSettings maps to the server keys and leaves out unset values', () => {
   const cases: { name: string; in: Partial<Record<SettingKey, unknown>>; want: object }[] = [
-    { name: 'nothing set', in: { path: '/x/fixpoint', 'trace.server': 'verbose' }, want: {} },
+    { name: 'nothing set: preview is always sent', in: { path: '/x/fixpoint', 'trace.server': 'verbose' }, want: { preview: 'always' } },
     {
       name: 'all set',
-      in: { model: 'gpt-4o', baseUrl: 'https://example.test/v1', sandbox: 'docker', maxIterations: 3 },
-      want: { model: 'gpt-4o', baseUrl: 'https://example.test/v1', sandbox: 'docker', maxIterations: 3 },
+      in: { model: 'gpt-4o', baseUrl: 'https://example.test/v1', sandbox: 'docker', maxIterations: 3, preview: 'never' },
+      want: { preview: 'never', model: 'gpt-4o', baseUrl: 'https://example.test/v1', sandbox: 'docker', maxIterations: 3 },
     },
-    { name: 'zero iterations means server default', in: { maxIterations: 0, sandbox: 'none' }, want: { sandbox: 'none' } },
+    { name: 'zero iterations means server default', in: { maxIterations: 0, sandbox: 'none' }, want: { preview: 'always', sandbox: 'none' } },
   ];
   for (const c of cases) assert.deepEqual(serverSettings(readSettings(getter(c.in))), c.want, c.name);
 });
 
 test('configurationResponse answers each item', () => {
   const s = readSettings(getter({ model: 'm', maxIterations: 2 }));
-  assert.deepEqual(configurationResponse([{ section: 'fixpoint' }, { section: 'fixpoint.model' }, { section: 'editor' }, {}], s), [
-    { model: 'm', maxIterations: 2 },
-    'm',
-    null,
-    null,
-  ]);
+  assert.deepEqual(
+    configurationResponse([{ section: 'fixpoint' }, { section: 'fixpoint.model' }, { section: 'fixpoint.preview' }, { section: 'editor' }, {}], s),
+    [{ preview: 'always', model: 'm', maxIterations: 2 }, 'm', 'always', null, null],
+  );
 });
 
 test('needsRestart only for the binary path', () => {

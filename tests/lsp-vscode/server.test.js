@@ -70,7 +70,7 @@ test('fixpoint serve speaks LSP to VS Code\'s protocol library', { timeout: 6000
     workspaceFolders: [{ uri: pathToFileURL(root).href, name: path.basename(root) }],
   });
   assert.deepStrictEqual(init.capabilities.executeCommandProvider.commands,
-    ['fixpoint.solveGoal', 'fixpoint.fixTests', 'fixpoint.runTests', 'fixpoint.cancel']);
+    ['fixpoint.solveGoal', 'fixpoint.fixTests', 'fixpoint.runTests', 'fixpoint.cancel', 'fixpoint.listModels']);
   conn.sendNotification(rpc.InitializedNotification.type, {});
 
   for (const rel of ['calc.py', 'test_calc.py']) {

@@ -94,6 +94,7 @@ type Sandbox struct {
 	Timeout    Duration `toml:"timeout" json:"timeout"`       // per test command; default 120s
 	OutputCap  string   `toml:"output_cap" json:"outputCap"`  // per stream; default 1m
 	GoModCache *bool    `toml:"go_mod_cache" json:"goModCache"`
+	SandboxFiles
 }
 
 // Agent configures the loop.

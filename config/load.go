@@ -113,6 +113,9 @@ func (c *Config) MergeTOML(name string, data []byte) error {
 	if err := dec.Decode(c); err != nil {
 		return fileError(name, data, err)
 	}
+	if err := c.Sandbox.SandboxFiles.check(name, data); err != nil {
+		return err
+	}
 	if toml.Unmarshal(data, &probe) == nil && probe.Model != nil &&
 		(probe.Model.BaseURL != nil || probe.Model.APIKey != nil || probe.Model.Name != nil) {
 		c.Model.configured = true
@@ -244,6 +247,9 @@ func (c *Config) Validate() error {
 	}
 	if _, err := ParseSize(c.Sandbox.OutputCap); err != nil {
 		return bad("sandbox.output_cap", "%v", err)
+	}
+	if err := c.Sandbox.SandboxFiles.check("", nil); err != nil {
+		return err
 	}
 	if c.Agent.MaxIterations < 1 {
 		return bad("agent.max_iterations (FIXPOINT_MAX_ITERATIONS)", "must be at least 1")

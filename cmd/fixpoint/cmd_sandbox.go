@@ -11,6 +11,7 @@ import (
 
 	"github.com/docker/docker/client"
 
+	"github.com/fixpoint-dev/fixpoint/agent"
 	"github.com/fixpoint-dev/fixpoint/config"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/backends"
@@ -221,7 +222,7 @@ Example:
 	if err != nil {
 		return a.fail(err)
 	}
-	snap, err := sandbox.SnapshotDir(root, nil)
+	snap, err := sandbox.SnapshotDir(root, agent.SnapshotOptions(cfg))
 	if err != nil {
 		return a.fail(err)
 	}

@@ -227,7 +227,7 @@ func (s *Session) Sync(ctx context.Context, snap *sandbox.Snapshot) (sandbox.Syn
 			return st, fmt.Errorf("sync %s: %w", rel, err)
 		}
 		st.Written++
-		st.Bytes += int64(len(f.Data))
+		st.Bytes += f.Size()
 	}
 	for _, rel := range deleted {
 		clean, err := sandbox.CleanRel(rel)
@@ -260,12 +260,23 @@ func (s *Session) writeFile(root *os.Root, rel string, f sandbox.File) error {
 			}
 		}
 	}
-	root.Remove(rel) // a command may have made it read-only or a directory of its own
+	root.RemoveAll(rel) // a command may have made it read-only or a directory of its own
+	if f.IsLink() {
+		// The snapshot keeps only links that resolve inside the workspace;
+		// os.Root refuses to follow one out all the same.
+		if err := root.Symlink(f.Link, rel); err != nil {
+			return err
+		}
+		if s.uid >= 0 {
+			return root.Lchown(rel, s.uid, s.uid)
+		}
+		return nil
+	}
 	w, err := root.OpenFile(rel, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, mode)
 	if err != nil {
 		return err
 	}
-	if _, err := w.Write(f.Data); err != nil {
+	if err := copyContents(w, f); err != nil {
 		w.Close()
 		return err
 	}
@@ -280,6 +291,20 @@ func (s *Session) writeFile(root *os.Root, rel string, f sandbox.File) error {
 		}
 	}
 	return w.Close()
+}
+
+// copyContents streams a snapshot file into w: a file read from the
+// workspace is never held in memory whole.
+func copyContents(w io.Writer, f sandbox.File) error {
+	r, err := f.Open()
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(w, r)
+	if cerr := r.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // ReadFile reads a file of the workspace copy; symlinks cannot lead out.

@@ -284,8 +284,8 @@ func (w *walker) setup() error {
 
 // full is a workspace path as the repository sees it.
 func (w *walker) full(rel string) string {
-	if w.ig.prefix == "" {
-		return rel
+	if w.ig.prefix == "" || rel == "" {
+		return w.ig.prefix + rel
 	}
 	return w.ig.prefix + "/" + rel
 }
@@ -324,7 +324,7 @@ func (w *walker) entry(rel string, e fs.DirEntry, inIgnored bool) error {
 		return nil
 	}
 	full := w.full(rel)
-	ignored := inIgnored || w.ig.Match(full, isDir)
+	ignored := inIgnored || w.ig.Match(rel, isDir) // Match prepends the prefix
 	if isDir {
 		if ignored && !w.trackedDir[full] && w.include.Len() == 0 {
 			w.snap.Skipped.IgnoredDirs = append(w.snap.Skipped.IgnoredDirs, rel)
@@ -332,11 +332,11 @@ func (w *walker) entry(rel string, e fs.DirEntry, inIgnored bool) error {
 		}
 		return w.walk(rel, ignored)
 	}
-	if ignored && !w.tracked[full] && !w.include.Match(rel, false) {
+	if ignored && !w.tracked[full] && !w.include.Ignored(rel) { // Ignored: rel or a parent matches
 		w.snap.Skipped.IgnoredFiles++
 		return nil
 	}
-	if w.o.IsSecret != nil && w.o.IsSecret(rel) && !w.secretsOK.Match(rel, false) {
+	if w.o.IsSecret != nil && w.o.IsSecret(rel) && !w.secretsOK.Ignored(rel) {
 		w.snap.Skipped.Secrets = append(w.snap.Skipped.Secrets, rel)
 		return nil
 	}

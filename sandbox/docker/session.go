@@ -223,7 +223,7 @@ func (s *Session) sync(ctx context.Context, c *conn, snap *sandbox.Snapshot) (sa
 		}
 		if err := writeTarEntry(tw, p, f); err != nil {
 			if errors.Is(err, sandbox.ErrChanged) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
-				c.dead = true // the stream stopped mid-file: restart before the next use
+				c.dead = true                          // the stream stopped mid-file: restart before the next use
 				return st, fmt.Errorf("sync: %w", err) // the workspace's fault, not the sandbox's
 			}
 			return st, s.ctxErr(ctx, s.streamErr(c, "sync", err))

@@ -189,15 +189,15 @@ func TestSnapshotSymlinks(t *testing.T) {
 	writeTree(t, dir, map[string]string{"fixtures/data.json": "{}\n", "src/lib/a.js": "1\n"})
 	writeTree(t, outside, map[string]string{"secret.txt": "x\n"})
 	links := map[string]string{
-		"test/data.json": "../fixtures/data.json",                    // file inside: kept as is
-		"libdir":         "src/lib",                                  // directory inside: kept
+		"test/data.json": "../fixtures/data.json",                     // file inside: kept as is
+		"libdir":         "src/lib",                                   // directory inside: kept
 		"abs-inside":     filepath.Join(dir, "fixtures", "data.json"), // absolute inside: rewritten relative
-		"out":            filepath.Join(outside, "secret.txt"),       // leaves the workspace
-		"up":             "..",                                       // exactly the parent
-		"self":           "self",                                     // a loop
-		"a":              "b",                                        // a loop of two
+		"out":            filepath.Join(outside, "secret.txt"),        // leaves the workspace
+		"up":             "..",                                        // exactly the parent
+		"self":           "self",                                      // a loop
+		"a":              "b",                                         // a loop of two
 		"b":              "a",
-		"gone":           "missing.txt", // dangling
+		"gone":           "missing.txt",                                               // dangling
 		"via-up":         "libdir/../../../" + filepath.Base(outside) + "/secret.txt", // through a link, then out
 	}
 	for name, target := range links {

@@ -444,7 +444,7 @@ func hashFile(p string, buf []byte) ([sha256.Size]byte, int64, error) {
 	}
 	defer fh.Close()
 	h := sha256.New()
-	n, err := io.CopyBuffer(h, fh, buf)
+	n, err := io.CopyBuffer(h, struct{ io.Reader }{fh}, buf) // hide WriteTo: it would allocate a buffer per file
 	if err != nil {
 		return sum, 0, &fs.PathError{Op: "read", Path: p, Err: err}
 	}

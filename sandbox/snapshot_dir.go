@@ -81,13 +81,13 @@ func (r SkipReport) Empty() bool {
 func (r SkipReport) Summary() string {
 	var parts []string
 	if n := r.IgnoredFiles + len(r.IgnoredDirs); n > 0 {
-		parts = append(parts, fmt.Sprintf("%d gitignored (%d files, %d directories not entered)", n, r.IgnoredFiles, len(r.IgnoredDirs)))
+		parts = append(parts, fmt.Sprintf("%d gitignored (%s, %s not entered)", n, plural(r.IgnoredFiles, "file"), plural(len(r.IgnoredDirs), "directory")))
 	}
 	if len(r.Excluded) > 0 {
 		parts = append(parts, fmt.Sprintf("%d by [sandbox] exclude", len(r.Excluded)))
 	}
 	if len(r.Secrets) > 0 {
-		parts = append(parts, fmt.Sprintf("%d secret files (%s; [sandbox] include_secrets lets one in)", len(r.Secrets), firstFew(r.Secrets)))
+		parts = append(parts, fmt.Sprintf("%s (%s; [sandbox] include_secrets lets one in)", plural(len(r.Secrets), "secret file"), firstFew(r.Secrets)))
 	}
 	if len(r.TooLarge) > 0 {
 		names := make([]string, len(r.TooLarge))
@@ -101,7 +101,7 @@ func (r SkipReport) Summary() string {
 		for i, l := range r.Links {
 			names[i] = fmt.Sprintf("%s -> %s: %s", l.Path, l.Target, l.Reason)
 		}
-		parts = append(parts, fmt.Sprintf("%d symlinks (%s)", len(r.Links), firstFew(names)))
+		parts = append(parts, fmt.Sprintf("%s (%s)", plural(len(r.Links), "symlink"), firstFew(names)))
 	}
 	if len(r.Special) > 0 {
 		parts = append(parts, fmt.Sprintf("%d sockets/devices/pipes (%s)", len(r.Special), firstFew(r.Special)))
@@ -138,6 +138,17 @@ func (r SkipReport) Lines() []string {
 		out = append(out, "not a regular file: "+p)
 	}
 	return out
+}
+
+// plural is "1 file", "2 files", "3 directories".
+func plural(n int, one string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	if strings.HasSuffix(one, "y") {
+		return fmt.Sprintf("%d %sies", n, strings.TrimSuffix(one, "y"))
+	}
+	return fmt.Sprintf("%d %ss", n, one)
 }
 
 func firstFew(names []string) string {

@@ -117,7 +117,8 @@ func (r *run) setup(ctx context.Context) error {
 	r.lang = r.base.Language()
 	ig := newIgnorer(r.base)
 	r.include = func(p string) bool {
-		return !isSecretPath(p) && (e.cfg.Policy.IncludeIgnored || !ig.Ignored(p))
+		// a symlink is carried into the sandbox, but has no text to show
+		return !isSecretPath(p) && !r.base.Files[p].IsLink() && (e.cfg.Policy.IncludeIgnored || !ig.Ignored(p))
 	}
 	if r.req.GoalComment != nil {
 		r.cur = removeLine(r.cur, *r.req.GoalComment)

@@ -249,6 +249,7 @@ Example:
 	if _, err := sess.Sync(ctx, snap); err != nil {
 		return a.fail(fmt.Errorf("copy %s into the sandbox: %w", root, err))
 	}
+	fmt.Fprintln(a.stderr, "fixpoint: "+agent.SnapshotSummary(snap))
 	res, err := sess.Run(ctx, sandbox.Command{Args: argv, Stdout: a.stdout, Stderr: a.stderr})
 	if err != nil {
 		if ctx.Err() != nil {

@@ -2,6 +2,8 @@ package agent
 
 import (
 	"fmt"
+	"path"
+	"strings"
 
 	"github.com/fixpoint-dev/fixpoint/agent/redact"
 	"github.com/fixpoint-dev/fixpoint/agent/runlog"
@@ -24,7 +26,57 @@ func SnapshotOptions(cfg *config.Config) *sandbox.SnapshotOptions {
 		Exclude:        sf.Exclude,
 		IsSecret:       redact.IsSecretPath,
 		IncludeSecrets: sf.IncludeSecrets,
+		HoldsSecret:    holdsSecret,
 	}
+}
+
+// credentialKeys end the keys of credential settings in package manager
+// configs: `//registry/:_authToken=…`, `_auth = …`, `password = …`,
+// `npmAuthToken: …`.
+var credentialKeys = []string{"_authtoken", "_auth", "_password", "password", "token", "npmauthtoken", "npmauthident"}
+
+// holdsCredential reports a line that sets a credential to a literal
+// value; a value naming an environment variable (`${NPM_TOKEN}`) is none.
+func holdsCredential(text string) bool {
+	for _, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || line[0] == '#' || line[0] == ';' {
+			continue
+		}
+		i := strings.IndexAny(line, "=:")
+		for i >= 0 && strings.HasPrefix(line[i:], ":_") { // the ":" of //host/:_authToken
+			j := strings.IndexAny(line[i+1:], "=:")
+			if j < 0 {
+				i = -1
+				break
+			}
+			i += 1 + j
+		}
+		if i < 0 {
+			continue
+		}
+		key := strings.ToLower(strings.Trim(strings.TrimSpace(line[:i]), `"'`))
+		val := strings.Trim(strings.TrimSpace(line[i+1:]), `"'`)
+		if val == "" || strings.HasPrefix(val, "$") {
+			continue
+		}
+		for _, k := range credentialKeys {
+			if strings.HasSuffix(key, k) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// holdsSecret: package manager configs are secret only when they hold a
+// credential; every other file redact.IsSecretPath names is secret.
+func holdsSecret(rel string, head []byte) bool {
+	switch strings.ToLower(path.Base(rel)) {
+	case ".npmrc", ".pypirc", ".yarnrc", ".yarnrc.yml":
+		return holdsCredential(string(head))
+	}
+	return true
 }
 
 // snapshot takes the workspace snapshot and tells what it left out: one

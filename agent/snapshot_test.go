@@ -51,3 +51,27 @@ func TestSnapshotOptionsKeepSecretsOut(t *testing.T) {
 		})
 	}
 }
+
+func TestHoldsSecret(t *testing.T) {
+	tests := []struct {
+		rel, text string
+		want      bool
+	}{
+		{".npmrc", "save-exact = true\n", false},
+		{".npmrc", "engine-strict=true\nlegacy-peer-deps=true\n", false},
+		{".npmrc", "//registry.npmjs.org/:_authToken=npm_abcdefghijklmnop\n", true},
+		{".npmrc", "//registry.npmjs.org/:_authToken=${NPM_TOKEN}\n", false},
+		{".npmrc", "_auth = dXNlcjpwYXNz\n", true},
+		{".npmrc", "# _authToken=commented out\n", false},
+		{"sub/.pypirc", "[pypi]\nusername = __token__\npassword = pypi-AgEIcHlwaS5vcmc\n", true},
+		{".pypirc", "[distutils]\nindex-servers = pypi\n", false},
+		{".yarnrc.yml", "npmAuthToken: \"abc123def\"\n", true},
+		{".env", "", true},
+		{"id_rsa", "anything", true},
+	}
+	for _, tt := range tests {
+		if got := holdsSecret(tt.rel, []byte(tt.text)); got != tt.want {
+			t.Errorf("holdsSecret(%q, %q) = %v, want %v", tt.rel, tt.text, got, tt.want)
+		}
+	}
+}

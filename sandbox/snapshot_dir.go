@@ -34,6 +34,12 @@ type SnapshotOptions struct {
 	// fixture a test needs).
 	IsSecret       func(rel string) bool
 	IncludeSecrets []string
+	// HoldsSecret, when set, is asked about each file IsSecret flags, with
+	// its first 64 KiB: false lets the file in. It serves config files that
+	// are secret only when they hold credentials (an .npmrc with
+	// `engine-strict=true` changes how npm behaves; one with an
+	// `_authToken` stays out).
+	HoldsSecret func(rel string, head []byte) bool
 }
 
 // ErrTooLarge is returned when a workspace exceeds SnapshotOptions.MaxTotalSize.
@@ -347,7 +353,7 @@ func (w *walker) entry(rel string, e fs.DirEntry, inIgnored bool) error {
 		w.snap.Skipped.IgnoredFiles++
 		return nil
 	}
-	if w.o.IsSecret != nil && w.o.IsSecret(rel) && !w.secretsOK.Ignored(rel) {
+	if w.o.IsSecret != nil && w.o.IsSecret(rel) && !w.secretsOK.Ignored(rel) && w.holdsSecret(rel, e) {
 		w.snap.Skipped.Secrets = append(w.snap.Skipped.Secrets, rel)
 		return nil
 	}
@@ -369,6 +375,16 @@ func (w *walker) entry(rel string, e fs.DirEntry, inIgnored bool) error {
 	w.total += info.Size()
 	w.snap.Files[rel] = File{Mode: info.Mode().Perm(), size: info.Size(), disk: &diskSource{root: w.root, rel: rel}}
 	return nil
+}
+
+// holdsSecret asks HoldsSecret about a regular file; anything else that
+// IsSecret flagged is a secret.
+func (w *walker) holdsSecret(rel string, e fs.DirEntry) bool {
+	if w.o.HoldsSecret == nil || !e.Type().IsRegular() {
+		return true
+	}
+	head, err := readSmall(filepath.Join(w.root, filepath.FromSlash(rel)), 64<<10)
+	return err != nil || w.o.HoldsSecret(rel, head)
 }
 
 // link keeps a symlink whose target resolves inside the workspace.

@@ -11,6 +11,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // This file reads what git itself would consult to decide what belongs to
@@ -79,9 +80,12 @@ func openGitDir(workTree, dotgit string, isDir bool) (gitRepo, bool) {
 	return r, true
 }
 
-// readSmall reads a regular file of at most limit bytes.
+// readSmall reads at most limit bytes of a regular file. A symlink is not
+// followed (git does not follow a symlinked .gitignore either), and a named
+// pipe planted where a config file is expected cannot block: the open is
+// non-blocking and anything but a regular file is refused.
 func readSmall(p string, limit int64) ([]byte, error) {
-	f, err := os.Open(p)
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 )
 
 // File is one entry of a snapshot: a regular file, or a symlink (Link set)
@@ -114,9 +115,13 @@ func (f File) Open() (io.ReadCloser, error) {
 		return nil, fmt.Errorf("read %s: %w", f.disk.rel, err)
 	}
 	defer root.Close()
-	fh, err := root.Open(filepath.FromSlash(f.disk.rel))
+	fh, err := root.OpenFile(filepath.FromSlash(f.disk.rel), os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", f.disk.rel, err)
+	}
+	if st, err := fh.Stat(); err != nil || !st.Mode().IsRegular() {
+		fh.Close()
+		return nil, fmt.Errorf("read %s: %w (no longer a regular file)", f.disk.rel, ErrChanged)
 	}
 	return &checkedReader{f: fh, rel: f.disk.rel, want: f.sum, size: f.size, h: sha256.New()}, nil
 }

@@ -465,11 +465,14 @@ func (w *walker) hashAll() error {
 
 func hashFile(p string, buf []byte) ([sha256.Size]byte, int64, error) {
 	var sum [sha256.Size]byte
-	fh, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	fh, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return sum, 0, err
 	}
 	defer fh.Close()
+	if st, err := fh.Stat(); err != nil || !st.Mode().IsRegular() { // replaced since the walk
+		return sum, 0, &fs.PathError{Op: "read", Path: p, Err: errors.New("no longer a regular file")}
+	}
 	h := sha256.New()
 	n, err := io.CopyBuffer(h, struct{ io.Reader }{fh}, buf) // hide WriteTo: it would allocate a buffer per file
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -332,5 +333,34 @@ func TestSnapshotLazyContents(t *testing.T) {
 	changed, _ := snap.Diff(over)
 	if !slices.Equal(changed, []string{"a.txt"}) {
 		t.Errorf("Diff changed = %q, want [a.txt]", changed)
+	}
+}
+
+// TestSnapshotHostileFiles: named pipes where .gitignore, info/exclude or
+// a source file would be cannot hang a snapshot, and a symlinked
+// .gitignore is not followed (as in git).
+func TestSnapshotHostileFiles(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"main.go": "package main\n", "elsewhere/rules": "main.go\n", ".git/HEAD": "ref: refs/heads/main\n"})
+	for _, p := range []string{".gitignore", ".git/info/exclude", "pipe.txt"} {
+		full := filepath.Join(dir, filepath.FromSlash(p))
+		os.MkdirAll(filepath.Dir(full), 0o755)
+		if err := syscall.Mkfifo(full, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeTree(t, dir, map[string]string{"sub/main.go": "package sub\n"})
+	if err := os.Symlink("../elsewhere/rules", filepath.Join(dir, "sub", ".gitignore")); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := SnapshotDir(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := snap.Files["sub/main.go"]; !ok {
+		t.Errorf("a symlinked .gitignore was followed: sub/main.go left out")
+	}
+	if !slices.Contains(snap.Skipped.Special, "pipe.txt") || !slices.Contains(snap.Skipped.Special, ".gitignore") {
+		t.Errorf("Special = %q, want the pipes named", snap.Skipped.Special)
 	}
 }

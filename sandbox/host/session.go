@@ -214,6 +214,7 @@ func (s *Session) Sync(ctx context.Context, snap *sandbox.Snapshot) (sandbox.Syn
 		return st, fmt.Errorf("%s sandbox: %w", s.opts.Name, err)
 	}
 	defer root.Close()
+	made := map[string]bool{} // directories created and chowned by this Sync
 	for _, rel := range changed {
 		if err := ctx.Err(); err != nil {
 			return st, err
@@ -223,7 +224,7 @@ func (s *Session) Sync(ctx context.Context, snap *sandbox.Snapshot) (sandbox.Syn
 			return st, fmt.Errorf("sync: %w", err)
 		}
 		f := snap.Files[rel]
-		if err := s.writeFile(root, clean, f); err != nil {
+		if err := s.writeFile(root, clean, f, made); err != nil {
 			return st, fmt.Errorf("sync %s: %w", rel, err)
 		}
 		st.Written++
@@ -245,19 +246,20 @@ func (s *Session) Sync(ctx context.Context, snap *sandbox.Snapshot) (sandbox.Syn
 	return st, nil
 }
 
-func (s *Session) writeFile(root *os.Root, rel string, f sandbox.File) error {
+func (s *Session) writeFile(root *os.Root, rel string, f sandbox.File, made map[string]bool) error {
 	mode := f.Mode.Perm()
 	if mode == 0 {
 		mode = 0o644
 	}
-	if dir := path.Dir(rel); dir != "." {
+	if dir := path.Dir(rel); dir != "." && !made[dir] {
 		if err := root.MkdirAll(dir, 0o755); err != nil {
 			return err
 		}
-		for d := dir; d != "."; d = path.Dir(d) {
+		for d := dir; d != "." && !made[d]; d = path.Dir(d) {
 			if err := s.chown(filepath.Join(s.dirs.Workspace, d)); err != nil {
 				return err
 			}
+			made[d] = true
 		}
 	}
 	root.RemoveAll(rel) // a command may have made it read-only or a directory of its own

@@ -127,7 +127,7 @@ func (e *Engine) Test(ctx context.Context, root string, overlays map[string][]by
 	if err != nil {
 		return nil, err
 	}
-	snap = snap.With(overlays)
+	snap, _ = snap.WithOverlays(overlays)
 	sess, done, err := e.startSession(ctx, snap)
 	if err != nil {
 		return nil, err

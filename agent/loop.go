@@ -112,7 +112,11 @@ func (r *run) setup(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("run: %w", err)
 	}
-	r.base = snap.With(r.req.Overlays)
+	var dropped []string
+	r.base, dropped = snap.WithOverlays(r.req.Overlays)
+	for _, p := range dropped {
+		e.log.Debug("snapshot: unsaved buffer left out (ignored, excluded or secret)", "path", p)
+	}
 	r.cur = r.base
 	r.lang = r.base.Language()
 	ig := newIgnorer(r.base)

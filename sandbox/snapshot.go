@@ -167,7 +167,8 @@ type Snapshot struct {
 	// Skipped lists what SnapshotDir left out and why.
 	Skipped SkipReport
 
-	ignore *Ignore // rules from outside the workspace's .gitignore files (info/exclude, core.excludesFile, parent directories)
+	ignore *Ignore               // rules from outside the workspace's .gitignore files (info/exclude, core.excludesFile, parent directories)
+	admit  func(rel string) bool // SnapshotDir's verdict for a path it did not see; nil admits all
 }
 
 // Read returns the contents of path p.
@@ -197,7 +198,7 @@ func (s *Snapshot) Text(p string) (string, bool) {
 // deletes the path). The receiver is unchanged. A replaced file keeps its
 // mode and holds the new contents in memory.
 func (s *Snapshot) With(changes map[string][]byte) *Snapshot {
-	out := &Snapshot{Root: s.Root, Files: make(map[string]File, len(s.Files)+len(changes)), Skipped: s.Skipped, ignore: s.ignore}
+	out := &Snapshot{Root: s.Root, Files: make(map[string]File, len(s.Files)+len(changes)), Skipped: s.Skipped, ignore: s.ignore, admit: s.admit}
 	for k, v := range s.Files {
 		out.Files[k] = v
 	}
@@ -209,6 +210,24 @@ func (s *Snapshot) With(changes map[string][]byte) *Snapshot {
 		out.Files[k] = File{Data: v, Mode: out.Files[k].Mode}
 	}
 	return out
+}
+
+// WithOverlays is [Snapshot.With] for editor buffers: a buffer replaces a
+// file of the snapshot, and adds a new one only where SnapshotDir would
+// have taken a file in — an unsaved .env or a buffer under an ignored
+// directory stays out of the sandbox. It returns the paths left out.
+func (s *Snapshot) WithOverlays(overlays map[string][]byte) (*Snapshot, []string) {
+	keep := make(map[string][]byte, len(overlays))
+	var out []string
+	for p, data := range overlays {
+		if _, ok := s.Files[p]; ok || s.admit == nil || s.admit(p) {
+			keep[p] = data
+			continue
+		}
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return s.With(keep), out
 }
 
 // Paths returns the snapshot's paths, sorted.

@@ -227,6 +227,7 @@ func SnapshotDir(root string, opts *SnapshotOptions) (*Snapshot, error) {
 		return nil, err
 	}
 	sort.Strings(w.snap.Skipped.IgnoredDirs)
+	w.snap.admit = w.admits
 	return w.snap, nil
 }
 
@@ -375,6 +376,23 @@ func (w *walker) entry(rel string, e fs.DirEntry, inIgnored bool) error {
 	w.total += info.Size()
 	w.snap.Files[rel] = File{Mode: info.Mode().Perm(), size: info.Size(), disk: &diskSource{root: w.root, rel: rel}}
 	return nil
+}
+
+// admits reports whether a file not on disk at rel (an editor buffer)
+// would have been taken in.
+func (w *walker) admits(rel string) bool {
+	if _, err := CleanRel(rel); err != nil || w.exclude.Ignored(rel) {
+		return false
+	}
+	for _, seg := range strings.Split(rel, "/") {
+		if alwaysSkipped[seg] {
+			return false
+		}
+	}
+	if w.ig.Ignored(rel) && !w.include.Ignored(rel) {
+		return false
+	}
+	return w.o.IsSecret == nil || !w.o.IsSecret(rel) || w.secretsOK.Ignored(rel)
 }
 
 // holdsSecret asks HoldsSecret about a regular file; anything else that

@@ -364,3 +364,25 @@ func TestSnapshotHostileFiles(t *testing.T) {
 		t.Errorf("Special = %q, want the pipes named", snap.Skipped.Special)
 	}
 }
+
+func TestWithOverlays(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{".gitignore": "dist/\n", "main.go": "package main\n", "dist/x.js": ""})
+	snap, err := SnapshotDir(dir, &SnapshotOptions{IsSecret: func(p string) bool { return strings.HasSuffix(p, ".env") }, Exclude: []string{"vendor/"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	over, dropped := snap.WithOverlays(map[string][]byte{
+		"main.go": []byte("package main // edited\n"), "new.go": []byte("package main\n"),
+		".env": []byte("TOKEN=1"), "dist/y.js": []byte(""), "vendor/v.go": []byte(""), ".git/config": []byte(""),
+	})
+	if want := []string{".env", ".git/config", "dist/y.js", "vendor/v.go"}; !slices.Equal(dropped, want) {
+		t.Errorf("dropped = %q, want %q", dropped, want)
+	}
+	if got, _ := over.Read("main.go"); string(got) != "package main // edited\n" {
+		t.Errorf("main.go = %q, want the buffer", got)
+	}
+	if _, ok := over.Files["new.go"]; !ok {
+		t.Error("a buffer for a new file was dropped")
+	}
+}

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -464,19 +466,50 @@ func unreadable(rel string, err error) error {
 }
 
 // hashAll reads every file once to record its hash. Files are streamed,
-// never held.
+// never held; a few run at once, since with many small files the time goes
+// into waiting for the disk. All workers exit before it returns.
 func (w *walker) hashAll() error {
-	buf := make([]byte, 64<<10)
+	type job struct {
+		rel string
+		f   File
+	}
+	var jobs []job
 	for rel, f := range w.snap.Files {
-		if f.disk == nil {
-			continue
+		if f.disk != nil {
+			jobs = append(jobs, job{rel, f})
 		}
-		sum, n, err := hashFile(filepath.Join(w.root, filepath.FromSlash(rel)), buf)
-		if err != nil {
-			return unreadable(rel, err)
+	}
+	const workers = 4
+	errs := make([]error, len(jobs))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			buf := make([]byte, 64<<10)
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(jobs) {
+					return
+				}
+				j := &jobs[i]
+				sum, n, err := hashFile(filepath.Join(w.root, filepath.FromSlash(j.rel)), buf)
+				if err != nil {
+					errs[i] = unreadable(j.rel, err)
+					next.Store(int64(len(jobs))) // stop the others early
+					return
+				}
+				j.f.sum, j.f.hasSum, j.f.size = sum, true, n
+			}
+		}()
+	}
+	wg.Wait()
+	for i, j := range jobs {
+		if errs[i] != nil {
+			return errs[i]
 		}
-		f.sum, f.hasSum, f.size = sum, true, n
-		w.snap.Files[rel] = f
+		w.snap.Files[j.rel] = j.f
 	}
 	return nil
 }

@@ -471,12 +471,13 @@ func unreadable(rel string, err error) error {
 func (w *walker) hashAll() error {
 	type job struct {
 		rel string
-		f   File
+		sum [sha256.Size]byte
+		n   int64
 	}
 	var jobs []job
 	for rel, f := range w.snap.Files {
 		if f.disk != nil {
-			jobs = append(jobs, job{rel, f})
+			jobs = append(jobs, job{rel: rel})
 		}
 	}
 	const workers = 4
@@ -500,7 +501,7 @@ func (w *walker) hashAll() error {
 					next.Store(int64(len(jobs))) // stop the others early
 					return
 				}
-				j.f.sum, j.f.hasSum, j.f.size = sum, true, n
+				j.sum, j.n = sum, n
 			}
 		}()
 	}
@@ -509,7 +510,9 @@ func (w *walker) hashAll() error {
 		if errs[i] != nil {
 			return errs[i]
 		}
-		w.snap.Files[j.rel] = j.f
+		f := w.snap.Files[j.rel]
+		f.sum, f.hasSum, f.size = j.sum, true, j.n
+		w.snap.Files[j.rel] = f
 	}
 	return nil
 }

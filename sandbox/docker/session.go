@@ -186,7 +186,9 @@ func (s *Session) sync(ctx context.Context, c *conn, snap *sandbox.Snapshot) (sa
 		}
 		f := snap.Files[p]
 		h := s.hash(p, f)
-		hashes[p] = hashEntry{data: f.Data, hash: h}
+		if f.Data != nil { // files on disk carry their hash; remember only in-memory ones
+			hashes[p] = hashEntry{data: f.Data, hash: h}
+		}
 		man.Files[i] = wire.FileEntry{Path: p, Hash: h, Mode: uint32(fileMode(f))}
 	}
 	stop := context.AfterFunc(ctx, func() { c.hj.Close() })

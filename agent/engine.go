@@ -123,11 +123,11 @@ func limits(cfg *config.Config) sandbox.Limits { return backends.Limits(cfg) }
 // Test snapshots root (with overlays), runs the test command once in a
 // fresh sandbox session and returns the report.
 func (e *Engine) Test(ctx context.Context, root string, overlays map[string][]byte) (*testrun.Report, error) {
-	snap, err := sandbox.SnapshotDir(root, nil)
+	snap, err := e.snapshot(root)
 	if err != nil {
 		return nil, err
 	}
-	snap = snap.With(overlays)
+	snap, _ = snap.WithOverlays(overlays)
 	sess, done, err := e.startSession(ctx, snap)
 	if err != nil {
 		return nil, err

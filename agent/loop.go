@@ -110,17 +110,22 @@ var errWallBudget = errors.New("wall budget exhausted")
 
 func (r *run) setup(ctx context.Context) error {
 	e := r.e
-	snap, err := sandbox.SnapshotDir(r.req.Root, nil)
+	snap, err := e.snapshot(r.req.Root)
 	if err != nil {
 		return fmt.Errorf("run: %w", err)
 	}
-	r.base = snap.With(r.req.Overlays)
+	var dropped []string
+	r.base, dropped = snap.WithOverlays(r.req.Overlays)
+	for _, p := range dropped {
+		e.log.Debug("snapshot: unsaved buffer left out (ignored, excluded or secret)", "path", p)
+	}
 	r.cur = r.base
 	r.masker = newSecretMasker(r.req.Root, r.base)
 	r.lang = r.base.Language()
 	ig := newIgnorer(r.base)
 	r.include = func(p string) bool {
-		return !isSecretPath(p) && (e.cfg.Policy.IncludeIgnored || !ig.Ignored(p))
+		// a symlink is carried into the sandbox, but has no text to show
+		return !isSecretPath(p) && !r.base.Files[p].IsLink() && (e.cfg.Policy.IncludeIgnored || !ig.Ignored(p))
 	}
 	if r.req.GoalComment != nil {
 		r.cur = removeLine(r.cur, *r.req.GoalComment)
@@ -134,6 +139,7 @@ func (r *run) setup(ctx context.Context) error {
 	}
 	r.policy = pc
 	r.openLog()
+	r.logSnapshot()
 	r.mem = e.openMemory(r)
 	r.emit(PhaseTest, 0, "starting the sandbox", nil)
 	t0 := time.Now()
@@ -388,8 +394,8 @@ func (r *run) applyReply(ctx context.Context, reply string, it int) (map[string]
 	}
 	orig := map[string][]byte{}
 	for p := range changes {
-		if f, ok := r.base.Files[p]; ok {
-			orig[p] = f.Data
+		if old, ok := r.base.Text(p); ok {
+			orig[p] = []byte(old)
 		} else {
 			orig[p] = nil
 		}
@@ -732,26 +738,28 @@ func changesBetween(base, cur *sandbox.Snapshot) []FileChange {
 	changed, deleted := base.Diff(cur)
 	var out []FileChange
 	for _, p := range changed {
-		of, existed := base.Files[p]
-		c := FileChange{Path: p, After: cur.Files[p].Data, Created: !existed}
+		_, existed := base.Files[p]
+		after, _ := cur.Read(p)
+		c := FileChange{Path: p, After: after, Created: !existed}
 		if existed {
-			c.Before = of.Data
+			c.Before, _ = base.Read(p)
 		}
 		out = append(out, c)
 	}
 	for _, p := range deleted {
-		out = append(out, FileChange{Path: p, Before: base.Files[p].Data, Deleted: true})
+		before, _ := base.Read(p)
+		out = append(out, FileChange{Path: p, Before: before, Deleted: true})
 	}
 	return out
 }
 
 // removeLine drops the goal comment's line from its file.
 func removeLine(snap *sandbox.Snapshot, loc Location) *sandbox.Snapshot {
-	f, ok := snap.Files[loc.Path]
+	text, ok := snap.Text(loc.Path)
 	if !ok {
 		return snap
 	}
-	lines := strings.SplitAfter(string(f.Data), "\n")
+	lines := strings.SplitAfter(text, "\n")
 	if loc.Line < 0 || loc.Line >= len(lines) {
 		return snap
 	}

@@ -66,11 +66,15 @@ func (r *run) tool(ctx context.Context, name, args string) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		f, ok := snap.Files[p]
+		_, ok := snap.Files[p]
 		if !ok || !r.include(p) {
 			return "", fmt.Errorf("no such file: %s", a.Path)
 		}
-		return r.mask(trimOutput(string(f.Data), 24000)), nil
+		data, err := snap.Read(p)
+		if err != nil {
+			return "", err
+		}
+		return r.mask(trimOutput(string(data), 24000)), nil
 	case "list_files":
 		dir := strings.Trim(a.Dir, "/")
 		var out []string
@@ -93,7 +97,8 @@ func (r *run) tool(ctx context.Context, name, args string) (string, error) {
 			if !r.include(p) || !isSource(p) && path.Ext(p) != ".md" {
 				continue
 			}
-			for i, l := range strings.Split(string(snap.Files[p].Data), "\n") {
+			text, _ := snap.Text(p)
+			for i, l := range strings.Split(text, "\n") {
 				if re.MatchString(l) {
 					out = append(out, fmt.Sprintf("%s:%d: %s", p, i+1, strings.TrimSpace(l)))
 					if len(out) >= 100 {

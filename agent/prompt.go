@@ -333,7 +333,7 @@ func contextFiles(snap *sandbox.Snapshot, req *Request, rep *testrun.Report, inc
 	// Nothing named: the sources, smallest first (solve mode from scratch).
 	if len(out) == 0 {
 		ps := snap.Paths()
-		sort.SliceStable(ps, func(i, j int) bool { return len(snap.Files[ps[i]].Data) < len(snap.Files[ps[j]].Data) })
+		sort.SliceStable(ps, func(i, j int) bool { return snap.Files[ps[i]].Size() < snap.Files[ps[j]].Size() })
 		for _, p := range ps {
 			if isSource(p) || path.Base(p) == "go.mod" || path.Base(p) == "package.json" || path.Base(p) == "pyproject.toml" {
 				add(p)
@@ -352,7 +352,7 @@ var (
 // imports: "from pkg.mod import x" → pkg/mod.py or pkg/mod/__init__.py,
 // require('../src/x') → src/x.js.
 func localImports(snap *sandbox.Snapshot, p string) []string {
-	data := string(snap.Files[p].Data)
+	data, _ := snap.Text(p)
 	var out []string
 	try := func(cands ...string) {
 		for _, c := range cands {
@@ -420,7 +420,8 @@ func fitContext(in *promptInput, snap *sandbox.Snapshot, ranked []string, includ
 	avail -= len(in.RepoMap)
 	in.Files, in.Omitted = nil, nil
 	for _, p := range ranked {
-		c := redactText(string(snap.Files[p].Data))
+		text, _ := snap.Text(p)
+		c := redactText(text)
 		cost := len(c) + len(p) + 20
 		if cost > avail {
 			in.Omitted = append(in.Omitted, p)

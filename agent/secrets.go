@@ -48,8 +48,12 @@ func newSecretMasker(root string, snap *sandbox.Snapshot) *redact.Masker {
 	seen := map[string]bool{}
 	for _, p := range snap.Paths() {
 		if redact.IsSecretPath(p) {
+			data, err := snap.Files[p].Bytes()
+			if err != nil {
+				continue // changed or gone since the snapshot: the disk walk below reads it
+			}
 			seen[p] = true
-			values = append(values, redact.Values(p, snap.Files[p].Data)...)
+			values = append(values, redact.Values(p, data)...)
 		}
 	}
 	if root != "" {

@@ -108,6 +108,7 @@ type Sandbox struct {
 	// /tmp are size-limited tmpfs; past the cap a write gets ENOSPC.
 	WorkspaceSize string `toml:"workspace_size" json:"workspaceSize"` // default 1g
 	TmpSize       string `toml:"tmp_size" json:"tmpSize"`             // default 256m
+	SandboxFiles
 }
 
 // Agent configures the loop.

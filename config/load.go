@@ -116,6 +116,9 @@ func (c *Config) MergeTOML(name string, data []byte) error {
 	if err := dec.Decode(c); err != nil {
 		return fileError(name, data, err)
 	}
+	if err := c.Sandbox.SandboxFiles.check(name, data); err != nil {
+		return err
+	}
 	if toml.Unmarshal(data, &probe) == nil && probe.Model != nil &&
 		(probe.Model.BaseURL != nil || probe.Model.APIKey != nil || probe.Model.Name != nil) {
 		c.Model.configured = true
@@ -258,6 +261,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Sandbox.Pids < 0 || c.Sandbox.Timeout < 0 || c.Sandbox.CPUs < 0 {
 		return bad("sandbox.pids, sandbox.timeout, sandbox.cpus", "negative limits are refused (0 or absent means the default): pids %d, timeout %v, cpus %v", c.Sandbox.Pids, c.Sandbox.Timeout.D(), c.Sandbox.CPUs)
+	}
+	if err := c.Sandbox.SandboxFiles.check("", nil); err != nil {
+		return err
 	}
 	if c.Agent.MaxIterations < 1 {
 		return bad("agent.max_iterations (FIXPOINT_MAX_ITERATIONS)", "must be at least 1")

@@ -83,12 +83,16 @@ func Apply(snap *sandbox.Snapshot, blocks []Block, opts *ApplyOptions) (map[stri
 	}
 	targets := gitDirTargets(snap)
 	work := map[string][]byte{}
-	get := func(p string) ([]byte, bool) {
+	get := func(p string) ([]byte, bool, error) {
 		if b, ok := work[p]; ok {
-			return b, b != nil
+			return b, b != nil, nil
 		}
 		f, ok := snap.Files[p]
-		return f.Data, ok
+		if !ok {
+			return nil, false, nil
+		}
+		b, err := f.Bytes()
+		return b, true, err
 	}
 	for i, b := range blocks {
 		n := b.Index
@@ -103,7 +107,10 @@ func Apply(snap *sandbox.Snapshot, blocks []Block, opts *ApplyOptions) (map[stri
 		if err := checkPath(snap, host, targets, p, &o); err != nil {
 			return nil, &ApplyError{Block: n, Path: b.Path, Err: err, Reason: fmt.Sprintf("block %d: %v", n, err)}
 		}
-		cur, exists := get(p)
+		cur, exists, err := get(p)
+		if err != nil {
+			return nil, &ApplyError{Block: n, Path: b.Path, Err: err, Reason: fmt.Sprintf("block %d: %v", n, err)}
+		}
 		next, aerr := applyOne(snap, p, cur, exists, b, n)
 		if aerr != nil {
 			return nil, aerr
@@ -115,7 +122,7 @@ func Apply(snap *sandbox.Snapshot, blocks []Block, opts *ApplyOptions) (map[stri
 	}
 	out := map[string][]byte{}
 	for p, data := range work {
-		if f, ok := snap.Files[p]; ok && string(f.Data) == string(data) {
+		if old, ok := snap.Text(p); ok && old == string(data) {
 			continue
 		}
 		out[p] = data

@@ -3,8 +3,12 @@ package edit
 import (
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"path"
+	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/fixpoint-dev/fixpoint/agent/redact"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
@@ -104,15 +108,49 @@ func gitDirTargets(snap *sandbox.Snapshot) []string {
 	for p, f := range snap.Files {
 		switch base := path.Base(p); {
 		case isGitName(base):
-			if line, ok := strings.CutPrefix(firstLineOf(f.Data), "gitdir:"); ok {
+			if line, ok := strings.CutPrefix(firstLine(f), "gitdir:"); ok {
 				add(p, line)
 			}
 		case base == "commondir":
-			add(p, firstLineOf(f.Data))
+			add(p, firstLine(f))
 			add(p, ".") // the directory holding commondir is a git dir
 		}
 	}
+	// SnapshotDir leaves every .git entry out; the .git files it saw
+	// (submodules, linked worktrees) are read from disk, without following
+	// symlinks (SnapshotDir lists regular files only).
+	for _, p := range snap.Skipped.GitFiles {
+		if snap.Root == "" {
+			break
+		}
+		if line, ok := strings.CutPrefix(firstLineOfFile(filepath.Join(snap.Root, filepath.FromSlash(p))), "gitdir:"); ok {
+			add(p, line)
+		}
+	}
 	return out
+}
+
+// firstLine is the first line of a snapshot file ("" when unreadable).
+func firstLine(f sandbox.File) string {
+	b, err := f.Bytes()
+	if err != nil {
+		return ""
+	}
+	return firstLineOf(b)
+}
+
+// firstLineOfFile reads at most 4 KiB of a regular file on disk.
+func firstLineOfFile(name string) string {
+	fh, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return ""
+	}
+	defer fh.Close()
+	if st, err := fh.Stat(); err != nil || !st.Mode().IsRegular() {
+		return ""
+	}
+	b, _ := io.ReadAll(io.LimitReader(fh, 4096))
+	return firstLineOf(b)
 }
 
 func firstLineOf(b []byte) string {

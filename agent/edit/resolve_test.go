@@ -411,3 +411,38 @@ func equalTrees(a, b map[string]string) bool {
 	}
 	return true
 }
+
+// TestApplyRefusesGitdirTargetOnDisk: SnapshotDir leaves every .git entry
+// out, so a submodule's "gitdir:" pointer is known only from disk. A
+// reply that writes into the directory it names is still refused.
+func TestApplyRefusesGitdirTargetOnDisk(t *testing.T) {
+	root := t.TempDir()
+	for p, data := range map[string]string{
+		"sub/.git":   "gitdir: ../modules/sub\n",
+		"sub/a.go":   "package sub\n",
+		"main.go":    "package main\n",
+		"modules/.k": "",
+	} {
+		full := filepath.Join(root, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	snap, err := sandbox.SnapshotDir(root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := snap.Files["sub/.git"]; ok {
+		t.Fatalf("snapshot holds sub/.git; this test is about the .git files it leaves out")
+	}
+	_, err = Apply(snap, []Block{create("modules/sub/config", "[core]\n\tfsmonitor = \"touch /tmp/pwned\"\n")}, nil)
+	if !errors.Is(err, ErrGitDir) {
+		t.Errorf("Apply into the gitdir target of an on-disk sub/.git = %v, want ErrGitDir", err)
+	}
+	if _, err := Apply(snap, []Block{create("modules/other/x.go", "package other\n")}, nil); err != nil {
+		t.Errorf("Apply beside the gitdir target = %v, want it applied", err)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -168,6 +169,8 @@ func (a *Agent) config(attempts int) *config.Config {
 	cfg.Agent.MaxIterations = attempts
 	cfg.Agent.AllowTestEdits = false
 	cfg.Policy.IncludeIgnored = false
+	// tests/ is gitignored to keep it out of prompts; the sandbox needs it.
+	cfg.Sandbox.Include = append(slices.Clone(cfg.Sandbox.Include), "tests/")
 	cfg.DataDir = filepath.Join(a.Dir, "data")
 	rules := maps.Clone(cfg.Policy.Rules)
 	if rules == nil {

@@ -67,9 +67,15 @@ func manifestDeps(s *sandbox.Snapshot) []Dep {
 		return nil
 	}
 	var out []Dep
-	for p, f := range s.Files {
+	for p := range s.Files {
 		base := path.Base(p)
-		text := string(f.Data)
+		switch {
+		case base == "go.mod", base == "pyproject.toml", base == "package.json",
+			strings.HasPrefix(base, "requirements") && strings.HasSuffix(base, ".txt"):
+		default:
+			continue // read only the manifests: contents stay on disk
+		}
+		text, _ := s.Text(p)
 		switch {
 		case base == "go.mod":
 			for _, m := range goRequireRe.FindAllStringSubmatch(text, -1) {
@@ -95,7 +101,7 @@ func manifestDeps(s *sandbox.Snapshot) []Dep {
 			}
 		case base == "package.json":
 			var pj map[string]json.RawMessage
-			if json.Unmarshal(f.Data, &pj) != nil {
+			if json.Unmarshal([]byte(text), &pj) != nil {
 				continue
 			}
 			for _, key := range []string{"dependencies", "devDependencies", "optionalDependencies", "peerDependencies"} {

@@ -74,7 +74,8 @@ func Build(snap *sandbox.Snapshot, opts *Options) string {
 	syms := map[string]string{}
 	budget := o.MaxBytes - base
 	for _, p := range order {
-		s := Symbols(p, snap.Files[p].Data)
+		data, _ := snap.Read(p)
+		s := Symbols(p, data)
 		if len(s) == 0 {
 			continue
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/docker/docker/client"
 
+	"github.com/fixpoint-dev/fixpoint/agent"
 	"github.com/fixpoint-dev/fixpoint/config"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/backends"
@@ -221,7 +222,7 @@ Example:
 	if err != nil {
 		return a.fail(err)
 	}
-	snap, err := sandbox.SnapshotDir(root, nil)
+	snap, err := sandbox.SnapshotDir(root, agent.SnapshotOptions(cfg))
 	if err != nil {
 		return a.fail(err)
 	}
@@ -248,6 +249,7 @@ Example:
 	if _, err := sess.Sync(ctx, snap); err != nil {
 		return a.fail(fmt.Errorf("copy %s into the sandbox: %w", root, err))
 	}
+	fmt.Fprintln(a.stderr, "fixpoint: "+agent.SnapshotSummary(snap))
 	res, err := sess.Run(ctx, sandbox.Command{Args: argv, Stdout: a.stdout, Stderr: a.stderr})
 	if err != nil {
 		if ctx.Err() != nil {

@@ -151,13 +151,23 @@ func (s *Session) Sync(ctx context.Context, snap *sandbox.Snapshot) (sandbox.Syn
 }
 
 func fileMode(f sandbox.File) fs.FileMode {
+	if f.IsLink() {
+		return 0o777
+	}
 	if f.Mode == 0 {
 		return 0o644
 	}
 	return f.Mode.Perm()
 }
 
-func (s *Session) hash(p string, data []byte) string {
+// hash returns the content hash of f. Files read from the workspace carry
+// the hash the snapshot recorded; in-memory contents (overlays, model
+// edits) are hashed once and remembered while the same bytes are synced.
+func (s *Session) hash(p string, f sandbox.File) string {
+	data := f.Data
+	if f.IsLink() || data == nil {
+		return f.Hash()
+	}
 	if e, ok := s.hashes[p]; ok && len(e.data) == len(data) && unsafe.SliceData(e.data) == unsafe.SliceData(data) {
 		return e.hash
 	}
@@ -175,8 +185,10 @@ func (s *Session) sync(ctx context.Context, c *conn, snap *sandbox.Snapshot) (sa
 			return st, fmt.Errorf("sync: %w", err)
 		}
 		f := snap.Files[p]
-		h := s.hash(p, f.Data)
-		hashes[p] = hashEntry{data: f.Data, hash: h}
+		h := s.hash(p, f)
+		if f.Data != nil { // files on disk carry their hash; remember only in-memory ones
+			hashes[p] = hashEntry{data: f.Data, hash: h}
+		}
 		man.Files[i] = wire.FileEntry{Path: p, Hash: h, Mode: uint32(fileMode(f))}
 	}
 	stop := context.AfterFunc(ctx, func() { c.hj.Close() })
@@ -211,11 +223,11 @@ func (s *Session) sync(ctx context.Context, c *conn, snap *sandbox.Snapshot) (sa
 		if !ok {
 			continue
 		}
-		hdr := &tar.Header{Name: p, Typeflag: tar.TypeReg, Mode: int64(fileMode(f)), Size: int64(len(f.Data)), ModTime: time.Unix(0, 0)}
-		if err := tw.WriteHeader(hdr); err != nil {
-			return st, s.ctxErr(ctx, s.streamErr(c, "sync", err))
-		}
-		if _, err := tw.Write(f.Data); err != nil {
+		if err := writeTarEntry(tw, p, f); err != nil {
+			if errors.Is(err, sandbox.ErrChanged) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+				c.dead = true                          // the stream stopped mid-file: restart before the next use
+				return st, fmt.Errorf("sync: %w", err) // the workspace's fault, not the sandbox's
+			}
 			return st, s.ctxErr(ctx, s.streamErr(c, "sync", err))
 		}
 	}
@@ -231,6 +243,27 @@ func (s *Session) sync(ctx context.Context, c *conn, snap *sandbox.Snapshot) (sa
 	}
 	s.last, s.hashes = snap, hashes
 	return sandbox.SyncStats{Written: done.Written, Deleted: need.Deleted, Bytes: done.Bytes}, nil
+}
+
+// writeTarEntry adds one snapshot entry to the sync stream: a symlink as
+// a symlink, a file streamed from the workspace (never read whole).
+func writeTarEntry(tw *tar.Writer, p string, f sandbox.File) error {
+	if f.IsLink() {
+		return tw.WriteHeader(&tar.Header{Name: p, Typeflag: tar.TypeSymlink, Linkname: f.Link, Mode: 0o777, ModTime: time.Unix(0, 0)})
+	}
+	r, err := f.Open()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	hdr := &tar.Header{Name: p, Typeflag: tar.TypeReg, Mode: int64(fileMode(f)), Size: f.Size(), ModTime: time.Unix(0, 0)}
+	if err := tw.WriteHeader(hdr); err != nil {
+		return err
+	}
+	if _, err := io.Copy(tw, r); err != nil {
+		return err
+	}
+	return nil
 }
 
 // ctxErr prefers the context's error when it caused the failure.

@@ -266,3 +266,13 @@ func TestChanges(t *testing.T) {
 		t.Errorf("ReadFile(edit.py) = %q, %v", data, err)
 	}
 }
+
+func TestSnapshotFidelity(t *testing.T) {
+	cli := sandboxtest.RequireDocker(t)
+	sandboxtest.RequireImage(t, cli, testImage)
+	b, err := docker.New(t.Context(), &docker.Options{Client: cli})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	sandboxtest.SnapshotFidelity(t, b, sandbox.Spec{Image: testImage, Limits: sandbox.Limits{Timeout: 30 * time.Second}})
+}

@@ -220,6 +220,7 @@ func (s *Session) Sync(ctx context.Context, snap *sandbox.Snapshot) (sandbox.Syn
 		return st, fmt.Errorf("%s sandbox: %w", s.opts.Name, err)
 	}
 	defer root.Close()
+	made := map[string]bool{} // directories created and chowned by this Sync
 	for _, rel := range changed {
 		if err := ctx.Err(); err != nil {
 			return st, err
@@ -229,11 +230,11 @@ func (s *Session) Sync(ctx context.Context, snap *sandbox.Snapshot) (sandbox.Syn
 			return st, fmt.Errorf("sync: %w", err)
 		}
 		f := snap.Files[rel]
-		if err := s.writeFile(root, clean, f); err != nil {
+		if err := s.writeFile(root, clean, f, made); err != nil {
 			return st, fmt.Errorf("sync %s: %w", rel, err)
 		}
 		st.Written++
-		st.Bytes += int64(len(f.Data))
+		st.Bytes += f.Size()
 	}
 	for _, rel := range deleted {
 		clean, err := sandbox.CleanRel(rel)
@@ -251,27 +252,39 @@ func (s *Session) Sync(ctx context.Context, snap *sandbox.Snapshot) (sandbox.Syn
 	return st, nil
 }
 
-func (s *Session) writeFile(root *os.Root, rel string, f sandbox.File) error {
+func (s *Session) writeFile(root *os.Root, rel string, f sandbox.File, made map[string]bool) error {
 	mode := f.Mode.Perm()
 	if mode == 0 {
 		mode = 0o644
 	}
-	if dir := path.Dir(rel); dir != "." {
+	if dir := path.Dir(rel); dir != "." && !made[dir] {
 		if err := root.MkdirAll(dir, 0o755); err != nil {
 			return err
 		}
-		for d := dir; d != "."; d = path.Dir(d) {
+		for d := dir; d != "." && !made[d]; d = path.Dir(d) {
 			if err := s.chown(filepath.Join(s.dirs.Workspace, d)); err != nil {
 				return err
 			}
+			made[d] = true
 		}
 	}
-	root.Remove(rel) // a command may have made it read-only or a directory of its own
+	root.RemoveAll(rel) // a command may have made it read-only or a directory of its own
+	if f.IsLink() {
+		// The snapshot keeps only links that resolve inside the workspace;
+		// os.Root refuses to follow one out all the same.
+		if err := root.Symlink(f.Link, rel); err != nil {
+			return err
+		}
+		if s.uid >= 0 {
+			return root.Lchown(rel, s.uid, s.uid)
+		}
+		return nil
+	}
 	w, err := root.OpenFile(rel, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, mode)
 	if err != nil {
 		return err
 	}
-	if _, err := w.Write(f.Data); err != nil {
+	if err := copyContents(w, f); err != nil {
 		w.Close()
 		return err
 	}
@@ -286,6 +299,20 @@ func (s *Session) writeFile(root *os.Root, rel string, f sandbox.File) error {
 		}
 	}
 	return w.Close()
+}
+
+// copyContents streams a snapshot file into w: a file read from the
+// workspace is never held in memory whole.
+func copyContents(w io.Writer, f sandbox.File) error {
+	r, err := f.Open()
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(w, r)
+	if cerr := r.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // ReadFile reads a file of the workspace copy; symlinks cannot lead out.

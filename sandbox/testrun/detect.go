@@ -99,15 +99,15 @@ func Detect(snap *sandbox.Snapshot, override string) Runner {
 	if snap == nil {
 		return Runner{Name: RunnerCustom}
 	}
-	if f, ok := snap.Files["go.mod"]; ok {
+	if gomod, ok := snap.Text("go.mod"); ok {
 		r := Runner{Name: RunnerGo, Args: []string{"go", "test", "-json", "./..."}}
-		if m := goModuleRe.FindSubmatch(f.Data); m != nil {
+		if m := goModuleRe.FindSubmatch([]byte(gomod)); m != nil {
 			r.Module = string(m[2])
 		}
 		return r
 	}
-	if f, ok := snap.Files["package.json"]; ok {
-		return nodeRunner(f.Data)
+	if pkg, ok := snap.Text("package.json"); ok {
+		return nodeRunner([]byte(pkg))
 	}
 	if isPytest(snap) {
 		return Runner{
@@ -235,21 +235,22 @@ func scriptRunner(script string) (string, []string) {
 }
 
 func isPytest(snap *sandbox.Snapshot) bool {
-	for p, f := range snap.Files {
+	text := func(p string) string { t, _ := snap.Text(p); return t }
+	for p := range snap.Files {
 		base := path.Base(p)
 		switch base {
 		case "pytest.ini", "conftest.py":
 			return true
 		case "pyproject.toml":
-			if strings.Contains(string(f.Data), "[tool.pytest") {
+			if strings.Contains(text(p), "[tool.pytest") {
 				return true
 			}
 		case "setup.cfg":
-			if strings.Contains(string(f.Data), "[tool:pytest]") {
+			if strings.Contains(text(p), "[tool:pytest]") {
 				return true
 			}
 		case "tox.ini":
-			if strings.Contains(string(f.Data), "[pytest]") {
+			if strings.Contains(text(p), "[pytest]") {
 				return true
 			}
 		}

@@ -43,11 +43,15 @@ func (s *localSession) Sync(_ context.Context, snap *sandbox.Snapshot) (sandbox.
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return st, err
 		}
-		if err := os.WriteFile(p, f.Data, 0o644); err != nil {
+		data, err := f.Bytes()
+		if err != nil {
+			return st, err
+		}
+		if err := os.WriteFile(p, data, 0o644); err != nil {
 			return st, err
 		}
 		st.Written++
-		st.Bytes += int64(len(f.Data))
+		st.Bytes += int64(len(data))
 	}
 	return st, nil
 }

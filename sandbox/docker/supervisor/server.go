@@ -46,6 +46,7 @@ type server struct {
 }
 
 type fileRecord struct {
+	link  string // symlink target, "" for a regular file
 	hash  string
 	mode  uint32
 	size  int64
@@ -264,7 +265,14 @@ func (s *server) unchanged(rel string, rec fileRecord) bool {
 		return false
 	}
 	st, err := os.Lstat(p)
-	return err == nil && st.Mode().IsRegular() && st.Size() == rec.size && st.ModTime().Equal(rec.mtime)
+	if err != nil {
+		return false
+	}
+	if rec.link != "" {
+		t, err := os.Readlink(p)
+		return err == nil && st.Mode()&fs.ModeSymlink != 0 && t == rec.link
+	}
+	return st.Mode().IsRegular() && st.Size() == rec.size && st.ModTime().Equal(rec.mtime)
 }
 
 func (s *server) endSync() {
@@ -297,10 +305,15 @@ func (s *server) extract(r io.Reader) (wire.SyncReply, error) {
 		if err != nil {
 			return rep, fmt.Errorf("read tar: %w", err)
 		}
-		if h.Typeflag != tar.TypeReg {
-			return rep, fmt.Errorf("tar entry %s: only regular files are accepted", h.Name)
+		var rec fileRecord
+		switch h.Typeflag {
+		case tar.TypeReg:
+			rec, err = s.writeFile(h, tr)
+		case tar.TypeSymlink:
+			rec, err = s.writeLink(h)
+		default:
+			return rep, fmt.Errorf("tar entry %s: only regular files and symlinks are accepted", h.Name)
 		}
-		rec, err := s.writeFile(h, tr)
 		if err != nil {
 			return rep, err
 		}
@@ -343,6 +356,31 @@ func (s *server) writeFile(h *tar.Header, r io.Reader) (fileRecord, error) {
 		return fileRecord{}, fmt.Errorf("write %s: %w", h.Name, err)
 	}
 	return fileRecord{hash: hex.EncodeToString(hash.Sum(nil)), mode: uint32(mode), size: n, mtime: st.ModTime()}, nil
+}
+
+// writeLink creates a symlink whose target, relative, stays inside the
+// workspace (the host keeps only such links; anything else is refused).
+func (s *server) writeLink(h *tar.Header) (fileRecord, error) {
+	p, err := s.workPath(h.Name)
+	if err != nil || p == s.root {
+		return fileRecord{}, fmt.Errorf("tar entry %q: bad path", h.Name)
+	}
+	t := h.Linkname
+	j := path.Join(path.Dir(path.Clean(h.Name)), t)
+	if t == "" || path.IsAbs(t) || strings.ContainsRune(t, 0) || j == ".." || strings.HasPrefix(j, "../") {
+		return fileRecord{}, fmt.Errorf("tar entry %q: symlink target %q leaves the workspace", h.Name, t)
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return fileRecord{}, fmt.Errorf("write %s: %w", h.Name, err)
+	}
+	if err := os.RemoveAll(p); err != nil {
+		return fileRecord{}, fmt.Errorf("write %s: %w", h.Name, err)
+	}
+	if err := os.Symlink(t, p); err != nil {
+		return fileRecord{}, fmt.Errorf("write %s: %w", h.Name, err)
+	}
+	sum := sha256.Sum256([]byte("link:" + t))
+	return fileRecord{link: t, hash: hex.EncodeToString(sum[:]), mode: 0o777, size: int64(len(t))}, nil
 }
 
 // capWriter forwards a stream in frames until its cap, then adds a marker
@@ -404,7 +442,7 @@ func (s *server) changes(payload []byte) {
 			}
 			return nil
 		}
-		if !d.Type().IsRegular() {
+		if !d.Type().IsRegular() && d.Type()&fs.ModeSymlink == 0 {
 			return nil
 		}
 		rel, err := filepath.Rel(s.root, p)
@@ -413,6 +451,15 @@ func (s *server) changes(payload []byte) {
 		}
 		rel = filepath.ToSlash(rel)
 		rec, ok := s.files[rel]
+		if d.Type()&fs.ModeSymlink != 0 { // only the links a sync made are tracked
+			if ok && rec.link != "" {
+				seen[rel] = true
+				if !s.unchanged(rel, rec) {
+					add(&rep.Modified, rel)
+				}
+			}
+			return nil
+		}
 		if !ok {
 			add(&rep.Created, rel)
 			return nil

@@ -224,7 +224,11 @@ func TestSyncRejectsBadEntries(t *testing.T) {
 	}{
 		{name: "parent escape", hdr: tar.Header{Name: "../evil", Typeflag: tar.TypeReg}},
 		{name: "absolute", hdr: tar.Header{Name: "/etc/evil", Typeflag: tar.TypeReg}},
-		{name: "symlink", hdr: tar.Header{Name: "link", Typeflag: tar.TypeSymlink, Linkname: "/etc/passwd"}},
+		{name: "symlink absolute", hdr: tar.Header{Name: "link", Typeflag: tar.TypeSymlink, Linkname: "/etc/passwd"}},
+		{name: "symlink to the parent", hdr: tar.Header{Name: "link", Typeflag: tar.TypeSymlink, Linkname: ".."}},
+		{name: "symlink climbing out", hdr: tar.Header{Name: "a/b/link", Typeflag: tar.TypeSymlink, Linkname: "../../../etc"}},
+		{name: "symlink empty", hdr: tar.Header{Name: "link", Typeflag: tar.TypeSymlink}},
+		{name: "hard link", hdr: tar.Header{Name: "link", Typeflag: tar.TypeLink, Linkname: "a"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -241,6 +245,48 @@ func TestSyncRejectsBadEntries(t *testing.T) {
 				t.Errorf("tar entry %+v accepted: %q %q", tt.hdr, f.Type, f.Payload)
 			}
 		})
+	}
+}
+
+// TestSyncSymlinks: a relative link inside the workspace is created, is
+// left alone while unchanged, and is re-created after a command changed it.
+func TestSyncSymlinks(t *testing.T) {
+	p := startPeer(t)
+	linkHash := hashOf("link:../data/x.json")
+	send := func() wire.NeedReply {
+		p.send(wire.Manifest, wire.ManifestRequest{Files: []wire.FileEntry{{Path: "test/x.json", Hash: linkHash, Mode: 0o777}}})
+		var need wire.NeedReply
+		json.Unmarshal(p.read().Payload, &need)
+		var buf bytes.Buffer
+		tw := tar.NewWriter(&buf)
+		for _, path := range need.Paths {
+			tw.WriteHeader(&tar.Header{Name: path, Typeflag: tar.TypeSymlink, Linkname: "../data/x.json", Mode: 0o777})
+		}
+		tw.Close()
+		p.send(wire.TarChunk, buf.Bytes())
+		p.send(wire.TarEnd, []byte(nil))
+		if f := p.read(); f.Type != wire.Synced {
+			t.Fatalf("sync reply %q %q", f.Type, f.Payload)
+		}
+		return need
+	}
+	if need := send(); len(need.Paths) != 1 {
+		t.Fatalf("first sync needs %q, want the link", need.Paths)
+	}
+	link := filepath.Join(p.root, "test", "x.json")
+	if target, err := os.Readlink(link); err != nil || target != "../data/x.json" {
+		t.Fatalf("Readlink = %q, %v", target, err)
+	}
+	if need := send(); len(need.Paths) != 0 {
+		t.Errorf("unchanged link re-sent: %q", need.Paths)
+	}
+	os.Remove(link)
+	os.Symlink("elsewhere", link) // a command retargeted it
+	if need := send(); len(need.Paths) != 1 {
+		t.Errorf("retargeted link not re-sent: %q", need.Paths)
+	}
+	if target, _ := os.Readlink(link); target != "../data/x.json" {
+		t.Errorf("link points to %q after sync", target)
 	}
 }
 

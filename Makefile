@@ -5,7 +5,7 @@ GOFLAGS_LD := -ldflags "-X main.version=$(VERSION)"
 LANGS ?= all
 DEMO_DIR ?= /tmp/fixpoint-demo
 
-.PHONY: help setup demo check check-only build test lint sandbox-images vsix bench nvim-capture vscode-e2e clean
+.PHONY: help setup demo check check-only build test lint sandbox-images vsix bench nvim-capture vscode-e2e mutation clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -49,6 +49,9 @@ nvim-capture: build ## record a real Neovim run of fixpoint serve into docs/nvim
 
 vscode-e2e: ## optional: the .vsix in a real VS Code (code-server); needs CODE_SERVER and PLAYWRIGHT_CORE, see editors/vscode/e2e/run.mjs
 	go test -count=1 -tags vscode_e2e -run TestVSCodeEndToEnd -timeout 30m ./editors/
+
+mutation: ## slow, not in check: targeted mutants of the security code against their tests; prints the score (MUTANTS=substring to filter)
+	go run ./internal/mutation -only "$(MUTANTS)"
 
 clean: ## remove build outputs
 	rm -rf bin editors/vscode/dist editors/vscode/*.vsix

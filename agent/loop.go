@@ -14,6 +14,7 @@ import (
 
 	"github.com/fixpoint-dev/fixpoint/agent/llm"
 	"github.com/fixpoint-dev/fixpoint/agent/policy"
+	"github.com/fixpoint-dev/fixpoint/agent/redact"
 	"github.com/fixpoint-dev/fixpoint/agent/runlog"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
@@ -45,6 +46,7 @@ type run struct {
 	cur     *sandbox.Snapshot // the working state
 	lang    string
 	include func(string) bool
+	masker  *redact.Masker // the workspace's secret values; see secrets.go
 
 	plan       string
 	history    []string
@@ -114,6 +116,7 @@ func (r *run) setup(ctx context.Context) error {
 	}
 	r.base = snap.With(r.req.Overlays)
 	r.cur = r.base
+	r.masker = newSecretMasker(r.req.Root, r.base)
 	r.lang = r.base.Language()
 	ig := newIgnorer(r.base)
 	r.include = func(p string) bool {
@@ -125,7 +128,7 @@ func (r *run) setup(ctx context.Context) error {
 	// A policy that does not load (a misspelt rule name) is an error, not
 	// a warning: running on without checks would turn a typo in a rule
 	// meant to block something into no checks at all.
-	pc, err := policy.New(e.cfg.Policy, nil)
+	pc, err := policy.New(e.cfg.Policy, &policy.Options{IsTest: IsTestFile})
 	if err != nil {
 		return fmt.Errorf("run: %w", err)
 	}
@@ -145,7 +148,7 @@ func (r *run) setup(ctx context.Context) error {
 		return fmt.Errorf("run: sync workspace: %w", err)
 	}
 	r.emit(PhaseTest, 0, "running the baseline tests", nil)
-	rep, err := e.runTests(ctx, sess, r.cur, nil)
+	rep, err := r.test(ctx, r.cur)
 	r.res.Phases[PhaseTest] += time.Since(t0)
 	if err != nil {
 		r.closeSession()
@@ -275,7 +278,7 @@ func (r *run) fit(in *promptInput, render func(*promptInput) string) string {
 	fixed := len(systemPrompt(r.req.Mode, r.lang)) + len(render(in))
 	ranked := contextFiles(r.cur, &r.req, r.lastRep, r.include)
 	fitContext(in, r.cur, ranked, r.include, r.budget(), fixed)
-	return redactText(render(in))
+	return r.mask(render(in))
 }
 
 // ask sends one prompt and accounts for it; ok is false when the run must
@@ -293,7 +296,7 @@ func (r *run) ask(ctx context.Context, role string, it int, phase Phase, prompt 
 		if ctx.Err() != nil {
 			r.stopped(ctx)
 		} else {
-			r.res.StopReason = "model error: " + redactText(err.Error())
+			r.res.StopReason = "model error: " + r.mask(err.Error())
 		}
 		r.log.Write(runlog.KindWarning, it, map[string]string{"message": "model: " + err.Error()})
 		return "", false
@@ -413,7 +416,7 @@ func (r *run) testPhase(ctx context.Context, iter *Iteration, next *sandbox.Snap
 	}
 	iter.SyncTime = time.Since(ts)
 	tr := time.Now()
-	rep, err := r.e.runTests(ctx, r.sess, next, nil)
+	rep, err := r.test(ctx, next)
 	iter.SandboxTime = time.Since(tr)
 	if err != nil {
 		r.sandboxFailed(ctx, "test", err)
@@ -529,7 +532,7 @@ func (r *run) emitFinal() {
 
 func (r *run) openLog() {
 	dir := filepath.Join(r.e.cfg.DataDir, "runs")
-	w, err := runlog.Create(dir, r.res.RunID, &runlog.Options{Redact: redactText})
+	w, err := runlog.Create(dir, r.res.RunID, &runlog.Options{Redact: r.mask})
 	if err != nil {
 		r.e.warnf("the run log is off: %v", err)
 		return

@@ -37,7 +37,7 @@ func (r *run) memoryObserve(ctx context.Context, it int, rep *testrun.Report) {
 	if st == nil || rep == nil || rep.OK() {
 		return
 	}
-	raw := renderFailure(rep, 4000)
+	raw := r.mask(renderFailure(rep, 4000))
 	query := memory.Signature(r.lang, raw) + "\n" + trimOutput(raw, 1000)
 	cfg := r.e.cfg.Memory
 	matches, err := st.Recall(ctx, query, memory.RecallOptions{K: cfg.K + len(r.mem.addedIDs), Threshold: float32(cfg.Threshold), Language: r.lang})
@@ -62,8 +62,8 @@ func (r *run) memoryObserve(ctx context.Context, it int, rep *testrun.Report) {
 		testID = f[0].ID
 	}
 	rec := memory.Record{
-		Language: r.lang, TestID: testID, Excerpt: redactText(raw), Goal: redactText(r.req.Goal),
-		AttemptDiff: redactText(UnifiedDiff(changesBetween(r.base, r.cur))), RunID: r.res.RunID,
+		Language: r.lang, TestID: testID, Excerpt: raw, Goal: r.mask(r.req.Goal),
+		AttemptDiff: r.mask(UnifiedDiff(changesBetween(r.base, r.cur))), RunID: r.res.RunID,
 	}
 	id, err := st.Add(ctx, rec)
 	if err != nil {
@@ -104,7 +104,7 @@ func (r *run) memoryResolve(ctx context.Context) {
 		return
 	}
 	if len(r.mem.addedIDs) > 0 {
-		if err := st.Resolve(ctx, r.mem.addedIDs, redactText(r.res.Diff), r.lesson()); err != nil {
+		if err := st.Resolve(ctx, r.mem.addedIDs, r.mask(r.res.Diff), r.mask(r.lesson())); err != nil {
 			r.memoryFailed("resolve", err)
 			return
 		}

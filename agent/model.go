@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path"
 	"regexp"
@@ -21,10 +22,22 @@ type Model interface {
 // when the configuration allows them.
 func (r *run) chat(ctx context.Context, role string, msgs []llm.Message, onDelta func(string)) (*llm.Response, error) {
 	cfg := r.e.cfg.Model
+	masked := make([]llm.Message, len(msgs))
+	for i, m := range msgs {
+		m.Content = r.mask(m.Content) // the one place text leaves for the model
+		masked[i] = m
+	}
+	msgs = masked
 	req := llm.Request{Model: cfg.RoleModel(role), Messages: msgs, Temperature: cfg.Temperature, Seed: cfg.Seed, MaxTokens: cfg.MaxTokens}
 	if cfg.Tools == nil || *cfg.Tools {
 		req.Tools = workspaceTools
-		req.ToolHandler = r.tool
+		req.ToolHandler = func(ctx context.Context, name, args string) (string, error) {
+			out, err := r.tool(ctx, name, args)
+			if err != nil {
+				return "", errors.New(r.mask(err.Error()))
+			}
+			return r.mask(out), nil
+		}
 		req.MaxToolRounds = 4
 	}
 	return r.e.opts.Model.Chat(ctx, req, onDelta)
@@ -57,7 +70,7 @@ func (r *run) tool(ctx context.Context, name, args string) (string, error) {
 		if !ok || !r.include(p) {
 			return "", fmt.Errorf("no such file: %s", a.Path)
 		}
-		return redactText(trimOutput(string(f.Data), 24000)), nil
+		return r.mask(trimOutput(string(f.Data), 24000)), nil
 	case "list_files":
 		dir := strings.Trim(a.Dir, "/")
 		var out []string
@@ -84,12 +97,12 @@ func (r *run) tool(ctx context.Context, name, args string) (string, error) {
 				if re.MatchString(l) {
 					out = append(out, fmt.Sprintf("%s:%d: %s", p, i+1, strings.TrimSpace(l)))
 					if len(out) >= 100 {
-						return redactText(strings.Join(out, "\n")), nil
+						return r.mask(strings.Join(out, "\n")), nil
 					}
 				}
 			}
 		}
-		return redactText(strings.Join(out, "\n")), nil
+		return r.mask(strings.Join(out, "\n")), nil
 	}
 	return "", fmt.Errorf("unknown tool %q", name)
 }

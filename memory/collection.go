@@ -54,7 +54,7 @@ type collection struct {
 
 func openCollection(ctx context.Context, dir string, emb Embedder, log *slog.Logger) (*collection, error) {
 	c := &collection{dir: dir, emb: emb, log: log}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := makePrivateDir(dir); err != nil {
 		if _, serr := os.Stat(filepath.Join(dir, journalName)); serr != nil {
 			return nil, fmt.Errorf("create memory dir %s: %w", dir, err)
 		}

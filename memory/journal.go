@@ -148,7 +148,7 @@ func readJournal(f *os.File, offset int64, fn func(*entry)) (int64, []Corrupt, e
 // writer), a newline is written first so that the torn line stays a line of
 // its own. On failure the file is truncated back to its previous size.
 func appendEntries(path string, lines []byte) error {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return fmt.Errorf("open journal: %w", err)
 	}
@@ -213,6 +213,39 @@ func syncDir(dir string) error {
 	return d.Sync()
 }
 
+// Memory directories are 0700 and their files 0600: records hold failure
+// output and diffs of private code.
+const (
+	dirMode  = 0o700
+	fileMode = 0o600
+)
+
+// makePrivateDir creates dir (mode 0700) if needed and tightens an existing
+// one, and the files in it, that an older version created group- or
+// world-readable. It fails only when dir cannot be created; tightening is
+// best effort (a read-only store belongs to someone else).
+func makePrivateDir(dir string) error {
+	if err := os.MkdirAll(dir, dirMode); err != nil {
+		return err
+	}
+	if st, err := os.Stat(dir); err == nil && st.Mode().Perm()&0o077 != 0 {
+		_ = os.Chmod(dir, dirMode)
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	for _, e := range ents {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		if info, err := e.Info(); err == nil && info.Mode().Perm()&0o077 != 0 {
+			_ = os.Chmod(filepath.Join(dir, e.Name()), fileMode)
+		}
+	}
+	return nil
+}
+
 // fileLock is an flock on a file that is never replaced.
 type fileLock struct{ f *os.File }
 
@@ -221,7 +254,7 @@ type fileLock struct{ f *os.File }
 // read-only, which is enough for shared locks.
 func openLock(dir string) (*fileLock, bool, error) {
 	p := filepath.Join(dir, lockName)
-	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o600)
 	if err == nil {
 		return &fileLock{f}, true, nil
 	}

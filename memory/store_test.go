@@ -684,3 +684,53 @@ func TestLanguagePartitions(t *testing.T) {
 		t.Errorf("forgotten record still recalled: %v", ms)
 	}
 }
+
+// TestPrivateModes: the memory directory is 0700 and its files 0600, and
+// a store an older version left world-readable is tightened at open.
+func TestPrivateModes(t *testing.T) {
+	ctx := t.Context()
+	data, root := t.TempDir(), t.TempDir()
+	dir := filepath.Join(data, "memory", "projects", ProjectID(root))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, journalName), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := openTest(t, data, root, nil)
+	if _, err := s.Add(ctx, Record{Language: "go", Excerpt: "--- FAIL: TestX\npanic: boom\n"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Compact(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s = openTest(t, data, root, nil) // reopen: tighten is idempotent
+	s.Close()
+	check := func(p string, want os.FileMode) {
+		t.Helper()
+		st, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Mode().Perm() != want {
+			t.Errorf("mode of %s = %o, want %o", p, st.Mode().Perm(), want)
+		}
+	}
+	check(dir, 0o700)
+	ents, _ := os.ReadDir(dir)
+	if len(ents) < 2 {
+		t.Fatalf("memory dir holds %d files, want the journal and its lock at least", len(ents))
+	}
+	for _, e := range ents {
+		check(filepath.Join(dir, e.Name()), 0o600)
+	}
+	fresh := t.TempDir()
+	s = openTest(t, fresh, root, nil)
+	if _, err := s.Add(ctx, Record{Language: "go", Excerpt: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	check(filepath.Join(fresh, "memory", "projects", ProjectID(root)), 0o700)
+	check(filepath.Join(fresh, "memory", "projects", ProjectID(root), journalName), 0o600)
+}

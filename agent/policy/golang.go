@@ -33,6 +33,8 @@ func checkGo(rel string, src []byte) ([]Finding, error) {
 			add("go.net", "importing net")
 		case "plugin":
 			add("go.plugin", "importing plugin")
+		case "testing":
+			add("go.testing-import", "importing testing in a non-test file")
 		case "os":
 			osName = "os"
 			if imp.Name != nil {
@@ -43,6 +45,7 @@ func checkGo(rel string, src []byte) ([]Finding, error) {
 	if osName == "" {
 		return out, nil
 	}
+	out = append(out, initExits(fset, f, osName)...)
 	ast.Inspect(f, func(n ast.Node) bool {
 		call, ok := n.(*ast.CallExpr)
 		if !ok || len(call.Args) != 1 {
@@ -64,4 +67,30 @@ func checkGo(rel string, src []byte) ([]Finding, error) {
 		return true
 	})
 	return out, nil
+}
+
+// initExits finds os.Exit in func init: a package that exits while it is
+// initialised ends its test binary before any test runs, with the exit
+// code it chooses.
+func initExits(fset *token.FileSet, f *ast.File, osName string) []Finding {
+	var out []Finding
+	for _, d := range f.Decls {
+		fn, ok := d.(*ast.FuncDecl)
+		if !ok || fn.Recv != nil || fn.Name.Name != "init" || fn.Body == nil {
+			continue
+		}
+		ast.Inspect(fn.Body, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			if sel, ok := call.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "Exit" {
+				if id, ok := sel.X.(*ast.Ident); ok && id.Name == osName {
+					out = append(out, Finding{Rule: "go.init-exit", Line: fset.Position(call.Pos()).Line, Message: "os.Exit in func init"})
+				}
+			}
+			return true
+		})
+	}
+	return out
 }

@@ -34,6 +34,54 @@ func checkJS(rel string, src []byte) []Finding {
 				Message: "fs." + string(code[m[2]:m[3]]) + "(" + quote(p) + ") outside the workspace"})
 		}
 	}
+	return append(out, jsTamper(code)...)
+}
+
+// Assertion tampering in JavaScript: names bound to node:assert (and the
+// usual assertion globals) whose members are reassigned, deleted or
+// redefined, and expect.extend, from non-test code.
+var (
+	jsAssertModule = `require\s*\(\s*["'](?:node:)?assert(?:/strict)?["']\s*\)(?:\s*\.\s*strict)?`
+	jsAssertBindRe = regexp.MustCompile(`(?:\b(?:const|let|var)\s+([\w$]+)\s*=\s*` + jsAssertModule +
+		`|\bimport\s+(?:\*\s+as\s+)?([\w$]+)(?:\s*,\s*\{[^}]*\})?\s+from\s+["'](?:node:)?assert(?:/strict)?["'])`)
+	jsGlobalTamperRe = regexp.MustCompile(`\b(?:globalThis|global|window|self)\s*\.\s*(assert|expect|it|test|describe)\s*(?:=[^=>]|\|\|=|\?\?=)`)
+	jsExtendRe       = regexp.MustCompile(`(?:^|[^\w$.])expect\s*\.\s*extend\s*\(`)
+)
+
+func jsTamper(code []byte) []Finding {
+	names := []string{"assert", "expect", "chai", jsAssertModule}
+	for _, m := range jsAssertBindRe.FindAllSubmatch(code, -1) {
+		for _, g := range m[1:] {
+			if len(g) > 0 {
+				names = append(names, regexp.QuoteMeta(string(g)))
+			}
+		}
+	}
+	n := `(` + strings.Join(names, "|") + `)`
+	res := []*regexp.Regexp{
+		// assert.strictEqual = …, assert['equal'] = …, require('assert').ok = …
+		regexp.MustCompile(`(?:^|[^\w$.])` + n + `((?:\s*\.\s*[\w$]+|\s*\[[^\]\n]*\])+)\s*(?:=[^=>]|\|\|=|\?\?=|&&=)`),
+		// Object.defineProperty(assert, …), Reflect.set(assert, …), Object.assign(assert, …)
+		regexp.MustCompile(`\b(?:Object\s*\.\s*(?:defineProperty|defineProperties|assign|setPrototypeOf)|Reflect\s*\.\s*(?:set|defineProperty|deleteProperty|setPrototypeOf))\s*\(\s*` + n + `\b`),
+		// delete assert.ok
+		regexp.MustCompile(`\bdelete\s+` + n + `\s*[.\[]`),
+	}
+	var out []Finding
+	for _, re := range res {
+		for _, m := range re.FindAllSubmatchIndex(code, -1) {
+			what := strings.Join(strings.Fields(string(code[m[2]:m[3]])), "")
+			if len(m) > 5 && m[4] >= 0 {
+				what += strings.Join(strings.Fields(string(code[m[4]:m[5]])), "")
+			}
+			out = append(out, Finding{Rule: "js.assert-tamper", Line: lineOf(code, m[2]), Message: "rebinding " + what + " from non-test code"})
+		}
+	}
+	for _, m := range jsGlobalTamperRe.FindAllSubmatchIndex(code, -1) {
+		out = append(out, Finding{Rule: "js.assert-tamper", Line: lineOf(code, m[0]), Message: "replacing the global " + string(code[m[2]:m[3]]) + " from non-test code"})
+	}
+	for _, m := range jsExtendRe.FindAllIndex(code, -1) {
+		out = append(out, Finding{Rule: "js.assert-tamper", Line: lineOf(code, m[1]), Message: "calling expect.extend (it can redefine matchers) from non-test code"})
+	}
 	return out
 }
 

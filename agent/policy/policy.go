@@ -57,9 +57,21 @@ func Rules() []Rule {
 		{"js.child-process", "js", "requires or imports child_process", Block},
 		{"js.net", "js", "requires or imports net, dgram or tls", Block},
 		{"js.fs-rm", "js", "fs.rm/rmSync/rmdir/rmdirSync on an absolute path or one with ..", Block},
+		{"python.assert-tamper", "python", "rebinds unittest, pytest or builtins.AssertionError members (assignment, setattr, patch) in non-test code", Block},
+		{"python.constant-eq", "python", "__eq__ that always returns true, __ne__ always false, or __hash__ a constant, in non-test code", Block},
+		{"js.assert-tamper", "js", "reassigns, deletes or redefines members of assert/node:assert/expect, or calls expect.extend, in non-test code", Block},
+		{"go.testing-import", "go", "imports testing in a non-test file", Warn},
+		{"go.init-exit", "go", "os.Exit in func init (ends the test binary before any test runs)", Block},
 	}
 	sort.Slice(r, func(i, j int) bool { return r[i].Name < r[j].Name })
 	return r
+}
+
+// nonTestOnly are the rules that do not apply to test files (see
+// Options.IsTest): tests may legitimately patch their own framework.
+var nonTestOnly = map[string]bool{
+	"python.assert-tamper": true, "python.constant-eq": true, "js.assert-tamper": true, "go.testing-import": true,
+	"go.init-exit": true, // the helper-process pattern of Go tests; a test binary that exits early loses its tests, which the verdict catches
 }
 
 // Finding is one rule match.
@@ -128,12 +140,17 @@ type Options struct {
 	// any Python 3 parses the same. When none is found, a token scanner is
 	// used instead.
 	Python string
+	// IsTest reports whether a workspace path is a test file; the rules
+	// against tampering with the test framework skip test files. nil
+	// means no file is a test file.
+	IsTest func(rel string) bool
 }
 
 // Checker checks files against the project's rules.
 type Checker struct {
 	actions map[string]Action
 	python  string
+	isTest  func(string) bool
 }
 
 // New returns a Checker with the rule actions of cfg over the defaults.
@@ -141,7 +158,7 @@ type Checker struct {
 func New(cfg config.Policy, opts *Options) (*Checker, error) {
 	c := &Checker{actions: map[string]Action{}}
 	if opts != nil {
-		c.python = opts.Python
+		c.python, c.isTest = opts.Python, opts.IsTest
 	}
 	if c.python == "" {
 		c.python = systemPython()
@@ -194,8 +211,12 @@ func (c *Checker) Check(ctx context.Context, rel string, src []byte) (Findings, 
 	if err != nil {
 		return nil, err
 	}
+	test := c.isTest != nil && c.isTest(rel)
 	var out Findings
 	for _, f := range raw {
+		if test && nonTestOnly[f.Rule] {
+			continue
+		}
 		f.Path = rel
 		f.Action = c.actions[f.Rule]
 		if f.always && f.Action != Off {

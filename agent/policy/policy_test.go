@@ -19,7 +19,7 @@ var update = flag.Bool("update", false, "rewrite golden files")
 func TestRulesGolden(t *testing.T) {
 	for _, mode := range []string{"python-ast", "scanner"} {
 		t.Run(mode, func(t *testing.T) {
-			opts := &Options{}
+			opts := &Options{IsTest: func(p string) bool { return strings.HasPrefix(p, "ok_test_") }}
 			if mode == "scanner" {
 				opts.Python = "/nonexistent/python3"
 			}

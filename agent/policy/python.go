@@ -42,6 +42,11 @@ def resolve(f):
     if isinstance(f, ast.Attribute):
         base = resolve(f.value)
         return base + "." + f.attr if base else None
+    if isinstance(f, ast.Call) and isinstance(f.func, ast.Name) and f.func.id == "getattr" and len(f.args) >= 2:
+        base = resolve(f.args[0])
+        a = f.args[1]
+        if base and isinstance(a, ast.Constant) and isinstance(a.value, str):
+            return base + "." + a.value
     return None
 def literal(a):
     try:
@@ -65,6 +70,72 @@ for node in ast.walk(tree):
     elif name in ("eval", "exec", "builtins.eval", "builtins.exec"):
         if node.args and not literal(node.args[0]):
             add("python.eval-exec", node, "calling %s on a non-literal" % name.split(".")[-1])
+# Assertion tampering: rebinding what the test framework asserts with.
+TAMPER = ("unittest", "pytest", "_pytest")
+def tampered(name):
+    if not name: return False
+    if name.split(".")[0] in TAMPER: return True
+    return name in ("builtins.AssertionError", "__builtins__.AssertionError")
+def strname(a):
+    return a.value if isinstance(a, ast.Constant) and isinstance(a.value, str) else None
+# Names bound to the modules: t = __import__("unittest"), tc = unittest.TestCase.
+for node in ast.walk(tree):
+    if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+        v = node.value
+        if isinstance(v, ast.Call) and resolve(v.func) in ("__import__", "importlib.import_module") and v.args and strname(v.args[0]):
+            aliases[node.targets[0].id] = strname(v.args[0])
+        elif isinstance(v, (ast.Name, ast.Attribute)) and tampered(resolve(v)):
+            aliases[node.targets[0].id] = resolve(v)
+def target_name(t):
+    if isinstance(t, ast.Attribute):
+        return resolve(t)
+    if isinstance(t, ast.Subscript):
+        base, key = resolve(t.value), strname(t.slice)
+        if key and base == "sys.modules" and tampered(key): return "sys.modules[%r]" % key
+        if key == "AssertionError" and base in ("__builtins__", "builtins.__dict__", "vars"): return "builtins.AssertionError"
+        if base and tampered(base): return base + "[...]"
+    return None
+def tamper(node, what):
+    add("python.assert-tamper", node, "rebinding %s from non-test code" % what)
+for node in ast.walk(tree):
+    targets = []
+    if isinstance(node, ast.Assign): targets = node.targets
+    elif isinstance(node, (ast.AugAssign, ast.AnnAssign)) and node.value is not None: targets = [node.target]
+    elif isinstance(node, ast.Delete): targets = node.targets
+    for t in targets:
+        for e in (t.elts if isinstance(t, (ast.Tuple, ast.List)) else [t]):
+            n = target_name(e)
+            if n and (tampered(n) or n.startswith("sys.modules[")): tamper(node, n)
+    if isinstance(node, ast.Call):
+        name = resolve(node.func) or ""
+        last = name.split(".")[-1]
+        a0 = node.args[0] if node.args else None
+        if a0 is None: continue
+        if last in ("setattr", "delattr", "__setattr__", "__delattr__") or name.endswith("patch.object"):
+            n = strname(a0) or resolve(a0)
+            if tampered(n): tamper(node, n + (("." + strname(node.args[1])) if len(node.args) > 1 and strname(node.args[1]) else ""))
+        elif last in ("patch", "setitem") and tampered(strname(a0)):
+            tamper(node, strname(a0))
+# Equality that is always true (or false): every assertEqual passes.
+CONST_DUNDER = ("__eq__", "__ne__", "__hash__")
+def always_equal(name, v):
+    # __eq__ always true or __ne__ always false makes every equality
+    # assertion pass; a constant __hash__ hides the same trick in sets.
+    return (name == "__eq__" and bool(v)) or (name == "__ne__" and not v) or name == "__hash__"
+def const_return(body):
+    body = [b for b in body if not (isinstance(b, ast.Expr) and isinstance(b.value, ast.Constant) and isinstance(b.value.value, str))]
+    if len(body) == 1 and isinstance(body[0], ast.Return) and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, (bool, int)):
+        return body[0].value.value
+    return None
+for node in ast.walk(tree):
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in CONST_DUNDER:
+        if any((resolve(d) or "").endswith("abstractmethod") for d in node.decorator_list): continue
+        v = const_return(node.body)
+        if v is not None and always_equal(node.name, v): add("python.constant-eq", node, "%s always returns %r" % (node.name, v))
+    elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Lambda) and isinstance(node.value.body, ast.Constant):
+        for t in node.targets:
+            if isinstance(t, ast.Name) and t.id in CONST_DUNDER and always_equal(t.id, node.value.body.value):
+                add("python.constant-eq", node, "%s always returns %r" % (t.id, node.value.body.value))
 print(json.dumps(out))
 `
 
@@ -112,6 +183,12 @@ var (
 	pyCallRe   = regexp.MustCompile(`\bos\.(system|popen|exec\w*|spawn\w*)\s*\(`)
 	pyEvalRe   = regexp.MustCompile(`(?:^|[^\w.])(eval|exec)\s*\(\s*([^\s)])`)
 	pyRmtreeRe = regexp.MustCompile(`\bshutil\.rmtree\s*\(`)
+	// Assertion tampering, by tokens: an assignment to a unittest/pytest
+	// attribute or to builtins.AssertionError, setattr on one of them, and
+	// __eq__/__ne__/__hash__ whose body is one constant return.
+	pyTamperRe  = regexp.MustCompile(`(?m)^[ \t]*((?:unittest|pytest|_pytest|TestCase)(?:\s*\.\s*\w+)+|(?:builtins|__builtins__)\s*\.\s*AssertionError)\s*(?:=[^=]|\+=)`)
+	pySetattrRe = regexp.MustCompile(`\b(?:setattr|delattr|__setattr__|patch\.object)\s*\(\s*((?:unittest|pytest|_pytest|TestCase|builtins)\b[\w.]*)`)
+	pyConstEqRe = regexp.MustCompile(`(?m)^[ \t]*def\s+(__(?:eq|ne|hash)__)\s*\([^)]*\)\s*(?:->[^:\n]+)?:\s*(?:\n[ \t]*)?return\s+(True|False|-?\d+)[ \t]*$`)
 )
 
 // scanPython is the fallback when no interpreter is available: comments and
@@ -138,6 +215,22 @@ func scanPython(src []byte) []Finding {
 		if c := code[m[4]]; c != '"' && c != '\'' {
 			out = append(out, Finding{Rule: "python.eval-exec", Line: lineOf(code, m[2]), Message: "calling " + string(code[m[2]:m[3]]) + " on a non-literal"})
 		}
+	}
+	for _, m := range pyTamperRe.FindAllSubmatchIndex(code, -1) {
+		out = append(out, Finding{Rule: "python.assert-tamper", Line: lineOf(code, m[2]), Message: "rebinding " + despace(code[m[2]:m[3]]) + " from non-test code"})
+	}
+	for _, m := range pySetattrRe.FindAllSubmatchIndex(code, -1) {
+		out = append(out, Finding{Rule: "python.assert-tamper", Line: lineOf(code, m[0]), Message: "rebinding " + despace(code[m[2]:m[3]]) + " from non-test code"})
+	}
+	for _, m := range pyConstEqRe.FindAllSubmatchIndex(code, -1) {
+		if prev := bytes.TrimRight(code[:m[0]], " \t\n"); bytes.HasSuffix(prev, []byte("abstractmethod")) {
+			continue // an abstract method's placeholder body
+		}
+		name, v := string(code[m[2]:m[3]]), string(code[m[4]:m[5]])
+		if name == "__eq__" && (v == "False" || v == "0") || name == "__ne__" && v != "False" && v != "0" {
+			continue // never equal: no assertion passes because of it
+		}
+		out = append(out, Finding{Rule: "python.constant-eq", Line: lineOf(code, m[2]), Message: string(code[m[2]:m[3]]) + " always returns " + string(code[m[4]:m[5]])})
 	}
 	for _, m := range pyRmtreeRe.FindAllIndex(code, -1) {
 		out = append(out, Finding{Rule: "python.shutil-rmtree", Line: lineOf(code, m[0]), Message: "calling shutil.rmtree"})
@@ -195,5 +288,7 @@ func blankString(b []byte, i int, q byte, triple bool) int {
 	}
 	return i
 }
+
+func despace(b []byte) string { return strings.Join(strings.Fields(string(b)), "") }
 
 func lineOf(b []byte, off int) int { return bytes.Count(b[:off], []byte("\n")) + 1 }

@@ -15,6 +15,7 @@ const (
 	ghPAT      = "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyzABCDEFG"
 	slackToken = "xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx"
 	awsKey     = "AKIAIOSFODNN7EXAMPLE"
+	awsTempKey = "ASIAY34FZKBOKMUTVV7A" // an STS temporary access key id
 	awsSecret  = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
 	jwt        = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dBjftJeZ4CVPmB92K27uhbUJU1p1r_wW1gFWFOEjXk"
 	googleKey  = "AIzaSyA1234567890abcdefghijklmnopqrstuv"
@@ -33,6 +34,8 @@ func TestStringMasksSecrets(t *testing.T) {
 		{"github pat", ghPAT, ghPAT, ""},
 		{"slack", "SLACK=" + slackToken, slackToken, "SLACK="},
 		{"aws access key", "aws_access_key_id = " + awsKey, awsKey, "aws_access_key_id"},
+		{"aws temporary key in prose", "session started with " + awsTempKey + " until noon", awsTempKey, "session started with [REDACTED] until noon"},
+		{"aws temporary key id", "aws_access_key_id = " + awsTempKey, awsTempKey, "aws_access_key_id"},
 		{"aws secret", "aws_secret_access_key = " + awsSecret, awsSecret, "aws_secret_access_key = [REDACTED]"},
 		{"jwt", "cookie: session=" + jwt, jwt, "cookie: session="},
 		{"google", "key=" + googleKey, googleKey, ""},

@@ -3,12 +3,13 @@
 //
 // A [Writer] appends [Entry] lines (prompts, replies, edits, test results,
 // timings); [List] summarises the runs of a directory and [Read] loads one
-// run. Every line passes through the writer's redactor before it reaches
-// the disk.
+// run. Every string of every entry passes through the writer's redactor
+// before it reaches the disk. Logs are 0600 files in a 0700 directory.
 package runlog
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -53,7 +54,9 @@ type Start struct {
 
 // Options configure a Writer. Zero values are documented defaults.
 type Options struct {
-	// Redact masks secrets in every line; nil writes lines unchanged.
+	// Redact masks secrets in every string of an entry (keys and values
+	// of its JSON, decoded: a value is matched as the program saw it, not
+	// JSON-escaped); nil writes entries unchanged.
 	Redact func(string) string
 }
 
@@ -66,10 +69,14 @@ type Writer struct {
 	err    error // first write error; later writes are dropped
 }
 
-// Create creates dir (if needed) and the log file <dir>/<runID>.jsonl.
+// Create creates dir (if needed, mode 0700; an existing dir is set to
+// 0700) and the log file <dir>/<runID>.jsonl (mode 0600).
 func Create(dir, runID string, opts *Options) (*Writer, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("create run log dir: %w", err)
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("restrict run log dir %s to its owner: %w", dir, err)
 	}
 	p := filepath.Join(dir, runID+".jsonl")
 	f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o600)
@@ -96,18 +103,16 @@ func (w *Writer) Write(kind string, iter int, data any) error {
 	if err != nil {
 		return fmt.Errorf("encode %s entry: %w", kind, err)
 	}
+	if w.redact != nil {
+		if raw, err = redactJSON(raw, w.redact); err != nil {
+			return fmt.Errorf("redact %s entry: %w", kind, err)
+		}
+	}
 	line, err := json.Marshal(Entry{Time: time.Now().UTC(), Kind: kind, Iteration: iter, Data: raw})
 	if err != nil {
 		return fmt.Errorf("encode %s entry: %w", kind, err)
 	}
 	s := string(line)
-	if w.redact != nil {
-		if r := w.redact(s); json.Valid([]byte(r)) {
-			s = r
-		} else {
-			s = fmt.Sprintf(`{"t":%q,"kind":%q,"iter":%d,"data":{"redacted":true}}`, time.Now().UTC().Format(time.RFC3339Nano), kind, iter)
-		}
-	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.err != nil {
@@ -118,6 +123,36 @@ func (w *Writer) Write(kind string, iter int, data any) error {
 		return w.err
 	}
 	return nil
+}
+
+// redactJSON applies redact to every string (object keys included) of a
+// JSON document. Numbers keep their text.
+func redactJSON(raw []byte, redact func(string) string) ([]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	return json.Marshal(redactValue(v, redact))
+}
+
+func redactValue(v any, redact func(string) string) any {
+	switch x := v.(type) {
+	case string:
+		return redact(x)
+	case []any:
+		for i := range x {
+			x[i] = redactValue(x[i], redact)
+		}
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[redact(k)] = redactValue(e, redact)
+		}
+		return out
+	}
+	return v
 }
 
 // Close closes the file. A nil Writer is fine.

@@ -59,3 +59,36 @@ func TestWriteListRead(t *testing.T) {
 		t.Errorf("List with a junk log = %d runs, want 3 (junk lines skipped)", len(runs))
 	}
 }
+
+// TestWriterModesAndDecodedRedaction: a log is 0600 in a 0700 directory
+// (an existing looser directory is tightened), and the redactor sees
+// strings as the program had them, not JSON-escaped: a secret with a quote
+// or a newline is still found.
+func TestWriterModesAndDecodedRedaction(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "runs")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	secret := "pa\"ss\nw<o>rd&1"
+	w, err := Create(dir, "20260101-000000-cccccc", &Options{Redact: func(s string) string { return strings.ReplaceAll(s, secret, "[MASKED]") }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(KindPrompt, 1, map[string]any{"content": "x " + secret + " y", secret: int64(12345678901234567)}); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	for p, want := range map[string]os.FileMode{dir: 0o700, w.Path(): 0o600} {
+		st, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Mode().Perm() != want {
+			t.Errorf("mode of %s = %o, want %o", p, st.Mode().Perm(), want)
+		}
+	}
+	b, _ := os.ReadFile(w.Path())
+	if strings.Contains(string(b), "w\\u003co\\u003erd") || strings.Contains(string(b), `pa\"ss`) || !strings.Contains(string(b), `"content":"x [MASKED] y"`) || !strings.Contains(string(b), `"[MASKED]":12345678901234567`) {
+		t.Errorf("log = %s, want the secret masked in keys and values and numbers kept", b)
+	}
+}

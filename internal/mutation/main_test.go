@@ -1,0 +1,83 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestMutantsApply keeps mutants.txtar in step with the code: every
+// mutant's text is in its file exactly once, and the mutated file is still
+// different. A failure names the stale mutant: update its old text.
+func TestMutantsApply(t *testing.T) {
+	data, err := os.ReadFile("mutants.txtar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, err := Parse(string(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ms) < 30 {
+		t.Errorf("%d mutants, want at least 30", len(ms))
+	}
+	for _, m := range ms {
+		src, err := os.ReadFile(filepath.Join("..", "..", filepath.FromSlash(m.File)))
+		if err != nil {
+			t.Errorf("mutant %s: %v", m.Name, err)
+			continue
+		}
+		if _, ok := m.Apply(string(src)); !ok {
+			t.Errorf("mutant %s is stale: %q occurs %d times in %s, want once (update internal/mutation/mutants.txtar)",
+				m.Name, m.Old, strings.Count(string(src), m.Old), m.File)
+		}
+		for _, p := range m.Pkgs {
+			if st, err := os.Stat(filepath.Join("..", "..", p)); err != nil || !st.IsDir() {
+				t.Errorf("mutant %s: package %s does not exist", m.Name, p)
+			}
+		}
+	}
+}
+
+func TestParse(t *testing.T) {
+	tests := []struct {
+		name, in, wantErr string
+		wantOld           string
+	}{
+		{name: "escapes", in: "-- m --\nfile: a.go\npkg: ./a\nold: x\\n\\ty\\\\n\nnew: z\n", wantOld: "x\n\ty\\n"},
+		{name: "missing pkg", in: "-- m --\nfile: a.go\nold: x\nnew: y\n", wantErr: "needs file, pkg"},
+		{name: "no-op", in: "-- m --\nfile: a.go\npkg: ./a\nold: x\nnew: x\n", wantErr: "old different from new"},
+		{name: "unknown key", in: "-- m --\nfile: a.go\nfoo: x\n", wantErr: `unknown key "foo"`},
+		{name: "twice", in: "-- m --\nfile: a.go\npkg: ./a\nold: x\nnew: y\n-- m --\n", wantErr: "defined twice"},
+		{name: "empty", in: "just a comment\n", wantErr: "no mutants"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ms, err := Parse(tt.in)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("Parse(%q) error = %v, want %q", tt.in, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || len(ms) != 1 || ms[0].Old != tt.wantOld {
+				t.Fatalf("Parse(%q) = %+v, %v; want old %q", tt.in, ms, err, tt.wantOld)
+			}
+		})
+	}
+}
+
+func TestApplyAndSummary(t *testing.T) {
+	m := Mutant{Old: "a < b", New: "a <= b"}
+	if got, ok := m.Apply("if a < b {}"); !ok || got != "if a <= b {}" {
+		t.Errorf("Apply = %q, %v", got, ok)
+	}
+	if _, ok := m.Apply("a < b; a < b"); ok {
+		t.Error("Apply of an ambiguous mutant: want not ok")
+	}
+	got := Summary(map[Outcome]int{Killed: 3, Survived: 1, Stale: 2})
+	if want := "mutation score: 3/4 killed (75%); 2 stale, 0 invalid, 0 unproven"; got != want {
+		t.Errorf("Summary = %q, want %q", got, want)
+	}
+}

@@ -109,7 +109,6 @@ func attackSecrets(t *testing.T, backend string) {
 		llmtest.EditBlock("textkit/__init__.py", "from . import leak  # noqa: F401", "") + "\n" + pyFix
 	srv := llmtest.NewServer(&llmtest.Script{
 		Rules: []llmtest.Rule{
-			{Contains: markPlan, Role: "user", Reply: &llmtest.Reply{Content: "1. Fix textkit/chunks.py."}},
 			{Contains: markCode, Role: "user", Replies: []llmtest.Reply{llmtest.Text(leak), llmtest.Text(unleak)}},
 		},
 		Default: &llmtest.Reply{Content: "I give up"},

@@ -76,7 +76,6 @@ func TestE2EDocker(t *testing.T) {
 				os.WriteFile(filepath.Join(root, p), []byte(c), 0o644)
 			}
 			srv := llmtest.NewServer(&llmtest.Script{Rules: []llmtest.Rule{
-				{Role: "user", Last: true, Contains: markPlan, Reply: &llmtest.Reply{Content: "1. Make the change.\n2. Test it."}},
 				{Role: "user", Last: true, Contains: markCode, Reply: &llmtest.Reply{Content: tc.code}},
 			}})
 			defer srv.Close()

@@ -104,8 +104,8 @@ func TestE2EDocker(t *testing.T) {
 			if nt := newTests(res.Baseline, res.Final); len(nt) < tc.wantNewTests {
 				t.Errorf("new tests %v, want %d", nt, tc.wantNewTests)
 			}
-			if len(srv.Requests()) != 2 {
-				t.Errorf("model requests = %d, want plan + code", len(srv.Requests()))
+			if len(srv.Requests()) != 1 {
+				t.Errorf("model requests = %d, want one code request (its reply carries the plan)", len(srv.Requests()))
 			}
 		})
 	}

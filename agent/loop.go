@@ -263,7 +263,7 @@ func (r *run) budget() int { return max(r.e.cfg.Agent.ContextTokens, 1000) * cha
 func (r *run) fit(in *promptInput, render func(*promptInput) string) string {
 	fixed := len(systemPrompt(r.req.Mode, r.lang)) + len(render(in))
 	ranked := contextFiles(r.cur, &r.req, r.lastRep, r.include)
-	fitContext(in, r.cur, ranked, r.include, r.budget(), fixed, hintsFor(r.lastRep, r.req.Goal))
+	fitContext(in, r.cur, ranked, r.include, r.budget(), fixed, hintsFor(r.cur, r.lastRep, r.req.Goal))
 	return r.mask(render(in))
 }
 

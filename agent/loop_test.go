@@ -222,7 +222,7 @@ func TestRunSolveWithoutNewTestsIsNotVerified(t *testing.T) {
 	if res.Verified {
 		t.Fatal("Verified = true without new tests in solve mode")
 	}
-	if len(m.calls) != 2 || !strings.Contains(m.calls[1], "needs new tests") {
+	if len(m.calls) < 2 || !strings.Contains(m.calls[1], "needs new tests") {
 		t.Errorf("%d model calls; missing-tests verdict not fed back to the second:\n%s", len(m.calls), m.calls[len(m.calls)-1])
 	}
 }

@@ -325,7 +325,6 @@ func contextFiles(snap *sandbox.Snapshot, req *Request, rep *testrun.Report, inc
 	}
 	// Sources that define a symbol the failure names, in the directories
 	// of the chosen files and the workspace packages they import (Go).
-	names := failureNames(rep, req.Goal)
 	dirs := map[string]bool{}
 	for _, d := range failDirs {
 		dirs[d] = true
@@ -335,7 +334,12 @@ func contextFiles(snap *sandbox.Snapshot, req *Request, rep *testrun.Report, inc
 			dirs[d] = true
 		}
 	}
-	if len(names) > 0 {
+	// The identifiers on the failing lines first (the code they call), then
+	// those of the messages and test names.
+	for _, names := range []map[string]bool{frameNames(snap, rep), failureNames(rep, req.Goal)} {
+		if len(names) == 0 {
+			continue
+		}
 		for _, p := range snap.Paths() {
 			if !dirs[path.Dir(p)] || !isSource(p) || IsTestFile(p) {
 				continue
@@ -415,6 +419,48 @@ func failureNames(rep *testrun.Report, goal string) map[string]bool {
 			part = strings.TrimPrefix(strings.TrimPrefix(part, "Test"), "test")
 			part = strings.TrimSuffix(strings.TrimSuffix(part, "Tests"), "Test")
 			addText(part)
+		}
+	}
+	return names
+}
+
+// frameLines is how many locations per failing test (its own, then the
+// innermost stack frames) lend their source line's identifiers to the
+// names: the code a failing line calls is where the bug often is.
+const frameLines = 3
+
+// frameNames collects the identifiers on the source lines of the first
+// locations of each failure (s.curPath.Index(-2).Type() → curPath, Index,
+// Type), so that the files defining them join the context.
+func frameNames(snap *sandbox.Snapshot, rep *testrun.Report) map[string]bool {
+	names := map[string]bool{}
+	if rep == nil || snap == nil {
+		return names
+	}
+	for i, t := range rep.Failures() {
+		if i == 20 {
+			break
+		}
+		locs := append([]testrun.Frame{{File: t.File, Line: t.Line}}, t.Frames...)
+		n := 0
+		for _, f := range locs {
+			if n == frameLines {
+				break
+			}
+			data, ok := snap.Files[strings.TrimPrefix(f.File, "./")]
+			if !ok || f.Line <= 0 {
+				continue
+			}
+			n++
+			lines := strings.Split(string(data.Data), "\n")
+			if f.Line > len(lines) {
+				continue
+			}
+			for _, w := range identRe.FindAllString(lines[f.Line-1], -1) {
+				if len(w) >= 3 && !commonWords[strings.ToLower(w)] {
+					names[w] = true
+				}
+			}
 		}
 	}
 	return names
@@ -572,8 +618,11 @@ type contextHints struct {
 	Names map[string]bool
 }
 
-func hintsFor(rep *testrun.Report, goal string) *contextHints {
+func hintsFor(snap *sandbox.Snapshot, rep *testrun.Report, goal string) *contextHints {
 	h := &contextHints{Lines: map[string][]int{}, Names: failureNames(rep, goal)}
+	for n := range frameNames(snap, rep) {
+		h.Names[n] = true
+	}
 	if rep == nil {
 		return h
 	}

@@ -71,7 +71,7 @@ func TestPrompts(t *testing.T) {
 	golden(t, "system_solve_python", systemPrompt(ModeSolve, "python"))
 
 	in := &promptInput{Mode: ModeFix, Iteration: 1, MaxIterations: 6, Failure: renderFailure(goBugFailure, 4000)}
-	fitContext(in, snap, ranked, include, 24000*charsPerToken, 2000, hintsFor(goBugFailure, ""))
+	fitContext(in, snap, ranked, include, 24000*charsPerToken, 2000, hintsFor(snap, goBugFailure, ""))
 	first := codePrompt(in)
 	golden(t, "code_fix_go_iter1", first)
 	if strings.Contains(first, "sk-proj") || strings.Contains(first, "build/out.go") {
@@ -95,7 +95,7 @@ func TestPrompts(t *testing.T) {
 		Memories: []string{"(similarity 0.82) Median([N N N N]) = N, want N in stats.TestMedian/even — lesson: average the two middle values"},
 		Feedback: "None of your reply's edits was applied, because block 1 does not match.",
 	}
-	fitContext(in, snap, ranked, include, 24000*charsPerToken, 3000, hintsFor(goBugFailure, ""))
+	fitContext(in, snap, ranked, include, 24000*charsPerToken, 3000, hintsFor(snap, goBugFailure, ""))
 	iter3 := codePrompt(in)
 	golden(t, "code_fix_go_iter3", iter3)
 	if strings.Contains(iter3, "Plan:\" (at most") || !strings.Contains(iter3, "## Plan\n1. TestMedian/even fails") {
@@ -114,7 +114,7 @@ func TestPromptBudget(t *testing.T) {
 	budget := 2000 * charsPerToken
 	in := &promptInput{Mode: ModeFix, Iteration: 1, MaxIterations: 6, Failure: renderFailure(goBugFailure, budget/4)}
 	fixed := len(systemPrompt(ModeFix, "go")) + len(codePrompt(in))
-	fitContext(in, snap, ranked, include, budget, fixed, hintsFor(goBugFailure, ""))
+	fitContext(in, snap, ranked, include, budget, fixed, hintsFor(snap, goBugFailure, ""))
 	p := codePrompt(in)
 	if len(p)+len(systemPrompt(ModeFix, "go")) > budget {
 		t.Errorf("prompt is %d chars, budget %d", len(p), budget)
@@ -164,7 +164,7 @@ func TestContextForALargePackage(t *testing.T) {
 		t.Fatalf("contextFiles = %s, want the failing test and the file defining Window only", got)
 	}
 	in := &promptInput{Mode: ModeFix, Iteration: 1, MaxIterations: 6, Failure: renderFailure(rep, 4000)}
-	fitContext(in, snap, ranked, include, 24000*charsPerToken, 2000, hintsFor(rep, ""))
+	fitContext(in, snap, ranked, include, 24000*charsPerToken, 2000, hintsFor(snap, rep, ""))
 	p := codePrompt(in)
 	for _, want := range []string{
 		"## File: pkg/window.go\n",             // whole: the edit lands here

@@ -210,3 +210,18 @@ func TestFailureNamesAndSymbols(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanOf: the plan is the reply's text before the first block, without
+// that block's path line.
+func TestPlanOf(t *testing.T) {
+	for _, tt := range []struct{ name, reply, want string }{
+		{"plan then block", "Plan:\n1. Fix Median.\n\nstats/stats.go\n<<<<<<< SEARCH\na\n=======\nb\n>>>>>>> REPLACE\n", "Plan:\n1. Fix Median."},
+		{"block only", "stats/stats.go\n<<<<<<< SEARCH\na\n=======\nb\n>>>>>>> REPLACE\n", ""},
+		{"no block", "Plan:\n1. Think.", "Plan:\n1. Think."},
+		{"demo reply", demo.GoBugFix, "Plan:\n" + demo.GoBugPlan + "\n\nReflection: for an even number of values Median returned s[mid], the upper of the two middle values.\nLesson: the median of an even-length sample is the mean of the two middle values."},
+	} {
+		if got := planOf(tt.reply); got != tt.want {
+			t.Errorf("%s: planOf = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}

@@ -100,10 +100,23 @@ func benchContextCase(ctx context.Context, cfg *config.Config, backend sandbox.B
 		if n := strings.Count(string(data), c.Old); n != 1 {
 			return nil, fmt.Errorf("the text to plant the bug in occurs %d times in %s, want once", n, c.File)
 		}
-		if err := os.WriteFile(p, []byte(strings.Replace(string(data), c.Old, c.New, 1)), 0o644); err != nil {
+		orig := string(data)
+		planted := strings.Replace(orig, c.Old, c.New, 1)
+		if err := os.WriteFile(p, []byte(planted), 0o644); err != nil {
 			return nil, err
 		}
-		fix = c.File + "\n<<<<<<< SEARCH\n" + c.New + "=======\n" + c.Old + ">>>>>>> REPLACE\n"
+		// The fix replaces the whole lines around the plant.
+		at := strings.Index(orig, c.Old)
+		start := strings.LastIndex(orig[:at], "\n") + 1
+		end := at + len(c.New)
+		if i := strings.Index(planted[end:], "\n"); i >= 0 {
+			end += i + 1
+		} else {
+			end = len(planted)
+		}
+		search := planted[start:end]
+		replace := orig[start : end-len(c.New)+len(c.Old)]
+		fix = c.File + "\n<<<<<<< SEARCH\n" + search + "=======\n" + replace + ">>>>>>> REPLACE\n"
 	}
 	cc := *cfg
 	cc.TestCmd = c.TestCmd

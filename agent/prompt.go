@@ -415,10 +415,18 @@ func failureNames(rep *testrun.Report, goal string) map[string]bool {
 		if i := strings.Index(id, ".Test"); i >= 0 { // Go: drop the package path
 			id = id[i+1:]
 		}
-		for _, part := range strings.FieldsFunc(id, func(r rune) bool { return r == '/' || r == '_' || r == ' ' || r == '.' || r == ':' }) {
-			part = strings.TrimPrefix(strings.TrimPrefix(part, "Test"), "test")
-			part = strings.TrimSuffix(strings.TrimSuffix(part, "Tests"), "Test")
-			addText(part)
+		for _, whole := range strings.FieldsFunc(id, func(r rune) bool { return r == '/' || r == ' ' || r == '.' || r == ':' }) {
+			// The test function itself (TestMedian, test_lfu), so that a
+			// large test file is shown around its definition …
+			if identRe.FindString(whole) == whole && len(whole) >= 3 {
+				names[whole] = true
+			}
+			// … and the names it is made of (Median, lfu).
+			for _, part := range strings.Split(whole, "_") {
+				part = strings.TrimPrefix(strings.TrimPrefix(part, "Test"), "test")
+				part = strings.TrimSuffix(strings.TrimSuffix(part, "Tests"), "Test")
+				addText(part)
+			}
 		}
 	}
 	return names

@@ -190,7 +190,7 @@ func TestFailureNamesAndSymbols(t *testing.T) {
 		{ID: "example.com/m/cmp.TestDiff/EmbeddedStruct", Status: testrun.StatusFail},
 	}}
 	names := failureNames(rep, "")
-	for _, want := range []string{"LFUCache", "popitem", "order", "Diff", "EmbeddedStruct"} {
+	for _, want := range []string{"LFUCache", "popitem", "order", "Diff", "EmbeddedStruct", "TestDiff", "test_popitem_order"} {
 		if !names[want] {
 			t.Errorf("failureNames lacks %q: %v", want, names)
 		}

@@ -43,6 +43,8 @@ const (
 type Phase string
 
 const (
+	// PhasePlan is not emitted by the loop any more: the plan is the head
+	// of the first code reply (PhaseCode). Kept for callers that name it.
 	PhasePlan    Phase = "plan"
 	PhaseCode    Phase = "code"
 	PhaseTest    Phase = "test"

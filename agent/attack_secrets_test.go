@@ -109,7 +109,6 @@ func attackSecrets(t *testing.T, backend string) {
 		llmtest.EditBlock("textkit/__init__.py", "from . import leak  # noqa: F401", "") + "\n" + pyFix
 	srv := llmtest.NewServer(&llmtest.Script{
 		Rules: []llmtest.Rule{
-			{Contains: markPlan, Role: "user", Reply: &llmtest.Reply{Content: "1. Fix textkit/chunks.py."}},
 			{Contains: markCode, Role: "user", Replies: []llmtest.Reply{llmtest.Text(leak), llmtest.Text(unleak)}},
 		},
 		Default: &llmtest.Reply{Content: "I give up"},
@@ -132,10 +131,10 @@ func attackSecrets(t *testing.T, backend string) {
 	}
 	// The leak must have happened and been seen masked, or the test
 	// proves nothing: the second code prompt shows the failure.
-	if len(prompts) < 3 {
-		t.Fatalf("model requests = %d, want plan, leaking code, next code (stop: %s)", len(prompts), res.StopReason)
+	if len(prompts) < 2 {
+		t.Fatalf("model requests = %d, want leaking code, next code (stop: %s)", len(prompts), res.StopReason)
 	}
-	next := prompts[2]
+	next := prompts[1]
 	if !strings.Contains(next, "LEAK-BEGIN") || !strings.Contains(next, "Earlier attempts") {
 		t.Fatalf("the next prompt does not show the leak and the earlier attempt:\n%s", next)
 	}

@@ -27,7 +27,7 @@ func TestAttackAssertionTampering(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m := &scripted{rules: []rule{{contains: markPlan, replies: []string{"plan"}}, {contains: markCode, replies: []string{tt.tamper, tt.fix}}}}
+			m := &scripted{rules: []rule{{contains: markCode, replies: []string{tt.tamper, tt.fix}}}}
 			e := New(testConfig(t), &Options{Model: m, Backend: testBackend(t)})
 			defer e.Close()
 			res, err := e.Run(t.Context(), Request{Mode: ModeFix, Root: copyTree(t, tt.dir)}, nil)
@@ -37,14 +37,14 @@ func TestAttackAssertionTampering(t *testing.T) {
 			if !res.Verified || len(res.Iterations) != 1 || res.Iterations[0].Malformed != 1 {
 				t.Fatalf("Verified = %v (%s), iterations %+v; want verified after one refusal", res.Verified, res.StopReason, res.Iterations)
 			}
-			if len(m.calls) < 3 || !strings.Contains(m.calls[2], "blocked by project policy") || !strings.Contains(m.calls[2], tt.feedback) {
+			if len(m.calls) < 2 || !strings.Contains(m.calls[1], "blocked by project policy") || !strings.Contains(m.calls[1], tt.feedback) {
 				t.Errorf("the prompt after the tampering reply lacks the policy feedback %q:\n%s", tt.feedback, m.calls[len(m.calls)-1])
 			}
 		})
 	}
 	t.Run("a new test file may configure its framework", func(t *testing.T) {
 		newTest := "tests/test_extra.py\n<<<<<<< SEARCH\n=======\nimport unittest\n\nunittest.TestCase.maxDiff = None\n\n\nclass Extra(unittest.TestCase):\n    def test_one(self):\n        self.assertEqual(1, 1)\n>>>>>>> REPLACE\n"
-		m := &scripted{rules: []rule{{contains: markPlan, replies: []string{"plan"}}, {contains: markCode, replies: []string{newTest + "\n" + pyFix}}}}
+		m := &scripted{rules: []rule{{contains: markCode, replies: []string{newTest + "\n" + pyFix}}}}
 		e := New(testConfig(t), &Options{Model: m, Backend: testBackend(t)})
 		defer e.Close()
 		res, err := e.Run(t.Context(), Request{Mode: ModeFix, Root: copyTree(t, "testdata/py-bug")}, nil)

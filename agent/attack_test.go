@@ -137,7 +137,6 @@ func runAttacks(t *testing.T, be sandbox.Backend, e *attackEnv, attacks []attack
 	}
 	replies = append(replies, llmtest.Reply{Content: final})
 	srv := llmtest.NewServer(&llmtest.Script{Rules: []llmtest.Rule{
-		{Role: "user", Last: true, Contains: markPlan, Reply: &llmtest.Reply{Content: "1. Fix the bug.\n2. Run the tests."}},
 		{Role: "user", Last: true, Contains: markCode, Replies: replies},
 	}})
 	defer srv.Close()

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/fixpoint-dev/fixpoint/agent/demo"
@@ -47,10 +46,6 @@ type LoopBench struct {
 type instantModel struct{}
 
 func (instantModel) Chat(ctx context.Context, req llm.Request, onDelta func(string)) (*llm.Response, error) {
-	last := req.Messages[len(req.Messages)-1].Content
-	if strings.Contains(last, markPlan) {
-		return &llm.Response{Content: demo.GoBugPlan}, nil
-	}
 	return &llm.Response{Content: demo.GoBugFix}, nil
 }
 

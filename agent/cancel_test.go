@@ -45,12 +45,12 @@ func TestRunCancelled(t *testing.T) {
 	skipShort(t)
 	root := copyTree(t, "testdata/py-bug")
 	be := &closeCounter{Backend: testBackend(t)}
-	m := &scripted{rules: []rule{{contains: markPlan, replies: []string{"plan"}}, {contains: markCode, replies: []string{pyFix}}}}
+	m := &scripted{rules: []rule{{contains: markCode, replies: []string{pyFix}}}}
 	e := New(testConfig(t), &Options{Model: m, Backend: be})
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	res, err := e.Run(ctx, Request{Mode: ModeFix, Root: root}, func(ev Event) {
-		if ev.Phase == PhasePlan {
+		if ev.Phase == PhaseCode {
 			cancel() // as main does on SIGINT
 		}
 	})
@@ -76,7 +76,7 @@ func TestRunCancelled(t *testing.T) {
 func TestRunPythonFixOnHost(t *testing.T) {
 	skipShort(t)
 	root := copyTree(t, "testdata/py-bug")
-	m := &scripted{rules: []rule{{contains: markPlan, replies: []string{"plan"}}, {contains: markCode, replies: []string{pyFix}}}}
+	m := &scripted{rules: []rule{{contains: markCode, replies: []string{pyFix}}}}
 	e := New(testConfig(t), &Options{Model: m, Backend: testBackend(t)})
 	res, err := e.Run(t.Context(), Request{Mode: ModeFix, Root: root}, nil)
 	if err != nil {
@@ -85,9 +85,13 @@ func TestRunPythonFixOnHost(t *testing.T) {
 	if !res.Verified || res.Baseline.Failed != 1 || res.Final.Passed != 3 {
 		t.Fatalf("Verified = %v (%s), baseline failed %d, final passed %d", res.Verified, res.StopReason, res.Baseline.Failed, res.Final.Passed)
 	}
-	// The failing test's file and the code under test were in the prompt.
-	if !strings.Contains(m.calls[1], "## File: tests/test_chunks.py") || !strings.Contains(m.calls[1], "## File: textkit/chunks.py") {
-		t.Errorf("code prompt lacks the failing test or the code under test:\n%s", m.calls[1])
+	// One model call (no separate plan call), and the failing test's file
+	// and the code under test were in its prompt.
+	if len(m.calls) != 1 {
+		t.Fatalf("model called %d times, want 1 (the plan is part of the code reply)", len(m.calls))
+	}
+	if !strings.Contains(m.calls[0], "## File: tests/test_chunks.py") || !strings.Contains(m.calls[0], "## File: textkit/chunks.py") {
+		t.Errorf("code prompt lacks the failing test or the code under test:\n%s", m.calls[0])
 	}
 }
 
@@ -98,7 +102,7 @@ func TestRunPolicyAndDeps(t *testing.T) {
 	root := copyTree(t, "testdata/py-bug")
 	evil := "textkit/chunks.py\n<<<<<<< SEARCH\n    out = []\n=======\n    import shutil\n    shutil.rmtree(\"/\")\n    out = []\n>>>>>>> REPLACE\n"
 	dep := "requirements.txt\n<<<<<<< SEARCH\n=======\nmore-itertools==10.0\n>>>>>>> REPLACE\n"
-	m := &scripted{rules: []rule{{contains: markPlan, replies: []string{"plan"}}, {contains: markCode, replies: []string{evil, dep, pyFix}}}}
+	m := &scripted{rules: []rule{{contains: markCode, replies: []string{evil, dep, pyFix}}}}
 	var asked []string
 	e := New(testConfig(t), &Options{Model: m, Backend: testBackend(t), Approve: func(ctx context.Context, deps []string) (bool, error) {
 		asked = append(asked, deps...)
@@ -111,10 +115,13 @@ func TestRunPolicyAndDeps(t *testing.T) {
 	if !res.Verified || res.Iterations[0].Malformed != 2 {
 		t.Fatalf("Verified = %v (%s), malformed %d; want verified after 2 refusals", res.Verified, res.StopReason, res.Iterations[0].Malformed)
 	}
-	if !strings.Contains(m.calls[2], "blocked by project policy") {
-		t.Errorf("policy feedback missing:\n%s", m.calls[2])
+	if len(m.calls) != 3 {
+		t.Fatalf("model called %d times, want 3 (one per reply, no plan call)", len(m.calls))
 	}
-	if !strings.Contains(m.calls[3], "dependencies that were not approved: python:more-itertools") || strings.Join(asked, ",") != "python:more-itertools" {
-		t.Errorf("dependency not refused (asked %v):\n%s", asked, m.calls[3])
+	if !strings.Contains(m.calls[1], "blocked by project policy") {
+		t.Errorf("policy feedback missing:\n%s", m.calls[1])
+	}
+	if !strings.Contains(m.calls[2], "dependencies that were not approved: python:more-itertools") || strings.Join(asked, ",") != "python:more-itertools" {
+		t.Errorf("dependency not refused (asked %v):\n%s", asked, m.calls[2])
 	}
 }

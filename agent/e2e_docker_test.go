@@ -76,7 +76,6 @@ func TestE2EDocker(t *testing.T) {
 				os.WriteFile(filepath.Join(root, p), []byte(c), 0o644)
 			}
 			srv := llmtest.NewServer(&llmtest.Script{Rules: []llmtest.Rule{
-				{Role: "user", Last: true, Contains: markPlan, Reply: &llmtest.Reply{Content: "1. Make the change.\n2. Test it."}},
 				{Role: "user", Last: true, Contains: markCode, Reply: &llmtest.Reply{Content: tc.code}},
 			}})
 			defer srv.Close()
@@ -105,8 +104,8 @@ func TestE2EDocker(t *testing.T) {
 			if nt := newTests(res.Baseline, res.Final); len(nt) < tc.wantNewTests {
 				t.Errorf("new tests %v, want %d", nt, tc.wantNewTests)
 			}
-			if len(srv.Requests()) != 2 {
-				t.Errorf("model requests = %d, want plan + code", len(srv.Requests()))
+			if len(srv.Requests()) != 1 {
+				t.Errorf("model requests = %d, want one code request (its reply carries the plan)", len(srv.Requests()))
 			}
 		})
 	}

@@ -32,7 +32,6 @@ import (
 )
 
 const (
-	markPlan = "## Task: write a plan"
 	markCode = "## Task: write the edits"
 	pyImage  = "fixpoint-sandbox-python"
 )
@@ -144,13 +143,12 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// planThen scripts the plan request: first the given replies, then a plan;
-// the code request gets the fix.
+// planThen scripts the first code request (which carries the plan): first
+// the given replies, then the fix.
 func planThen(first ...llmtest.Reply) *llmtest.Script {
 	return &llmtest.Script{
 		Rules: []llmtest.Rule{
-			{Contains: markPlan, Role: "user", Replies: append(first, llmtest.Text("1. fix the range in textkit/chunks.py"))},
-			{Contains: markCode, Role: "user", Reply: &llmtest.Reply{Content: pyFix}},
+			{Contains: markCode, Role: "user", Replies: append(first, llmtest.Text(pyFix))},
 		},
 		Default: &llmtest.Reply{Content: "I give up"},
 	}
@@ -187,15 +185,15 @@ func TestFaultModel(t *testing.T) {
 			if !res.Verified {
 				t.Fatalf("Verified = false (%s), want the retry to recover", res.StopReason)
 			}
-			if n := len(srv.Requests()); n < 3 {
-				t.Errorf("model saw %d requests, want the faulty one retried (>= 3)", n)
+			if n := len(srv.Requests()); n < 2 {
+				t.Errorf("model saw %d requests, want the faulty one retried (>= 2)", n)
 			}
 			assertSameTree(t, root, before)
 		})
 		t.Run(f.name+"/persists", func(t *testing.T) {
 			t.Parallel()
 			srv := llmtest.NewServer(&llmtest.Script{
-				Rules: []llmtest.Rule{{Contains: markPlan, Role: "user", Reply: &f.reply}},
+				Rules: []llmtest.Rule{{Contains: markCode, Role: "user", Reply: &f.reply}},
 			})
 			defer srv.Close()
 			root := pyProject(t)
@@ -330,7 +328,6 @@ func TestFaultOOM(t *testing.T) {
 	}
 	srv := llmtest.NewServer(&llmtest.Script{
 		Rules: []llmtest.Rule{
-			{Contains: markPlan, Role: "user", Reply: &llmtest.Reply{Content: "1. do not allocate 1 GiB in memhog.py"}},
 			{Contains: markCode, Role: "user", Reply: &llmtest.Reply{Content: llmtest.EditBlock("memhog.py",
 				"    data = b\"x\" * (1024 * 1024 * 1024)\n", "    data = b\"x\"\n")}},
 		},

@@ -187,16 +187,16 @@ func (r *run) closeSession() {
 	}
 }
 
-// loop runs PLAN then CODE → TEST → REFLECT until a stop condition.
+// loop runs CODE → TEST → REFLECT until a stop condition. There is no
+// separate plan call: the first code reply starts with its plan (see
+// codePrompt), which later prompts show, so the context is sent once per
+// iteration rather than twice in the first.
 func (r *run) loop(ctx context.Context) {
 	e := r.e
 	if r.req.Mode == ModeFix && r.lastRep.OK() && r.req.Goal == "" && r.req.GoalComment == nil {
 		r.res.Verified = true
 		r.res.StopReason = StopAlreadyPassing
 		r.res.Final = r.lastRep
-		return
-	}
-	if !r.planPhase(ctx) {
 		return
 	}
 	maxIt := e.cfg.Agent.MaxIterations
@@ -258,20 +258,6 @@ func (r *run) stopped(ctx context.Context) bool {
 	return false
 }
 
-func (r *run) planPhase(ctx context.Context) bool {
-	t0 := time.Now()
-	defer func() { r.res.Phases[PhasePlan] += time.Since(t0) }()
-	r.emit(PhasePlan, 0, "planning", nil)
-	in := r.input(0)
-	prompt := r.fit(in, planPrompt)
-	reply, ok := r.ask(ctx, "planner", 0, PhasePlan, prompt)
-	if !ok {
-		return false
-	}
-	r.plan = trimOutput(reply, 2000)
-	return true
-}
-
 // input collects what the prompts show, before the context is fitted.
 func (r *run) input(it int) *promptInput {
 	in := &promptInput{
@@ -292,7 +278,7 @@ func (r *run) budget() int { return max(r.e.cfg.Agent.ContextTokens, 1000) * cha
 func (r *run) fit(in *promptInput, render func(*promptInput) string) string {
 	fixed := len(systemPrompt(r.req.Mode, r.lang)) + len(render(in))
 	ranked := contextFiles(r.cur, &r.req, r.lastRep, r.include)
-	fitContext(in, r.cur, ranked, r.include, r.budget(), fixed)
+	fitContext(in, r.cur, ranked, r.include, r.budget(), fixed, hintsFor(r.cur, r.lastRep, r.req.Goal))
 	return r.mask(render(in))
 }
 
@@ -356,6 +342,9 @@ func (r *run) codePhase(ctx context.Context, iter *Iteration) (map[string][]byte
 			}
 			r.attempts[h], r.attempts[hb] = iter.N, iter.N
 			r.feedback = ""
+			if r.plan == "" {
+				r.plan = planOf(reply)
+			}
 			if l := lessonOf(reply); l != "" {
 				r.lessons = append(r.lessons, l)
 			}

@@ -24,7 +24,6 @@ func wrongMedian(from, to string) string {
 
 func goBugModel(code ...string) *scripted {
 	return &scripted{rules: []rule{
-		{contains: markPlan, replies: []string{demo.GoBugPlan}},
 		{contains: markCode, replies: code},
 	}}
 }
@@ -132,8 +131,8 @@ func TestRunRefusesDeletingTheFailingTest(t *testing.T) {
 	if res.Iterations[0].Malformed != 1 {
 		t.Errorf("Malformed = %d, want 1", res.Iterations[0].Malformed)
 	}
-	if !strings.Contains(m.calls[2], "The reply was refused: stats/stats_test.go is a test file") {
-		t.Errorf("refusal not fed back; third prompt:\n%s", m.calls[2])
+	if !strings.Contains(m.calls[1], "The reply was refused: stats/stats_test.go is a test file") {
+		t.Errorf("refusal not fed back; second prompt:\n%s", m.calls[1])
 	}
 	for _, c := range res.Changes {
 		if IsTestFile(c.Path) {
@@ -160,8 +159,8 @@ func TestRunRefusesDeletingTheFailingTest(t *testing.T) {
 	if res.Verified {
 		t.Fatal("Verified = true after deleting the failing case")
 	}
-	if !strings.Contains(m.calls[2], "TestMedian/even failed before the run and has vanished") {
-		t.Errorf("vanished failing test not fed back:\n%s", m.calls[2])
+	if !strings.Contains(m.calls[1], "TestMedian/even failed before the run and has vanished") {
+		t.Errorf("vanished failing test not fed back:\n%s", m.calls[1])
 	}
 }
 
@@ -175,8 +174,11 @@ func TestRunMalformedThenRecovered(t *testing.T) {
 	if len(res.Iterations) != 1 || res.Iterations[0].Malformed != 1 {
 		t.Errorf("Iterations = %+v, want one with Malformed 1", res.Iterations)
 	}
-	if !strings.Contains(m.calls[2], "## Your last reply was not applied") || !strings.Contains(m.calls[2], "block 1") {
-		t.Errorf("edit failure not fed back precisely:\n%s", m.calls[2])
+	if len(m.calls) != 2 {
+		t.Fatalf("model called %d times, want 2 (one per reply, no plan call)", len(m.calls))
+	}
+	if !strings.Contains(m.calls[1], "## Your last reply was not applied") || !strings.Contains(m.calls[1], "block 1") {
+		t.Errorf("edit failure not fed back precisely:\n%s", m.calls[1])
 	}
 }
 
@@ -188,7 +190,7 @@ func TestRunSolveGo(t *testing.T) {
 	// The host backend here cannot always see testing/quick: the same
 	// reply with quick runs in the Docker e2e ("go solve").
 	reply := strings.Replace(strings.Replace(goSolveReply, "\t\"testing/quick\"\n", "", 1), "if err := quick.Check(f, nil); err != nil {\n\t\tt.Error(err)\n\t}", "for n := 1; n < 40; n++ {\n\t\txs := make([]float64, n)\n\t\tfor i := range xs {\n\t\t\txs[i] = float64((i * 7) % 5)\n\t\t}\n\t\tif !f(xs) {\n\t\t\tt.Fatalf(\"Mode(%v) is not an element\", xs)\n\t\t}\n\t}", 1)
-	m := &scripted{rules: []rule{{contains: markPlan, replies: []string{"1. Add stats/mode.go and tests."}}, {contains: markCode, replies: []string{reply}}}}
+	m := &scripted{rules: []rule{{contains: markCode, replies: []string{reply}}}}
 	e := New(testConfig(t), &Options{Model: m, Backend: testBackend(t)})
 	defer e.Close()
 	res, err := e.Run(t.Context(), Request{Mode: ModeSolve, Root: root, Goal: "Add Mode(xs) returning the most frequent value (ties: smallest)."}, nil)
@@ -209,7 +211,7 @@ func TestRunSolveGo(t *testing.T) {
 func TestRunSolveWithoutNewTestsIsNotVerified(t *testing.T) {
 	skipShort(t)
 	root := copyTree(t, goBugDir)
-	m := &scripted{rules: []rule{{contains: markPlan, replies: []string{"plan"}}, {contains: markCode, replies: []string{demo.GoBugFix}}}}
+	m := &scripted{rules: []rule{{contains: markCode, replies: []string{demo.GoBugFix}}}}
 	cfg := testConfig(t)
 	cfg.Agent.MaxIterations = 2
 	e := New(cfg, &Options{Model: m, Backend: testBackend(t)})
@@ -220,8 +222,8 @@ func TestRunSolveWithoutNewTestsIsNotVerified(t *testing.T) {
 	if res.Verified {
 		t.Fatal("Verified = true without new tests in solve mode")
 	}
-	if !strings.Contains(m.calls[2], "needs new tests") {
-		t.Errorf("missing-tests verdict not fed back:\n%s", m.calls[2])
+	if len(m.calls) < 2 || !strings.Contains(m.calls[1], "needs new tests") {
+		t.Errorf("%d model calls; missing-tests verdict not fed back to the second:\n%s", len(m.calls), m.calls[len(m.calls)-1])
 	}
 }
 
@@ -276,7 +278,6 @@ func TestRunReflectorModel(t *testing.T) {
 	fixAfterWrong := strings.Replace(demo.GoBugFix, "\treturn s[mid], nil\n=======", "\treturn s[0], nil\n=======", 1)
 	analysis := "Reflection: s[0] is the smallest value, not the median.\nLesson: the median of an even-length sample is the mean of the two middle values."
 	m := &roleScripted{scripted: scripted{rules: []rule{
-		{contains: markPlan, replies: []string{demo.GoBugPlan}},
 		{contains: markReflect, replies: []string{analysis}},
 		{contains: markCode, replies: []string{wrongMedian("s[mid]", "s[0]"), fixAfterWrong}},
 	}}}

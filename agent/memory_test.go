@@ -54,7 +54,7 @@ func TestRunMemory(t *testing.T) {
 	if err != nil || !res.Verified {
 		t.Fatalf("second run: %v", err)
 	}
-	prompt := m2.calls[1]
+	prompt := m2.calls[0]
 	if !strings.Contains(prompt, "## Past failures in this project and what fixed them") || !strings.Contains(prompt, "lesson: the median of an even-length sample") {
 		t.Errorf("memory not shown in the code prompt:\n%s", prompt)
 	}
@@ -84,7 +84,7 @@ func TestRunMemory(t *testing.T) {
 	if err != nil || !res.Verified {
 		t.Fatalf("third run (memory off): %v", err)
 	}
-	if p := m3.calls[1]; strings.Contains(p, "Past failures in this project") || strings.Contains(p, "lesson: the median") {
+	if p := m3.calls[0]; strings.Contains(p, "Past failures in this project") || strings.Contains(p, "lesson: the median") {
 		t.Errorf("memory off, but the code prompt shows past failures:\n%s", p)
 	}
 	if len(res.Memories) != 0 {

@@ -19,7 +19,6 @@ func estimateTokens(s string) int { return (len(s) + charsPerToken - 1) / charsP
 
 // Section markers. Scripted models (agent/demo, tests) match on them.
 const (
-	markPlan    = "## Task: write a plan"
 	markCode    = "## Task: write the edits"
 	markReflect = "## Task: reflect on the failed attempt"
 )
@@ -138,21 +137,20 @@ func (in *promptInput) contextSections(b *strings.Builder) {
 	}
 }
 
-// planPrompt asks for a short plan, no edits.
-func planPrompt(in *promptInput) string {
-	var b strings.Builder
-	in.goalSection(&b)
-	in.contextSections(&b)
-	if in.Failure != "" {
-		b.WriteString("## Current test results\n" + in.Failure + "\n")
+// planOf is the plan of a code reply: its text before the first edit block
+// (the prompt asks for a "Plan:" section there), at most 2000 characters.
+func planOf(reply string) string {
+	text := reply
+	if i := strings.Index(text, "<<<<<<< SEARCH"); i >= 0 {
+		text = text[:i]
+		// Drop the path line that belongs to the first block.
+		if j := strings.LastIndex(strings.TrimRight(text, "\n"), "\n"); j >= 0 {
+			text = text[:j]
+		} else {
+			text = ""
+		}
 	}
-	b.WriteString(markPlan + "\n")
-	b.WriteString("Write a short numbered plan (at most 8 lines): which files change and why")
-	if in.Mode == ModeSolve {
-		b.WriteString(", and which tests will pin the goal down")
-	}
-	b.WriteString(". Do not write edits yet.\n")
-	return b.String()
+	return trimOutput(strings.TrimSpace(text), 2000)
 }
 
 // codePrompt asks for edits. Its size is bounded: older attempts appear as
@@ -177,6 +175,13 @@ func codePrompt(in *promptInput) string {
 	fmt.Fprintf(&b, "Iteration %d of %d.", in.Iteration, in.MaxIterations)
 	if in.Progress != "" {
 		fmt.Fprintf(&b, " Progress since the previous attempt: %s.", in.Progress)
+	}
+	if in.Plan == "" {
+		b.WriteString(" Start with a short plan headed \"Plan:\" (at most 5 lines: which files change and why")
+		if in.Mode == ModeSolve {
+			b.WriteString(", which tests pin the goal down")
+		}
+		b.WriteString(").")
 	}
 	if len(in.History) > 0 && in.Reflection == "" {
 		b.WriteString(" Start with two or three lines headed \"Reflection:\" on why the last attempt failed, and a line\n\"Lesson:\" with the general lesson.")
@@ -261,9 +266,13 @@ func indent(s string) string {
 var fileRefRe = regexp.MustCompile(`([A-Za-z0-9_./-]+\.(?:go|py|js|mjs|cjs|ts|tsx|jsx|rs|java|rb|c|h|cpp))(?::(\d+))?`)
 
 // contextFiles ranks the files to show: files named in failures and stack
-// traces, the focus files and overlays, files named in the goal, then
-// source siblings of failing test files; include filters secrets and
-// ignored files.
+// traces, the focus files and overlays, files named in the goal, the
+// workspace files the chosen files import (Python, JavaScript), the source
+// files that define symbols named by the failure (in the failing tests'
+// packages and the workspace packages they import), and the other sources
+// of a failing test's directory only when that directory is small. The rest
+// of the workspace appears in the repository map. include filters secrets
+// and ignored files.
 func contextFiles(snap *sandbox.Snapshot, req *Request, rep *testrun.Report, include func(string) bool) []string {
 	seen := map[string]bool{}
 	var out []string
@@ -311,21 +320,52 @@ func contextFiles(snap *sandbox.Snapshot, req *Request, rep *testrun.Report, inc
 			add(dep)
 		}
 	}
-	// Source siblings of failing tests (the code under test), then of
-	// the files already chosen; for packages the directory is the unit.
 	for _, p := range out {
 		failDirs = append(failDirs, path.Dir(p))
 	}
+	// Sources that define a symbol the failure names, in the directories
+	// of the chosen files and the workspace packages they import (Go).
+	dirs := map[string]bool{}
 	for _, d := range failDirs {
+		dirs[d] = true
+	}
+	for _, p := range append([]string(nil), out...) {
+		for _, d := range goLocalImportDirs(snap, p) {
+			dirs[d] = true
+		}
+	}
+	// The identifiers on the failing lines first (the code they call), then
+	// those of the messages and test names.
+	for _, names := range []map[string]bool{frameNames(snap, rep), failureNames(rep, req.Goal)} {
+		if len(names) == 0 {
+			continue
+		}
 		for _, p := range snap.Paths() {
-			if path.Dir(p) == d && isSource(p) && !IsTestFile(p) {
-				add(p)
+			if !dirs[path.Dir(p)] || !isSource(p) || IsTestFile(p) {
+				continue
+			}
+			src, _ := snap.Read(p)
+			for _, s := range repomap.Symbols(p, src) {
+				if names[symbolName(s)] {
+					add(p)
+					break
+				}
 			}
 		}
 	}
+	// The other sources of a failing test's directory, when it is small
+	// enough to show whole (a package of a few files is one unit).
 	for _, d := range failDirs {
+		total := 0
+		var sib []string
 		for _, p := range snap.Paths() {
-			if path.Dir(p) == d && isSource(p) {
+			if path.Dir(p) == d && isSource(p) && !IsTestFile(p) && !seen[p] {
+				total += int(snap.Files[p].Size())
+				sib = append(sib, p)
+			}
+		}
+		if total <= smallDirBytes {
+			for _, p := range sib {
 				add(p)
 			}
 		}
@@ -338,6 +378,163 @@ func contextFiles(snap *sandbox.Snapshot, req *Request, rep *testrun.Report, inc
 			if isSource(p) || path.Base(p) == "go.mod" || path.Base(p) == "package.json" || path.Base(p) == "pyproject.toml" {
 				add(p)
 			}
+		}
+	}
+	return out
+}
+
+// smallDirBytes is the size up to which all sources of a failing test's
+// directory are shown whole; larger packages show only the files the
+// failure points at, and the repository map for the rest.
+const smallDirBytes = 8000
+
+var identRe = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
+
+// failureNames collects the identifiers a failure names: in its messages
+// and excerpts, and the parts of the failing test names (TestMedian/even →
+// Median, test_chunks_overlap → chunks, overlap). Short and common words
+// are dropped.
+func failureNames(rep *testrun.Report, goal string) map[string]bool {
+	names := map[string]bool{}
+	addText := func(s string) {
+		for _, w := range identRe.FindAllString(s, -1) {
+			if len(w) >= 3 && !commonWords[strings.ToLower(w)] {
+				names[w] = true
+			}
+		}
+	}
+	addText(goal)
+	if rep == nil {
+		return names
+	}
+	for _, t := range rep.Failures() {
+		addText(t.Message)
+		addText(t.Expected)
+		addText(t.Actual)
+		addText(trimOutput(t.Excerpt, 4000))
+		id := t.ID
+		if i := strings.Index(id, ".Test"); i >= 0 { // Go: drop the package path
+			id = id[i+1:]
+		}
+		for _, whole := range strings.FieldsFunc(id, func(r rune) bool { return r == '/' || r == ' ' || r == '.' || r == ':' }) {
+			// The test function itself (TestMedian, test_lfu), so that a
+			// large test file is shown around its definition …
+			if identRe.FindString(whole) == whole && len(whole) >= 3 {
+				names[whole] = true
+			}
+			// … and the names it is made of (Median, lfu).
+			for _, part := range strings.Split(whole, "_") {
+				part = strings.TrimPrefix(strings.TrimPrefix(part, "Test"), "test")
+				part = strings.TrimSuffix(strings.TrimSuffix(part, "Tests"), "Test")
+				addText(part)
+			}
+		}
+	}
+	return names
+}
+
+// frameLines is how many locations per failing test (its own, then the
+// innermost stack frames) lend their source line's identifiers to the
+// names: the code a failing line calls is where the bug often is.
+const frameLines = 3
+
+// frameNames collects the identifiers on the source lines of the first
+// locations of each failure (s.curPath.Index(-2).Type() → curPath, Index,
+// Type), so that the files defining them join the context.
+func frameNames(snap *sandbox.Snapshot, rep *testrun.Report) map[string]bool {
+	names := map[string]bool{}
+	if rep == nil || snap == nil {
+		return names
+	}
+	for i, t := range rep.Failures() {
+		if i == 20 {
+			break
+		}
+		locs := append([]testrun.Frame{{File: t.File, Line: t.Line}}, t.Frames...)
+		n := 0
+		for _, f := range locs {
+			if n == frameLines {
+				break
+			}
+			text, ok := snap.Text(strings.TrimPrefix(f.File, "./"))
+			if !ok || f.Line <= 0 {
+				continue
+			}
+			n++
+			lines := strings.Split(text, "\n")
+			if f.Line > len(lines) {
+				continue
+			}
+			for _, w := range identRe.FindAllString(lines[f.Line-1], -1) {
+				if len(w) >= 3 && !commonWords[strings.ToLower(w)] {
+					names[w] = true
+				}
+			}
+		}
+	}
+	return names
+}
+
+var commonWords = map[string]bool{
+	"the": true, "and": true, "want": true, "got": true, "expected": true, "actual": true, "error": true, "errors": true,
+	"test": true, "tests": true, "fail": true, "failed": true, "true": true, "false": true, "nil": true, "none": true,
+	"null": true, "undefined": true, "assert": true, "assertionerror": true, "equal": true, "self": true, "return": true,
+	"func": true, "def": true, "for": true, "not": true, "with": true, "from": true, "import": true, "string": true,
+	"int": true, "float64": true, "len": true, "main": true, "testing": true, "line": true, "file": true, "panic": true,
+	"goroutine": true, "running": true, "value": true, "should": true, "was": true, "are": true, "but": true,
+}
+
+// symbolName is the bare name of a repomap symbol: "func (T) Name(x int)"
+// → Name, "def Class.name" → name, "struct Name" → Name.
+func symbolName(s string) string {
+	if i := strings.IndexByte(s, '('); i >= 0 && strings.HasPrefix(s, "func (") {
+		if j := strings.IndexByte(s, ')'); j > 0 {
+			s = "func " + strings.TrimSpace(s[j+1:])
+		}
+	}
+	if i := strings.IndexByte(s, '('); i >= 0 {
+		s = s[:i]
+	}
+	f := strings.Fields(s)
+	if len(f) == 0 {
+		return ""
+	}
+	n := f[len(f)-1]
+	if i := strings.LastIndexByte(n, '.'); i >= 0 {
+		n = n[i+1:]
+	}
+	return n
+}
+
+var goImportRe = regexp.MustCompile(`"([^"\s]+)"`)
+
+// goLocalImportDirs resolves the imports of a Go file that name packages of
+// this workspace (by the module path in go.mod) to their directories.
+func goLocalImportDirs(snap *sandbox.Snapshot, p string) []string {
+	if path.Ext(p) != ".go" {
+		return nil
+	}
+	mod := ""
+	gomod, _ := snap.Text("go.mod")
+	for _, line := range strings.Split(gomod, "\n") {
+		if f := strings.Fields(line); len(f) == 2 && f[0] == "module" {
+			mod = f[1]
+		}
+	}
+	if mod == "" {
+		return nil
+	}
+	data, _ := snap.Text(p)
+	// Only the import block(s): everything before the first declaration.
+	if i := strings.Index(data, "\nfunc "); i >= 0 {
+		data = data[:i]
+	}
+	var out []string
+	for _, m := range goImportRe.FindAllStringSubmatch(data, -1) {
+		if m[1] == mod {
+			out = append(out, ".")
+		} else if rest, ok := strings.CutPrefix(m[1], mod+"/"); ok {
+			out = append(out, rest)
 		}
 	}
 	return out
@@ -371,7 +568,7 @@ func localImports(snap *sandbox.Snapshot, p string) []string {
 				continue
 			}
 			rel := strings.ReplaceAll(mod, ".", "/")
-			try(rel+".py", rel+"/__init__.py", path.Join(path.Dir(p), rel+".py"))
+			try(rel+".py", rel+"/__init__.py", "src/"+rel+".py", "src/"+rel+"/__init__.py", path.Join(path.Dir(p), rel+".py"))
 		}
 	case ".js", ".mjs", ".cjs", ".ts", ".tsx", ".jsx", ".mts":
 		for _, m := range jsImportRe.FindAllStringSubmatch(data, -1) {
@@ -410,24 +607,162 @@ func isSource(p string) bool {
 	return false
 }
 
+// Context limits: a file larger than wholeFileMax is shown as excerpts
+// around the lines the failure points at and the declarations it names;
+// files together take at most contextFilesMax characters, and the repo
+// map at most repoMapMax. The prompt budget (agent.context_tokens) bounds
+// all of it further.
+const (
+	wholeFileMax    = 12000
+	contextFilesMax = 24000
+	repoMapMax      = 4000
+	excerptAround   = 12  // lines either side of a line the failure names
+	excerptDecl     = 150 // lines shown at most from a named declaration
+)
+
+// contextHints are the lines of each file the failure points at (test
+// locations, stack frames) and the identifiers it names; fitContext uses
+// them to cut large files down to excerpts.
+type contextHints struct {
+	Lines map[string][]int
+	Names map[string]bool
+}
+
+func hintsFor(snap *sandbox.Snapshot, rep *testrun.Report, goal string) *contextHints {
+	h := &contextHints{Lines: map[string][]int{}, Names: failureNames(rep, goal)}
+	for n := range frameNames(snap, rep) {
+		h.Names[n] = true
+	}
+	if rep == nil {
+		return h
+	}
+	for _, t := range rep.Failures() {
+		if t.File != "" && t.Line > 0 {
+			h.Lines[strings.TrimPrefix(t.File, "./")] = append(h.Lines[strings.TrimPrefix(t.File, "./")], t.Line)
+		}
+		for _, f := range t.Frames {
+			if f.File != "" && f.Line > 0 {
+				h.Lines[strings.TrimPrefix(f.File, "./")] = append(h.Lines[strings.TrimPrefix(f.File, "./")], f.Line)
+			}
+		}
+	}
+	return h
+}
+
+var declRe = regexp.MustCompile(`^\s*(?:export\s+)?(?:default\s+)?(?:async\s+)?(?:func\s+(?:\([^)]*\)\s*)?|def\s+|class\s+|function\*?\s+|const\s+|let\s+|var\s+|type\s+)([A-Za-z_$][\w$]*)`)
+
+// fileExcerpt cuts content down to the windows around the hinted lines and the
+// declarations of named symbols, within max characters. Lines are copied
+// exactly so that SEARCH parts can quote them. ok is false when nothing in
+// the file is hinted.
+func fileExcerpt(content string, lines []int, names map[string]bool, max int) (string, bool) {
+	ls := strings.SplitAfter(content, "\n")
+	keep := make([]bool, len(ls)+1)
+	mark := func(from, to int) {
+		for i := max0(from); i <= to && i < len(ls); i++ {
+			keep[i] = true
+		}
+	}
+	any := false
+	for _, n := range lines {
+		if n >= 1 && n <= len(ls) {
+			mark(n-1-excerptAround, n-1+excerptAround)
+			any = true
+		}
+	}
+	for i, l := range ls {
+		if m := declRe.FindStringSubmatch(l); m != nil && names[m[1]] {
+			mark(i, declEnd(ls, i))
+			any = true
+		}
+	}
+	if !any {
+		return "", false
+	}
+	var b strings.Builder
+	for i := 0; i < len(ls); {
+		if keep[i] {
+			if b.Len()+len(ls[i]) > max {
+				fmt.Fprintf(&b, "… (excerpt cut at line %d of %d)\n", i+1, len(ls))
+				break
+			}
+			b.WriteString(ls[i])
+			i++
+			continue
+		}
+		j := i
+		for j < len(ls) && !keep[j] {
+			j++
+		}
+		if j == len(ls) && strings.TrimSpace(strings.Join(ls[i:], "")) == "" {
+			break
+		}
+		fmt.Fprintf(&b, "… (lines %d-%d not shown)\n", i+1, j)
+		i = j
+	}
+	return b.String(), true
+}
+
+func max0(n int) int { return max(n, 0) }
+
+// declEnd is the last line of the declaration that starts at line i: the
+// following lines that are blank or indented deeper, and a closing brace or
+// parenthesis at its own indentation; at most excerptDecl lines.
+func declEnd(ls []string, i int) int {
+	ind := indentOf(ls[i])
+	end := i
+	for j := i + 1; j < len(ls) && j <= i+excerptDecl; j++ {
+		l := strings.TrimRight(ls[j], "\r\n")
+		switch {
+		case strings.TrimSpace(l) == "":
+			continue
+		case indentOf(l) > ind:
+			end = j
+			continue
+		case strings.HasPrefix(strings.TrimSpace(l), "}") || strings.HasPrefix(strings.TrimSpace(l), ")"):
+			return j
+		default:
+			return end
+		}
+	}
+	return end
+}
+
+func indentOf(l string) int { return len(l) - len(strings.TrimLeft(l, " \t")) }
+
 // fitContext fills in.RepoMap and in.Files within budget characters, given
 // that the rest of the prompt takes fixed characters. The repo map gets at
-// most a fifth; files are taken whole, in rank order, while they fit.
-func fitContext(in *promptInput, snap *sandbox.Snapshot, ranked []string, include func(string) bool, budget, fixed int) {
+// most a fifth (and repoMapMax); files are taken in rank order while they
+// fit, whole when small, as excerpts (see [fileExcerpt]) when large.
+func fitContext(in *promptInput, snap *sandbox.Snapshot, ranked []string, include func(string) bool, budget, fixed int, hints *contextHints) {
+	if hints == nil {
+		hints = &contextHints{}
+	}
 	avail := budget - fixed
-	mapBudget := max(min(avail/5, 8000), 400)
+	mapBudget := max(min(avail/5, repoMapMax), 400)
 	in.RepoMap = repomap.Build(snap, &repomap.Options{MaxBytes: mapBudget, Include: include, Relevant: ranked})
 	avail -= len(in.RepoMap)
+	filesLeft := contextFilesMax
 	in.Files, in.Omitted = nil, nil
 	for _, p := range ranked {
 		text, _ := snap.Text(p)
 		c := redactText(text)
-		cost := len(c) + len(p) + 20
-		if cost > avail {
+		title := p
+		if len(c) > wholeFileMax {
+			ex, ok := fileExcerpt(c, hints.Lines[p], hints.Names, wholeFileMax)
+			if !ok {
+				in.Omitted = append(in.Omitted, p)
+				continue
+			}
+			c, title = ex, p+" (excerpt; the file has "+fmt.Sprint(strings.Count(text, "\n"))+" lines)"
+		}
+		cost := len(c) + len(title) + 20
+		if cost > avail || cost > filesLeft {
 			in.Omitted = append(in.Omitted, p)
 			continue
 		}
 		avail -= cost
-		in.Files = append(in.Files, promptFile{Path: p, Content: c})
+		filesLeft -= cost
+		in.Files = append(in.Files, promptFile{Path: title, Content: c})
 	}
 }

@@ -249,7 +249,7 @@ func TestE2EDisconnectMidRun(t *testing.T) {
 	}})
 	e.initialize(`{"window":{"workDoneProgress":true}}`)
 	e.mustCall("workspace/executeCommand", map[string]any{"command": cmdFixTests})
-	e.wait("$/progress", "planning") // the sandbox is up; the model hangs
+	e.wait("$/progress", "asking the model for edits") // the sandbox is up; the model hangs
 	label := filters.NewArgs(filters.Arg("label", fmt.Sprintf("fixpoint.pid=%d", cmd.Process.Pid)))
 	if list, err := cli.ContainerList(t.Context(), container.ListOptions{All: true, Filters: label}); err != nil || len(list) == 0 {
 		t.Fatalf("no sandbox container for the server during the run (%v)", err)

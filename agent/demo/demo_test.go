@@ -21,7 +21,6 @@ func TestStart(t *testing.T) {
 	defer stop()
 	c := llm.New(cfg.Model, nil)
 	tests := []struct{ name, prompt, want string }{
-		{"plan", "## File: stats/stats.go\n" + GoBugMarker + " {\n\n" + MarkPlan + "\n", GoBugPlan},
 		{"code", "## File: stats/stats.go\n" + GoBugMarker + " {\n\n" + MarkCode + "\n", GoBugFix},
 		{"other project", "## File: x.py\ndef f(): pass\n\n" + MarkCode + "\n", CannotHelp},
 	}

@@ -17,8 +17,12 @@ const GoBugPlan = `1. TestMedian/even fails: Median returns the upper middle val
 2. In stats/stats.go, return the mean of the two middle values when len(s) is even.
 3. Leave the tests unchanged; rerun them.`
 
-// GoBugFix is the demo's edit for examples/go-bug.
-const GoBugFix = `Reflection: for an even number of values Median returned s[mid], the upper of the two middle values.
+// GoBugFix is the demo's reply for examples/go-bug: its plan (the agent
+// makes no separate plan call; the first code reply starts with the plan),
+// then the edit.
+const GoBugFix = "Plan:\n" + GoBugPlan + "\n\n" + goBugEdit
+
+const goBugEdit = `Reflection: for an even number of values Median returned s[mid], the upper of the two middle values.
 Lesson: the median of an even-length sample is the mean of the two middle values.
 
 stats/stats.go

@@ -7,9 +7,11 @@ import (
 	"github.com/fixpoint-dev/fixpoint/config"
 )
 
-// Prompt markers of the agent's plan, code and reflect prompts (agent
-// tests check that they match the agent's own). The reflect prompt is
-// sent only when model.reflector is set.
+// Prompt markers of the agent's code and reflect prompts (agent tests check
+// that they match the agent's own). The reflect prompt is sent only when
+// model.reflector is set. MarkPlan marked the separate plan prompt, which
+// the agent no longer sends (the first code reply carries the plan); it is
+// kept so that scripts written for it still compile, and matches nothing.
 const (
 	MarkPlan    = "## Task: write a plan"
 	MarkCode    = "## Task: write the edits"
@@ -19,14 +21,13 @@ const (
 // ModelName is the model name the demo server answers as.
 const ModelName = "fixpoint-demo"
 
-// Script is the demo model's script: a plan and the fix for prompts that
-// show examples/go-bug's Median, CannotHelp for everything else.
+// Script is the demo model's script: the fix (which starts with its plan)
+// for code prompts that show examples/go-bug's Median, CannotHelp for everything else.
 func Script() *llmtest.Script {
 	bug := regexp.QuoteMeta(GoBugMarker)
 	return &llmtest.Script{
 		Models: []string{ModelName},
 		Rules: []llmtest.Rule{
-			{Role: "user", Last: true, Regexp: "(?s)" + bug + ".*" + regexp.QuoteMeta(MarkPlan), Reply: &llmtest.Reply{Content: GoBugPlan}},
 			{Role: "user", Last: true, Regexp: "(?s)" + bug + ".*" + regexp.QuoteMeta(MarkCode), Reply: &llmtest.Reply{Content: GoBugFix}},
 		},
 		Default: &llmtest.Reply{Content: CannotHelp},

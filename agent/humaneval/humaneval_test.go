@@ -163,7 +163,6 @@ func TestRunRepairAndMetrics(t *testing.T) {
 func TestTestIsHiddenFromTheModel(t *testing.T) {
 	p := synthetic[0]
 	srv := llmtest.NewServer(&llmtest.Script{Rules: []llmtest.Rule{
-		{Contains: demo.MarkPlan, Reply: &llmtest.Reply{Content: "plan"}},
 		{Contains: "(" + p.TaskID + ")", Reply: &llmtest.Reply{Content: OracleReply(p)}},
 	}})
 	t.Cleanup(srv.Close)
@@ -177,8 +176,8 @@ func TestTestIsHiddenFromTheModel(t *testing.T) {
 		t.Fatalf("not passed: %+v", res[0])
 	}
 	reqs := srv.Requests()
-	if len(reqs) < 2 {
-		t.Fatalf("%d model requests, want a plan and a code request", len(reqs))
+	if len(reqs) != 1 {
+		t.Fatalf("%d model requests, want one code request (its reply carries the plan)", len(reqs))
 	}
 	for i, r := range reqs {
 		for _, m := range r.Messages {

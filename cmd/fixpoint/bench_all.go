@@ -39,6 +39,11 @@ func benchSections() []benchSection {
 			run:     benchLoopSection,
 		},
 		{
+			key: "context", title: "Prompt economy: context per request and per run",
+			command: "fixpoint bench context",
+			run:     benchContextSection,
+		},
+		{
 			key: "memory", title: "Failure memory: retrieval quality and latency",
 			command: "fixpoint bench memory",
 			run: func(ctx context.Context, a *app) (string, error) {

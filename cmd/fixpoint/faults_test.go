@@ -34,10 +34,9 @@ import (
 	"github.com/fixpoint-dev/fixpoint/sandbox/sandboxtest"
 )
 
-const (
-	faultPlanMark = "## Task: write a plan"
-	faultCodeMark = "## Task: write the edits"
-)
+// faultCodeMark marks the code request, the first request of a run (there
+// is no separate plan request).
+const faultCodeMark = "## Task: write the edits"
 
 // faultPyFix makes agent/testdata/py-bug pass.
 var faultPyFix = llmtest.EditBlock("textkit/chunks.py",
@@ -243,7 +242,7 @@ func TestFaultSignals(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := llmtest.NewServer(&llmtest.Script{Rules: []llmtest.Rule{
-				{Contains: faultPlanMark, Role: "user", Reply: &llmtest.Reply{Fault: llmtest.FaultHang}},
+				{Contains: faultCodeMark, Role: "user", Reply: &llmtest.Reply{Fault: llmtest.FaultHang}},
 			}})
 			defer srv.Close()
 			ws := faultWorkspace(t)
@@ -353,7 +352,7 @@ func TestFaultLSPDisconnect(t *testing.T) {
 	cli := faultRequire(t)
 	bin := buildFixpoint(t)
 	srv := llmtest.NewServer(&llmtest.Script{Rules: []llmtest.Rule{
-		{Contains: faultPlanMark, Role: "user", Reply: &llmtest.Reply{Fault: llmtest.FaultHang}},
+		{Contains: faultCodeMark, Role: "user", Reply: &llmtest.Reply{Fault: llmtest.FaultHang}},
 	}})
 	defer srv.Close()
 	ws := faultWorkspace(t)
@@ -412,9 +411,8 @@ func TestFaultRacingRuns(t *testing.T) {
 	faultRequire(t)
 	bin := buildFixpoint(t)
 	srv := llmtest.NewServer(&llmtest.Script{Rules: []llmtest.Rule{
-		// The first plan request hangs until the second run is done.
-		{Contains: faultPlanMark, Role: "user", MaxUses: 1, Reply: &llmtest.Reply{Fault: llmtest.FaultHang, Hang: llmtest.Duration(10 * time.Second)}},
-		{Contains: faultPlanMark, Role: "user", Reply: &llmtest.Reply{Content: "1. fix the range"}},
+		// The first model request hangs until the second run is done.
+		{Contains: faultCodeMark, Role: "user", MaxUses: 1, Reply: &llmtest.Reply{Fault: llmtest.FaultHang, Hang: llmtest.Duration(10 * time.Second)}},
 		{Contains: faultCodeMark, Role: "user", Reply: &llmtest.Reply{Content: faultPyFix}},
 	}})
 	defer srv.Close()

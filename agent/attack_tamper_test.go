@@ -42,12 +42,15 @@ func TestAttackAssertionTampering(t *testing.T) {
 			}
 		})
 	}
+	// Solve mode: fix mode refuses every new test file (agent/verify.go),
+	// so the policy's test-file exemption is exercised where new tests
+	// are the point.
 	t.Run("a new test file may configure its framework", func(t *testing.T) {
 		newTest := "tests/test_extra.py\n<<<<<<< SEARCH\n=======\nimport unittest\n\nunittest.TestCase.maxDiff = None\n\n\nclass Extra(unittest.TestCase):\n    def test_one(self):\n        self.assertEqual(1, 1)\n>>>>>>> REPLACE\n"
 		m := &scripted{rules: []rule{{contains: markCode, replies: []string{newTest + "\n" + pyFix}}}}
 		e := New(testConfig(t), &Options{Model: m, Backend: testBackend(t)})
 		defer e.Close()
-		res, err := e.Run(t.Context(), Request{Mode: ModeFix, Root: copyTree(t, "testdata/py-bug")}, nil)
+		res, err := e.Run(t.Context(), Request{Mode: ModeSolve, Goal: "make chunks split evenly and add a test", Root: copyTree(t, "testdata/py-bug")}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

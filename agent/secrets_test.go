@@ -37,7 +37,12 @@ func TestRunKeepsSecretFilesOutOfPromptsAndEdits(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	e := New(testConfig(t), &Options{Model: m, Backend: testBackend(t)})
+	// The secret files enter the snapshot (a test fixture the project
+	// names in include_secrets), so this checks the engine's own filter,
+	// the layer behind the snapshot's exclusion of secret files.
+	cfg := testConfig(t)
+	cfg.Sandbox.IncludeSecrets = []string{".env", "id_rsa", "deploy/", ".ssh/"}
+	e := New(cfg, &Options{Model: m, Backend: testBackend(t)})
 	defer e.Close()
 	focus := []string{".env", "id_rsa", "deploy/secrets.yaml", ".ssh/config", "stats/stats.go"}
 	res, err := e.Run(t.Context(), Request{Mode: ModeFix, Root: root, Focus: focus, Goal: "see .env and id_rsa"}, nil)

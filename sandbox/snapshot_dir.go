@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -226,6 +228,7 @@ func SnapshotDir(root string, opts *SnapshotOptions) (*Snapshot, error) {
 	if err := w.walk("", false); err != nil {
 		return nil, err
 	}
+	w.dropLinksToMissing()
 	if err := w.checkTotal(); err != nil {
 		return nil, err
 	}
@@ -248,6 +251,7 @@ type walker struct {
 	tracked    map[string]bool // repository-relative paths in the index
 	trackedDir map[string]bool // directories holding tracked files
 	total      int64
+	linkTo     map[string]string // kept symlink -> workspace-relative path it resolves to
 }
 
 func patterns(list []string) *Ignore {
@@ -451,7 +455,40 @@ func (w *walker) link(rel string) error {
 		text = filepath.ToSlash(text)
 	}
 	w.snap.Files[rel] = File{Link: text}
+	if w.linkTo == nil {
+		w.linkTo = map[string]string{}
+	}
+	w.linkTo[rel] = filepath.ToSlash(inside)
 	return nil
+}
+
+// dropLinksToMissing leaves out kept symlinks whose target the snapshot
+// does not hold (.git, an ignored, excluded or secret path): in the
+// sandbox they would dangle, and test runners that walk the tree (node
+// --test, pytest) stop on a dangling link.
+func (w *walker) dropLinksToMissing() {
+	if len(w.linkTo) == 0 {
+		return
+	}
+	dirs := map[string]bool{}
+	for p, f := range w.snap.Files {
+		if f.IsLink() {
+			continue
+		}
+		for d := path.Dir(p); d != "." && !dirs[d]; d = path.Dir(d) {
+			dirs[d] = true
+		}
+	}
+	for _, rel := range slices.Sorted(maps.Keys(w.linkTo)) {
+		target := w.linkTo[rel]
+		if f, ok := w.snap.Files[target]; (ok && !f.IsLink()) || dirs[target] {
+			continue
+		}
+		text := w.snap.Files[rel].Link
+		delete(w.snap.Files, rel)
+		w.snap.Skipped.Links = append(w.snap.Skipped.Links, SkippedLink{Path: rel, Target: text,
+			Reason: "its target " + target + " is not in the sandbox"})
+	}
 }
 
 // lexicallyInside reports whether target, relative to directory dir (both

@@ -187,9 +187,13 @@ func TestSnapshotNeverOpensIgnored(t *testing.T) {
 func TestSnapshotSymlinks(t *testing.T) {
 	dir := t.TempDir()
 	outside := t.TempDir()
-	writeTree(t, dir, map[string]string{"fixtures/data.json": "{}\n", "src/lib/a.js": "1\n"})
+	writeTree(t, dir, map[string]string{"fixtures/data.json": "{}\n", "src/lib/a.js": "1\n", ".git/HEAD": "ref: refs/heads/main\n",
+		".gitignore": "dist/\n", "dist/out.js": "1\n", ".env": "TOKEN=abcdefgh12345678\n"})
 	writeTree(t, outside, map[string]string{"secret.txt": "x\n"})
 	links := map[string]string{
+		"gitlink":        ".git",                                      // inside, but .git never enters: it would dangle
+		"distlink":       "dist",                                      // inside, but ignored
+		"envlink":        ".env",                                      // inside, but a secret
 		"test/data.json": "../fixtures/data.json",                     // file inside: kept as is
 		"libdir":         "src/lib",                                   // directory inside: kept
 		"abs-inside":     filepath.Join(dir, "fixtures", "data.json"), // absolute inside: rewritten relative
@@ -208,7 +212,7 @@ func TestSnapshotSymlinks(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	snap, err := SnapshotDir(dir, nil)
+	snap, err := SnapshotDir(dir, &SnapshotOptions{IsSecret: func(rel string) bool { return rel == ".env" }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +227,9 @@ func TestSnapshotSymlinks(t *testing.T) {
 		reasons[l.Path] = l.Reason
 	}
 	wantSkipped := map[string]string{"out": "leaves the workspace", "up": "leaves the workspace", "self": "a symlink loop",
-		"a": "a symlink loop", "b": "a symlink loop", "gone": "dangling", "via-up": "leaves the workspace"}
+		"a": "a symlink loop", "b": "a symlink loop", "gone": "dangling", "via-up": "leaves the workspace",
+		"gitlink": "its target .git is not in the sandbox", "distlink": "its target dist is not in the sandbox",
+		"envlink": "its target .env is not in the sandbox"}
 	for name, reason := range wantSkipped {
 		if reasons[name] != reason {
 			t.Errorf("link %s: skipped as %q, want %q", name, reasons[name], reason)
@@ -232,8 +238,8 @@ func TestSnapshotSymlinks(t *testing.T) {
 			t.Errorf("link %s is in the snapshot", name)
 		}
 	}
-	if s := snap.Skipped.Summary(); !strings.Contains(s, "7 symlinks") {
-		t.Errorf("Summary() = %q, want the 7 symlinks named", s)
+	if s := snap.Skipped.Summary(); !strings.Contains(s, "10 symlinks") {
+		t.Errorf("Summary() = %q, want the 10 symlinks named", s)
 	}
 }
 

@@ -94,6 +94,10 @@ type Sandbox struct {
 	Timeout    Duration `toml:"timeout" json:"timeout"`       // per test command; default 120s
 	OutputCap  string   `toml:"output_cap" json:"outputCap"`  // per stream; default 1m
 	GoModCache *bool    `toml:"go_mod_cache" json:"goModCache"`
+	// Setup is the dependency install command run once, with network,
+	// before tests (a shell command); "" = detected from the project
+	// (go mod download, npm ci, pip install), "off" = none.
+	Setup string `toml:"setup" json:"setup"`
 }
 
 // Agent configures the loop.

@@ -41,6 +41,13 @@ type Language interface {
 	ParseVersion(output string) (Version, error)
 }
 
+// ReleasePicker is implemented by languages whose runtime can be fetched
+// in several versions: it picks which published release to run for a
+// requirement. Without it, the newest allowed release is used.
+type ReleasePicker interface {
+	PickRelease(r Range, published []Version) (Version, bool)
+}
+
 // Requirement is a runtime version constraint a project declares.
 type Requirement struct {
 	Runtime    string // "go", "node", "python"

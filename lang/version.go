@@ -330,3 +330,33 @@ func ParsePythonSpec(s string) (Range, error) {
 	}
 	return Range{alts: [][]comparator{out}}, nil
 }
+
+// Lowest returns the newest release of the oldest release line that the
+// range allows, where line maps a version to its line (its major for
+// Node, major.minor for Go): the most conservative choice that still
+// gets bug fixes. Candidates for which keep returns false are used only
+// when no kept candidate is allowed.
+func (r Range) Lowest(candidates []Version, line func(Version) Version, keep func(Version) bool) (Version, bool) {
+	pick := func(filter bool) (Version, bool) {
+		var best Version
+		var bestLine Version
+		found := false
+		for _, v := range candidates {
+			if !r.Allows(v) || (filter && keep != nil && !keep(v)) {
+				continue
+			}
+			l := line(v)
+			switch {
+			case !found, l.Compare(bestLine) < 0:
+				best, bestLine, found = v, l, true
+			case l == bestLine && v.Compare(best) > 0:
+				best = v
+			}
+		}
+		return best, found
+	}
+	if v, ok := pick(true); ok {
+		return v, true
+	}
+	return pick(false)
+}

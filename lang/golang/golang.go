@@ -39,6 +39,12 @@ func (Language) ParseVersion(out string) (lang.Version, error) {
 	return lang.ParseVersion(m[1])
 }
 
+// PickRelease picks the newest patch release of the oldest Go minor
+// version the requirement allows.
+func (Language) PickRelease(r lang.Range, published []lang.Version) (lang.Version, bool) {
+	return r.Lowest(published, func(v lang.Version) lang.Version { return lang.Version{Major: v.Major, Minor: v.Minor} }, nil)
+}
+
 // Requirement is go.mod's `go` line, raised by its `toolchain` line: a Go
 // toolchain builds any module whose go line is not newer than itself, so
 // the requirement is a minimum, as GOTOOLCHAIN treats it.

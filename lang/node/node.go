@@ -27,6 +27,14 @@ func (Language) ParseVersion(out string) (lang.Version, error) {
 	return lang.ParseVersion(strings.TrimSpace(out))
 }
 
+// PickRelease picks the newest release of the oldest major line the range
+// allows, preferring even (long-term support) majors: "^20.19 || >=24"
+// runs the newest 20.x, as close to what the project tests with as can be.
+func (Language) PickRelease(r lang.Range, published []lang.Version) (lang.Version, bool) {
+	return r.Lowest(published, func(v lang.Version) lang.Version { return lang.Version{Major: v.Major} },
+		func(v lang.Version) bool { return v.Major%2 == 0 })
+}
+
 type manifest struct {
 	Engines         map[string]string `json:"engines"`
 	Dependencies    map[string]any    `json:"dependencies"`

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fixpoint-dev/fixpoint/lang"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 )
 
@@ -134,4 +135,36 @@ func sortStrings(s []string) []string {
 		}
 	}
 	return s
+}
+
+func TestPickRelease(t *testing.T) {
+	vs := func(ss ...string) []lang.Version {
+		var out []lang.Version
+		for _, s := range ss {
+			v, _ := lang.ParseVersion(s)
+			out = append(out, v)
+		}
+		return out
+	}
+	tests := []struct {
+		lang, rng string
+		published []lang.Version
+		want      string
+	}{
+		{"node", "^20.19.0 || ^22.12.0 || >=24.0.0", vs("18.20.4", "20.18.0", "20.19.5", "20.20.2", "22.23.3", "25.1.0", "26.10.0"), "20.20.2"},
+		{"node", ">=21", vs("20.20.2", "21.7.3", "22.23.3", "23.1.0"), "22.23.3"},
+		{"node", ">=23 <24", vs("22.23.3", "23.1.0", "23.2.0"), "23.2.0"},
+		{"go", ">= 1.27", vs("1.26.8", "1.27.0", "1.27.4", "1.28.1"), "1.27.4"},
+	}
+	for _, tt := range tests {
+		l := ByName(tt.lang).(lang.ReleasePicker)
+		r, err := lang.ParseNodeRange(tt.rng)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := l.PickRelease(r, tt.published)
+		if !ok || got.String() != tt.want {
+			t.Errorf("%s PickRelease(%q) = %v %v, want %s", tt.lang, tt.rng, got, ok, tt.want)
+		}
+	}
 }

@@ -5,8 +5,6 @@ import (
 	"fmt"
 
 	"github.com/fixpoint-dev/fixpoint/sandbox"
-	"github.com/fixpoint-dev/fixpoint/sandbox/backends"
-	"github.com/fixpoint-dev/fixpoint/sandbox/image"
 	"github.com/fixpoint-dev/fixpoint/sandbox/setup"
 )
 
@@ -19,17 +17,8 @@ func (e *Engine) prepare(ctx context.Context, snap *sandbox.Snapshot, progress f
 	for _, w := range plan.Warnings {
 		e.warnf("%s", w)
 	}
-	if e.cfg.Sandbox.Image == "" && e.cfg.Sandbox.Dockerfile == "" {
-		// .devcontainer's image or Dockerfile, when the config names none.
-		switch {
-		case plan.Dockerfile != "":
-			spec.Image = image.ProjectImageName(plan.Dockerfile)
-			spec.Labels[backends.LabelDockerfile] = plan.Dockerfile
-		case plan.Image != "":
-			spec.Image = plan.Image
-		}
-	}
-	p := setup.New(e.opts.Backend, &setup.Options{Progress: progress, Logger: e.log, Output: setupOutput{e}})
+	p := setup.New(e.opts.Backend, &setup.Options{Progress: progress, Logger: e.log, Output: setupOutput{e},
+		Warn: func(line string) { e.warnf("%s", line) }})
 	if err := p.Prepare(ctx, &spec, snap, plan); err != nil {
 		return spec, plan, err
 	}

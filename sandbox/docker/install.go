@@ -16,9 +16,11 @@ import (
 	"time"
 
 	"github.com/docker/docker/api/types/container"
+	imagetypes "github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/docker/api/types/volume"
 	"github.com/docker/docker/client"
+	"github.com/docker/docker/pkg/jsonmessage"
 	"github.com/docker/docker/pkg/stdcopy"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 )
@@ -320,4 +322,24 @@ func (b *Backend) Probe(ctx context.Context, image string, argv []string) (strin
 	var out bytes.Buffer
 	stdcopy.StdCopy(&out, &out, logs)
 	return out.String(), nil
+}
+
+// EnsureImage makes sure image is present, pulling it when it is not (one
+// minute at most): for images a project names (.devcontainer).
+func (b *Backend) EnsureImage(ctx context.Context, img string) error {
+	if _, err := b.cli.ImageInspect(ctx, img); err == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	rc, err := b.cli.ImagePull(ctx, img, imagetypes.PullOptions{})
+	if err != nil {
+		return fmt.Errorf("pull %s: %w", img, err)
+	}
+	defer rc.Close()
+	if err := jsonmessage.DisplayJSONMessagesStream(rc, io.Discard, 0, false, nil); err != nil {
+		return fmt.Errorf("pull %s: %w", img, err)
+	}
+	_, err = b.cli.ImageInspect(ctx, img)
+	return err
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/fixpoint-dev/fixpoint/lang"
 	"github.com/fixpoint-dev/fixpoint/lang/registry"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
+	"github.com/fixpoint-dev/fixpoint/sandbox/backends"
 	"github.com/fixpoint-dev/fixpoint/sandbox/docker"
 	"github.com/fixpoint-dev/fixpoint/sandbox/image"
 )
@@ -196,6 +197,9 @@ type Options struct {
 	Logger   *slog.Logger
 	// Tick is the progress interval; 0 = 5 s.
 	Tick time.Duration
+	// Warn receives warnings (an unavailable devcontainer image); nil =
+	// Progress.
+	Warn func(line string)
 }
 
 // Preparer applies plans to specs for one backend.
@@ -263,6 +267,9 @@ func (p *Preparer) progress(line string) {
 // when no image can satisfy the requirement, and with an error wrapping
 // sandbox.ErrInstall when the install step fails.
 func (p *Preparer) Prepare(ctx context.Context, spec *sandbox.Spec, snap *sandbox.Snapshot, plan *Plan) error {
+	if err := p.projectImage(ctx, spec, plan); err != nil {
+		return err
+	}
 	if err := p.pickImage(ctx, spec, plan); err != nil {
 		return err
 	}
@@ -310,14 +317,22 @@ func (p *Preparer) Prepare(ctx context.Context, spec *sandbox.Spec, snap *sandbo
 		p.progress(fmt.Sprintf("dependencies installed (%s) in %s", st.Name, time.Since(start).Round(time.Second)))
 	}
 	spec.Caches = append(spec.Caches, res.Mounts...)
+	// The installed module cache replaces the copy of the host's one.
+	spec.GoModCache = ""
 	return nil
 }
 
-// ticker reports phase now and every Tick until stop is called.
+// ticker reports phase after a second (a cache hit says nothing) and then
+// every Tick until stop is called.
 func (p *Preparer) ticker(phase string, start time.Time) (stop func()) {
-	p.progress(phase)
 	done := make(chan struct{})
 	go func() {
+		select {
+		case <-done:
+			return
+		case <-time.After(time.Second):
+			p.progress(phase)
+		}
 		t := time.NewTicker(p.opts.Tick)
 		defer t.Stop()
 		for {
@@ -349,12 +364,57 @@ func (p *Preparer) hostEnv() []string {
 	return out
 }
 
+func (p *Preparer) warn(line string) {
+	if p.opts.Warn != nil {
+		p.opts.Warn(line)
+		return
+	}
+	p.progress("warning: " + line)
+}
+
+// projectImage applies .devcontainer's image or Dockerfile when the
+// configuration names no image (spec has a fixpoint default image), and
+// builds a project Dockerfile image before the install step needs it.
+// A devcontainer image that is neither present nor pullable is skipped
+// with a warning: fixpoint's image still runs the tests.
+func (p *Preparer) projectImage(ctx context.Context, spec *sandbox.Spec, plan *Plan) error {
+	d, ok := p.b.(*docker.Backend)
+	if !ok {
+		return nil
+	}
+	if isDefaultImage(spec.Image) && spec.Labels[backends.LabelDockerfile] == "" {
+		switch {
+		case plan.Dockerfile != "":
+			spec.Image = image.ProjectImageName(plan.Dockerfile)
+			spec.Labels[backends.LabelDockerfile] = plan.Dockerfile
+		case plan.Image != "":
+			if err := d.EnsureImage(ctx, plan.Image); err != nil {
+				p.warn(fmt.Sprintf(".devcontainer/devcontainer.json names image %s, which is not available (%v); using %s", plan.Image, err, spec.Image))
+			} else {
+				spec.Image = plan.Image
+			}
+		}
+	}
+	if df := spec.Labels[backends.LabelDockerfile]; df != "" {
+		if _, err := image.BuildDockerfile(ctx, d.Client(), df, spec.Image, &image.DockerfileOptions{Logger: p.log}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func isDefaultImage(img string) bool {
+	for _, l := range image.Langs() {
+		if img == image.ImageName(l) {
+			return true
+		}
+	}
+	return false
+}
+
 // pickImage replaces the language's default image with a per-version
 // image when the default's runtime does not satisfy the requirement.
 func (p *Preparer) pickImage(ctx context.Context, spec *sandbox.Spec, plan *Plan) error {
-	if spec.Image == "" && plan.Image != "" {
-		spec.Image = plan.Image
-	}
 	req := plan.Requirement
 	pr, ok := p.b.(Prober)
 	if req == nil || plan.Lang == nil || !ok || spec.Image != image.ImageName(plan.Lang.Name()) {

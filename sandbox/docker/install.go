@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
-	"net/url"
 	"path"
 	"sort"
 	"strconv"
@@ -151,7 +149,7 @@ func (b *Backend) runInstall(ctx context.Context, spec sandbox.InstallSpec, user
 	cfg := &container.Config{Image: spec.Image, User: "0:0", Entrypoint: []string{"/bin/sh", "-c", setupShell},
 		WorkingDir: workspaceDir, Env: env, Labels: labels}
 	hc := &container.HostConfig{
-		NetworkMode: container.NetworkMode(setupNetwork(spec.HostEnv)),
+		NetworkMode: container.NetworkMode(map[bool]string{true: "host", false: "bridge"}[spec.HostNetwork]),
 		CapDrop:     []string{"ALL"},
 		CapAdd:      []string{"CHOWN", "SETUID", "SETGID", "DAC_OVERRIDE", "FOWNER"},
 		SecurityOpt: []string{"no-new-privileges"},
@@ -201,32 +199,6 @@ func (b *Backend) runInstall(ctx context.Context, spec sandbox.InstallSpec, user
 		return fmt.Errorf("%w: `%s` exited with code %d in image %s; last output:\n%s", sandbox.ErrInstall, spec.Script, code, spec.Image, tail.lastLines(20))
 	}
 	return nil
-}
-
-// setupNetwork is "bridge" unless a proxy variable points at the host's
-// loopback: only the host network reaches that, so then "host".
-func setupNetwork(hostEnv []string) string {
-	for _, kv := range hostEnv {
-		k, v, _ := strings.Cut(kv, "=")
-		if !strings.HasSuffix(strings.ToLower(k), "_proxy") || strings.EqualFold(k, "no_proxy") || v == "" {
-			continue
-		}
-		u, err := url.Parse(v)
-		if err != nil || u.Host == "" {
-			u, err = url.Parse("http://" + v)
-		}
-		if err != nil {
-			continue
-		}
-		h := u.Hostname()
-		if h == "localhost" {
-			return "host"
-		}
-		if ip := net.ParseIP(h); ip != nil && ip.IsLoopback() {
-			return "host"
-		}
-	}
-	return "bridge"
 }
 
 // snapshotTar writes snap as a tar owned by uid, for CopyToContainer.

@@ -97,10 +97,20 @@ func (e *Engine) Close() error {
 // The setup phase runs first (prepare), and a runtime version that does
 // not satisfy the project's requirement stops here, before any test.
 func (e *Engine) startSession(ctx context.Context, snap *sandbox.Snapshot, progress func(string)) (sandbox.Session, func(), error) {
+	return e.startPrepared(ctx, snap, progress, false)
+}
+
+// startSessionNoScripts is startSession for a snapshot the model edited:
+// the install step runs with the installer's scripts off.
+func (e *Engine) startSessionNoScripts(ctx context.Context, snap *sandbox.Snapshot, progress func(string)) (sandbox.Session, func(), error) {
+	return e.startPrepared(ctx, snap, progress, true)
+}
+
+func (e *Engine) startPrepared(ctx context.Context, snap *sandbox.Snapshot, progress func(string), noScripts bool) (sandbox.Session, func(), error) {
 	if e.opts.Backend == nil {
 		return nil, nil, fmt.Errorf("start sandbox: %w: no backend configured", sandbox.ErrUnavailable)
 	}
-	spec, plan, err := e.prepare(ctx, snap, progress)
+	spec, plan, err := e.prepare(ctx, snap, progress, noScripts)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -87,6 +87,14 @@ type Setup struct {
 	// Path lists directories put before the image's PATH, in the setup
 	// step and in test runs (a virtualenv's bin).
 	Path []string
+	// NoScripts is added to Env when the step re-runs after an edit the
+	// model made to an input: it keeps the installer from running scripts
+	// from the workspace (npm lifecycle scripts), which the model could
+	// have written.
+	NoScripts []string
+	// Code lists inputs that are code the step itself runs (setup.py):
+	// after a model edit to one of them the step is not re-run.
+	Code []string
 	// Override is set when the step came from configuration or
 	// .devcontainer rather than detection; it is named in messages.
 	Override string

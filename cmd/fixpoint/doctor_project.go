@@ -44,7 +44,8 @@ func checkProject(ctx context.Context, cfg *config.Config, root string) (checks 
 	}
 	rc, ok, img := checkRuntime(ctx, plan, spec.Image, d)
 	checks = append(checks, rc)
-	checks = append(checks, checkSetup(ctx, plan, snap, img, d))
+	spec.Image = img
+	checks = append(checks, checkSetup(ctx, plan, snap, spec, d))
 	return checks, ok
 }
 
@@ -127,7 +128,7 @@ func sandboxVersion(ctx context.Context, l lang.Language, img string, d *docker.
 	return v, "the host", err
 }
 
-func checkSetup(ctx context.Context, plan *setup.Plan, snap *sandbox.Snapshot, img string, d *docker.Backend) check {
+func checkSetup(ctx context.Context, plan *setup.Plan, snap *sandbox.Snapshot, spec sandbox.Spec, d *docker.Backend) check {
 	ch := check{Name: "dependency setup", Status: "info"}
 	st := plan.Step
 	if st == nil || st.Script == "" {
@@ -146,7 +147,7 @@ func checkSetup(ctx context.Context, plan *setup.Plan, snap *sandbox.Snapshot, i
 		ch.Detail += "; runs with the docker backend only"
 		return ch
 	}
-	key := st.Key(snap, img)
+	key := setup.CacheKey(st, snap, spec)
 	if _, err := d.Client().VolumeInspect(ctx, "fixpoint-deps-"+key+"-done"); err == nil {
 		ch.Detail += "; cached (key " + key + ")"
 	} else {

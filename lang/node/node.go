@@ -119,5 +119,7 @@ func (Language) SetupStep(snap *sandbox.Snapshot) *lang.Setup {
 		Inputs: lang.InputsOf(snap, "package.json", "package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml", ".npmrc"),
 		Caches: []lang.Cache{{Name: "node_modules", Path: Modules}},
 		Env:    []string{"NPM_CONFIG_UPDATE_NOTIFIER=false", "NPM_CONFIG_FUND=false", "NPM_CONFIG_AUDIT=false"},
+		// npm, yarn and pnpm all read npm_config_ignore_scripts.
+		NoScripts: []string{"NPM_CONFIG_IGNORE_SCRIPTS=true", "npm_config_ignore_scripts=true", "YARN_IGNORE_SCRIPTS=true"},
 	}
 }

@@ -150,6 +150,10 @@ func (Language) SetupStep(snap *sandbox.Snapshot) *lang.Setup {
 	script := "python3 -m venv --system-site-packages " + Venv + " && " + Venv + "/bin/python -m pip install --disable-pip-version-check --no-input " + strings.Join(install, " ")
 	return &lang.Setup{
 		Name: name, Script: script, Inputs: inputs,
+		// pip runs the project's build backend (-e .) and follows any path
+		// a requirements file names: every input can make it run workspace
+		// code.
+		Code:    inputs,
 		Caches:  []lang.Cache{{Name: "venv", Path: Venv}},
 		Env:     []string{"PIP_NO_CACHE_DIR=1"},
 		TestEnv: append(env, "VIRTUAL_ENV="+Venv),

@@ -298,7 +298,7 @@ func (p *Preparer) Prepare(ctx context.Context, spec *sandbox.Spec, snap *sandbo
 		dirs = append(dirs, sandbox.CacheDir{Name: c.Name, Target: c.Path})
 	}
 	is := sandbox.InstallSpec{
-		Image: spec.Image, Key: st.Key(snap, spec.Image), Snapshot: snap, Script: st.Script,
+		Image: spec.Image, Key: CacheKey(st, snap, *spec), Snapshot: snap, Script: st.Script,
 		Env: st.Env, Path: st.Path, Caches: dirs, HostEnv: p.hostEnv(), CAFile: p.opts.CAFile,
 		HostNetwork: networkFor(p.hostEnv()) == "host",
 		Labels:      spec.Labels, Output: p.opts.Output,
@@ -323,6 +323,14 @@ func (p *Preparer) Prepare(ctx context.Context, spec *sandbox.Spec, snap *sandbo
 	// The installed module cache replaces the copy of the host's one.
 	spec.GoModCache = ""
 	return nil
+}
+
+// CacheKey keys st's caches for a session spec: the manifest and lockfile
+// contents, the script, the image, and the project (LabelProject): the
+// install runs the project's own scripts, so a cache is never shared
+// between projects, as the Go build cache is not.
+func CacheKey(st *lang.Setup, snap *sandbox.Snapshot, spec sandbox.Spec) string {
+	return st.Key(snap, spec.Image+"\x00"+spec.Labels[sandbox.LabelProject])
 }
 
 // ticker reports phase after a second (a cache hit says nothing) and then

@@ -26,8 +26,9 @@ import (
 // LabelRuntime, on a per-version image, is "<runtime>@<version>".
 const LabelRuntime = "fixpoint.runtime"
 
-// ErrNoRuntime means no published release satisfies a requirement.
-var ErrNoRuntime = errors.New("no runtime release satisfies the requirement")
+// runtimeRecipeVersion changes when the way per-version images are made
+// changes, so that existing ones are rebuilt.
+const runtimeRecipeVersion = "3"
 
 // Runtimes builds per-version images: the language's default image with
 // another runtime release layered on top, named "<default image>:<version>".
@@ -170,7 +171,7 @@ func (rt *Runtimes) Ensure(ctx context.Context, runtime, base string, r Release)
 		return "", fmt.Errorf("per-version image needs %s: %w", base, err)
 	}
 	name := base + ":" + r.Version.String()
-	hash := shortHash("runtime", builderVersion, runtime, r.Version.String(), r.URL, r.SRI, baseImg.ID)
+	hash := shortHash("runtime", runtimeRecipeVersion, builderVersion, runtime, r.Version.String(), r.URL, r.SRI, baseImg.ID)
 	if insp, err := rt.Client.ImageInspect(ctx, name); err == nil && insp.Config != nil && insp.Config.Labels[LabelRecipe] == hash {
 		return name, nil
 	}
@@ -299,7 +300,12 @@ func extractGo(file string) (string, error) {
 	}
 	defer zr.Close()
 	for _, f := range zr.File {
-		_, rel, ok := strings.Cut(f.Name, "/")
+		// Entries are "golang.org/toolchain@v0.0.1-go1.27.4.linux-amd64/bin/go".
+		at := strings.Index(f.Name, "@")
+		if at < 0 {
+			continue
+		}
+		_, rel, ok := strings.Cut(f.Name[at:], "/")
 		if !ok || rel == "" || strings.HasSuffix(f.Name, "/") {
 			continue
 		}
@@ -307,19 +313,22 @@ func extractGo(file string) (string, error) {
 		if !strings.HasPrefix(dst, dir+string(filepath.Separator)) {
 			return "", fmt.Errorf("%s: entry %q leaves the archive", file, f.Name)
 		}
-		if err := extractFile(f, dst); err != nil {
+		// Module zips carry no permission bits: GOTOOLCHAIN marks bin/ and
+		// pkg/tool/ executable, and so does this.
+		exe := strings.HasPrefix(rel, "bin/") || strings.HasPrefix(rel, "pkg/tool/")
+		if err := extractFile(f, dst, exe); err != nil {
 			return "", err
 		}
 	}
 	return dir, os.WriteFile(filepath.Join(dir, ".done"), nil, 0o644)
 }
 
-func extractFile(f *zip.File, dst string) error {
+func extractFile(f *zip.File, dst string, exe bool) error {
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return err
 	}
 	mode := os.FileMode(0o644)
-	if f.Mode()&0o111 != 0 {
+	if exe || f.Mode()&0o111 != 0 {
 		mode = 0o755
 	}
 	rc, err := f.Open()

@@ -173,6 +173,13 @@ func (b *Backend) runInstall(ctx context.Context, spec sandbox.InstallSpec, user
 	}
 	wait, werr := b.cli.ContainerWait(ctx, created.ID, container.WaitConditionNextExit)
 	if err := b.cli.ContainerStart(ctx, created.ID, container.StartOptions{}); err != nil {
+		if !spec.HostNetwork && strings.Contains(err.Error(), "bridge") {
+			// The engine's bridge is broken (docker0 gone): the declared
+			// install step may use the host's network instead.
+			b.log.Warn("setup container cannot join the default bridge; using the host network", "err", err)
+			spec.HostNetwork = true
+			return b.runInstall(ctx, spec, user, mounts)
+		}
 		return fmt.Errorf("start setup container: %w", err)
 	}
 	logs, err := b.cli.ContainerLogs(ctx, created.ID, container.LogsOptions{ShowStdout: true, ShowStderr: true, Follow: true})

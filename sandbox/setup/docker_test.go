@@ -226,7 +226,10 @@ func bridgeGateway(t *testing.T) string {
 	// the gateway containers on the bridge reach the host by.
 	ifc, err := net.InterfaceByName("docker0")
 	if err != nil {
-		t.Fatalf("docker bridge interface: %v", err)
+		// No bridge: the setup container falls back to the host network,
+		// where the index is on loopback.
+		t.Logf("no docker0 (%v): expecting the host-network fallback", err)
+		return "127.0.0.1"
 	}
 	addrs, err := ifc.Addrs()
 	if err != nil {

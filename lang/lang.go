@@ -48,6 +48,12 @@ type ReleasePicker interface {
 	PickRelease(r Range, published []Version) (Version, bool)
 }
 
+// RuntimeHelp is implemented by languages that can tell a user how to
+// get a runtime version the sandbox does not have.
+type RuntimeHelp interface {
+	RuntimeFix(req *Requirement) string
+}
+
 // Requirement is a runtime version constraint a project declares.
 type Requirement struct {
 	Runtime    string // "go", "node", "python"

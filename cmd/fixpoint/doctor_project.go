@@ -66,7 +66,7 @@ func checkRuntime(ctx context.Context, plan *setup.Plan, img string, d *docker.B
 	case req.Range.Allows(have):
 		ch.Status = "ok"
 		return ch, true, img
-	case d == nil || req.Runtime == "python":
+	case d == nil:
 		ch.Status = "fail"
 		ch.Fix = (&setup.RuntimeError{Req: req}).Error()
 		_, ch.Fix, _ = strings.Cut(ch.Fix, "Fix: ")
@@ -77,7 +77,8 @@ func checkRuntime(ctx context.Context, plan *setup.Plan, img string, d *docker.B
 	defer cancel()
 	rels, err := rt.Releases(rctx, req.Runtime)
 	if err != nil {
-		ch.Status, ch.Detail = "fail", ch.Detail+"; listing releases failed: "+oneLine(err.Error())
+		ch.Status, ch.Detail = "fail", ch.Detail+"; no other release: "+oneLine(err.Error())
+		_, ch.Fix, _ = strings.Cut((&setup.RuntimeError{Req: req}).Error(), "Fix: ")
 		return ch, false, img
 	}
 	var vs []lang.Version

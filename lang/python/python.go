@@ -192,3 +192,8 @@ func srcLayout(snap *sandbox.Snapshot) bool {
 	}
 	return false
 }
+
+// RuntimeFix says how to get a version that satisfies req.
+func (Language) RuntimeFix(req *lang.Requirement) string {
+	return "the sandbox images have Debian's Python only; relax " + req.Source + ", or set [sandbox] image (or dockerfile) in .fixpoint.toml to an image with a matching python3"
+}

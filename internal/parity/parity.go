@@ -248,8 +248,11 @@ func runCell(r Run) string {
 		return "–"
 	}
 	s := r.Counts.String()
-	if r.Exit != 0 {
+	switch {
+	case r.Exit != 0:
 		s += fmt.Sprintf(" (exit %d)", r.Exit)
+	case r.Counts == (Counts{}):
+		s += " (exit 0; the runner's output is not parsed per test)"
 	}
 	return s
 }

@@ -329,10 +329,12 @@ func CacheKey(st *lang.Setup, snap *sandbox.Snapshot, spec sandbox.Spec) string 
 }
 
 // ticker reports phase after a second (a cache hit says nothing) and then
-// every Tick until stop is called.
+// every Tick until stop is called. stop returns after the last report, so
+// Progress is never called concurrently with the caller's own reports.
 func (p *Preparer) ticker(phase string, start time.Time) (stop func()) {
-	done := make(chan struct{})
+	done, exited := make(chan struct{}), make(chan struct{})
 	go func() {
+		defer close(exited)
 		select {
 		case <-done:
 			return
@@ -350,7 +352,7 @@ func (p *Preparer) ticker(phase string, start time.Time) (stop func()) {
 			}
 		}
 	}()
-	return func() { close(done) }
+	return func() { close(done); <-exited }
 }
 
 // hostEnvKeys are the host variables an install step gets: proxies and

@@ -12,6 +12,7 @@ package parity
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -21,6 +22,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/volume"
+	"github.com/docker/docker/client"
 	"github.com/fixpoint-dev/fixpoint/agent"
 	"github.com/fixpoint-dev/fixpoint/config"
 )
@@ -128,6 +132,7 @@ func Check(ctx context.Context, projects []Project, opts *Options) ([]Row, error
 				row.Project = p
 			}
 			fmt.Fprintf(o.Progress, "%s: fixpoint test (%s)\n", p.Name, be)
+			defer removeCaches(dir)
 			r := Test(ctx, dir, be)
 			switch be {
 			case "docker":
@@ -276,4 +281,27 @@ func yesNo(b bool) string {
 		return "yes"
 	}
 	return "**no**"
+}
+
+// removeCaches removes the docker dependency caches of the project at dir
+// (a parity run makes a new project each time, so nothing reuses them).
+func removeCaches(dir string) {
+	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+	if err != nil {
+		return
+	}
+	defer cli.Close()
+	sum := sha256.Sum256([]byte(dir))
+	prefix := fmt.Sprintf("%x/", sum[:8])
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	list, err := cli.VolumeList(ctx, volume.ListOptions{Filters: filters.NewArgs(filters.Arg("label", "fixpoint.cache=deps"))})
+	if err != nil {
+		return
+	}
+	for _, v := range list.Volumes {
+		if strings.HasPrefix(v.Labels["fixpoint.cache.source"], prefix) {
+			cli.VolumeRemove(ctx, v.Name, false)
+		}
+	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/fixpoint-dev/fixpoint/memory"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/backends"
+	"github.com/fixpoint-dev/fixpoint/sandbox/setup"
 	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
 )
 
@@ -93,13 +94,33 @@ func (e *Engine) Close() error {
 }
 
 // startSession starts and tracks a session; the returned func closes it.
-func (e *Engine) startSession(ctx context.Context, snap *sandbox.Snapshot) (sandbox.Session, func(), error) {
+// The setup phase runs first (prepare), and a runtime version that does
+// not satisfy the project's requirement stops here, before any test.
+func (e *Engine) startSession(ctx context.Context, snap *sandbox.Snapshot, progress func(string)) (sandbox.Session, func(), error) {
+	return e.startPrepared(ctx, snap, progress, false)
+}
+
+// startSessionNoScripts is startSession for a snapshot the model edited:
+// the install step runs with the installer's scripts off.
+func (e *Engine) startSessionNoScripts(ctx context.Context, snap *sandbox.Snapshot, progress func(string)) (sandbox.Session, func(), error) {
+	return e.startPrepared(ctx, snap, progress, true)
+}
+
+func (e *Engine) startPrepared(ctx context.Context, snap *sandbox.Snapshot, progress func(string), noScripts bool) (sandbox.Session, func(), error) {
 	if e.opts.Backend == nil {
 		return nil, nil, fmt.Errorf("start sandbox: %w: no backend configured", sandbox.ErrUnavailable)
 	}
-	sess, err := e.opts.Backend.Start(ctx, specFor(e.cfg, snap))
+	spec, plan, err := e.prepare(ctx, snap, progress, noScripts)
+	if err != nil {
+		return nil, nil, err
+	}
+	sess, err := e.opts.Backend.Start(ctx, spec)
 	if err != nil {
 		return nil, nil, fmt.Errorf("start sandbox: %w", err)
+	}
+	if err := setup.CheckRuntime(ctx, sess, plan, sandboxWhere(e.opts.Backend.Name(), spec.Image)); err != nil {
+		sess.Close()
+		return nil, nil, err
 	}
 	e.mu.Lock()
 	e.sessions[sess] = true
@@ -117,6 +138,14 @@ func (e *Engine) startSession(ctx context.Context, snap *sandbox.Snapshot) (sand
 	}, nil
 }
 
+// sandboxWhere names the sandbox in runtime messages.
+func sandboxWhere(backend, image string) string {
+	if backend == "docker" {
+		return "the sandbox image " + image
+	}
+	return "the host (the " + backend + " sandbox runs the host's runtimes)"
+}
+
 // limits are the per-command limits from the configuration.
 func limits(cfg *config.Config) sandbox.Limits { return backends.Limits(cfg) }
 
@@ -128,7 +157,7 @@ func (e *Engine) Test(ctx context.Context, root string, overlays map[string][]by
 		return nil, err
 	}
 	snap, _ = snap.WithOverlays(overlays)
-	sess, done, err := e.startSession(ctx, snap)
+	sess, done, err := e.startSession(ctx, snap, func(line string) { fmt.Fprintf(e.warn, "fixpoint: %s\n", line) })
 	if err != nil {
 		return nil, err
 	}

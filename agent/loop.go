@@ -62,6 +62,7 @@ type run struct {
 	mem        memoryState
 	started    time.Time
 	closeFn    func()
+	setupKey   string          // dependencies the session has installed (agent/setup.go)
 	policy     *policy.Checker // nil when the policy could not be loaded
 	modelTime  time.Duration
 }
@@ -143,7 +144,8 @@ func (r *run) setup(ctx context.Context) error {
 	r.mem = e.openMemory(r)
 	r.emit(PhaseTest, 0, "starting the sandbox", nil)
 	t0 := time.Now()
-	sess, done, err := e.startSession(ctx, r.cur)
+	r.setupKey = setupKey(e.cfg.Sandbox.Setup, r.cur)
+	sess, done, err := e.startSession(ctx, r.cur, func(line string) { r.emit(PhaseTest, 0, line, nil) })
 	if err != nil {
 		return err
 	}
@@ -412,6 +414,10 @@ func (r *run) applyReply(ctx context.Context, reply string, it int) (map[string]
 func (r *run) testPhase(ctx context.Context, iter *Iteration, next *sandbox.Snapshot) (*testrun.Report, bool) {
 	t0 := time.Now()
 	defer func() { r.res.Phases[PhaseTest] += time.Since(t0) }()
+	if err := r.resetupIfChanged(ctx, iter.N, next); err != nil {
+		r.sandboxFailed(ctx, "setup", err)
+		return nil, false
+	}
 	r.emit(PhaseTest, iter.N, "running the tests", nil)
 	ts := time.Now()
 	if _, err := r.sess.Sync(ctx, next); err != nil {

@@ -109,6 +109,10 @@ type Sandbox struct {
 	WorkspaceSize string `toml:"workspace_size" json:"workspaceSize"` // default 1g
 	TmpSize       string `toml:"tmp_size" json:"tmpSize"`             // default 256m
 	SandboxFiles
+	// Setup is the dependency install command run once, with network,
+	// before tests (a shell command); "" = detected from the project
+	// (go mod download, npm ci, pip install), "off" = none.
+	Setup string `toml:"setup" json:"setup"`
 }
 
 // Agent configures the loop.

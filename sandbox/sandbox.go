@@ -108,6 +108,70 @@ type Spec struct {
 	// GoModCache, when set, is a host directory offered read-only as the Go
 	// module cache (GOMODCACHE, GOFLAGS=-mod=mod off). Never the workspace.
 	GoModCache string
+	// Caches are directories filled once by a setup step ([Installer])
+	// and mounted read-only in every command of the session.
+	Caches []CacheMount
+	// Env is added to every command's environment (after the image's);
+	// Path lists directories put before the image's PATH.
+	Env  []string
+	Path []string
+}
+
+// CacheMount is one read-only cache directory of a session.
+type CacheMount struct {
+	// Source is backend-specific: a Docker volume name for docker, a host
+	// directory for bwrap and none.
+	Source string
+	Target string // absolute path inside the sandbox, e.g. /gomodcache
+}
+
+// CacheDir is a directory an install step fills.
+type CacheDir struct {
+	Name   string // short name: "gomod", "node_modules", "venv"
+	Target string // absolute path inside the sandbox
+}
+
+// InstallSpec is one dependency install step: Script runs once, with
+// network, on a copy of Snapshot, and fills Caches.
+type InstallSpec struct {
+	Image    string    // as in Spec
+	Key      string    // cache key: same key, same result (lockfile hash, image, script)
+	Snapshot *Snapshot // the workspace the step runs in; never written back
+	Script   string    // run with `sh -c` in the workspace root
+	Env      []string  // step environment, besides the host's proxy variables
+	Path     []string  // directories before the image's PATH
+	Caches   []CacheDir
+	// HostEnv lists KEY=VALUE pairs taken from the host for the step only:
+	// the proxy and registry settings. CAFile is the host's CA bundle,
+	// mounted read-only at the standard path ("" = none).
+	HostEnv []string
+	CAFile  string
+	// HostNetwork runs the step in the host's network namespace instead of
+	// the engine's default bridge: for a proxy on the host's loopback,
+	// which a bridged container cannot reach.
+	HostNetwork bool
+	Labels      map[string]string // as in Spec (LabelProject keys pruning)
+	Limits      Limits            // Timeout bounds the whole step
+	// Output receives the step's output as it is produced; nil = discard.
+	Output io.Writer
+}
+
+// InstallResult says where an install step's caches are.
+type InstallResult struct {
+	Mounts []CacheMount
+	Cached bool // an earlier run with the same key was reused
+}
+
+// ErrInstall is wrapped by an install step that ran and failed.
+var ErrInstall = errors.New("dependency setup failed")
+
+// Installer is implemented by backends that can run an install step.
+type Installer interface {
+	// Install runs spec.Script unless a cache for spec.Key exists, and
+	// returns the mounts for Spec.Caches. A step that exits non-zero is an
+	// error wrapping ErrInstall that names the exit code and ends with the
+	// last lines of output.
+	Install(ctx context.Context, spec InstallSpec) (*InstallResult, error)
 }
 
 // LabelProject, in Spec.Labels, keys the writable caches (the Go build

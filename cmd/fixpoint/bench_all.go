@@ -13,6 +13,7 @@ import (
 
 	"github.com/fixpoint-dev/fixpoint/agent"
 	"github.com/fixpoint-dev/fixpoint/agent/humaneval"
+	"github.com/fixpoint-dev/fixpoint/internal/parity"
 	"github.com/fixpoint-dev/fixpoint/memory"
 	"github.com/fixpoint-dev/fixpoint/sandbox/backends"
 	"github.com/fixpoint-dev/fixpoint/sandbox/sandboxbench"
@@ -70,6 +71,11 @@ func benchSections() []benchSection {
 				}
 				return "A run is in flight (a fake engine that blocks until cancelled) while the client sends the load over an in-memory pipe; latencies are client-observed round trips.\n\n" + r.Markdown(), nil
 			},
+		},
+		{
+			key: "parity", title: "Real projects: `fixpoint test` against a native run",
+			command: "fixpoint bench parity",
+			run:     benchParitySection,
 		},
 		{
 			key: "humaneval", title: "HumanEval self-checks and throughput",
@@ -217,4 +223,18 @@ func benchLoopSection(ctx context.Context, a *app) (string, error) {
 	fmt.Fprintf(&b, "| wall per iteration | %s |\n| test command (go test -json) | %s |\n| **overhead** (max %s) | **%s** |\n", ms(r.Iteration), ms(r.TestTime), ms(r.OverheadMax), ms(r.Overhead))
 	fmt.Fprintf(&b, "| of which: sandbox sync | %s |\n| of which: sandbox run beyond the test's own time | %s |\n| of which: edit parse and apply | %s |\n", ms(r.Sync), ms(r.SandboxExtra), ms(r.Parse))
 	return b.String(), nil
+}
+
+// benchParitySection runs internal/parity over ../shared/realworld and
+// two Go modules from the proxy, on docker and bwrap.
+func benchParitySection(ctx context.Context, a *app) (string, error) {
+	rw := filepath.Join("..", "shared", "realworld")
+	if v := a.getenv("FIXPOINT_REALWORLD"); v != "" {
+		rw = v
+	}
+	rows, err := parity.Check(ctx, parity.Corpus(rw), &parity.Options{Progress: a.stderr})
+	if err != nil {
+		return "", err
+	}
+	return parity.Table(rows), nil
 }

@@ -32,6 +32,7 @@ Benchmarks:
   context     prompt bytes per request and per run, and whether the file to edit was in context (planted bugs)
   memory      failure-memory retrieval quality (recall@1/@3) and latency at 1k and 10k records
   lsp         the language server under load: codeAction latency during a run, didChange throughput, idle RSS
+  parity      real projects (../shared/realworld, Go modules): fixpoint test's counts against a native run
   all         every table of docs/BENCHMARKS.md (use --write docs/BENCHMARKS.md)
 Run 'fixpoint bench <benchmark> --help' for its flags.
 Example:

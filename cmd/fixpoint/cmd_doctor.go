@@ -36,14 +36,17 @@ func doctorCommand() *command {
 
 Prints one line per check, with a fix for each failure. Exits 1 when
 something fixpoint needs is missing: no sandbox at all (neither a Docker
-engine nor bwrap), an unwritable data dir, or an unreachable configured
-model endpoint.
+engine nor bwrap), an unwritable data dir, an unreachable configured
+model endpoint, or a runtime version the project requires that the
+sandbox cannot provide. For the workspace (--dir) it shows the runtime
+version the project requires, next to what the sandbox has, and the
+dependency setup step with the state of its cache.
 Example:
   fixpoint doctor --json`,
 	}
 	c.run = func(ctx context.Context, a *app, args []string) int {
 		fs := newFlags(c, a.stderr)
-		dir := fs.String("dir", ".", "workspace whose .fixpoint.toml is read")
+		dir := fs.String("dir", ".", "workspace whose .fixpoint.toml, runtime requirement and dependencies are checked")
 		asJSON := fs.Bool("json", false, "print the checks as JSON")
 		if done, code := parseFlags(fs, args); done {
 			return code
@@ -57,6 +60,9 @@ Example:
 			return a.fail(err)
 		}
 		checks, healthy := runDoctor(ctx, a, cfg)
+		proj, projOK := checkProject(ctx, cfg, root)
+		checks = append(checks, proj...)
+		healthy = healthy && projOK
 		if *asJSON {
 			enc := json.NewEncoder(a.stdout)
 			enc.SetIndent("", "  ")

@@ -252,6 +252,13 @@ func (b *Backend) wrap(d host.Dirs, rel string, args []string, spec sandbox.Spec
 			b.opts.Logger.Warn("bwrap sandbox: the Go module cache is not readable by the sandbox uid; modules will not resolve", "dir", spec.GoModCache)
 		}
 	}
+	// Dependency caches from the setup phase (Install), read-only.
+	for _, c := range spec.Caches {
+		a = append(a, "--ro-bind", c.Source, c.Target)
+	}
+	if len(spec.Path) > 0 {
+		env[0] = "PATH=" + strings.Join(spec.Path, ":") + ":" + sandboxPath
+	}
 	wd := "/workspace"
 	if rel != "" {
 		wd += "/" + rel

@@ -159,6 +159,7 @@ func (b *Backend) start(ctx context.Context, spec sandbox.Spec) (*Session, error
 	if modVol != "" {
 		s.baseEnv = append(s.baseEnv, "GOMODCACHE="+goModCacheDir, "GOPROXY=off", "GOFLAGS=-mod=mod", "GOTOOLCHAIN=local")
 	}
+	s.baseEnv = withSpecEnv(s.baseEnv, spec)
 	if err := s.boot(ctx); err != nil {
 		if !errors.Is(err, errSupervisorDown) {
 			return nil, err
@@ -173,6 +174,35 @@ func (b *Backend) start(ctx context.Context, spec sandbox.Spec) (*Session, error
 		}
 	}
 	return s, nil
+}
+
+// withSpecEnv adds spec.Env to env (a later KEY replaces an earlier one)
+// and puts spec.Path before PATH.
+func withSpecEnv(env []string, spec sandbox.Spec) []string {
+	out := append([]string(nil), env...)
+	set := func(kv string) {
+		k, _, _ := strings.Cut(kv, "=")
+		for i, e := range out {
+			if strings.HasPrefix(e, k+"=") {
+				out[i] = kv
+				return
+			}
+		}
+		out = append(out, kv)
+	}
+	for _, kv := range spec.Env {
+		set(kv)
+	}
+	if len(spec.Path) > 0 {
+		p := defaultPath
+		for _, e := range out {
+			if v, ok := strings.CutPrefix(e, "PATH="); ok {
+				p = v
+			}
+		}
+		set("PATH=" + strings.Join(spec.Path, ":") + ":" + p)
+	}
+	return out
 }
 
 func newSessionName() string {
@@ -231,6 +261,9 @@ func (s *Session) boot(ctx context.Context) error {
 	mounts := []mount.Mount{{Type: mount.TypeVolume, Source: s.supVol, Target: supervisorDir, ReadOnly: true}}
 	if s.modVol != "" {
 		mounts = append(mounts, mount.Mount{Type: mount.TypeVolume, Source: s.modVol, Target: goModCacheDir, ReadOnly: true})
+	}
+	for _, c := range s.spec.Caches {
+		mounts = append(mounts, mount.Mount{Type: mount.TypeVolume, Source: c.Source, Target: c.Target, ReadOnly: true})
 	}
 	if m, err := b.goCacheMount(ctx, s.spec); err != nil {
 		return err

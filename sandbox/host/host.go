@@ -18,6 +18,8 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 )
@@ -75,9 +77,33 @@ func hostWrap(d Dirs, rel string, args []string, spec sandbox.Spec) (Launch, err
 	if spec.GoModCache != "" {
 		env = append(env, "GOMODCACHE="+spec.GoModCache, "GOFLAGS=-mod=mod", "GOPROXY=off", "GOSUMDB=off")
 	}
+	if dir := projectGoCache(spec); dir != "" {
+		env = append(env, "GOCACHE="+dir)
+	}
 	dir := d.Workspace
 	if rel != "" {
 		dir += "/" + rel
 	}
 	return Launch{Argv: args, Dir: dir, Env: env}, nil
+}
+
+// projectGoCache is a Go build cache that outlives the session, one per
+// project (sandbox.LabelProject), in the user's cache directory: without
+// it every command starts with an empty cache in its temporary HOME and
+// recompiles the standard library. "" when there is no project or the
+// directory cannot be made.
+func projectGoCache(spec sandbox.Spec) string {
+	key := spec.Labels[sandbox.LabelProject]
+	if key == "" || strings.Trim(key, "0123456789abcdef") != "" {
+		return ""
+	}
+	base, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	dir := filepath.Join(base, "fixpoint", "gocache-host", key)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return ""
+	}
+	return dir
 }

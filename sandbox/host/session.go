@@ -458,6 +458,7 @@ func (s *Session) Run(ctx context.Context, c sandbox.Command) (*sandbox.Result, 
 		return &sandbox.Result{ExitCode: 127, Stderr: []byte(msg)}, nil
 	}
 	argv = append(s.prlimitArgs(l), argv...)
+	env = append(env, s.spec.Env...)
 	env = append(env, c.Env...)
 	prog, err := exec.LookPath(argv[0])
 	if err != nil {

@@ -76,6 +76,10 @@ func RecipeFor(lang string) (Recipe, error) {
 	r := Recipe{Lang: lang, Name: ImageName(lang), Packages: append([]string(nil), basePackages...)}
 	switch lang {
 	case "python":
+		// pip and venv for the setup phase (pip install into /deps/venv);
+		// freezegun because time-freezing tests commonly need it and PyPI
+		// may be out of reach.
+		r.Extra = []string{"python3-pip", "python3-venv", "python3-freezegun"}
 		r.Env = append(env, "PATH="+path)
 	case "go":
 		r.GoRoot = true
@@ -91,7 +95,9 @@ func RecipeFor(lang string) (Recipe, error) {
 			"GOFLAGS=-buildvcs=false",
 		)
 	case "node":
-		r.Extra = []string{"nodejs", "npm"}
+		// libatomic1: the official node binaries that per-version images
+		// layer on top (image.Runtimes) link against it.
+		r.Extra = []string{"nodejs", "npm", "libatomic1"}
 		r.Env = append(env, "PATH="+path, "NPM_CONFIG_CACHE=/tmp/npm-cache", "NPM_CONFIG_UPDATE_NOTIFIER=false")
 	default:
 		return Recipe{}, fmt.Errorf("no sandbox image for language %q (want go, python or node)", lang)

@@ -1,0 +1,96 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/fixpoint-dev/fixpoint/sandbox"
+	"github.com/fixpoint-dev/fixpoint/sandbox/setup"
+)
+
+// prepare is the setup phase before a session starts (sandbox/setup): the
+// image for the project's runtime version and the dependency install,
+// whose caches the spec mounts. progress receives the phase lines.
+func (e *Engine) prepare(ctx context.Context, snap *sandbox.Snapshot, progress func(string), noScripts bool) (sandbox.Spec, *setup.Plan, error) {
+	spec := specFor(e.cfg, snap)
+	plan := setup.NewPlan(snap, e.cfg.Sandbox.Setup)
+	if noScripts && plan.Step != nil {
+		st := *plan.Step
+		st.Env = append(append([]string(nil), st.Env...), st.NoScripts...)
+		plan.Step = &st
+	}
+	for _, w := range plan.Warnings {
+		e.warnf("%s", w)
+	}
+	p := setup.New(e.opts.Backend, &setup.Options{Progress: progress, Logger: e.log, Output: setupOutput{e},
+		Warn: func(line string) { e.warnf("%s", line) }})
+	if err := p.Prepare(ctx, &spec, snap, plan); err != nil {
+		return spec, plan, err
+	}
+	return spec, plan, nil
+}
+
+// setupKey identifies the installed dependencies of snap: it changes when
+// a manifest or lockfile does ("" when nothing is installed).
+func setupKey(cfg string, snap *sandbox.Snapshot) string {
+	plan := setup.NewPlan(snap, cfg)
+	if plan.Step == nil || plan.Step.Script == "" {
+		return ""
+	}
+	return plan.Step.Key(snap, "")
+}
+
+// setupOutput sends the install step's output to the debug log.
+type setupOutput struct{ e *Engine }
+
+func (w setupOutput) Write(p []byte) (int, error) {
+	w.e.log.Debug("setup output", "text", string(p))
+	return len(p), nil
+}
+
+// resetupIfChanged restarts the run's session with a fresh setup phase
+// when next changes a manifest or lockfile (an approved dependency edit):
+// the new dependencies are installed before the tests run. The edit is
+// the model's, so the step runs only the project's declared command, with
+// the installer's scripts off (lang.Setup.NoScripts); it is not re-run
+// when the model edited an input the step executes (setup.py) or the
+// step's declaration (.devcontainer): the old session stays, and missing
+// dependencies fail the tests like any missing package.
+func (r *run) resetupIfChanged(ctx context.Context, it int, next *sandbox.Snapshot) error {
+	key := setupKey(r.e.cfg.Sandbox.Setup, next)
+	if key == r.setupKey {
+		return nil
+	}
+	changed, deleted := r.base.Diff(next)
+	plan := setup.NewPlan(next, r.e.cfg.Sandbox.Setup)
+	if why := resetupRefused(plan, append(changed, deleted...)); why != "" {
+		r.e.warnf("dependencies changed but the setup phase is not re-run: %s", why)
+		r.setupKey = key
+		return nil
+	}
+	r.emit(PhaseTest, it, "dependencies changed: running the setup phase again", nil)
+	sess, done, err := r.e.startSessionNoScripts(ctx, next, func(line string) { r.emit(PhaseTest, it, line, nil) })
+	if err != nil {
+		return fmt.Errorf("setup after a dependency change: %w", err)
+	}
+	r.closeSession()
+	r.sess, r.closeFn, r.setupKey = sess, done, key
+	return nil
+}
+
+// resetupRefused says why a model edit must not re-run setup, or "".
+func resetupRefused(plan *setup.Plan, changed []string) string {
+	for _, p := range changed {
+		if p == ".devcontainer/devcontainer.json" || p == ".devcontainer.json" {
+			return p + " was edited, and it declares the setup step"
+		}
+		if plan.Step != nil {
+			for _, c := range plan.Step.Code {
+				if p == c {
+					return p + " was edited, and the install step would run it"
+				}
+			}
+		}
+	}
+	return ""
+}

@@ -1,0 +1,158 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/fixpoint-dev/fixpoint/config"
+	"github.com/fixpoint-dev/fixpoint/lang"
+	"github.com/fixpoint-dev/fixpoint/sandbox"
+	"github.com/fixpoint-dev/fixpoint/sandbox/backends"
+	"github.com/fixpoint-dev/fixpoint/sandbox/docker"
+	"github.com/fixpoint-dev/fixpoint/sandbox/image"
+	"github.com/fixpoint-dev/fixpoint/sandbox/setup"
+)
+
+// checkProject reports the workspace's runtime requirement next to the
+// sandbox's version, and its dependency setup step. ok is false when the
+// requirement cannot be met.
+func checkProject(ctx context.Context, cfg *config.Config, root string) (checks []check, ok bool) {
+	snap, err := sandbox.SnapshotDir(root, nil)
+	if err != nil {
+		return []check{{Name: "project", Status: "warn", Detail: oneLine(err.Error())}}, true
+	}
+	plan := setup.NewPlan(snap, cfg.Sandbox.Setup)
+	if plan.Lang == nil {
+		return []check{{Name: "project", Status: "info", Detail: root + ": no language detected (go.mod, package.json, pyproject.toml, *.py)"}}, true
+	}
+	checks = append(checks, check{Name: "project", Status: "info", Detail: fmt.Sprintf("%s: %s", root, plan.Lang.Name())})
+	for _, w := range plan.Warnings {
+		checks = append(checks, check{Name: "project files", Status: "warn", Detail: w})
+	}
+	spec := backends.SpecFor(cfg, snap)
+	var d *docker.Backend
+	if cfg.Sandbox.Backend == "" || cfg.Sandbox.Backend == "docker" {
+		dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		d, _ = docker.New(dctx, &docker.Options{NoReap: true})
+		cancel()
+	}
+	if d != nil {
+		defer d.Close()
+	}
+	rc, ok, img := checkRuntime(ctx, plan, spec.Image, d)
+	checks = append(checks, rc)
+	spec.Image = img
+	checks = append(checks, checkSetup(ctx, plan, snap, spec, d))
+	return checks, ok
+}
+
+// checkRuntime also returns the image the tests will run in.
+func checkRuntime(ctx context.Context, plan *setup.Plan, img string, d *docker.Backend) (check, bool, string) {
+	ch := check{Name: "runtime " + plan.Lang.Name()}
+	req := plan.Requirement
+	have, where, err := sandboxVersion(ctx, plan.Lang, img, d)
+	if req == nil {
+		ch.Status, ch.Detail = "info", "the project declares no version; "+describeHave(have, where, err)
+		return ch, true, img
+	}
+	ch.Detail = fmt.Sprintf("%s requires %s; %s", req.Source, req.Constraint, describeHave(have, where, err))
+	switch {
+	case err != nil:
+		ch.Status = "warn"
+		return ch, true, img
+	case req.Range.Allows(have):
+		ch.Status = "ok"
+		return ch, true, img
+	case d == nil:
+		ch.Status = "fail"
+		ch.Fix = (&setup.RuntimeError{Req: req}).Error()
+		_, ch.Fix, _ = strings.Cut(ch.Fix, "Fix: ")
+		return ch, false, img
+	}
+	rt := &image.Runtimes{Client: d.Client(), HTTP: setup.HTTPClient()}
+	rctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	rels, err := rt.Releases(rctx, req.Runtime)
+	if err != nil {
+		ch.Status, ch.Detail = "fail", ch.Detail+"; no other release: "+oneLine(err.Error())
+		_, ch.Fix, _ = strings.Cut((&setup.RuntimeError{Req: req}).Error(), "Fix: ")
+		return ch, false, img
+	}
+	var vs []lang.Version
+	for _, r := range rels {
+		vs = append(vs, r.Version)
+	}
+	best, found := req.Range.Best(vs)
+	if p, isPicker := plan.Lang.(lang.ReleasePicker); isPicker {
+		best, found = p.PickRelease(req.Range, vs)
+	}
+	if !found {
+		ch.Status, ch.Detail = "fail", ch.Detail+fmt.Sprintf("; none of %d published releases satisfies it", len(rels))
+		_, ch.Fix, _ = strings.Cut((&setup.RuntimeError{Req: req}).Error(), "Fix: ")
+		return ch, false, img
+	}
+	name := img + ":" + best.String()
+	state := "built on first use"
+	if _, err := d.Client().ImageInspect(ctx, name); err == nil {
+		state = "built"
+	}
+	ch.Status, ch.Detail = "ok", ch.Detail+fmt.Sprintf("; fixpoint runs %s %s in %s (%s)", req.Runtime, best, name, state)
+	return ch, true, name
+}
+
+func describeHave(have lang.Version, where string, err error) string {
+	if err != nil {
+		return where + ": version unknown (" + oneLine(err.Error()) + ")"
+	}
+	return fmt.Sprintf("%s has %s", where, have)
+}
+
+// sandboxVersion reads the runtime version of img (docker) or the host.
+func sandboxVersion(ctx context.Context, l lang.Language, img string, d *docker.Backend) (lang.Version, string, error) {
+	argv := l.VersionCommand()
+	if d != nil {
+		out, err := d.Probe(ctx, img, argv)
+		if err != nil {
+			return lang.Version{}, "image " + img, err
+		}
+		v, err := l.ParseVersion(out)
+		return v, "image " + img, err
+	}
+	out, err := exec.CommandContext(ctx, argv[0], argv[1:]...).CombinedOutput()
+	if err != nil {
+		return lang.Version{}, "the host", err
+	}
+	v, err := l.ParseVersion(string(out))
+	return v, "the host", err
+}
+
+func checkSetup(ctx context.Context, plan *setup.Plan, snap *sandbox.Snapshot, spec sandbox.Spec, d *docker.Backend) check {
+	ch := check{Name: "dependency setup", Status: "info"}
+	st := plan.Step
+	if st == nil || st.Script == "" {
+		ch.Detail = "nothing to install"
+		if st != nil && len(st.TestEnv) > 0 {
+			ch.Detail += "; tests get " + strings.Join(st.TestEnv, " ")
+		}
+		return ch
+	}
+	from := st.Override
+	if from == "" {
+		from = "detected from " + strings.Join(st.Inputs, ", ")
+	}
+	ch.Detail = fmt.Sprintf("`%s` (%s)", st.Script, from)
+	if d == nil {
+		ch.Detail += "; runs with the docker backend only"
+		return ch
+	}
+	key := setup.CacheKey(st, snap, spec)
+	if _, err := d.Client().VolumeInspect(ctx, "fixpoint-deps-"+key+"-done"); err == nil {
+		ch.Detail += "; cached (key " + key + ")"
+	} else {
+		ch.Detail += "; runs before the first test (not cached yet)"
+	}
+	return ch
+}

@@ -1,0 +1,307 @@
+// Package parity checks that `fixpoint test` reports what a native test
+// run reports, on real projects nobody here wrote: the corpus in
+// ../shared/realworld (native counts from its README) and Go modules
+// fetched from the module proxy (native counts measured here with the
+// host's go). Each project is unpacked into a fresh directory, so the
+// setup phase starts from a cold cache; a second run measures it cached.
+//
+// The main types are [Project] (one corpus entry), [Row] (its result on
+// each backend) and [Table] (the markdown for docs/BENCHMARKS.md).
+// `fixpoint bench parity` and this package's test run it.
+package parity
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/volume"
+	"github.com/docker/docker/client"
+	"github.com/fixpoint-dev/fixpoint/agent"
+	"github.com/fixpoint-dev/fixpoint/config"
+)
+
+// Counts are a test run's results.
+type Counts struct{ Passed, Failed, Skipped int }
+
+func (c Counts) String() string { return fmt.Sprintf("%d/%d/%d", c.Passed, c.Failed, c.Skipped) }
+
+// Project is one corpus entry.
+type Project struct {
+	Name string
+	// Archive is a .tar.gz with one top-level folder (realworld); Module
+	// is module@version fetched from the Go module proxy instead.
+	Archive, Module string
+	// Native are the counts of a native run and NativeTime its wall time;
+	// for realworld they come from its README, for modules they are
+	// measured (NativeFrom says which).
+	Native     Counts
+	NativeTime time.Duration
+	NativeFrom string
+}
+
+// Corpus returns the projects: realworld's five (from dir) and two Go
+// modules, one with dependencies.
+func Corpus(realworld string) []Project {
+	rw := func(name string, c Counts, d time.Duration) Project {
+		return Project{Name: name, Archive: filepath.Join(realworld, name+".tar.gz"), Native: c, NativeTime: d, NativeFrom: "README"}
+	}
+	return []Project{
+		rw("cachetools-7.0.6", Counts{277, 0, 2}, 460*time.Millisecond),
+		rw("itsdangerous-2.2.0", Counts{297, 0, 0}, 780*time.Millisecond),
+		rw("html-encoding-sniffer-6.0.0", Counts{59, 0, 0}, 620*time.Millisecond),
+		rw("ms-3.0.0-canary.1", Counts{49, 0, 0}, 2200*time.Millisecond),
+		rw("bytes-3.1.2", Counts{30, 0, 0}, 460*time.Millisecond),
+		{Name: "go-cmp", Module: "github.com/google/go-cmp@v0.7.0"},
+		{Name: "urfave-cli-v2", Module: "github.com/urfave/cli/v2@v2.27.5"},
+	}
+}
+
+// Run is one `fixpoint test` of a project on one backend.
+type Run struct {
+	Counts
+	Exit     int
+	Err      string        // the run failed before reporting (setup, sandbox)
+	Wall     time.Duration // the whole command: setup, session, tests
+	TestTime time.Duration // the test command alone
+}
+
+// Row is one project's result.
+type Row struct {
+	Project    Project
+	Docker     Run // cold setup cache
+	DockerWarm Run // the same directory again: setup cached
+	Bwrap      Run
+}
+
+// Match reports whether docker's counts equal the native ones.
+func (r Row) Match() bool { return r.Docker.Err == "" && r.Docker.Counts == r.Project.Native }
+
+// Options configure Check.
+type Options struct {
+	Backends []string  // "docker", "bwrap"; nil = both
+	Progress io.Writer // one line per step; nil = discard
+	WorkDir  string    // where projects are unpacked; "" = a temporary directory, removed after
+}
+
+// Check runs every project and returns its rows, in corpus order.
+func Check(ctx context.Context, projects []Project, opts *Options) ([]Row, error) {
+	o := Options{}
+	if opts != nil {
+		o = *opts
+	}
+	if o.Backends == nil {
+		o.Backends = []string{"docker", "bwrap"}
+	}
+	if o.Progress == nil {
+		o.Progress = io.Discard
+	}
+	work := o.WorkDir
+	if work == "" {
+		d, err := os.MkdirTemp("", "fixpoint-parity-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(d)
+		work = d
+	}
+	var rows []Row
+	for _, p := range projects {
+		row := Row{Project: p}
+		for _, be := range o.Backends {
+			// A fresh directory per backend: a new project, a cold cache.
+			dir, err := Unpack(ctx, p, filepath.Join(work, be))
+			if err != nil {
+				return rows, fmt.Errorf("%s: %w", p.Name, err)
+			}
+			if p.NativeFrom == "" {
+				fmt.Fprintf(o.Progress, "%s: native go test\n", p.Name)
+				c, d, err := NativeGo(ctx, dir)
+				if err != nil {
+					return rows, fmt.Errorf("%s: native: %w", p.Name, err)
+				}
+				p.Native, p.NativeTime, p.NativeFrom = c, d, "measured"
+				row.Project = p
+			}
+			fmt.Fprintf(o.Progress, "%s: fixpoint test (%s)\n", p.Name, be)
+			defer removeCaches(dir)
+			r := Test(ctx, dir, be)
+			switch be {
+			case "docker":
+				row.Docker = r
+				fmt.Fprintf(o.Progress, "%s: fixpoint test (docker, cached setup)\n", p.Name)
+				row.DockerWarm = Test(ctx, dir, be)
+			case "bwrap":
+				row.Bwrap = r
+			}
+		}
+		rows = append(rows, row)
+	}
+	return rows, nil
+}
+
+// Unpack puts a fresh copy of p under parent and returns its directory.
+func Unpack(ctx context.Context, p Project, parent string) (string, error) {
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return "", err
+	}
+	if p.Archive != "" {
+		dir := filepath.Join(parent, p.Name)
+		os.RemoveAll(dir)
+		if out, err := exec.CommandContext(ctx, "tar", "-C", parent, "-xzf", p.Archive).CombinedOutput(); err != nil {
+			return "", fmt.Errorf("unpack %s: %v: %s", p.Archive, err, out)
+		}
+		return dir, nil
+	}
+	out, err := exec.CommandContext(ctx, "go", "mod", "download", "-json", p.Module).Output()
+	if err != nil {
+		return "", fmt.Errorf("go mod download %s: %w", p.Module, err)
+	}
+	var m struct{ Dir, Error string }
+	if err := json.Unmarshal(out, &m); err != nil || m.Dir == "" {
+		return "", fmt.Errorf("go mod download %s: %s", p.Module, m.Error)
+	}
+	dir := filepath.Join(parent, p.Name)
+	os.RemoveAll(dir)
+	if out, err := exec.CommandContext(ctx, "cp", "-r", m.Dir, dir).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("copy %s: %v: %s", m.Dir, err, out)
+	}
+	if out, err := exec.CommandContext(ctx, "chmod", "-R", "u+w", dir).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("chmod %s: %v: %s", dir, err, out)
+	}
+	return dir, nil
+}
+
+// NativeGo runs `go test -json ./...` on the host and counts the tests.
+func NativeGo(ctx context.Context, dir string) (Counts, time.Duration, error) {
+	cmd := exec.CommandContext(ctx, "go", "test", "-count=1", "-json", "./...")
+	cmd.Dir = dir
+	start := time.Now()
+	out, _ := cmd.Output() // a failing test exits 1; the counts still count
+	d := time.Since(start)
+	var c Counts
+	for _, line := range strings.Split(string(out), "\n") {
+		var ev struct{ Action, Test string }
+		if json.Unmarshal([]byte(line), &ev) != nil || ev.Test == "" {
+			continue
+		}
+		switch ev.Action {
+		case "pass":
+			c.Passed++
+		case "fail":
+			c.Failed++
+		case "skip":
+			c.Skipped++
+		}
+	}
+	if c == (Counts{}) {
+		return c, d, fmt.Errorf("go test reported no tests in %s", dir)
+	}
+	return c, d, nil
+}
+
+// Test runs `fixpoint test` in-process on dir with backend, with zero
+// configuration (the defaults plus the backend).
+func Test(ctx context.Context, dir, backend string) Run {
+	start := time.Now()
+	cfg, err := config.Load(config.LoadOptions{Root: dir, Getenv: os.Getenv, Flags: func(c *config.Config) { c.Sandbox.Backend = backend }})
+	if err != nil {
+		return Run{Err: err.Error(), Wall: time.Since(start)}
+	}
+	eng, err := agent.Open(ctx, cfg, dir, &agent.OpenOptions{NoModel: true})
+	if err != nil {
+		return Run{Err: err.Error(), Wall: time.Since(start)}
+	}
+	defer eng.Close()
+	rep, err := eng.Test(ctx, dir, nil)
+	if err != nil {
+		return Run{Err: err.Error(), Wall: time.Since(start)}
+	}
+	return Run{Counts: Counts{rep.Passed, rep.Failed, rep.Skipped}, Exit: rep.ExitCode, Wall: time.Since(start), TestTime: rep.Duration}
+}
+
+// Table renders rows as the markdown table of docs/BENCHMARKS.md.
+func Table(rows []Row) string {
+	var b strings.Builder
+	b.WriteString("Counts are passed/failed/skipped. Setup is the wall time of `fixpoint test` minus the test command: the setup phase (runtime image, dependency install) and the session start; cold = a new project directory, so a new cache.\n\n")
+	b.WriteString("| project | native | native time | docker | docker test time | setup cold | setup cached | bwrap | match |\n|---|---|---|---|---|---|---|---|---|\n")
+	for _, r := range rows {
+		p := r.Project
+		fmt.Fprintf(&b, "| %s | %s (%s) | %s | %s | %s | %s | %s | %s | %s |\n", p.Name, p.Native, p.NativeFrom, sec(p.NativeTime),
+			runCell(r.Docker), sec(r.Docker.TestTime), setupCell(r.Docker), setupCell(r.DockerWarm), runCell(r.Bwrap), yesNo(r.Match()))
+	}
+	return b.String()
+}
+
+func runCell(r Run) string {
+	if r.Err != "" {
+		msg := strings.Join(strings.Fields(r.Err), " ")
+		if len(msg) > 90 {
+			msg = msg[:90] + "…"
+		}
+		return "error: " + strings.ReplaceAll(msg, "|", "\\|")
+	}
+	if r == (Run{}) {
+		return "–"
+	}
+	s := r.Counts.String()
+	switch {
+	case r.Exit != 0:
+		s += fmt.Sprintf(" (exit %d)", r.Exit)
+	case r.Counts == (Counts{}):
+		s += " (exit 0; the runner's output is not parsed per test)"
+	}
+	return s
+}
+
+func setupCell(r Run) string {
+	if r.Err != "" || r == (Run{}) {
+		return "–"
+	}
+	return sec(r.Wall - r.TestTime)
+}
+
+func sec(d time.Duration) string {
+	if d <= 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.1f s", d.Seconds())
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "**no**"
+}
+
+// removeCaches removes the docker dependency caches of the project at dir
+// (a parity run makes a new project each time, so nothing reuses them).
+func removeCaches(dir string) {
+	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+	if err != nil {
+		return
+	}
+	defer cli.Close()
+	sum := sha256.Sum256([]byte(dir))
+	prefix := fmt.Sprintf("%x/", sum[:8])
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	list, err := cli.VolumeList(ctx, volume.ListOptions{Filters: filters.NewArgs(filters.Arg("label", "fixpoint.cache=deps"))})
+	if err != nil {
+		return
+	}
+	for _, v := range list.Volumes {
+		if strings.HasPrefix(v.Labels["fixpoint.cache.source"], prefix) {
+			cli.VolumeRemove(ctx, v.Name, false)
+		}
+	}
+}

@@ -1,0 +1,81 @@
+package parity
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fixpoint-dev/fixpoint/sandbox/sandboxtest"
+)
+
+// awaitingRunner lists projects whose suites run green but whose runner
+// output fixpoint does not parse per test yet (jest, mocha: branch
+// runners). For them the test checks the suite passes (exit 0) and
+// reports the counts; remove a name when its runner lands.
+var awaitingRunner = map[string]bool{"ms-3.0.0-canary.1": true, "bytes-3.1.2": true}
+
+// TestParity runs `fixpoint test` with a cold setup cache on every corpus
+// project in docker and compares the counts with the native run's.
+func TestParity(t *testing.T) {
+	cli := sandboxtest.RequireDocker(t)
+	for _, img := range []string{"fixpoint-sandbox-python", "fixpoint-sandbox-go", "fixpoint-sandbox-node"} {
+		sandboxtest.RequireImage(t, cli, img)
+	}
+	sandboxtest.RequireCommand(t, "go")
+	rw := filepath.Join("..", "..", "..", "shared", "realworld")
+	if v := os.Getenv("FIXPOINT_REALWORLD"); v != "" {
+		rw = v
+	}
+	if _, err := os.Stat(filepath.Join(rw, "README.md")); err != nil {
+		if sandboxtest.InCI() {
+			t.Fatalf("CI=true and the realworld corpus is missing at %s (set FIXPOINT_REALWORLD)", rw)
+		}
+		t.Skipf("skipping outside CI: no realworld corpus at %s (set FIXPOINT_REALWORLD)", rw)
+	}
+	for _, p := range Corpus(rw) {
+		t.Run(p.Name, func(t *testing.T) {
+			rows, err := Check(t.Context(), []Project{p}, &Options{Backends: []string{"docker"}, WorkDir: t.TempDir()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := rows[0]
+			t.Logf("%s: native %s (%s), fixpoint %s, setup cold %s, cached %s", p.Name, r.Project.Native, r.Project.NativeFrom,
+				runCell(r.Docker), setupCell(r.Docker), setupCell(r.DockerWarm))
+			if r.Docker.Err != "" {
+				t.Fatalf("fixpoint test: %s", r.Docker.Err)
+			}
+			if awaitingRunner[p.Name] {
+				if r.Docker.Exit != 0 {
+					t.Errorf("suite exit code %d, want 0 (native passes)", r.Docker.Exit)
+				}
+				return
+			}
+			if !r.Match() {
+				t.Errorf("fixpoint test reports %s, native %s", r.Docker.Counts, r.Project.Native)
+			}
+			if r.DockerWarm.Counts != r.Docker.Counts || !strings.Contains(setupCell(r.DockerWarm), "s") {
+				t.Errorf("cached run reports %s (%s), cold %s", r.DockerWarm.Counts, r.DockerWarm.Err, r.Docker.Counts)
+			}
+		})
+	}
+}
+
+func TestTable(t *testing.T) {
+	rows := []Row{
+		{Project: Project{Name: "a", Native: Counts{3, 0, 1}, NativeTime: 1500 * 1e6, NativeFrom: "README"},
+			Docker:     Run{Counts: Counts{3, 0, 1}, Wall: 5e9, TestTime: 2e9},
+			DockerWarm: Run{Counts: Counts{3, 0, 1}, Wall: 2.5e9, TestTime: 2e9},
+			Bwrap:      Run{Err: "no | bwrap"}},
+		{Project: Project{Name: "b", Native: Counts{1, 0, 0}, NativeFrom: "measured"}, Docker: Run{Counts: Counts{0, 1, 0}, Exit: 1}},
+	}
+	got := Table(rows)
+	for _, want := range []string{
+		"| a | 3/0/1 (README) | 1.5 s | 3/0/1 | 2.0 s | 3.0 s | 0.5 s | error: no \\| bwrap | yes |",
+		"| b | 1/0/0 (measured) | – | 0/1/0 (exit 1) | – | – | – | – | **no** |",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("Table lacks\n%s\nin\n%s", want, got)
+		}
+	}
+}

@@ -1,0 +1,101 @@
+// Package golang is fixpoint's knowledge of Go projects: the go.mod
+// version requirement and `go mod download` as the setup step, with the
+// module cache mounted read-only in test runs.
+package golang
+
+import (
+	"bytes"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/fixpoint-dev/fixpoint/lang"
+	"github.com/fixpoint-dev/fixpoint/sandbox"
+)
+
+// ModCache is where the module cache lives in a sandbox.
+const ModCache = "/gomodcache"
+
+// Language is Go. The zero value is ready to use.
+type Language struct{}
+
+var (
+	goLine        = regexp.MustCompile(`(?m)^go[ \t]+([0-9][0-9a-z.]*)[ \t]*(?://.*)?$`)
+	toolchainLine = regexp.MustCompile(`(?m)^toolchain[ \t]+(go[0-9][0-9a-z.]*)[ \t]*(?://.*)?$`)
+	requireLine   = regexp.MustCompile(`(?m)^require\b`)
+	goVersionOut  = regexp.MustCompile(`go version go([0-9][0-9a-z.]*)`)
+)
+
+func (Language) Name() string                       { return "go" }
+func (Language) Detect(snap *sandbox.Snapshot) bool { _, ok := snap.Files["go.mod"]; return ok }
+func (Language) VersionCommand() []string           { return []string{"go", "version"} }
+
+// ParseVersion reads `go version` output ("go version go1.26.8 linux/amd64").
+func (Language) ParseVersion(out string) (lang.Version, error) {
+	m := goVersionOut.FindStringSubmatch(out)
+	if m == nil {
+		return lang.Version{}, fmt.Errorf("no Go version in %q", strings.TrimSpace(out))
+	}
+	return lang.ParseVersion(m[1])
+}
+
+// PickRelease picks the newest patch release of the oldest Go minor
+// version the requirement allows.
+func (Language) PickRelease(r lang.Range, published []lang.Version) (lang.Version, bool) {
+	return r.Lowest(published, func(v lang.Version) lang.Version { return lang.Version{Major: v.Major, Minor: v.Minor} }, nil)
+}
+
+// Requirement is go.mod's `go` line, raised by its `toolchain` line: a Go
+// toolchain builds any module whose go line is not newer than itself, so
+// the requirement is a minimum, as GOTOOLCHAIN treats it.
+func (Language) Requirement(snap *sandbox.Snapshot) (*lang.Requirement, error) {
+	f, ok := snap.Files["go.mod"]
+	if !ok {
+		return nil, nil
+	}
+	m := goLine.FindSubmatch(lang.Contents(f))
+	if m == nil {
+		return nil, nil
+	}
+	v, err := lang.ParseVersion(string(m[1]))
+	if err != nil {
+		return nil, fmt.Errorf("go.mod: go line: %w", err)
+	}
+	req := &lang.Requirement{Runtime: "go", Constraint: ">= " + string(m[1]), Source: "go.mod (go " + string(m[1]) + ")"}
+	if t := toolchainLine.FindSubmatch(lang.Contents(f)); t != nil {
+		if tv, err := lang.ParseVersion(string(t[1])); err == nil && tv.Compare(v) > 0 {
+			v = tv
+			req.Constraint, req.Source = ">= "+strings.TrimPrefix(string(t[1]), "go"), "go.mod (toolchain "+string(t[1])+")"
+		}
+	}
+	req.Range = lang.AtLeast(v)
+	return req, nil
+}
+
+// SetupStep downloads the modules the main module's packages and tests
+// need into the module cache, when go.mod requires any.
+func (Language) SetupStep(snap *sandbox.Snapshot) *lang.Setup {
+	f, ok := snap.Files["go.mod"]
+	if !ok || !requireLine.Match(lang.Contents(f)) && !bytes.Contains(lang.Contents(f), []byte("\nrequire")) {
+		return nil
+	}
+	return &lang.Setup{
+		Name:   "go mod download",
+		Script: "go mod download && go list -e -deps -test ./... >/dev/null",
+		Inputs: lang.InputsOf(snap, "go.mod", "go.sum", "go.work", "go.work.sum"),
+		Caches: []lang.Cache{{Name: "gomod", Path: ModCache}},
+		// sum.golang.org is often unreachable behind a proxy: go.sum still
+		// verifies every module it lists. GOFLAGS=-mod=mod lets go add
+		// missing go.sum lines, as `go mod download` would.
+		Env: []string{"GOMODCACHE=" + ModCache, "GOPROXY=https://proxy.golang.org,direct", "GOSUMDB=off",
+			"GOFLAGS=-mod=mod -buildvcs=false", "GOTOOLCHAIN=local"},
+		// Tests are offline: modules come from the cache the setup step
+		// filled (and verified against go.sum), never from sum.golang.org.
+		TestEnv: []string{"GOMODCACHE=" + ModCache, "GOPROXY=off", "GOSUMDB=off", "GOFLAGS=-mod=mod -buildvcs=false", "GOTOOLCHAIN=local"},
+	}
+}
+
+// RuntimeFix says how to get a version that satisfies req.
+func (Language) RuntimeFix(req *lang.Requirement) string {
+	return "fixpoint layers golang.org/toolchain releases from the Go module proxy onto fixpoint-sandbox-go when it can reach the proxy (with the docker backend); otherwise change " + req.Source + ", or set [sandbox] image to an image with a matching go"
+}

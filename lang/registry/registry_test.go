@@ -1,0 +1,170 @@
+package registry
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/fixpoint-dev/fixpoint/lang"
+	"github.com/fixpoint-dev/fixpoint/sandbox"
+)
+
+func snap(files map[string]string) *sandbox.Snapshot {
+	s := &sandbox.Snapshot{Files: map[string]sandbox.File{}}
+	for k, v := range files {
+		s.Files[k] = sandbox.File{Data: []byte(v)}
+	}
+	return s
+}
+
+func TestRequirement(t *testing.T) {
+	tests := []struct {
+		name       string
+		files      map[string]string
+		lang       string
+		constraint string
+		source     string
+	}{
+		{"go line", map[string]string{"go.mod": "module m\n\ngo 1.22\n"}, "go", ">= 1.22", "go.mod (go 1.22)"},
+		{"toolchain raises", map[string]string{"go.mod": "module m\n\ngo 1.22\n\ntoolchain go1.22.5\n"}, "go", ">= 1.22.5", "go.mod (toolchain go1.22.5)"},
+		{"engines", map[string]string{"package.json": `{"engines":{"node":">=20"}}`}, "node", ">=20", "package.json (engines.node)"},
+		{"nvmrc first", map[string]string{"package.json": `{"engines":{"node":">=20"}}`, ".nvmrc": "v22.12.0\n"}, "node", "v22.12.0", ".nvmrc"},
+		{"node-version", map[string]string{"package.json": `{}`, ".node-version": "20\n"}, "node", "20", ".node-version"},
+		{"lts alias falls through", map[string]string{"package.json": `{"engines":{"node":"^20"}}`, ".nvmrc": "lts/*"}, "node", "^20", "package.json (engines.node)"},
+		{"requires-python", map[string]string{"pyproject.toml": "[project]\nname='x'\nrequires-python = \">=3.12\"\n"}, "python", ">=3.12", "pyproject.toml (requires-python)"},
+		{"python-version", map[string]string{"pyproject.toml": "[project]\nrequires-python = \">=3.8\"\n", ".python-version": "3.11\n"}, "python", "3.11", ".python-version"},
+		{"setup.cfg", map[string]string{"setup.cfg": "[options]\npython_requires = >=3.7\n"}, "python", ">=3.7", "setup.cfg (python_requires)"},
+		{"none", map[string]string{"package.json": `{"name":"x"}`}, "node", "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := snap(tt.files)
+			l := Detect(s)
+			if l == nil || l.Name() != tt.lang {
+				t.Fatalf("Detect = %v, want %s", l, tt.lang)
+			}
+			req, err := l.Requirement(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.constraint == "" {
+				if req != nil {
+					t.Fatalf("Requirement = %v, want none", req)
+				}
+				return
+			}
+			if req == nil || req.Constraint != tt.constraint || req.Source != tt.source || req.Runtime != tt.lang {
+				t.Fatalf("Requirement = %+v, want %q from %q", req, tt.constraint, tt.source)
+			}
+		})
+	}
+}
+
+func TestRequirementErrorNamesFile(t *testing.T) {
+	s := snap(map[string]string{"package.json": `{"engines":{"node":"banana"}}`})
+	_, err := Detect(s).Requirement(s)
+	if err == nil || !strings.Contains(err.Error(), "package.json") {
+		t.Fatalf("Requirement error = %v, want one naming package.json", err)
+	}
+}
+
+func TestSetupStep(t *testing.T) {
+	tests := []struct {
+		name   string
+		files  map[string]string
+		want   string // Setup.Name; "" = no step
+		cache  string
+		inputs string
+	}{
+		{"go no deps", map[string]string{"go.mod": "module m\n\ngo 1.22\n"}, "", "", ""},
+		{"go deps", map[string]string{"go.mod": "module m\n\ngo 1.22\n\nrequire github.com/x/y v1.0.0\n", "go.sum": ""}, "go mod download", "/gomodcache", "go.mod,go.sum"},
+		{"npm ci", map[string]string{"package.json": `{"devDependencies":{"jest":"1"}}`, "package-lock.json": "{}"}, "npm ci", "/workspace/node_modules", "package-lock.json,package.json"},
+		{"npm install", map[string]string{"package.json": `{"dependencies":{"a":"1"}}`}, "npm install", "/workspace/node_modules", "package.json"},
+		{"yarn", map[string]string{"package.json": `{"dependencies":{"a":"1"}}`, "yarn.lock": ""}, "yarn install", "/workspace/node_modules", "package.json,yarn.lock"},
+		{"node no deps", map[string]string{"package.json": `{"scripts":{"test":"node --test"}}`}, "", "", ""},
+		{"pip requirements", map[string]string{"requirements.txt": "x", "requirements-dev.txt": "y", "a.py": ""}, "pip install -r requirements-dev.txt -r requirements.txt", "/deps/venv", "requirements-dev.txt,requirements.txt"},
+		{"pip extra", map[string]string{"pyproject.toml": "[project]\nname='x'\n[project.optional-dependencies]\ntest = ['pytest']\n"}, "pip install -e .[test]", "/deps/venv", "pyproject.toml"},
+		{"setup.cfg extra", map[string]string{"setup.cfg": "[options.extras_require]\ndev =\n  pytest\n"}, "pip install -e .[dev]", "/deps/venv", "setup.cfg"},
+		{"python nothing", map[string]string{"pyproject.toml": "[project]\nname='x'\n"}, "", "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := snap(tt.files)
+			st := Detect(s).SetupStep(s)
+			if tt.want == "" {
+				if st != nil && st.Script != "" {
+					t.Fatalf("SetupStep = %+v, want none", st)
+				}
+				return
+			}
+			if st == nil || st.Name != tt.want {
+				t.Fatalf("SetupStep = %+v, want %q", st, tt.want)
+			}
+			if len(st.Caches) != 1 || st.Caches[0].Path != tt.cache {
+				t.Errorf("caches = %+v, want %s", st.Caches, tt.cache)
+			}
+			in := append([]string(nil), st.Inputs...)
+			if got := strings.Join(sortStrings(in), ","); got != tt.inputs {
+				t.Errorf("inputs = %s, want %s", got, tt.inputs)
+			}
+			k1 := st.Key(s, "img")
+			s2 := snap(tt.files)
+			f := s2.Files[st.Inputs[0]]
+			f.Data = append(f.Data, ' ')
+			s2.Files[st.Inputs[0]] = f
+			if k1 == st.Key(s2, "img") || k1 == st.Key(s, "other") || k1 != st.Key(snap(tt.files), "img") {
+				t.Errorf("Key does not follow the inputs and the image")
+			}
+		})
+	}
+}
+
+func TestSrcLayoutGetsPythonpath(t *testing.T) {
+	s := snap(map[string]string{"pyproject.toml": "[project]\nname='x'\n", "src/pkg/__init__.py": "", "tests/test_a.py": ""})
+	st := Detect(s).SetupStep(s)
+	if st == nil || st.Script != "" || len(st.TestEnv) != 1 || st.TestEnv[0] != "PYTHONPATH=src" {
+		t.Fatalf("SetupStep = %+v, want only PYTHONPATH=src", st)
+	}
+}
+
+func sortStrings(s []string) []string {
+	for i := range s {
+		for j := i + 1; j < len(s); j++ {
+			if s[j] < s[i] {
+				s[i], s[j] = s[j], s[i]
+			}
+		}
+	}
+	return s
+}
+
+func TestPickRelease(t *testing.T) {
+	vs := func(ss ...string) []lang.Version {
+		var out []lang.Version
+		for _, s := range ss {
+			v, _ := lang.ParseVersion(s)
+			out = append(out, v)
+		}
+		return out
+	}
+	tests := []struct {
+		lang, rng string
+		published []lang.Version
+		want      string
+	}{
+		{"node", "^20.19.0 || ^22.12.0 || >=24.0.0", vs("18.20.4", "20.18.0", "20.19.5", "20.20.2", "22.23.3", "25.1.0", "26.10.0"), "20.20.2"},
+		{"node", ">=21", vs("20.20.2", "21.7.3", "22.23.3", "23.1.0"), "22.23.3"},
+		{"node", ">=23 <24", vs("22.23.3", "23.1.0", "23.2.0"), "23.2.0"},
+		{"go", ">= 1.27", vs("1.26.8", "1.27.0", "1.27.4", "1.28.1"), "1.27.4"},
+	}
+	for _, tt := range tests {
+		l := ByName(tt.lang).(lang.ReleasePicker)
+		r, err := lang.ParseNodeRange(tt.rng)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := l.PickRelease(r, tt.published)
+		if !ok || got.String() != tt.want {
+			t.Errorf("%s PickRelease(%q) = %v %v, want %s", tt.lang, tt.rng, got, ok, tt.want)
+		}
+	}
+}

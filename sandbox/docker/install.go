@@ -1,0 +1,328 @@
+package docker
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	imagetypes "github.com/docker/docker/api/types/image"
+	"github.com/docker/docker/api/types/mount"
+	"github.com/docker/docker/api/types/volume"
+	"github.com/docker/docker/client"
+	"github.com/docker/docker/pkg/jsonmessage"
+	"github.com/docker/docker/pkg/stdcopy"
+	"github.com/fixpoint-dev/fixpoint/sandbox"
+)
+
+// CA bundle path inside the setup container, and the variables that make
+// npm, pip, Python, OpenSSL and git use it. Go reads the standard path.
+const caPath = "/etc/ssl/certs/ca-certificates.crt"
+
+var caEnv = []string{"NODE_EXTRA_CA_CERTS=" + caPath, "SSL_CERT_FILE=" + caPath, "PIP_CERT=" + caPath,
+	"GIT_SSL_CAINFO=" + caPath, "REQUESTS_CA_BUNDLE=" + caPath}
+
+// Volume labels of dependency caches.
+const (
+	cacheKindDeps  = "deps"
+	labelSetupKey  = "fixpoint.setup.key"
+	labelSetupDone = "fixpoint.setup.done"
+)
+
+// Install runs a dependency install step in a setup container that has
+// network, unless the caches for spec.Key exist already. Each cache is a
+// volume "fixpoint-deps-<name>-<key>"; a marker volume
+// "fixpoint-deps-<key>-done" is created only after the step succeeded, so
+// a step that was interrupted is redone. The container runs as root only
+// to hand the cache mount points to the sandbox user, then drops to that
+// user (setpriv) for the step itself; it has the host's proxy variables
+// and CA bundle, and never the host's other environment.
+func (b *Backend) Install(ctx context.Context, spec sandbox.InstallSpec) (*sandbox.InstallResult, error) {
+	if spec.Image == "" || spec.Key == "" || len(spec.Caches) == 0 {
+		return nil, errors.New("docker install: image, key and caches are required")
+	}
+	res := &sandbox.InstallResult{}
+	for _, c := range spec.Caches {
+		res.Mounts = append(res.Mounts, sandbox.CacheMount{Source: depsVolume(c.Name, spec.Key), Target: c.Target})
+	}
+	done := "fixpoint-deps-" + spec.Key + "-done"
+	if _, err := b.cli.VolumeInspect(ctx, done); err == nil {
+		res.Cached = true
+		return res, nil
+	}
+	img, err := b.cli.ImageInspect(ctx, spec.Image)
+	if err != nil {
+		if client.IsErrNotFound(err) {
+			return nil, fmt.Errorf("image %s: %w", spec.Image, sandbox.ErrImageMissing)
+		}
+		return nil, fmt.Errorf("inspect image %s: %w", spec.Image, err)
+	}
+	imageUser := ""
+	if img.Config != nil {
+		imageUser = img.Config.User
+	}
+	user := sandboxUser(b.opts.User, imageUser)
+	source := spec.Labels[LabelProject]
+	for i, c := range spec.Caches {
+		name := res.Mounts[i].Source
+		b.cli.VolumeRemove(ctx, name, true) // a half-filled volume from an interrupted step
+		labels := map[string]string{LabelCache: cacheKindDeps, labelCacheSource: source + "/" + c.Name, labelSetupKey: spec.Key}
+		if _, err := b.cli.VolumeCreate(ctx, volume.CreateOptions{Name: name, Labels: labels}); err != nil {
+			return nil, fmt.Errorf("create volume %s: %w", name, err)
+		}
+	}
+	cleanup := func() {
+		for _, m := range res.Mounts {
+			b.removeOrDefer(context.WithoutCancel(ctx), removeTimeout, leftover{volume: true, id: m.Source})
+		}
+	}
+	if err := b.runInstall(ctx, spec, user, res.Mounts); err != nil {
+		cleanup()
+		return nil, err
+	}
+	labels := map[string]string{LabelCache: cacheKindDeps, labelCacheSource: source + "/done", labelSetupKey: spec.Key, labelSetupDone: "1"}
+	if _, err := b.cli.VolumeCreate(ctx, volume.CreateOptions{Name: done, Labels: labels}); err != nil {
+		cleanup()
+		return nil, fmt.Errorf("create volume %s: %w", done, err)
+	}
+	for _, c := range spec.Caches {
+		b.pruneVolumes(ctx, cacheKindDeps, source+"/"+c.Name, depsVolume(c.Name, spec.Key))
+	}
+	b.pruneVolumes(ctx, cacheKindDeps, source+"/done", done)
+	return res, nil
+}
+
+func depsVolume(name, key string) string { return "fixpoint-deps-" + name + "-" + key }
+
+// setupShell hands the cache mount points and the workspace to the
+// sandbox user, then runs the step as that user.
+const setupShell = `set -e
+uid=${FIXPOINT_UID%%:*}; gid=${FIXPOINT_UID#*:}
+for d in $FIXPOINT_CACHES; do mkdir -p "$d"; chown "$uid:$gid" "$d"; done
+chown "$uid:$gid" /workspace
+exec setpriv --reuid="$uid" --regid="$gid" --clear-groups -- /bin/sh -c "$FIXPOINT_SETUP"`
+
+func (b *Backend) runInstall(ctx context.Context, spec sandbox.InstallSpec, user string, mounts []sandbox.CacheMount) error {
+	timeout := spec.Limits.Timeout
+	if timeout <= 0 {
+		timeout = 15 * time.Minute
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var targets []string
+	ms := []mount.Mount{}
+	for _, m := range mounts {
+		targets = append(targets, m.Target)
+		ms = append(ms, mount.Mount{Type: mount.TypeVolume, Source: m.Source, Target: m.Target})
+	}
+	env := []string{"HOME=/tmp", "LANG=C.UTF-8", "TMPDIR=/tmp", "FIXPOINT_UID=" + user,
+		"FIXPOINT_CACHES=" + strings.Join(targets, " "), "FIXPOINT_SETUP=" + spec.Script}
+	if len(spec.Path) > 0 {
+		env = append(env, "PATH="+strings.Join(spec.Path, ":")+":"+defaultPath)
+	}
+	env = append(env, spec.Env...)
+	env = append(env, spec.HostEnv...)
+	if spec.CAFile != "" {
+		ms = append(ms, mount.Mount{Type: mount.TypeBind, Source: spec.CAFile, Target: caPath, ReadOnly: true})
+		env = append(env, caEnv...)
+	}
+	name := newSessionName() + "-setup"
+	labels := ownerLabels(name)
+	for k, v := range spec.Labels {
+		if _, own := labels[k]; !own {
+			labels[k] = v
+		}
+	}
+	l := defaults(spec.Limits)
+	if l.Memory < 2<<30 {
+		l.Memory = 2 << 30 // installers (npm) need more than a test run
+	}
+	pids := int64(1024)
+	cfg := &container.Config{Image: spec.Image, User: "0:0", Entrypoint: []string{"/bin/sh", "-c", setupShell},
+		WorkingDir: workspaceDir, Env: env, Labels: labels}
+	hc := &container.HostConfig{
+		NetworkMode: container.NetworkMode(map[bool]string{true: "host", false: "bridge"}[spec.HostNetwork]),
+		CapDrop:     []string{"ALL"},
+		CapAdd:      []string{"CHOWN", "SETUID", "SETGID", "DAC_OVERRIDE", "FOWNER"},
+		SecurityOpt: []string{"no-new-privileges"},
+		Runtime:     b.opts.Runtime,
+		Mounts:      ms,
+		Tmpfs:       map[string]string{"/tmp": "rw,nosuid,nodev,exec,size=2g,mode=1777"},
+		Resources:   container.Resources{Memory: l.Memory, MemorySwap: l.Memory, NanoCPUs: l.NanoCPUs, PidsLimit: &pids},
+	}
+	created, err := b.cli.ContainerCreate(ctx, cfg, hc, nil, nil, name)
+	if err != nil {
+		return fmt.Errorf("create setup container: %w", err)
+	}
+	defer b.removeOrDefer(context.WithoutCancel(ctx), removeTimeout, leftover{id: created.ID, session: name})
+	uid, _ := strconv.Atoi(strings.Split(user, ":")[0])
+	var ws bytes.Buffer
+	if err := snapshotTar(&ws, spec.Snapshot, uid); err != nil {
+		return fmt.Errorf("setup workspace: %w", err)
+	}
+	if err := b.cli.CopyToContainer(ctx, created.ID, workspaceDir, &ws, container.CopyToContainerOptions{}); err != nil {
+		return fmt.Errorf("copy workspace into the setup container: %w", err)
+	}
+	wait, werr := b.cli.ContainerWait(ctx, created.ID, container.WaitConditionNextExit)
+	if err := b.cli.ContainerStart(ctx, created.ID, container.StartOptions{}); err != nil {
+		if !spec.HostNetwork && strings.Contains(err.Error(), "bridge") {
+			// The engine's bridge is broken (docker0 gone): the declared
+			// install step may use the host's network instead.
+			b.log.Warn("setup container cannot join the default bridge; using the host network", "err", err)
+			spec.HostNetwork = true
+			return b.runInstall(ctx, spec, user, mounts)
+		}
+		return fmt.Errorf("start setup container: %w", err)
+	}
+	logs, err := b.cli.ContainerLogs(ctx, created.ID, container.LogsOptions{ShowStdout: true, ShowStderr: true, Follow: true})
+	tail := &tailBuffer{max: 8 << 10}
+	out := io.Writer(tail)
+	if spec.Output != nil {
+		out = io.MultiWriter(tail, spec.Output)
+	}
+	if err == nil {
+		stdcopy.StdCopy(out, out, logs)
+		logs.Close()
+	}
+	var code int64
+	select {
+	case st := <-wait:
+		code = st.StatusCode
+	case err := <-werr:
+		if ctx.Err() != nil {
+			return fmt.Errorf("%w: %q did not finish within %s (raise sandbox.timeout or set [sandbox] setup)", sandbox.ErrInstall, spec.Script, timeout)
+		}
+		return fmt.Errorf("wait for setup container: %w", err)
+	}
+	if code != 0 {
+		return fmt.Errorf("%w: `%s` exited with code %d in image %s; last output:\n%s", sandbox.ErrInstall, spec.Script, code, spec.Image, tail.lastLines(20))
+	}
+	return nil
+}
+
+// snapshotTar writes snap as a tar owned by uid, for CopyToContainer.
+func snapshotTar(w io.Writer, snap *sandbox.Snapshot, uid int) error {
+	tw := tar.NewWriter(w)
+	dirs := map[string]bool{}
+	paths := snap.Paths()
+	sort.Strings(paths)
+	for _, p := range paths {
+		for d := path.Dir(p); d != "." && !dirs[d]; d = path.Dir(d) {
+			dirs[d] = true
+		}
+	}
+	var ds []string
+	for d := range dirs {
+		ds = append(ds, d)
+	}
+	sort.Strings(ds)
+	for _, d := range ds {
+		if err := tw.WriteHeader(&tar.Header{Name: d + "/", Typeflag: tar.TypeDir, Mode: 0o755, Uid: uid, Gid: uid}); err != nil {
+			return err
+		}
+	}
+	for _, p := range paths {
+		f := snap.Files[p]
+		data, err := f.Bytes()
+		if err != nil {
+			return err
+		}
+		mode := int64(f.Mode.Perm())
+		if mode == 0 {
+			mode = 0o644
+		}
+		if err := tw.WriteHeader(&tar.Header{Name: p, Typeflag: tar.TypeReg, Mode: mode, Size: int64(len(data)), Uid: uid, Gid: uid}); err != nil {
+			return err
+		}
+		if _, err := tw.Write(data); err != nil {
+			return err
+		}
+	}
+	return tw.Close()
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	buf []byte
+	max int
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > t.max {
+		t.buf = append([]byte(nil), t.buf[len(t.buf)-t.max:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) lastLines(n int) string {
+	lines := strings.Split(strings.TrimRight(string(t.buf), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Probe runs argv once in a throw-away container of image (no network, no
+// workspace) and returns its combined output: how doctor and the runtime
+// check read an image's runtime version before any session starts.
+func (b *Backend) Probe(ctx context.Context, image string, argv []string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	name := newSessionName() + "-probe"
+	cfg := &container.Config{Image: image, Entrypoint: argv, Cmd: nil, NetworkDisabled: true, Labels: ownerLabels(name)}
+	hc := &container.HostConfig{NetworkMode: "none", CapDrop: []string{"ALL"}, SecurityOpt: []string{"no-new-privileges"}, ReadonlyRootfs: true}
+	created, err := b.cli.ContainerCreate(ctx, cfg, hc, nil, nil, name)
+	if err != nil {
+		if client.IsErrNotFound(err) {
+			return "", fmt.Errorf("image %s: %w", image, sandbox.ErrImageMissing)
+		}
+		return "", fmt.Errorf("probe %s: %w", image, err)
+	}
+	defer b.removeOrDefer(context.WithoutCancel(ctx), removeTimeout, leftover{id: created.ID, session: name})
+	wait, werr := b.cli.ContainerWait(ctx, created.ID, container.WaitConditionNextExit)
+	if err := b.cli.ContainerStart(ctx, created.ID, container.StartOptions{}); err != nil {
+		return "", fmt.Errorf("probe %s: %s: %w", image, strings.Join(argv, " "), err)
+	}
+	select {
+	case <-wait:
+	case err := <-werr:
+		return "", fmt.Errorf("probe %s: %w", image, err)
+	}
+	logs, err := b.cli.ContainerLogs(ctx, created.ID, container.LogsOptions{ShowStdout: true, ShowStderr: true})
+	if err != nil {
+		return "", fmt.Errorf("probe %s: %w", image, err)
+	}
+	defer logs.Close()
+	var out bytes.Buffer
+	stdcopy.StdCopy(&out, &out, logs)
+	return out.String(), nil
+}
+
+// EnsureImage makes sure image is present, pulling it when it is not (one
+// minute at most): for images a project names (.devcontainer).
+func (b *Backend) EnsureImage(ctx context.Context, img string) error {
+	if _, err := b.cli.ImageInspect(ctx, img); err == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	rc, err := b.cli.ImagePull(ctx, img, imagetypes.PullOptions{})
+	if err != nil {
+		return fmt.Errorf("pull %s: %w", img, err)
+	}
+	defer rc.Close()
+	if err := jsonmessage.DisplayJSONMessagesStream(rc, io.Discard, 0, false, nil); err != nil {
+		return fmt.Errorf("pull %s: %w", img, err)
+	}
+	_, err = b.cli.ImageInspect(ctx, img)
+	return err
+}

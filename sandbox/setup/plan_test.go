@@ -1,0 +1,101 @@
+package setup
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/fixpoint-dev/fixpoint/lang"
+	"github.com/fixpoint-dev/fixpoint/sandbox"
+)
+
+func snapOf(files map[string]string) *sandbox.Snapshot {
+	s := &sandbox.Snapshot{Root: "/p", Files: map[string]sandbox.File{}}
+	for k, v := range files {
+		s.Files[k] = sandbox.File{Data: []byte(v)}
+	}
+	return s
+}
+
+func TestNewPlan(t *testing.T) {
+	pkg := `{"devDependencies":{"jest":"1"}}`
+	tests := []struct {
+		name       string
+		files      map[string]string
+		override   string
+		script     string // "" = no step script
+		override2  string // Setup.Override
+		image      string
+		dockerfile string
+		warn       string
+	}{
+		{name: "detected", files: map[string]string{"package.json": pkg, "package-lock.json": "{}"}, script: "npm ci --no-audit --no-fund"},
+		{name: "config override", files: map[string]string{"package.json": pkg}, override: "make deps", script: "make deps", override2: ".fixpoint.toml ([sandbox] setup)"},
+		{name: "off", files: map[string]string{"package.json": pkg}, override: "off"},
+		{name: "devcontainer string", files: map[string]string{"package.json": pkg, ".devcontainer/devcontainer.json": `{
+			// comments are allowed
+			"image": "node:20", /* here too */
+			"postCreateCommand": "npm ci && echo done",
+		}`}, script: "npm ci && echo done", override2: ".devcontainer/devcontainer.json (postCreateCommand)", image: "node:20"},
+		{name: "devcontainer argv", files: map[string]string{"package.json": pkg, ".devcontainer/devcontainer.json": `{"postCreateCommand": ["npm", "install", "--prefix", "a b"]}`},
+			script: "npm install --prefix 'a b'", override2: ".devcontainer/devcontainer.json (postCreateCommand)"},
+		{name: "devcontainer object", files: map[string]string{"package.json": pkg, ".devcontainer/devcontainer.json": `{"postCreateCommand": {"b": "two", "a": "one"}}`},
+			script: "(one) && (two)", override2: ".devcontainer/devcontainer.json (postCreateCommand)"},
+		{name: "devcontainer dockerfile", files: map[string]string{"package.json": pkg, ".devcontainer/devcontainer.json": `{"build": {"dockerfile": "Dockerfile"}}`},
+			script: "npm install --no-audit --no-fund", dockerfile: "/p/.devcontainer/Dockerfile"},
+		{name: "config beats devcontainer", files: map[string]string{"package.json": pkg, ".devcontainer/devcontainer.json": `{"postCreateCommand": "x"}`}, override: "y",
+			script: "y", override2: ".fixpoint.toml ([sandbox] setup)"},
+		{name: "broken devcontainer", files: map[string]string{"package.json": pkg, ".devcontainer/devcontainer.json": `{`}, script: "npm install --no-audit --no-fund", warn: "devcontainer.json ignored"},
+		{name: "broken engines", files: map[string]string{"package.json": `{"engines":{"node":"banana"}}`}, warn: "package.json (engines.node)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := NewPlan(snapOf(tt.files), tt.override)
+			script, ov := "", ""
+			if p.Step != nil {
+				script, ov = p.Step.Script, p.Step.Override
+			}
+			if script != tt.script || ov != tt.override2 {
+				t.Errorf("step = %q (%q), want %q (%q)", script, ov, tt.script, tt.override2)
+			}
+			if p.Image != tt.image || p.Dockerfile != tt.dockerfile {
+				t.Errorf("image, dockerfile = %q, %q; want %q, %q", p.Image, p.Dockerfile, tt.image, tt.dockerfile)
+			}
+			w := strings.Join(p.Warnings, "\n")
+			if (tt.warn == "") != (w == "") || !strings.Contains(w, tt.warn) {
+				t.Errorf("warnings = %q, want %q", w, tt.warn)
+			}
+			if p.Step != nil && p.Step.Script != "" && len(p.Step.Caches) == 0 {
+				t.Errorf("a node step has no caches: %+v", p.Step)
+			}
+		})
+	}
+}
+
+func TestSetupNetwork(t *testing.T) {
+	tests := []struct {
+		env  []string
+		want string
+	}{
+		{nil, "bridge"},
+		{[]string{"HTTPS_PROXY=http://proxy.corp:3128", "NO_PROXY=localhost"}, "bridge"},
+		{[]string{"https_proxy=http://127.0.0.1:3128"}, "host"},
+		{[]string{"HTTP_PROXY=localhost:8080"}, "host"},
+		{[]string{"NO_PROXY=127.0.0.1"}, "bridge"},
+		{[]string{"HTTPS_PROXY=http://[::1]:3128"}, "host"},
+	}
+	for _, tt := range tests {
+		if got := networkFor(tt.env); got != tt.want {
+			t.Errorf("setupNetwork(%q) = %s, want %s", tt.env, got, tt.want)
+		}
+	}
+}
+
+func TestRuntimeErrorMessage(t *testing.T) {
+	r, _ := lang.ParsePythonSpec(">=3.12")
+	err := &RuntimeError{Req: &lang.Requirement{Runtime: "python", Constraint: ">=3.12", Source: "pyproject.toml (requires-python)", Range: r},
+		Have: "3.11.2", Where: "the sandbox image fixpoint-sandbox-python", Why: "Debian bookworm has no other Python"}
+	want := "pyproject.toml (requires-python) requires python >=3.12, but the sandbox image fixpoint-sandbox-python has python 3.11.2 (Debian bookworm has no other Python); no test was run. Fix: "
+	if !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), "[sandbox] image") {
+		t.Errorf("Error() = %q, want prefix %q and a fix naming [sandbox] image", err.Error(), want)
+	}
+}

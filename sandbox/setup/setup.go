@@ -1,0 +1,541 @@
+// Package setup prepares a workspace's sandbox before any test runs: it
+// picks an image whose runtime satisfies the project's declared version
+// (building a per-version image when the default one does not), and runs
+// the project's dependency install step once, with network, into caches
+// that every later, offline test run mounts read-only.
+//
+// The main types are [Plan] (what a workspace needs, read from its files
+// by lang) and [Preparer] (which makes it so for one backend). A version
+// nobody publishes is a [*RuntimeError] before any test runs, so that a
+// mismatch never reaches the model.
+package setup
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/fixpoint-dev/fixpoint/lang"
+	"github.com/fixpoint-dev/fixpoint/lang/registry"
+	"github.com/fixpoint-dev/fixpoint/sandbox"
+	"github.com/fixpoint-dev/fixpoint/sandbox/backends"
+	"github.com/fixpoint-dev/fixpoint/sandbox/docker"
+	"github.com/fixpoint-dev/fixpoint/sandbox/image"
+)
+
+// Plan is what a workspace needs before its tests run.
+type Plan struct {
+	Lang        lang.Language     // nil when no language was detected
+	Requirement *lang.Requirement // nil when the project declares none
+	Step        *lang.Setup       // nil when there is nothing to install
+	// Image and Dockerfile come from .devcontainer/devcontainer.json
+	// ("" when absent); the Dockerfile path is absolute.
+	Image, Dockerfile string
+	// Warnings name files that declare something fixpoint could not read.
+	Warnings []string
+}
+
+// NewPlan reads what snap needs. override is [sandbox] setup: "" keeps the
+// detected step (or .devcontainer's postCreateCommand), "off" turns setup
+// off, anything else replaces the step's script.
+func NewPlan(snap *sandbox.Snapshot, override string) *Plan {
+	p := &Plan{Lang: registry.Detect(snap)}
+	if p.Lang != nil {
+		req, err := p.Lang.Requirement(snap)
+		if err != nil {
+			p.Warnings = append(p.Warnings, fmt.Sprintf("runtime version not checked: %v", err))
+		}
+		p.Requirement = req
+		p.Step = p.Lang.SetupStep(snap)
+	}
+	dc, err := readDevcontainer(snap)
+	if err != nil {
+		p.Warnings = append(p.Warnings, err.Error())
+	}
+	script, from := "", ""
+	if dc != nil {
+		p.Image = dc.Image
+		if dc.Build.Dockerfile != "" && snap.Root != "" {
+			p.Dockerfile = path.Join(snap.Root, ".devcontainer", dc.Build.Dockerfile)
+		}
+		if s := dc.command(); s != "" {
+			script, from = s, ".devcontainer/devcontainer.json (postCreateCommand)"
+		}
+	}
+	switch strings.TrimSpace(override) {
+	case "":
+	case "off":
+		script, from = "", ""
+		if p.Step != nil {
+			p.Step = &lang.Setup{TestEnv: p.Step.TestEnv}
+		}
+	default:
+		script, from = strings.TrimSpace(override), ".fixpoint.toml ([sandbox] setup)"
+	}
+	if script != "" {
+		st := &lang.Setup{}
+		if p.Step != nil {
+			*st = *p.Step
+		}
+		st.Name, st.Script, st.Override = script, script, from
+		// The script itself is an input: the inputs of the detected step
+		// (or every manifest) key the cache as before.
+		p.Step = st
+	}
+	return p
+}
+
+// devcontainer is the part of devcontainer.json fixpoint reads.
+type devcontainer struct {
+	Image string `json:"image"`
+	Build struct {
+		Dockerfile string `json:"dockerfile"`
+	} `json:"build"`
+	PostCreate json.RawMessage `json:"postCreateCommand"`
+}
+
+// command turns postCreateCommand (a string, an argv array or an object of
+// named commands) into one shell script.
+func (d *devcontainer) command() string {
+	if len(d.PostCreate) == 0 {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(d.PostCreate, &s) == nil {
+		return s
+	}
+	var argv []string
+	if json.Unmarshal(d.PostCreate, &argv) == nil {
+		return shellJoin(argv)
+	}
+	var named map[string]json.RawMessage
+	if json.Unmarshal(d.PostCreate, &named) == nil {
+		var parts []string
+		for _, k := range sortedKeys(named) {
+			sub := devcontainer{PostCreate: named[k]}
+			if c := sub.command(); c != "" {
+				parts = append(parts, "("+c+")")
+			}
+		}
+		return strings.Join(parts, " && ")
+	}
+	return ""
+}
+
+func readDevcontainer(snap *sandbox.Snapshot) (*devcontainer, error) {
+	f, ok := snap.Files[".devcontainer/devcontainer.json"]
+	if !ok {
+		if f, ok = snap.Files[".devcontainer.json"]; !ok {
+			return nil, nil
+		}
+	}
+	data, err := f.Bytes()
+	if err != nil {
+		return nil, fmt.Errorf(".devcontainer/devcontainer.json ignored: %v", err)
+	}
+	var d devcontainer
+	if err := json.Unmarshal(stripJSONC(data), &d); err != nil {
+		return nil, fmt.Errorf(".devcontainer/devcontainer.json ignored: %v", err)
+	}
+	return &d, nil
+}
+
+// RuntimeError is a declared runtime version the sandbox cannot provide.
+type RuntimeError struct {
+	Req   *lang.Requirement
+	Have  string // the version the sandbox has ("" when unknown)
+	Where string // "image fixpoint-sandbox-node", "the host (bwrap)"
+	Why   string // why no other version could be had
+}
+
+func (e *RuntimeError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s requires %s %s, but %s has ", e.Req.Source, e.Req.Runtime, e.Req.Constraint, e.Where)
+	if e.Have != "" {
+		fmt.Fprintf(&b, "%s %s", e.Req.Runtime, e.Have)
+	} else {
+		fmt.Fprintf(&b, "no %s", e.Req.Runtime)
+	}
+	if e.Why != "" {
+		fmt.Fprintf(&b, " (%s)", e.Why)
+	}
+	b.WriteString("; no test was run. Fix: ")
+	b.WriteString(fixFor(e.Req))
+	return b.String()
+}
+
+func fixFor(req *lang.Requirement) string {
+	if h, ok := registry.ByName(req.Runtime).(lang.RuntimeHelp); ok {
+		return h.RuntimeFix(req)
+	}
+	return "set [sandbox] image to an image with a matching " + req.Runtime
+}
+
+// Options configure a [Preparer]. The zero value is usable.
+type Options struct {
+	// Progress receives one line per phase and a tick every few seconds
+	// while a phase runs ("installing dependencies (npm ci) · 34 s").
+	Progress func(line string)
+	// Output receives the install step's own output; nil = discard.
+	Output io.Writer
+	// Getenv reads the host's proxy and registry settings; nil = os.Getenv.
+	Getenv func(string) string
+	// CAFile is the host CA bundle given to the install step;
+	// "" = /etc/ssl/certs/ca-certificates.crt when it exists.
+	CAFile string
+	// Runtimes builds per-version images (docker only); nil = none.
+	Runtimes *image.Runtimes
+	Logger   *slog.Logger
+	// Tick is the progress interval; 0 = 5 s.
+	Tick time.Duration
+	// Warn receives warnings (an unavailable devcontainer image); nil =
+	// Progress.
+	Warn func(line string)
+}
+
+// Preparer applies plans to specs for one backend.
+type Preparer struct {
+	b    sandbox.Backend
+	opts Options
+	log  *slog.Logger
+}
+
+// Prober reads an image's runtime version before a session starts
+// (implemented by the docker backend).
+type Prober interface {
+	Probe(ctx context.Context, image string, argv []string) (string, error)
+}
+
+// New returns a Preparer for b (a backends.Open result is unwrapped).
+// With the docker backend and no opts.Runtimes, per-version images are
+// built through the backend's engine.
+func New(b sandbox.Backend, opts *Options) *Preparer {
+	if u, ok := b.(interface{ Unwrap() sandbox.Backend }); ok {
+		b = u.Unwrap()
+	}
+	p := &Preparer{b: b}
+	if opts != nil {
+		p.opts = *opts
+	}
+	if p.opts.Getenv == nil {
+		p.opts.Getenv = os.Getenv
+	}
+	if p.opts.CAFile == "" {
+		if _, err := os.Stat("/etc/ssl/certs/ca-certificates.crt"); err == nil {
+			p.opts.CAFile = "/etc/ssl/certs/ca-certificates.crt"
+		}
+	}
+	if p.opts.Tick <= 0 {
+		p.opts.Tick = 5 * time.Second
+	}
+	p.log = p.opts.Logger
+	if p.log == nil {
+		p.log = slog.New(slog.DiscardHandler)
+	}
+	if d, ok := b.(*docker.Backend); ok && p.opts.Runtimes == nil {
+		p.opts.Runtimes = &image.Runtimes{Client: d.Client(), HTTP: HTTPClient(),
+			NPMRegistry: p.opts.Getenv("NPM_CONFIG_REGISTRY"), GoProxy: firstProxy(p.opts.Getenv("GOPROXY"))}
+	}
+	return p
+}
+
+// firstProxy is the first entry of a GOPROXY list.
+func firstProxy(list string) string {
+	first, _, _ := strings.Cut(list, ",")
+	first, _, _ = strings.Cut(first, "|")
+	return first
+}
+
+func (p *Preparer) progress(line string) {
+	if p.opts.Progress != nil {
+		p.opts.Progress(line)
+	}
+}
+
+// Prepare makes spec satisfy plan: a per-version image when the default
+// image's runtime does not satisfy the requirement (docker), and the
+// install step's caches and environment. It fails with a *RuntimeError
+// when no image can satisfy the requirement, and with an error wrapping
+// sandbox.ErrInstall when the install step fails.
+func (p *Preparer) Prepare(ctx context.Context, spec *sandbox.Spec, snap *sandbox.Snapshot, plan *Plan) error {
+	if err := p.projectImage(ctx, spec, plan); err != nil {
+		return err
+	}
+	if err := p.pickImage(ctx, spec, plan); err != nil {
+		return err
+	}
+	st := plan.Step
+	if st == nil {
+		return nil
+	}
+	spec.Env = append(spec.Env, st.TestEnv...)
+	spec.Path = append(spec.Path, st.Path...)
+	if st.Script == "" {
+		return nil
+	}
+	inst, ok := p.b.(sandbox.Installer)
+	if !ok {
+		p.log.Warn("dependency setup runs with the docker backend only", "backend", p.b.Name(), "step", st.Name)
+		p.progress(fmt.Sprintf("not installing dependencies (%s): the %s backend has no setup phase; dependencies must be on the host", st.Name, p.b.Name()))
+		return nil
+	}
+	if len(st.Caches) == 0 {
+		return fmt.Errorf("%s sets a setup command, but fixpoint does not know where %s keeps what it installs (no language detected): set [sandbox] image to an image that has the dependencies", st.Override, st.Name)
+	}
+	var dirs []sandbox.CacheDir
+	for _, c := range st.Caches {
+		dirs = append(dirs, sandbox.CacheDir{Name: c.Name, Target: c.Path})
+	}
+	is := sandbox.InstallSpec{
+		Image: spec.Image, Key: CacheKey(st, snap, *spec), Snapshot: snap, Script: st.Script,
+		Env: st.Env, Path: st.Path, Caches: dirs, HostEnv: p.hostEnv(), CAFile: p.opts.CAFile,
+		HostNetwork: networkFor(p.hostEnv()) == "host",
+		Labels:      spec.Labels, Output: p.opts.Output,
+		Limits: sandbox.Limits{Timeout: 15 * time.Minute, Memory: spec.Limits.Memory, NanoCPUs: spec.Limits.NanoCPUs},
+	}
+	start := time.Now()
+	stop := p.ticker("installing dependencies ("+st.Name+")", start)
+	res, err := inst.Install(ctx, is)
+	stop()
+	if err != nil {
+		if errors.Is(err, sandbox.ErrInstall) {
+			return fmt.Errorf("%w\nThe agent did not start. Fix the install (run `%s` in the project), or set [sandbox] setup in .fixpoint.toml (\"off\" turns it off)", err, st.Script)
+		}
+		return fmt.Errorf("dependency setup (%s): %w", st.Name, err)
+	}
+	if res.Cached {
+		p.progress(fmt.Sprintf("dependencies ready (%s, cached)", st.Name))
+	} else {
+		p.progress(fmt.Sprintf("dependencies installed (%s) in %s", st.Name, time.Since(start).Round(time.Second)))
+	}
+	spec.Caches = append(spec.Caches, res.Mounts...)
+	// The installed module cache replaces the copy of the host's one.
+	spec.GoModCache = ""
+	return nil
+}
+
+// CacheKey keys st's caches for a session spec: the manifest and lockfile
+// contents, the script, the image, and the project (LabelProject): the
+// install runs the project's own scripts, so a cache is never shared
+// between projects, as the Go build cache is not.
+func CacheKey(st *lang.Setup, snap *sandbox.Snapshot, spec sandbox.Spec) string {
+	return st.Key(snap, spec.Image+"\x00"+spec.Labels[sandbox.LabelProject])
+}
+
+// ticker reports phase after a second (a cache hit says nothing) and then
+// every Tick until stop is called. stop returns after the last report, so
+// Progress is never called concurrently with the caller's own reports.
+func (p *Preparer) ticker(phase string, start time.Time) (stop func()) {
+	done, exited := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(exited)
+		select {
+		case <-done:
+			return
+		case <-time.After(time.Second):
+			p.progress(phase)
+		}
+		t := time.NewTicker(p.opts.Tick)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				p.progress(fmt.Sprintf("%s · %d s", phase, int(time.Since(start).Seconds())))
+			}
+		}
+	}()
+	return func() { close(done); <-exited }
+}
+
+// hostEnvKeys are the host variables an install step gets: proxies and
+// registry locations, which a developer's machine sets for its installers.
+var hostEnvKeys = []string{"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy",
+	"GOPROXY", "GONOSUMDB", "GOPRIVATE", "GONOPROXY", "GOSUMDB",
+	"NPM_CONFIG_REGISTRY", "npm_config_registry",
+	"PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "PIP_NO_INDEX", "PIP_TRUSTED_HOST"}
+
+func (p *Preparer) hostEnv() []string {
+	var out []string
+	for _, k := range hostEnvKeys {
+		if v := p.opts.Getenv(k); v != "" {
+			out = append(out, k+"="+v)
+		}
+	}
+	return out
+}
+
+func (p *Preparer) warn(line string) {
+	if p.opts.Warn != nil {
+		p.opts.Warn(line)
+		return
+	}
+	p.progress("warning: " + line)
+}
+
+// projectImage applies .devcontainer's image or Dockerfile when the
+// configuration names no image (spec has a fixpoint default image), and
+// builds a project Dockerfile image before the install step needs it.
+// A devcontainer image that is neither present nor pullable is skipped
+// with a warning: fixpoint's image still runs the tests.
+func (p *Preparer) projectImage(ctx context.Context, spec *sandbox.Spec, plan *Plan) error {
+	d, ok := p.b.(*docker.Backend)
+	if !ok {
+		return nil
+	}
+	if isDefaultImage(spec.Image) && spec.Labels[backends.LabelDockerfile] == "" {
+		switch {
+		case plan.Dockerfile != "":
+			spec.Image = image.ProjectImageName(plan.Dockerfile)
+			spec.Labels[backends.LabelDockerfile] = plan.Dockerfile
+		case plan.Image != "":
+			if err := d.EnsureImage(ctx, plan.Image); err != nil {
+				p.warn(fmt.Sprintf(".devcontainer/devcontainer.json names image %s, which is not available (%v); using %s", plan.Image, err, spec.Image))
+			} else {
+				spec.Image = plan.Image
+			}
+		}
+	}
+	if df := spec.Labels[backends.LabelDockerfile]; df != "" {
+		if _, err := image.BuildDockerfile(ctx, d.Client(), df, spec.Image, &image.DockerfileOptions{Logger: p.log}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func isDefaultImage(img string) bool {
+	for _, l := range image.Langs() {
+		if img == image.ImageName(l) {
+			return true
+		}
+	}
+	return false
+}
+
+// networkFor is "bridge" unless a proxy variable points at the host's
+// loopback: only the host network reaches that, so then "host". The
+// step is the project's own declared install, never model-written code.
+func networkFor(hostEnv []string) string {
+	for _, kv := range hostEnv {
+		k, v, _ := strings.Cut(kv, "=")
+		if !strings.HasSuffix(strings.ToLower(k), "_proxy") || strings.EqualFold(k, "no_proxy") || v == "" {
+			continue
+		}
+		u, err := url.Parse(v)
+		if err != nil || u.Host == "" {
+			u, err = url.Parse("http://" + v)
+		}
+		if err != nil {
+			continue
+		}
+		h := u.Hostname()
+		if h == "localhost" {
+			return "host"
+		}
+		if ip := net.ParseIP(h); ip != nil && ip.IsLoopback() {
+			return "host"
+		}
+	}
+	return "bridge"
+}
+
+// pickImage replaces the language's default image with a per-version
+// image when the default's runtime does not satisfy the requirement.
+func (p *Preparer) pickImage(ctx context.Context, spec *sandbox.Spec, plan *Plan) error {
+	req := plan.Requirement
+	pr, ok := p.b.(Prober)
+	if req == nil || plan.Lang == nil || !ok || spec.Image != image.ImageName(plan.Lang.Name()) {
+		return nil // other backends and images: CheckRuntime verifies in the session
+	}
+	have, err := p.imageVersion(ctx, pr, spec.Image, plan.Lang)
+	if err != nil {
+		return err
+	}
+	if req.Range.Allows(have) {
+		return nil
+	}
+	rerr := &RuntimeError{Req: req, Have: have.String(), Where: "image " + spec.Image}
+	if p.opts.Runtimes == nil {
+		return rerr
+	}
+	rels, err := p.opts.Runtimes.Releases(ctx, req.Runtime)
+	if err != nil {
+		rerr.Why = err.Error()
+		return rerr
+	}
+	p.progress(fmt.Sprintf("%s requires %s %s; fetching a release", req.Source, req.Runtime, req.Constraint))
+	var vs []lang.Version
+	for _, r := range rels {
+		vs = append(vs, r.Version)
+	}
+	best, ok := req.Range.Best(vs)
+	if rp, isPicker := plan.Lang.(lang.ReleasePicker); isPicker {
+		best, ok = rp.PickRelease(req.Range, vs)
+	}
+	if !ok {
+		rerr.Why = fmt.Sprintf("none of the %d published %s releases satisfies it", len(rels), req.Runtime)
+		return rerr
+	}
+	for _, r := range rels {
+		if r.Version == best {
+			start := time.Now()
+			stop := p.ticker(fmt.Sprintf("preparing %s %s", req.Runtime, best), start)
+			name, err := p.opts.Runtimes.Ensure(ctx, req.Runtime, spec.Image, r)
+			stop()
+			if err != nil {
+				rerr.Why = err.Error()
+				return rerr
+			}
+			spec.Image = name
+			return nil
+		}
+	}
+	return rerr
+}
+
+func (p *Preparer) imageVersion(ctx context.Context, pr Prober, img string, l lang.Language) (lang.Version, error) {
+	out, err := pr.Probe(ctx, img, l.VersionCommand())
+	if err != nil {
+		return lang.Version{}, fmt.Errorf("read the %s version of %s: %w", l.Name(), img, err)
+	}
+	return l.ParseVersion(out)
+}
+
+// CheckRuntime runs the language's version command in sess and returns a
+// *RuntimeError when the version does not satisfy plan's requirement.
+// where names the sandbox in the message ("image X", "the host").
+func CheckRuntime(ctx context.Context, sess sandbox.Session, plan *Plan, where string) error {
+	if plan == nil || plan.Requirement == nil || plan.Lang == nil {
+		return nil
+	}
+	res, err := sess.Run(ctx, sandbox.Command{Args: plan.Lang.VersionCommand(), Limits: sandbox.Limits{Timeout: 30 * time.Second}})
+	if err != nil {
+		return fmt.Errorf("read the %s version: %w", plan.Lang.Name(), err)
+	}
+	v, perr := plan.Lang.ParseVersion(string(res.Stdout) + string(res.Stderr))
+	if res.ExitCode != 0 || perr != nil {
+		return &RuntimeError{Req: plan.Requirement, Where: where}
+	}
+	if !plan.Requirement.Range.Allows(v) {
+		return &RuntimeError{Req: plan.Requirement, Have: v.String(), Where: where}
+	}
+	return nil
+}
+
+// HTTPClient is the client per-version downloads use: the host's proxy
+// settings and CA store, a 10-minute bound.
+func HTTPClient() *http.Client {
+	return &http.Client{Timeout: 10 * time.Minute, Transport: &http.Transport{Proxy: http.ProxyFromEnvironment}}
+}

@@ -9,12 +9,6 @@ import (
 	"github.com/fixpoint-dev/fixpoint/sandbox/sandboxtest"
 )
 
-// awaitingRunner lists projects whose suites run green but whose runner
-// output fixpoint does not parse per test yet (jest, mocha: branch
-// runners). For them the test checks the suite passes (exit 0) and
-// reports the counts; remove a name when its runner lands.
-var awaitingRunner = map[string]bool{"ms-3.0.0-canary.1": true, "bytes-3.1.2": true}
-
 // TestParity runs `fixpoint test` with a cold setup cache on every corpus
 // project in docker and compares the counts with the native run's.
 func TestParity(t *testing.T) {
@@ -44,12 +38,6 @@ func TestParity(t *testing.T) {
 				runCell(r.Docker), setupCell(r.Docker), setupCell(r.DockerWarm))
 			if r.Docker.Err != "" {
 				t.Fatalf("fixpoint test: %s", r.Docker.Err)
-			}
-			if awaitingRunner[p.Name] {
-				if r.Docker.Exit != 0 {
-					t.Errorf("suite exit code %d, want 0 (native passes)", r.Docker.Exit)
-				}
-				return
 			}
 			if !r.Match() {
 				t.Errorf("fixpoint test reports %s, native %s", r.Docker.Counts, r.Project.Native)

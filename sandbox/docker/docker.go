@@ -40,6 +40,7 @@ import (
 	"github.com/docker/docker/api/types/volume"
 	"github.com/docker/docker/client"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
+	"github.com/fixpoint-dev/fixpoint/sandbox/engine"
 )
 
 // Label keys set on every container and per-session volume.
@@ -102,7 +103,7 @@ func New(ctx context.Context, opts *Options) (*Backend, error) {
 	}
 	b.cli = b.opts.Client
 	if b.cli == nil {
-		cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+		cli, err := engine.NewClient()
 		if err != nil {
 			return nil, fmt.Errorf("docker client: %w: %w", sandbox.ErrUnavailable, err)
 		}

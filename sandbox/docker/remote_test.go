@@ -380,6 +380,33 @@ func TestRemoteEngineTLS(t *testing.T) {
 	}
 	sandboxtest.RequireNoContainers(t, cli, docker.LabelSession, s.Name())
 
+	// --engines: sessions spread over the main and the remote engine in turn.
+	sp, err := docker.NewSpread(ctx, []string{local.DaemonHost(), e.Host}, &docker.Options{NoReap: true})
+	if err != nil {
+		t.Fatalf("NewSpread: %v", err)
+	}
+	for i, want := range []*client.Client{local, cli} {
+		ss, err := sp.Start(ctx, sandbox.Spec{Image: testImage})
+		if err != nil {
+			t.Fatalf("Spread.Start %d: %v", i, err)
+		}
+		if _, err := want.ContainerInspect(ctx, ss.(*docker.Session).ContainerID()); err != nil {
+			t.Errorf("session %d is not on engine %s: %v", i, want.DaemonHost(), err)
+		}
+		if res, err := ss.Run(ctx, sandbox.Command{Args: []string{"echo", "hi"}}); err != nil || string(res.Stdout) != "hi\n" {
+			t.Errorf("session %d on %s: Run = %+v, %v", i, want.DaemonHost(), res, err)
+		}
+		if err := ss.Close(); err != nil {
+			t.Errorf("session %d Close: %v", i, err)
+		}
+	}
+	if got := sp.Started(); got[e.Host] != 1 || got[local.DaemonHost()] != 1 {
+		t.Errorf("Started = %v, want one session on each engine", got)
+	}
+	if err := sp.Close(); err != nil {
+		t.Errorf("Spread.Close: %v", err)
+	}
+
 	// Reaping on the remote engine: a container whose owner process is
 	// gone is removed; the cache volume (not owned by a pid) stays.
 	dead := exec.Command("true")

@@ -82,11 +82,16 @@ func resolveHost(getenv func(string) string, exists func(string) bool) string {
 
 func newClient(getenv func(string) string, exists func(string) bool) (*client.Client, error) {
 	host := resolveHost(getenv, exists)
-	// TLS first: it replaces the HTTP client that WithHost then configures.
-	opts := []client.Opt{client.WithTLSClientConfigFromEnv(), client.WithVersionFromEnv(), client.WithAPIVersionNegotiation()}
 	u, err := url.Parse(host)
 	if err != nil {
 		return nil, fmt.Errorf("engine address %q (DOCKER_HOST or CONTAINER_HOST): %w", host, err)
+	}
+	opts := []client.Opt{client.WithVersionFromEnv(), client.WithAPIVersionNegotiation()}
+	if u.Scheme == "tcp" || u.Scheme == "https" {
+		// TLS only for network addresses (a unix socket in the same --engines
+		// list speaks plain HTTP), and first: it replaces the HTTP client that
+		// WithHost then configures.
+		opts = append([]client.Opt{client.WithTLSClientConfigFromEnv()}, opts...)
 	}
 	if u.Scheme == "ssh" {
 		// The API runs over `ssh HOST docker system dial-stdio`; the host in

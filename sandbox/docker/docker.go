@@ -79,6 +79,7 @@ type Backend struct {
 	opts    Options
 	log     *slog.Logger
 	arch    string
+	kind    string // "docker" or "podman" (engine.Kind)
 
 	mu      sync.Mutex      // guards volumes
 	volumes map[string]bool // supervisor and cache volumes known to be filled
@@ -121,6 +122,7 @@ func New(ctx context.Context, opts *Options) (*Backend, error) {
 		return nil, fmt.Errorf("docker engine version: %w: %w", sandbox.ErrUnavailable, err)
 	}
 	b.arch = ver.Arch
+	b.kind = engine.Kind(ver)
 	if _, ok := supervisorBinary(b.arch); !ok {
 		b.Close()
 		return nil, fmt.Errorf("docker engine architecture %q has no supervisor build: %w", b.arch, sandbox.ErrUnavailable)
@@ -145,6 +147,9 @@ func New(ctx context.Context, opts *Options) (*Backend, error) {
 	}
 	return b, nil
 }
+
+// Engine returns "docker" or "podman": the engine behind the API.
+func (b *Backend) Engine() string { return b.kind }
 
 // Name returns "docker".
 func (b *Backend) Name() string { return "docker" }

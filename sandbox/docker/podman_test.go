@@ -5,11 +5,15 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/docker/docker/client"
 
 	"github.com/fixpoint-dev/fixpoint/sandbox/docker"
 	"github.com/fixpoint-dev/fixpoint/sandbox/engine"
@@ -21,7 +25,7 @@ const podmanChildEnv = "FIXPOINT_PODMAN_CHILD"
 // startPodman serves Podman's Docker-compatible API on a private socket
 // (`podman system service`), as root, and stops it at cleanup. It returns
 // the socket's unix:// address.
-func startPodman(t *testing.T) string {
+func startPodman(t *testing.T, as *rootlessUser) string {
 	t.Helper()
 	podman := sandboxtest.RequireCommand(t, "podman")
 	dir, err := os.MkdirTemp("", "fpp-")
@@ -30,12 +34,22 @@ func startPodman(t *testing.T) string {
 	}
 	host := "unix://" + filepath.Join(dir, "podman.sock")
 	cmd := exec.Command(podman, "system", "service", "--time=0", host)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if as != nil {
+		// The service runs as the user: its own storage under ~/.local and
+		// its runtime directory; the socket's directory must be theirs.
+		if err := os.Chown(dir, as.uid, as.gid); err != nil {
+			t.Fatal(err)
+		}
+		cmd.Dir = as.home
+		cmd.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "HOME=" + as.home, "USER=" + as.name, "XDG_RUNTIME_DIR=" + as.runtimeDir}
+		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(as.uid), Gid: uint32(as.gid)}
+	}
 	log, err := os.Create(filepath.Join(dir, "podman.log"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	cmd.Stdout, cmd.Stderr = log, log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +97,19 @@ func TestPodman(t *testing.T) {
 	}
 	local := sandboxtest.RequireDocker(t)
 	sandboxtest.RequireImage(t, local, testImage)
-	host := startPodman(t)
+	t.Run("rootful", func(t *testing.T) {
+		podmanSuite(t, local, startPodman(t, nil), "^(TestEscape|TestRun|TestSyncIncremental|TestReadFileRejectsEscapes|TestReapAfterSIGKILL|TestReapKeepsLiveOwners|TestPendingRemoval|TestRefillBrokenSupervisorVolume|TestReplacedAfterSupervisorDies|TestCloseAbortsRun|TestGoModCache)$")
+	})
+	t.Run("rootless", func(t *testing.T) {
+		u := requireRootlessUser(t)
+		podmanSuite(t, local, startPodman(t, u), "^(TestEscape|TestRun|TestSyncIncremental|TestReapAfterSIGKILL|TestPendingRemoval)$")
+	})
+}
+
+// podmanSuite checks the engine at host is told apart as Podman, loads the
+// sandbox image into it through the API when missing, and reruns the tests
+// matching run against it in a child process.
+func podmanSuite(t *testing.T, local *client.Client, host, run string) {
 	ctx := t.Context()
 	cli, err := engine.ForHost(host)
 	if err != nil {
@@ -118,18 +144,69 @@ func TestPodman(t *testing.T) {
 	if b.Engine() != "podman" {
 		t.Errorf("Backend.Engine() = %q, want podman", b.Engine())
 	}
-
-	// The suite, again, on Podman.
-	child := exec.CommandContext(ctx, os.Args[0], "-test.count=1", "-test.v",
-		"-test.run=^(TestEscape|TestRun|TestSyncIncremental|TestReadFileRejectsEscapes|TestReapAfterSIGKILL|TestReapKeepsLiveOwners|TestPendingRemoval|TestRefillBrokenSupervisorVolume|TestReplacedAfterSupervisorDies|TestCloseAbortsRun|TestGoModCache)$")
+	child := exec.CommandContext(ctx, os.Args[0], "-test.count=1", "-test.v", "-test.run="+run)
 	child.Env = append(os.Environ(), "DOCKER_HOST="+host, podmanChildEnv+"=1")
 	out, err := child.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "PASS") {
 		t.Fatalf("the docker backend's tests on podman (%s) failed: %v\n%s", host, err, out)
 	}
-	for _, name := range []string{"TestEscape", "TestRun", "TestReapAfterSIGKILL"} {
+	for _, name := range []string{"TestEscape", "TestRun"} {
 		if strings.Contains(string(out), "--- SKIP: "+name) {
 			t.Errorf("%s was skipped on podman:\n%s", name, out)
 		}
 	}
+}
+
+type rootlessUser struct {
+	name, home, runtimeDir string
+	uid, gid               int
+}
+
+// requireRootlessUser returns the user "fprootless" (created when missing,
+// with a subordinate id range), its runtime directory, and Podman storage
+// set to the kernel's overlay (the default here, vfs, copies the whole
+// image for every container: about 10 s per session start).
+func requireRootlessUser(t *testing.T) *rootlessUser {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		if sandboxtest.InCI() {
+			t.Fatal("creating the rootless test user needs root; CI runs as root")
+		}
+		t.Skip("creating the rootless test user needs root")
+	}
+	sandboxtest.RequireCommand(t, "newuidmap")
+	const name = "fprootless"
+	if _, err := user.Lookup(name); err != nil {
+		if out, err := exec.Command("useradd", "-m", "-s", "/bin/sh", name).CombinedOutput(); err != nil {
+			t.Fatalf("useradd %s: %v\n%s", name, err, out)
+		}
+	}
+	u, err := user.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"/etc/subuid", "/etc/subgid"} {
+		b, _ := os.ReadFile(f)
+		if !strings.Contains(string(b), name+":") {
+			if out, err := exec.Command("usermod", "--add-subuids", "300000-365535", "--add-subgids", "300000-365535", name).CombinedOutput(); err != nil {
+				t.Fatalf("usermod: %v\n%s", err, out)
+			}
+		}
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	r := &rootlessUser{name: name, home: u.HomeDir, uid: uid, gid: gid, runtimeDir: filepath.Join(os.TempDir(), "fpr-"+u.Uid)}
+	conf := filepath.Join(u.HomeDir, ".config", "containers")
+	for _, d := range []string{r.runtimeDir, filepath.Join(u.HomeDir, ".config"), conf} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		os.Chown(d, uid, gid)
+	}
+	sc := filepath.Join(conf, "storage.conf")
+	if err := os.WriteFile(sc, []byte("[storage]\ndriver = \"overlay\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Chown(sc, uid, gid)
+	return r
 }

@@ -146,6 +146,11 @@ func checkEngine(ctx context.Context) (*client.Client, check) {
 		ch.Name = "podman engine"
 	}
 	ch.Status, ch.Detail = "ok", fmt.Sprintf("%s (API %s) at %s", v.Version, cli.ClientVersion(), cli.DaemonHost())
+	if engine.RootlessNoLimits(ctx, cli) {
+		ch.Status = "warn"
+		ch.Detail += ": rootless on cgroups v1, so the sandbox's memory, pids and CPU limits are not applied (timeouts and rlimits still are)"
+		ch.Fix = "boot with cgroups v2 (systemd.unified_cgroup_hierarchy=1) and delegate the memory, pids and cpu controllers to the user, or use a rootful engine"
+	}
 	return cli, ch
 }
 

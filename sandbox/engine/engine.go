@@ -22,8 +22,11 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -123,4 +126,49 @@ func Kind(v types.Version) string {
 		}
 	}
 	return "docker"
+}
+
+// RootlessNoLimits reports an engine that runs rootless on cgroups v1:
+// there the engine cannot apply memory, pids and CPU limits (Podman
+// ignores them with a warning), so only timeouts and rlimits hold. Docker
+// says rootless in SecurityOptions ("name=rootless"); Podman in a
+// "Rootless" field of /info that Docker's type does not have.
+func RootlessNoLimits(ctx context.Context, cli *client.Client) bool {
+	info, err := cli.Info(ctx)
+	if err != nil || info.CgroupVersion != "1" {
+		return false
+	}
+	for _, o := range info.SecurityOptions {
+		if strings.Contains(o, "rootless") {
+			return true
+		}
+	}
+	var raw struct{ Rootless bool }
+	return getJSON(ctx, cli, "/info", &raw) == nil && raw.Rootless
+}
+
+// getJSON GETs an API path with the client's own transport (unix socket,
+// TLS or ssh) and decodes the answer.
+func getJSON(ctx context.Context, cli *client.Client, path string, v any) error {
+	hc := cli.HTTPClient()
+	scheme, host := "http", "api"
+	if tr, ok := hc.Transport.(*http.Transport); ok && tr.TLSClientConfig != nil {
+		scheme = "https"
+	}
+	if u, err := url.Parse(cli.DaemonHost()); err == nil && u.Scheme == "tcp" {
+		host = u.Host
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, scheme+"://"+host+"/v"+cli.ClientVersion()+path, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s", path, resp.Status)
+	}
+	return json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(v)
 }

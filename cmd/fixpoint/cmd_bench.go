@@ -17,6 +17,7 @@ import (
 	"github.com/fixpoint-dev/fixpoint/config"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/backends"
+	"github.com/fixpoint-dev/fixpoint/sandbox/docker"
 )
 
 func benchCommand() *command {
@@ -70,7 +71,7 @@ func benchSubcommands() []*command {
 func benchHumanEvalCommand() *command {
 	c := &command{
 		name: "bench humaneval",
-		usage: `Usage: fixpoint bench humaneval --data FILE [--model M | --oracle] [--attempts N] [--parallel P] [--limit K] [--out DIR]
+		usage: `Usage: fixpoint bench humaneval --data FILE [--model M | --oracle] [--attempts N] [--parallel P] [--limit K] [--out DIR] [--engines A,B]
 
 Runs HumanEval problems through fixpoint's agent loop, the one 'fixpoint fix'
 runs: each problem becomes a workspace whose solution.py holds the prompt, the
@@ -100,6 +101,7 @@ Example:
 		baseline := fs.Bool("baseline", false, "also time a container per check and bare host processes (--oracle only)")
 		timeout := fs.Duration("timeout", 3*time.Second, "per check program, as the official evaluator's default")
 		dir := fs.String("dir", ".", "project `dir` whose configuration applies")
+		engines := fs.String("engines", "", "comma-separated Docker engine `addresses` (unix://, tcp://, ssh://) to spread the sessions over")
 		if done, code := parseFlags(fs, args); done {
 			return code
 		}
@@ -141,13 +143,15 @@ Example:
 			*out = filepath.Join("bench-out", "humaneval-"+time.Now().Format("20060102-150405"))
 		}
 		return runHumanEval(ctx, a, cfg, problems, humanEvalRun{
-			data: *data, oracle: *oracle, attempts: *attempts, parallel: *parallel, out: *out, baseline: *baseline, timeout: *timeout,
+			engines: splitEngines(*engines),
+			data:    *data, oracle: *oracle, attempts: *attempts, parallel: *parallel, out: *out, baseline: *baseline, timeout: *timeout,
 		})
 	}
 	return c
 }
 
 type humanEvalRun struct {
+	engines          []string
 	data             string
 	oracle, baseline bool
 	attempts         int
@@ -177,7 +181,7 @@ func runHumanEval(ctx context.Context, a *app, cfg *config.Config, problems []hu
 // loop, on the warm sessions, with a new container per check, and as bare
 // host processes.
 func measureHumanEval(ctx context.Context, a *app, cfg *config.Config, problems []humaneval.Problem, r humanEvalRun) (*humaneval.Summary, error) {
-	backend, err := backends.Open(ctx, cfg, &backends.Options{Warn: a.stderr, Logger: a.logger})
+	backend, err := backends.Open(ctx, cfg, &backends.Options{Warn: a.stderr, Logger: a.logger, Engines: r.engines})
 	if err != nil {
 		return nil, err
 	}
@@ -189,6 +193,7 @@ func measureHumanEval(ctx context.Context, a *app, cfg *config.Config, problems 
 		return nil, err
 	}
 	defer pool.Close()
+	reportSpread(a, backend)
 	solver := &humaneval.Agent{Backend: pool, Config: cfg, Dir: r.out, Timeout: r.timeout}
 	modelName := "oracle (canonical solutions)"
 	if !r.oracle {
@@ -267,4 +272,31 @@ func (a *app) failSandbox(err error) int {
 		return exitUsage
 	}
 	return a.fail(err)
+}
+
+// splitEngines parses --engines A,B.
+func splitEngines(s string) []string {
+	var out []string
+	for _, h := range strings.Split(s, ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// reportSpread prints how many warm sessions each engine holds when the
+// backend spreads sessions over several engines (--engines).
+func reportSpread(a *app, b sandbox.Backend) {
+	if u, ok := b.(interface{ Unwrap() sandbox.Backend }); ok {
+		b = u.Unwrap()
+	}
+	s, ok := b.(*docker.Spread)
+	if !ok {
+		return
+	}
+	started := s.Started()
+	for _, h := range slices.Sorted(maps.Keys(started)) {
+		fmt.Fprintf(a.stderr, "engine %s: %d warm sessions\n", h, started[h])
+	}
 }

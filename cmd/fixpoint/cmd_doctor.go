@@ -14,6 +14,7 @@ import (
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/client"
+	"github.com/fixpoint-dev/fixpoint/sandbox/engine"
 
 	"github.com/fixpoint-dev/fixpoint/config"
 	"github.com/fixpoint-dev/fixpoint/sandbox/bwrap"
@@ -130,9 +131,9 @@ func runDoctor(ctx context.Context, a *app, cfg *config.Config) (checks []check,
 
 func checkEngine(ctx context.Context) (*client.Client, check) {
 	ch := check{Name: "docker engine"}
-	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+	cli, err := engine.NewClient()
 	if err != nil {
-		ch.Status, ch.Detail, ch.Fix = "fail", err.Error(), "check DOCKER_HOST"
+		ch.Status, ch.Detail, ch.Fix = "fail", err.Error(), "check DOCKER_HOST (unix://, tcp:// with DOCKER_TLS_VERIFY and DOCKER_CERT_PATH, or ssh://) or CONTAINER_HOST"
 		return nil, ch
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -144,7 +145,18 @@ func checkEngine(ctx context.Context) (*client.Client, check) {
 		ch.Fix = "start it: `sudo .ci/docker-up` or `sudo systemctl start docker` (without it fixpoint uses bwrap)"
 		return nil, ch
 	}
+	// Podman's Docker-compatible API names itself in the version
+	// response; it is its own engine, with its own differences (README,
+	// "Remote and rootless engines").
+	if engine.Kind(v) == "podman" {
+		ch.Name = "podman engine"
+	}
 	ch.Status, ch.Detail = "ok", fmt.Sprintf("%s (API %s) at %s", v.Version, cli.ClientVersion(), cli.DaemonHost())
+	if engine.RootlessNoLimits(ctx, cli) {
+		ch.Status = "warn"
+		ch.Detail += ": rootless on cgroups v1, so the sandbox's memory, pids and CPU limits are not applied (timeouts and rlimits still are)"
+		ch.Fix = "boot with cgroups v2 (systemd.unified_cgroup_hierarchy=1) and delegate the memory, pids and cpu controllers to the user, or use a rootful engine"
+	}
 	return cli, ch
 }
 

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/docker/docker/client"
+	"github.com/fixpoint-dev/fixpoint/sandbox/engine"
 
 	"github.com/fixpoint-dev/fixpoint/agent"
 	"github.com/fixpoint-dev/fixpoint/config"
@@ -278,7 +278,7 @@ func sandboxSetupFailed(a *app, err error) int {
 
 // requireEngine pings the Docker engine for at most 5 seconds.
 func requireEngine(ctx context.Context) error {
-	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+	cli, err := engine.NewClient()
 	if err != nil {
 		return errNoEngine
 	}

@@ -24,9 +24,9 @@ import (
 
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/volume"
-	"github.com/docker/docker/client"
 	"github.com/fixpoint-dev/fixpoint/agent"
 	"github.com/fixpoint-dev/fixpoint/config"
+	"github.com/fixpoint-dev/fixpoint/sandbox/engine"
 )
 
 // Counts are a test run's results.
@@ -286,7 +286,7 @@ func yesNo(b bool) string {
 // removeCaches removes the docker dependency caches of the project at dir
 // (a parity run makes a new project each time, so nothing reuses them).
 func removeCaches(dir string) {
-	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+	cli, err := engine.NewClient()
 	if err != nil {
 		return
 	}

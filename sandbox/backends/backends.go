@@ -37,6 +37,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Progress receives project image build output; nil = Warn.
 	Progress io.Writer
+	// Engines, when set, are Docker engine addresses (unix://, tcp://,
+	// ssh://) the docker backend spreads its sessions over, in turn.
+	Engines []string
 }
 
 // ErrUnknownBackend is returned for a sandbox.backend other than docker,
@@ -93,7 +96,15 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (sandbox.Backe
 
 func openDocker(ctx context.Context, cfg *config.Config, o Options) (sandbox.Backend, error) {
 	ws, tmp := diskCaps(cfg)
-	b, err := docker.New(ctx, &docker.Options{Runtime: cfg.Sandbox.Runtime, Logger: o.Logger, WorkspaceSize: ws, TmpSize: tmp})
+	opts := &docker.Options{Runtime: cfg.Sandbox.Runtime, Logger: o.Logger, WorkspaceSize: ws, TmpSize: tmp}
+	if len(o.Engines) > 0 {
+		s, err := docker.NewSpread(ctx, o.Engines, opts)
+		if err != nil {
+			return nil, fmt.Errorf("docker sandbox: %w", err)
+		}
+		return s, nil
+	}
+	b, err := docker.New(ctx, opts)
 	if err != nil {
 		return nil, fmt.Errorf("docker sandbox: %w", err)
 	}

@@ -40,6 +40,7 @@ import (
 	"github.com/docker/docker/api/types/volume"
 	"github.com/docker/docker/client"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
+	"github.com/fixpoint-dev/fixpoint/sandbox/engine"
 )
 
 // Label keys set on every container and per-session volume.
@@ -78,6 +79,7 @@ type Backend struct {
 	opts    Options
 	log     *slog.Logger
 	arch    string
+	kind    string // "docker" or "podman" (engine.Kind)
 
 	mu      sync.Mutex      // guards volumes
 	volumes map[string]bool // supervisor and cache volumes known to be filled
@@ -102,7 +104,7 @@ func New(ctx context.Context, opts *Options) (*Backend, error) {
 	}
 	b.cli = b.opts.Client
 	if b.cli == nil {
-		cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+		cli, err := engine.NewClient()
 		if err != nil {
 			return nil, fmt.Errorf("docker client: %w: %w", sandbox.ErrUnavailable, err)
 		}
@@ -120,6 +122,7 @@ func New(ctx context.Context, opts *Options) (*Backend, error) {
 		return nil, fmt.Errorf("docker engine version: %w: %w", sandbox.ErrUnavailable, err)
 	}
 	b.arch = ver.Arch
+	b.kind = engine.Kind(ver)
 	if _, ok := supervisorBinary(b.arch); !ok {
 		b.Close()
 		return nil, fmt.Errorf("docker engine architecture %q has no supervisor build: %w", b.arch, sandbox.ErrUnavailable)
@@ -144,6 +147,9 @@ func New(ctx context.Context, opts *Options) (*Backend, error) {
 	}
 	return b, nil
 }
+
+// Engine returns "docker" or "podman": the engine behind the API.
+func (b *Backend) Engine() string { return b.kind }
 
 // Name returns "docker".
 func (b *Backend) Name() string { return "docker" }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/docker/docker/api/types/container"
@@ -42,6 +43,17 @@ func (b *Backend) remove(ctx context.Context, l leftover) error {
 		err = b.cli.VolumeRemove(ctx, l.id, true)
 	} else {
 		err = b.cli.ContainerRemove(ctx, l.id, container.RemoveOptions{Force: true, RemoveVolumes: true})
+		// Podman refuses a forced removal that races with the container
+		// stopping by itself ("container state improper"); once stopped,
+		// removal succeeds.
+		for i := 0; i < 5 && err != nil && strings.Contains(err.Error(), "container state improper"); i++ {
+			select {
+			case <-ctx.Done():
+				return err
+			case <-time.After(100 * time.Millisecond):
+			}
+			err = b.cli.ContainerRemove(ctx, l.id, container.RemoveOptions{Force: true, RemoveVolumes: true})
+		}
 	}
 	if err != nil && !client.IsErrNotFound(err) {
 		return err

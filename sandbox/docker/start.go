@@ -280,7 +280,7 @@ func (s *Session) boot(ctx context.Context) error {
 		Runtime:        b.opts.Runtime,
 		Tmpfs: map[string]string{
 			"/tmp":       fmt.Sprintf("rw,nosuid,nodev,exec,size=%d,mode=1777", tmpSize),
-			workspaceDir: fmt.Sprintf("rw,nosuid,nodev,exec,size=%d,uid=%s,gid=%s,mode=0755", wsSize, uid, gid),
+			workspaceDir: workspaceTmpfs(b.kind, wsSize, uid, gid),
 		},
 		Mounts: mounts,
 		Resources: container.Resources{
@@ -293,6 +293,13 @@ func (s *Session) boot(ctx context.Context) error {
 				{Name: "fsize", Soft: l.FileSize, Hard: l.FileSize},
 			},
 		},
+	}
+	if b.kind == "podman" {
+		// Podman sets RLIMIT_NPROC to 1048576 when none is given, which
+		// fails (EPERM in runc) where the engine lacks CAP_SYS_RESOURCE or
+		// its own hard limit is lower; the pids limit above is what bounds
+		// a sandbox, so give a modest per-uid cap explicitly.
+		hc.Resources.Ulimits = append(hc.Resources.Ulimits, &units.Ulimit{Name: "nproc", Soft: podmanNproc, Hard: podmanNproc})
 	}
 	created, err := b.cli.ContainerCreate(ctx, cfg, hc, nil, nil, name)
 	if err != nil {
@@ -464,3 +471,17 @@ func sandboxUser(configured, image string) string {
 	}
 	return "65534:65534"
 }
+
+// workspaceTmpfs is the /workspace tmpfs's options, owned by the sandbox
+// user. Podman (4.x) rejects uid=/gid= on a tmpfs; its "U" option chowns
+// the tmpfs to the container's user instead (README, "Remote and rootless
+// engines").
+func workspaceTmpfs(kind string, size int64, uid, gid string) string {
+	if kind == "podman" {
+		return fmt.Sprintf("rw,nosuid,nodev,exec,size=%d,mode=0755,U", size)
+	}
+	return fmt.Sprintf("rw,nosuid,nodev,exec,size=%d,uid=%s,gid=%s,mode=0755", size, uid, gid)
+}
+
+// podmanNproc is the RLIMIT_NPROC given to sandboxes on Podman.
+const podmanNproc = 4096

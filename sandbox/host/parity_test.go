@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/docker/docker/client"
+	"github.com/fixpoint-dev/fixpoint/sandbox/engine"
 
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/bwrap"
@@ -50,7 +51,7 @@ func backendsUnderTest(t *testing.T) []sandbox.Backend {
 // fails under CI=true when not.
 func dockerOrNil(t *testing.T, image string) *client.Client {
 	t.Helper()
-	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+	cli, err := engine.NewClient()
 	if err == nil {
 		ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
 		defer cancel()

@@ -18,6 +18,7 @@ import (
 	"github.com/docker/docker/client"
 	"github.com/docker/docker/errdefs"
 	"github.com/docker/docker/pkg/jsonmessage"
+	"github.com/fixpoint-dev/fixpoint/sandbox/engine"
 )
 
 // Options configure a [Builder]. The zero value is ready to use.
@@ -69,7 +70,7 @@ func NewBuilder(opts *Options) (*Builder, error) {
 	}
 	b.cli = b.opts.Client
 	if b.cli == nil {
-		cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+		cli, err := engine.NewClient()
 		if err != nil {
 			return nil, fmt.Errorf("docker client: %w", err)
 		}

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/docker/docker/client"
+	"github.com/fixpoint-dev/fixpoint/sandbox/engine"
 )
 
 // Mode names.
@@ -125,7 +126,7 @@ func Run(ctx context.Context, opts *Options) (*Table, error) {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	if o.Client == nil {
-		cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+		cli, err := engine.NewClient()
 		if err == nil {
 			defer cli.Close()
 			o.Client = cli

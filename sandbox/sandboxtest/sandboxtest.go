@@ -15,6 +15,7 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/client"
+	"github.com/fixpoint-dev/fixpoint/sandbox/engine"
 )
 
 // InCI reports whether CI=true is set.
@@ -24,7 +25,7 @@ func InCI() bool { return os.Getenv("CI") == "true" }
 // (outside CI) or fails (under CI=true) the test.
 func RequireDocker(t testing.TB) *client.Client {
 	t.Helper()
-	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+	cli, err := engine.NewClient()
 	if err == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()

@@ -1,0 +1,228 @@
+package docker_test
+
+import (
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/docker/docker/client"
+
+	"github.com/fixpoint-dev/fixpoint/sandbox/docker"
+	"github.com/fixpoint-dev/fixpoint/sandbox/engine"
+	"github.com/fixpoint-dev/fixpoint/sandbox/sandboxtest"
+)
+
+const podmanChildEnv = "FIXPOINT_PODMAN_CHILD"
+
+// startPodman serves Podman's Docker-compatible API on a private socket
+// (`podman system service`), as root, and stops it at cleanup. It returns
+// the socket's unix:// address.
+func startPodman(t *testing.T, as *rootlessUser) string {
+	t.Helper()
+	podman := sandboxtest.RequireCommand(t, "podman")
+	dir, err := os.MkdirTemp("", "fpp-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := "unix://" + filepath.Join(dir, "podman.sock")
+	cmd := exec.Command(podman, "system", "service", "--time=0", host)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if as != nil {
+		// The service runs as the user: its own storage under ~/.local and
+		// its runtime directory; the socket's directory must be theirs.
+		if err := os.Chown(dir, as.uid, as.gid); err != nil {
+			t.Fatal(err)
+		}
+		cmd.Dir = as.home
+		cmd.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "HOME=" + as.home, "USER=" + as.name, "XDG_RUNTIME_DIR=" + as.runtimeDir}
+		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(as.uid), Gid: uint32(as.gid)}
+	}
+	log, err := os.Create(filepath.Join(dir, "podman.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-done
+		}
+		log.Close()
+		os.RemoveAll(dir)
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		cli, err := engine.ForHost(host)
+		if err == nil {
+			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+			_, err = cli.Ping(ctx)
+			cancel()
+			cli.Close()
+		}
+		if err == nil {
+			return host
+		}
+		if time.Now().After(deadline) {
+			b, _ := os.ReadFile(filepath.Join(dir, "podman.log"))
+			t.Fatalf("podman system service does not answer at %s: %v\n%s", host, err, b)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// TestPodman runs the docker backend against Podman's Docker-compatible
+// API: the engine is told apart from Docker, the sandbox image gets there
+// through the API (ImageSave from the main engine, ImageLoad), and then
+// this package's escape, session, reaping and repair tests run again in a
+// child process (the same test binary) with DOCKER_HOST on Podman's socket.
+func TestPodman(t *testing.T) {
+	if os.Getenv(podmanChildEnv) != "" {
+		t.Skip("already on podman")
+	}
+	local := sandboxtest.RequireDocker(t)
+	sandboxtest.RequireImage(t, local, testImage)
+	t.Run("rootful", func(t *testing.T) {
+		podmanSuite(t, local, startPodman(t, nil), false, "^(TestEscape|TestRun|TestSyncIncremental|TestReadFileRejectsEscapes|TestReapAfterSIGKILL|TestReapKeepsLiveOwners|TestPendingRemoval|TestRefillBrokenSupervisorVolume|TestReplacedAfterSupervisorDies|TestCloseAbortsRun|TestGoModCache)$")
+	})
+	t.Run("rootless", func(t *testing.T) {
+		u := requireRootlessUser(t)
+		podmanSuite(t, local, startPodman(t, u), true, "^(TestEscape|TestRun|TestSyncIncremental|TestReapAfterSIGKILL|TestPendingRemoval)$")
+	})
+}
+
+// podmanSuite checks the engine at host is told apart as Podman, loads the
+// sandbox image into it through the API when missing, and reruns the tests
+// matching run against it in a child process.
+func podmanSuite(t *testing.T, local *client.Client, host string, rootless bool, run string) {
+	ctx := t.Context()
+	cli, err := engine.ForHost(host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	v, err := cli.ServerVersion(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := engine.Kind(v); got != "podman" {
+		t.Fatalf("engine.Kind of %s = %q (components %+v), want podman", host, got, v.Components)
+	}
+	info, err := cli.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := engine.RootlessNoLimits(ctx, cli), rootless && info.CgroupVersion == "1"; got != want {
+		t.Errorf("RootlessNoLimits = %v on a %s engine with cgroups v%s, want %v", got, map[bool]string{true: "rootless", false: "rootful"}[rootless], info.CgroupVersion, want)
+	}
+	if _, err := cli.ImageInspect(ctx, testImage); err != nil {
+		rc, err := local.ImageSave(ctx, []string{testImage})
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := cli.ImageLoad(ctx, rc)
+		rc.Close()
+		if err != nil {
+			t.Fatalf("ImageLoad into podman: %v", err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	b, err := docker.New(ctx, &docker.Options{Client: cli})
+	if err != nil {
+		t.Fatalf("New on podman: %v", err)
+	}
+	defer b.Close()
+	if b.Engine() != "podman" {
+		t.Errorf("Backend.Engine() = %q, want podman", b.Engine())
+	}
+	args := []string{"-test.count=1", "-test.v", "-test.run=" + run}
+	if engine.RootlessNoLimits(ctx, cli) {
+		// Rootless on cgroups v1: no memory or pids cgroup. A 4 GiB
+		// allocation succeeds, and a fork bomb is held only by
+		// RLIMIT_NPROC (about a minute to clean up). README, "Remote and
+		// rootless engines", says so and doctor warns; the rest must hold.
+		args = append(args, "-test.skip=^TestEscape$/^(allocate_4_GiB|fork_bomb)$")
+		t.Logf("rootless on cgroups v1: memory and pids limits are not applied; skipping those two escape cases")
+	}
+	child := exec.CommandContext(ctx, os.Args[0], args...)
+	child.Env = append(os.Environ(), "DOCKER_HOST="+host, podmanChildEnv+"=1")
+	out, err := child.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "PASS") {
+		t.Fatalf("the docker backend's tests on podman (%s) failed: %v\n%s", host, err, out)
+	}
+	for _, name := range []string{"TestEscape", "TestRun"} {
+		if strings.Contains(string(out), "--- SKIP: "+name) {
+			t.Errorf("%s was skipped on podman:\n%s", name, out)
+		}
+	}
+}
+
+type rootlessUser struct {
+	name, home, runtimeDir string
+	uid, gid               int
+}
+
+// requireRootlessUser returns the user "fprootless" (created when missing,
+// with a subordinate id range), its runtime directory, and Podman storage
+// set to the kernel's overlay (the default here, vfs, copies the whole
+// image for every container: about 10 s per session start).
+func requireRootlessUser(t *testing.T) *rootlessUser {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		if sandboxtest.InCI() {
+			t.Fatal("creating the rootless test user needs root; CI runs as root")
+		}
+		t.Skip("creating the rootless test user needs root")
+	}
+	sandboxtest.RequireCommand(t, "newuidmap")
+	const name = "fprootless"
+	if _, err := user.Lookup(name); err != nil {
+		if out, err := exec.Command("useradd", "-m", "-s", "/bin/sh", name).CombinedOutput(); err != nil {
+			t.Fatalf("useradd %s: %v\n%s", name, err, out)
+		}
+	}
+	u, err := user.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"/etc/subuid", "/etc/subgid"} {
+		b, _ := os.ReadFile(f)
+		if !strings.Contains(string(b), name+":") {
+			if out, err := exec.Command("usermod", "--add-subuids", "300000-365535", "--add-subgids", "300000-365535", name).CombinedOutput(); err != nil {
+				t.Fatalf("usermod: %v\n%s", err, out)
+			}
+		}
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	r := &rootlessUser{name: name, home: u.HomeDir, uid: uid, gid: gid, runtimeDir: filepath.Join(os.TempDir(), "fpr-"+u.Uid)}
+	conf := filepath.Join(u.HomeDir, ".config", "containers")
+	for _, d := range []string{r.runtimeDir, filepath.Join(u.HomeDir, ".config"), conf} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		os.Chown(d, uid, gid)
+	}
+	sc := filepath.Join(conf, "storage.conf")
+	if err := os.WriteFile(sc, []byte("[storage]\ndriver = \"overlay\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Chown(sc, uid, gid)
+	return r
+}

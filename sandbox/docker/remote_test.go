@@ -10,6 +10,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"fmt"
 	"io"
 	"math/big"
 	"net"
@@ -79,6 +80,20 @@ func startRemoteEngine(t *testing.T) *remoteEngine {
 	if err := os.WriteFile(filepath.Join(dir, "daemon.json"), []byte("{}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// A bridge of its own: dockerd with --bridge=none deletes the
+	// interface named docker0, and interfaces are host-wide, so the main
+	// engine would lose its default bridge (the setup containers need it).
+	bridge := fmt.Sprintf("fpe2-%d", os.Getpid()%100000)
+	if out, err := exec.Command("ip", "link", "add", "name", bridge, "type", "bridge").CombinedOutput(); err != nil {
+		t.Fatalf("create the second engine's bridge %s: %v: %s", bridge, err, out)
+	}
+	t.Cleanup(func() { exec.Command("ip", "link", "delete", bridge).Run() })
+	_, hadDocker0 := net.InterfaceByName("docker0")
+	t.Cleanup(func() {
+		if _, err := net.InterfaceByName("docker0"); hadDocker0 == nil && err != nil {
+			t.Errorf("the main engine's docker0 is gone after the second engine ran: %v", err)
+		}
+	})
 	logf, err := os.Create(filepath.Join(dir, "dockerd.log"))
 	if err != nil {
 		t.Fatal(err)
@@ -96,7 +111,7 @@ func startRemoteEngine(t *testing.T) *remoteEngine {
 		"--tlscacert", filepath.Join(srv, "ca.pem"),
 		"--tlscert", filepath.Join(srv, "cert.pem"),
 		"--tlskey", filepath.Join(srv, "key.pem"),
-		"--bridge=none", "--iptables=false", "--ip-masq=false", "--userland-proxy=false",
+		"--bridge="+bridge, "--iptables=false", "--ip-masq=false", "--userland-proxy=false",
 		"--log-level=warn")
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}

@@ -13,8 +13,10 @@ import (
 
 	"github.com/fixpoint-dev/fixpoint/agent"
 	"github.com/fixpoint-dev/fixpoint/agent/humaneval"
+	"github.com/fixpoint-dev/fixpoint/config"
 	"github.com/fixpoint-dev/fixpoint/internal/parity"
 	"github.com/fixpoint-dev/fixpoint/memory"
+	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/backends"
 	"github.com/fixpoint-dev/fixpoint/sandbox/sandboxbench"
 	"github.com/fixpoint-dev/fixpoint/server"
@@ -195,23 +197,11 @@ func benchLoopSection(ctx context.Context, a *app) (string, error) {
 	if err := os.CopyFS(root, os.DirFS(src)); err != nil {
 		return "", err
 	}
-	cfg, err := a.loadConfig("", nil)
+	cfg, backend, done, err := a.benchBackend(ctx)
 	if err != nil {
 		return "", err
 	}
-	data, err := os.MkdirTemp("", "fixpoint-bench-data-")
-	if err != nil {
-		return "", err
-	}
-	defer os.RemoveAll(data)
-	cfg.DataDir = data
-	backend, err := backends.Open(ctx, cfg, &backends.Options{Warn: a.stderr, Logger: a.logger})
-	if err != nil {
-		return "", err
-	}
-	if c, ok := backend.(io.Closer); ok {
-		defer c.Close()
-	}
+	defer done()
 	r, err := agent.BenchLoop(ctx, &agent.BenchOptions{Config: cfg, Backend: backend, Root: root, Runs: 5})
 	if err != nil {
 		return "", err
@@ -237,4 +227,31 @@ func benchParitySection(ctx context.Context, a *app) (string, error) {
 		return "", err
 	}
 	return parity.Table(rows), nil
+}
+
+// benchBackend is the configuration and sandbox backend of a benchmark
+// that runs the agent: the user's configuration with a throwaway data
+// directory (runs and memory stay out of the user's). done removes both.
+func (a *app) benchBackend(ctx context.Context) (*config.Config, sandbox.Backend, func(), error) {
+	cfg, err := a.loadConfig("", nil)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	data, err := os.MkdirTemp("", "fixpoint-bench-data-")
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	cfg.DataDir = data
+	backend, err := backends.Open(ctx, cfg, &backends.Options{Warn: a.stderr, Logger: a.logger})
+	if err != nil {
+		os.RemoveAll(data)
+		return nil, nil, nil, err
+	}
+	done := func() {
+		if c, ok := backend.(io.Closer); ok {
+			c.Close()
+		}
+		os.RemoveAll(data)
+	}
+	return cfg, backend, done, nil
 }

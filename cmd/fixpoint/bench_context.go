@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/fixpoint-dev/fixpoint/agent"
 	"github.com/fixpoint-dev/fixpoint/agent/demo"
-	"github.com/fixpoint-dev/fixpoint/sandbox/backends"
 )
 
 // goCmpModule is the real Go module of the context benchmark, fetched
@@ -113,23 +111,11 @@ func benchContextSection(ctx context.Context, a *app) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	cfg, err := a.loadConfig("", nil)
+	cfg, backend, done, err := a.benchBackend(ctx)
 	if err != nil {
 		return "", err
 	}
-	data, err := os.MkdirTemp("", "fixpoint-bench-data-")
-	if err != nil {
-		return "", err
-	}
-	defer os.RemoveAll(data)
-	cfg.DataDir = data
-	backend, err := backends.Open(ctx, cfg, &backends.Options{Warn: a.stderr, Logger: a.logger})
-	if err != nil {
-		return "", err
-	}
-	if c, ok := backend.(io.Closer); ok {
-		defer c.Close()
-	}
+	defer done()
 	res, err := agent.BenchContext(ctx, cfg, backend, cases)
 	if err != nil {
 		return "", err

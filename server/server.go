@@ -92,6 +92,11 @@ type Options struct {
 	// StopTimeout bounds how long Serve waits for runs to stop after the
 	// connection ends. 0 = 5s.
 	StopTimeout time.Duration
+	// Prewarm starts each folder's engine and a warm sandbox session after
+	// initialized and after each run, for engines that can (warm.go);
+	// [server] idle_timeout bounds how long an unused one stays up.
+	// false: a run starts its own session (`fixpoint serve` sets it).
+	Prewarm bool
 }
 
 // Errors returned by Serve. A clean shutdown then exit returns nil.
@@ -134,6 +139,10 @@ type Server struct {
 	// cfgFetched is closed when the latest workspace/configuration fetch
 	// ends (nil before the first); guarded by mu.
 	cfgFetched chan struct{}
+	warm       map[string]*warmState         // guarded by mu; per folder (warm.go)
+	prewarms   map[string]context.CancelFunc // guarded by mu; running prewarms by progress token
+	warmSeq    int                           // guarded by mu; prewarm progress tokens
+	stopping   bool                          // guarded by mu; shutdown or end of connection: no new prewarm
 }
 
 // New returns a server. opts may be nil.
@@ -167,6 +176,8 @@ func New(opts *Options) *Server {
 		runs:      map[string]*run{},
 		published: map[string]map[string]bool{},
 		results:   map[string]*agent.Result{},
+		warm:      map[string]*warmState{},
+		prewarms:  map[string]context.CancelFunc{},
 	}
 	s.table = s.handlers()
 	return s
@@ -201,6 +212,7 @@ func (s *Server) Serve(ctx context.Context, rwc io.ReadWriteCloser) error {
 
 // stop cancels every run, waits for them and closes the engines.
 func (s *Server) stop() {
+	s.stopWarming()
 	s.mu.Lock()
 	for _, r := range s.runs {
 		r.cancel()

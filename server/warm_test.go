@@ -187,7 +187,7 @@ func TestPrewarmStartsSessionBeforeFirstAction(t *testing.T) {
 
 	e.openText("calc.py", fixedCalc)
 	e.mustCall("textDocument/codeAction", map[string]any{"textDocument": map[string]any{"uri": e.uri("calc.py")},
-		"range": map[string]any{"start": map[string]any{"line": 0, "character": 0}, "end": map[string]any{"line": 0, "character": 0}},
+		"range":   map[string]any{"start": map[string]any{"line": 0, "character": 0}, "end": map[string]any{"line": 0, "character": 0}},
 		"context": map[string]any{"diagnostics": []any{}}})
 	e.mustCall("workspace/executeCommand", map[string]any{"command": cmdRunTests})
 	final := e.wait(methodStatus, `"kind":"test","state":"applied"`)
@@ -240,7 +240,7 @@ func TestPrewarmIdleTimeout(t *testing.T) {
 	b.await(t, "close 1")
 	e.wait("window/logMessage", "stopped the idle sandbox")
 	e.mustCall("textDocument/codeAction", map[string]any{"textDocument": map[string]any{"uri": e.uri("calc.py")},
-		"range": map[string]any{"start": map[string]any{"line": 0, "character": 0}, "end": map[string]any{"line": 0, "character": 0}},
+		"range":   map[string]any{"start": map[string]any{"line": 0, "character": 0}, "end": map[string]any{"line": 0, "character": 0}},
 		"context": map[string]any{"diagnostics": []any{}}})
 	b.await(t, "start 2")
 	if got := firstRun(b.events()); got != 0 {

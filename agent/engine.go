@@ -48,6 +48,7 @@ type Engine struct {
 	sessions map[sandbox.Session]bool
 	closers  []func() error
 	warm     *warmSession // the session Prewarm started for the next Run or Test (warm.go)
+	closed   bool         // Close was called: Prewarm starts nothing
 }
 
 // New returns an Engine. cfg must be a loaded configuration (config.Load);
@@ -76,6 +77,7 @@ func (e *Engine) Config() *config.Config { return e.cfg }
 func (e *Engine) Close() error {
 	e.Cool()
 	e.mu.Lock()
+	e.closed = true
 	sess := e.sessions
 	e.sessions = map[sandbox.Session]bool{}
 	closers := e.closers

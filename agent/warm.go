@@ -37,7 +37,8 @@ type warmSession struct {
 }
 
 // ErrWarmReplaced is returned by Prewarm when Cool, Close or a newer
-// Prewarm with other setup inputs ended it before it was ready.
+// Prewarm with other setup inputs ended it before it was ready, or the
+// Engine was already closed.
 var ErrWarmReplaced = errors.New("warm session dropped before it was ready")
 
 // Prewarm starts a session for the workspace at root (with overlays, the
@@ -68,6 +69,10 @@ func (e *Engine) Prewarm(ctx context.Context, root string, overlays map[string][
 	defer cancel()
 	w := &warmSession{key: key, cancel: cancel, ready: make(chan struct{})}
 	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return fmt.Errorf("prewarm: %w", ErrWarmReplaced)
+	}
 	old := e.warm
 	if old != nil && old.key == key && old.err == nil {
 		e.mu.Unlock()
@@ -91,7 +96,7 @@ func (e *Engine) Prewarm(ctx context.Context, root string, overlays map[string][
 		}
 	}
 	e.mu.Lock()
-	current := e.warm == w
+	current := e.warm == w && !e.closed
 	if err == nil && !current {
 		err = ErrWarmReplaced
 	}

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"go.lsp.dev/protocol"
+
+	"github.com/fixpoint-dev/fixpoint/config"
 )
 
 // Prewarming (Options.Prewarm): after initialized, the server starts each
@@ -120,6 +122,9 @@ func (s *Server) prewarm(ctx context.Context, root string, gen int, token string
 		return
 	}
 	idle := cfg.Server.IdleTimeout.D()
+	if idle > 0 && s.userTurnedPrewarmOff() {
+		idle = 0
+	}
 	if idle <= 0 {
 		s.logger.Info("prewarm off: [server] idle_timeout is 0", "root", root)
 		s.prewarmDone(ctx, root, gen, nil, 0, nil)
@@ -149,6 +154,15 @@ func (s *Server) prewarm(ctx context.Context, root string, gen int, token string
 		prog.end(ctx, "Sandbox ready")
 	}
 	s.prewarmDone(ctx, root, gen, pw, idle, err)
+}
+
+// userTurnedPrewarmOff reports whether the layers other than the
+// workspace's own .fixpoint.toml (the user file, the environment, the
+// editor's settings, flags) set idle_timeout to 0: a workspace file must
+// not turn on what would run its install step when the folder is opened.
+func (s *Server) userTurnedPrewarmOff() bool {
+	cfg, err := config.Load(config.LoadOptions{Getenv: s.opts.Getenv, UserFile: s.opts.UserConfig, Flags: s.opts.Flags})
+	return err == nil && cfg.Server.IdleTimeout == 0
 }
 
 // prewarmDone records a prewarm's outcome (eng nil: nothing to keep) and

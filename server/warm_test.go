@@ -3,7 +3,9 @@ package server
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -139,6 +141,12 @@ func firstRun(events []string) int {
 // [server] section set to server.
 func warmEditor(t *testing.T, b *recBackend, server string) *fakeEditor {
 	t.Helper()
+	return warmEditorUser(t, b, server, "")
+}
+
+// warmEditorUser is warmEditor with a user config file (path; "" = none).
+func warmEditorUser(t *testing.T, b *recBackend, server, userFile string) *fakeEditor {
+	t.Helper()
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Fatalf("python3 is needed to run the calc project's tests: %v", err)
 	}
@@ -148,8 +156,9 @@ func warmEditor(t *testing.T, b *recBackend, server string) *fakeEditor {
 	return newFakeEditor(t, editorOptions{root: root,
 		files: map[string]string{"requirements.txt": "# nothing yet\n", ".fixpoint.toml": "test_cmd = \"python3 -m unittest -v\"\n[server]\n" + server + "\n"},
 		server: &Options{
-			Prewarm: true,
-			Getenv:  func(k string) string { return env[k] },
+			Prewarm:    true,
+			UserConfig: userFile,
+			Getenv:     func(k string) string { return env[k] },
 			NewEngine: func(ctx context.Context, cfg *config.Config, root string, h Hooks) (Engine, error) {
 				return agent.New(cfg, &agent.Options{Backend: b, Warn: h.Warn}), nil
 			},
@@ -163,6 +172,13 @@ func (e *fakeEditor) openText(rel, text string) {
 		"uri": e.uri(rel), "languageId": "python", "version": 1, "text": text}})
 }
 
+// warmCaps are VS Code's capabilities without work-done progress: the
+// prewarm's progress then goes to window/logMessage. A server request
+// (workDoneProgress/create) crossing a client request on the unbuffered
+// in-memory pipe of these tests would block both sides; real transports
+// are buffered.
+var warmCaps = strings.Replace(vscodeCaps, `"workDoneProgress":true`, `"workDoneProgress":false`, 1)
+
 const fixedCalc = "def add(a, b):\n    return a + b\n"
 
 // TestPrewarmStartsSessionBeforeFirstAction: after initialized the
@@ -174,9 +190,9 @@ const fixedCalc = "def add(a, b):\n    return a + b\n"
 func TestPrewarmStartsSessionBeforeFirstAction(t *testing.T) {
 	b := newRecBackend(t)
 	e := warmEditor(t, b, `idle_timeout = "1h"`)
-	e.initialize(vscodeCaps)
+	e.initialize(warmCaps)
 	b.await(t, "start 1")
-	e.wait("$/progress", "Sandbox ready")
+	e.wait("window/logMessage", "Sandbox ready")
 	before := b.events()
 	if got := installs(before); len(got) != 1 {
 		t.Fatalf("setup phases before the first action = %q, want 1 (events %q)", got, before)
@@ -211,8 +227,8 @@ func TestPrewarmStartsSessionBeforeFirstAction(t *testing.T) {
 func TestPrewarmChangedManifestForcesNewSetup(t *testing.T) {
 	b := newRecBackend(t)
 	e := warmEditor(t, b, `idle_timeout = "1h"`)
-	e.initialize(vscodeCaps)
-	e.wait("$/progress", "Sandbox ready")
+	e.initialize(warmCaps)
+	e.wait("window/logMessage", "Sandbox ready")
 	e.openText("requirements.txt", "# now with a dependency\n")
 	e.mustCall("workspace/executeCommand", map[string]any{"command": cmdRunTests})
 	e.wait(methodStatus, `"kind":"test","state":"tests-failing"`)
@@ -235,7 +251,7 @@ func TestPrewarmChangedManifestForcesNewSetup(t *testing.T) {
 func TestPrewarmIdleTimeout(t *testing.T) {
 	b := newRecBackend(t)
 	e := warmEditor(t, b, `idle_timeout = "1ms"`)
-	e.initialize(vscodeCaps)
+	e.initialize(warmCaps)
 	b.await(t, "start 1")
 	b.await(t, "close 1")
 	e.wait("window/logMessage", "stopped the idle sandbox")
@@ -250,10 +266,28 @@ func TestPrewarmIdleTimeout(t *testing.T) {
 
 // TestPrewarmOff: idle_timeout "0s" turns prewarming off: the first
 // action starts the only session, and no setup progress is shown before.
+// Set in the user file, it holds even where the workspace's own
+// .fixpoint.toml says otherwise.
 func TestPrewarmOff(t *testing.T) {
+	user := filepath.Join(t.TempDir(), "config.toml")
+	if err := os.WriteFile(user, []byte("[server]\nidle_timeout = \"0s\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, project, user string
+	}{
+		{name: "workspace file", project: `idle_timeout = "0s"`},
+		{name: "user file over the workspace file", project: `idle_timeout = "1h"`, user: user},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { testPrewarmOff(t, tt.project, tt.user) })
+	}
+}
+
+func testPrewarmOff(t *testing.T, project, user string) {
 	b := newRecBackend(t)
-	e := warmEditor(t, b, `idle_timeout = "0s"`)
-	e.initialize(vscodeCaps)
+	e := warmEditorUser(t, b, project, user)
+	e.initialize(warmCaps)
 	e.wait("workspace/configuration", "")
 	e.mustCall("workspace/executeCommand", map[string]any{"command": cmdRunTests})
 	e.wait(methodStatus, `"kind":"test","state":"tests-failing"`)
@@ -269,5 +303,23 @@ func TestPrewarmOff(t *testing.T) {
 	}
 	if strings.Contains(e.transcript(), "preparing the sandbox") {
 		t.Errorf("a prewarm progress was shown with idle_timeout 0s:\n%s", e.transcript())
+	}
+}
+
+// TestPrewarmShutdownRemovesSession: shutdown and exit close the warm
+// session nobody used, as they close a run's.
+func TestPrewarmShutdownRemovesSession(t *testing.T) {
+	b := newRecBackend(t)
+	e := warmEditor(t, b, `idle_timeout = "1h"`)
+	e.initialize(warmCaps)
+	e.wait("window/logMessage", "Sandbox ready")
+	e.mustCall("shutdown", nil)
+	e.notify("exit", nil)
+	if err := <-e.serveCh; err != nil {
+		t.Fatalf("Serve after shutdown and exit = %v, want nil", err)
+	}
+	e.serveCh <- nil // for the cleanup
+	if events := b.events(); !slices.Contains(events, "close 1") {
+		t.Errorf("the warm session outlived the server: %q", events)
 	}
 }

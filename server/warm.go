@@ -148,12 +148,12 @@ func (s *Server) prewarm(ctx context.Context, root string, gen int, token string
 	prog := s.beginProgress(ctx, token, "fixpoint: preparing the sandbox", "starting")
 	err = pw.Prewarm(ctx, root, overlays, func(line string) { prog.report(ctx, line) })
 	s.logger.Info("prewarm", "root", root, "took", time.Since(t0), "err", err)
+	s.prewarmDone(ctx, root, gen, pw, idle, err) // its warning goes before the progress ends
 	if err != nil {
 		prog.end(ctx, "Not prepared: the next action starts the sandbox")
 	} else {
 		prog.end(ctx, "Sandbox ready")
 	}
-	s.prewarmDone(ctx, root, gen, pw, idle, err)
 }
 
 // userTurnedPrewarmOff reports whether the layers other than the

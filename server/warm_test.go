@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -24,6 +25,7 @@ import (
 // shows when a setup ran and for which inputs; nothing is installed).
 type recBackend struct {
 	inner sandbox.Backend
+	fail  error // when set, Start fails with it
 	mu    sync.Mutex
 	cond  *sync.Cond // broadcast on every event
 	n     int
@@ -78,6 +80,10 @@ func (b *recBackend) await(t *testing.T, ev string) {
 func (b *recBackend) Name() string { return "none" }
 
 func (b *recBackend) Start(ctx context.Context, spec sandbox.Spec) (sandbox.Session, error) {
+	if b.fail != nil {
+		b.record("start failed")
+		return nil, b.fail
+	}
 	s, err := b.inner.Start(ctx, spec)
 	if err != nil {
 		return nil, err
@@ -321,5 +327,26 @@ func TestPrewarmShutdownRemovesSession(t *testing.T) {
 	e.serveCh <- nil // for the cleanup
 	if events := b.events(); !slices.Contains(events, "close 1") {
 		t.Errorf("the warm session outlived the server: %q", events)
+	}
+}
+
+// TestPrewarmFailureReportedOnce: a prewarm that cannot start the sandbox
+// is logged once as a warning; the action that follows starts the
+// sandbox itself and reports the error in full; the same failure when the
+// folder is warmed again after the run is not logged again.
+func TestPrewarmFailureReportedOnce(t *testing.T) {
+	b := newRecBackend(t)
+	b.fail = errors.New("sandbox backend unavailable: no engine answers")
+	e := warmEditor(t, b, `idle_timeout = "1h"`)
+	e.initialize(warmCaps)
+	e.wait("window/logMessage", "could not prepare the sandbox")
+	e.wait("window/logMessage", "preparing the sandbox: Not prepared")
+	e.mustCall("workspace/executeCommand", map[string]any{"command": cmdRunTests})
+	e.wait("window/showMessage", "no engine answers")
+	e.wait(methodStatus, `"state":"failed"`)
+	// Warmed again after the run: a warning would come before this end.
+	e.wait("window/logMessage", "preparing the sandbox: Not prepared")
+	if n := strings.Count(e.transcript(), "could not prepare the sandbox"); n != 1 {
+		t.Errorf("the prewarm failure was logged %d times, want once:\n%s", n, e.transcript())
 	}
 }

@@ -106,6 +106,7 @@ type Row struct {
 type Table struct {
 	Rows    []Row
 	Samples int
+	Load    string // /proc/loadavg's first three fields at the end ("" when unknown)
 }
 
 // Target is the bound on the warm overhead.
@@ -166,6 +167,11 @@ func Run(ctx context.Context, opts *Options) (*Table, error) {
 			t.Rows = append(t.Rows, row)
 		}
 		model.Close()
+	}
+	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+		if f := strings.Fields(string(b)); len(f) >= 3 {
+			t.Load = strings.Join(f[:3], ", ")
+		}
 	}
 	return t, nil
 }

@@ -28,6 +28,12 @@ func (t *Table) Markdown() string {
 			ms(median(durations(r.Samples, func(s Sample) time.Duration { return s.TestTime }))), prewarm)
 	}
 	b.WriteString("\n")
+	if t.Load != "" {
+		fmt.Fprintf(&b, "Load average (1, 5, 15 min) when the run ended: %s on this machine's CPUs; other work shares them, so single samples vary.\n\n", t.Load)
+	}
+	b.WriteString("Cold: prewarming off (`[server] idle_timeout = \"0s\"`); the action pays for opening the engine, the setup phase (its caches already filled), the container start, the runtime version check and the first copy of the workspace. " +
+		"Warm: the server did those after `initialized`; the action takes the session, syncs what changed since (nothing here) and runs the tests. " +
+		"Both: time from sending `textDocument/codeAction` until the `$/fixpoint/status` with the baseline's counts, minus the test command's own time from the run log.\n\n")
 	for _, r := range t.Rows {
 		if !r.Warm {
 			continue

@@ -9,7 +9,9 @@
 //
 // Layout follows gopls: one file per LSP method (initialize.go,
 // text_sync.go, code_action.go, command.go, progress.go, diagnostics.go,
-// apply.go, configuration.go, unimplemented.go); handlers are thin. The
+// apply.go, configuration.go, unimplemented.go); handlers are thin.
+// warm.go starts each folder's sandbox session ahead of the first action
+// (Options.Prewarm) and stops it after [server] idle_timeout. The
 // overlay store (overlay.go), UTF-16 position mapping (position.go), the
 // framing stream that survives malformed input (stream.go) and the line
 // diff and rebase (linediff.go) live in their own files.
@@ -20,7 +22,9 @@
 // the only place that makes requests to the client; it ends when its
 // context is cancelled ($/cancelRequest of the executeCommand id,
 // window/workDoneProgress/cancel, fixpoint.cancel, or the connection
-// ending).
+// ending). A prewarm also runs in its own goroutine, which ends when the
+// engine's Prewarm returns (cancelled by shutdown, a configuration change
+// or the connection ending).
 package server
 
 import (

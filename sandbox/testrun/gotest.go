@@ -77,7 +77,6 @@ type goParser struct {
 	pkgFail map[string]string // package → FailedBuild ("" when the tests failed)
 	build   map[string]*boundedBuf
 	output  boundedBuf
-	dropped bool
 }
 
 // parseGoJSON parses `go test -json` output. Non-JSON lines (build errors of

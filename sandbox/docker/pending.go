@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/client"
 )
@@ -55,7 +56,7 @@ func (b *Backend) remove(ctx context.Context, l leftover) error {
 			err = b.cli.ContainerRemove(ctx, l.id, container.RemoveOptions{Force: true, RemoveVolumes: true})
 		}
 	}
-	if err != nil && !client.IsErrNotFound(err) {
+	if err != nil && !cerrdefs.IsNotFound(err) {
 		return err
 	}
 	return nil

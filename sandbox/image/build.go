@@ -14,9 +14,9 @@ import (
 	"strings"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/client"
-	"github.com/docker/docker/errdefs"
 	"github.com/docker/docker/pkg/jsonmessage"
 	"github.com/fixpoint-dev/fixpoint/sandbox/engine"
 )
@@ -317,7 +317,7 @@ func (b *Builder) progressf(format string, args ...any) {
 }
 
 func isNotFound(err error) bool {
-	return err != nil && (errdefs.IsNotFound(err) || client.IsErrNotFound(err))
+	return err != nil && cerrdefs.IsNotFound(err)
 }
 
 func orNone(s string) string {

@@ -384,6 +384,7 @@ func (c *Client) wireRequest(req Request, model string, msgs []openai.ChatComple
 		if reasoning {
 			w.MaxCompletionTokens = maxTok
 		} else {
+			//lint:ignore SA1019 max_tokens is the only length limit Ollama's OpenAI API reads (ollama/ollama#14464 is open); TestChatMaxTokensField
 			w.MaxTokens = maxTok
 		}
 	}

@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"time"
 
@@ -34,7 +33,8 @@ type Options struct {
 	// Suite is the Debian release; "" = the host's codename, else bookworm.
 	Suite string
 	// GoRoot is copied into the go image; "" = `go env GOROOT`, else
-	// runtime.GOROOT().
+	// $GOROOT when it holds bin/go. (Not runtime.GOROOT: that is the
+	// build machine's, meaningless once the binary is copied.)
 	GoRoot string
 	// Debootstrap is the program to run; "" = "debootstrap" on PATH.
 	Debootstrap string
@@ -126,9 +126,11 @@ func (b *Builder) goRoot(ctx context.Context) (string, error) {
 			return s, nil
 		}
 	}
-	if r := runtime.GOROOT(); r != "" {
-		b.opts.GoRoot = r
-		return r, nil
+	if r := os.Getenv("GOROOT"); r != "" {
+		if _, err := os.Stat(filepath.Join(r, "bin", "go")); err == nil {
+			b.opts.GoRoot = r
+			return r, nil
+		}
 	}
 	return "", errors.New("no Go toolchain found for the go image: install Go or set GOROOT")
 }

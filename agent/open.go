@@ -62,11 +62,7 @@ func Open(ctx context.Context, cfg *config.Config, root string, opts *OpenOption
 		}
 	}
 	if eo.Model == nil && !o.NoModel {
-		m, err := openModel(cfg, &o)
-		if err != nil {
-			return nil, err
-		}
-		eo.Model = m
+		eo.Model = openModel(cfg, &o)
 	}
 	e := New(cfg, eo)
 	e.closers = append(e.closers, closers...)
@@ -111,6 +107,6 @@ func openBackend(ctx context.Context, cfg *config.Config, o *OpenOptions) (sandb
 }
 
 // openModel builds the model client for cfg.Model (agent/llm).
-func openModel(cfg *config.Config, o *OpenOptions) (Model, error) {
-	return llm.New(cfg.Model, &llm.Options{Logger: o.Logger}), nil
+func openModel(cfg *config.Config, o *OpenOptions) Model {
+	return llm.New(cfg.Model, &llm.Options{Logger: o.Logger})
 }

@@ -62,10 +62,11 @@ func (b *Backend) remove(ctx context.Context, l leftover) error {
 	return nil
 }
 
-// removeOrDefer removes l within timeout; when that fails, l is recorded so
-// that the next Start, Session.Close or Backend.Close retries it.
-func (b *Backend) removeOrDefer(ctx context.Context, timeout time.Duration, l leftover) error {
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+// removeOrDefer removes l within removeTimeout, even when ctx is already
+// cancelled; when that fails, l is recorded so that the next Start,
+// Session.Close or Backend.Close retries it.
+func (b *Backend) removeOrDefer(ctx context.Context, l leftover) error {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), removeTimeout)
 	defer cancel()
 	if err := b.remove(rctx, l); err != nil {
 		b.pmu.Lock()

@@ -53,7 +53,7 @@ func Open(ctx context.Context, cfg *config.Config, root string, opts *OpenOption
 		}
 	}
 	if eo.Memory == nil && !o.NoModel && (cfg.Memory.Enabled == nil || *cfg.Memory.Enabled) {
-		st, err := openMemory(cfg, root, &o)
+		st, err := openMemory(ctx, cfg, root, &o)
 		if err != nil {
 			fmt.Fprintf(orDiscard(o.Warn), "fixpoint: warning: failure memory is off: %v\n", err)
 		} else {
@@ -69,7 +69,7 @@ func Open(ctx context.Context, cfg *config.Config, root string, opts *OpenOption
 	return e, nil
 }
 
-func openMemory(cfg *config.Config, root string, o *OpenOptions) (*memory.Store, error) {
+func openMemory(ctx context.Context, cfg *config.Config, root string, o *OpenOptions) (*memory.Store, error) {
 	mo := &memory.Options{Root: root, Cap: cfg.Memory.Cap, Global: cfg.Memory.Global, Logger: o.Logger}
 	if cfg.Memory.Embedder == "openai" {
 		emb, err := memory.NewOpenAI(memory.OpenAIOptions{BaseURL: firstNonEmpty(cfg.Memory.EmbedBaseURL, cfg.Model.BaseURL), APIKey: cfg.Model.APIKey, Model: cfg.Memory.EmbedModel})
@@ -78,7 +78,7 @@ func openMemory(cfg *config.Config, root string, o *OpenOptions) (*memory.Store,
 		}
 		mo.Embedder = emb
 	}
-	return memory.Open(cfg.DataDir, mo)
+	return memory.Open(ctx, cfg.DataDir, mo)
 }
 
 func firstNonEmpty(s ...string) string {

@@ -141,7 +141,7 @@ func (r *run) setup(ctx context.Context) error {
 	r.policy = pc
 	r.openLog()
 	r.logSnapshot()
-	r.mem = e.openMemory(r)
+	r.mem = memoryState{store: e.opts.Memory}
 	r.emit(PhaseTest, 0, "starting the sandbox", nil)
 	t0 := time.Now()
 	r.setupKey = setupKey(e.cfg.Sandbox.Setup, r.cur)

@@ -18,7 +18,7 @@ type OpenOptions struct {
 	// Model overrides the model client built from cfg.Model.
 	Model Model
 	// Memory overrides the failure memory opened from cfg.Memory.
-	Memory *memory.Store
+	Memory Memory
 	// Backend overrides the sandbox backend chosen from cfg.Sandbox.
 	Backend sandbox.Backend
 	// Logger receives debug logs; nil discards.

@@ -10,9 +10,9 @@
 // model client from configuration) runs requests: it snapshots the
 // workspace with its overlays, starts one warm sandbox session per run,
 // records a baseline, then asks the [Model] for SEARCH/REPLACE edits, syncs
-// them, runs the tests, consults and feeds the failure [Memory] and
-// reflects until the result is verified (see [IsTestFile] and the rules in
-// verify.go) or a budget or the circuit breaker stops it. Every prompt, reply, edit and test result goes to a
+// them, runs the tests and reflects until the result is verified (see
+// [IsTestFile] and the rules in verify.go) or a budget or the circuit
+// breaker stops it. Every prompt, reply, edit and test result goes to a
 // JSON-lines run log (subpackage runlog). [BenchLoop] measures the loop's
 // own cost per iteration.
 //

@@ -81,7 +81,7 @@ func (b *Backend) Install(ctx context.Context, spec sandbox.InstallSpec) (*sandb
 	}
 	cleanup := func() {
 		for _, m := range res.Mounts {
-			b.removeOrDefer(context.WithoutCancel(ctx), leftover{volume: true, id: m.Source})
+			b.removeOrDefer(context.WithoutCancel(ctx), removeTimeout, leftover{volume: true, id: m.Source})
 		}
 	}
 	if err := b.runInstall(ctx, spec, user, res.Mounts); err != nil {
@@ -162,7 +162,7 @@ func (b *Backend) runInstall(ctx context.Context, spec sandbox.InstallSpec, user
 	if err != nil {
 		return fmt.Errorf("create setup container: %w", err)
 	}
-	defer b.removeOrDefer(context.WithoutCancel(ctx), leftover{id: created.ID, session: name})
+	defer b.removeOrDefer(context.WithoutCancel(ctx), removeTimeout, leftover{id: created.ID, session: name})
 	uid, _ := strconv.Atoi(strings.Split(user, ":")[0])
 	var ws bytes.Buffer
 	if err := snapshotTar(&ws, spec.Snapshot, uid); err != nil {
@@ -287,7 +287,7 @@ func (b *Backend) Probe(ctx context.Context, image string, argv []string) (strin
 		}
 		return "", fmt.Errorf("probe %s: %w", image, err)
 	}
-	defer b.removeOrDefer(context.WithoutCancel(ctx), leftover{id: created.ID, session: name})
+	defer b.removeOrDefer(context.WithoutCancel(ctx), removeTimeout, leftover{id: created.ID, session: name})
 	wait, werr := b.cli.ContainerWait(ctx, created.ID, container.WaitConditionNextExit)
 	if err := b.cli.ContainerStart(ctx, created.ID, container.StartOptions{}); err != nil {
 		return "", fmt.Errorf("probe %s: %s: %w", image, strings.Join(argv, " "), err)

@@ -62,11 +62,12 @@ func (b *Backend) remove(ctx context.Context, l leftover) error {
 	return nil
 }
 
-// removeOrDefer removes l within removeTimeout, even when ctx is already
-// cancelled; when that fails, l is recorded so that the next Start,
-// Session.Close or Backend.Close retries it.
-func (b *Backend) removeOrDefer(ctx context.Context, l leftover) error {
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), removeTimeout)
+// removeOrDefer removes l within timeout (every caller passes
+// removeTimeout), even when ctx is already cancelled; when that fails, l is
+// recorded so that the next Start, Session.Close or Backend.Close retries
+// it.
+func (b *Backend) removeOrDefer(ctx context.Context, timeout time.Duration, l leftover) error {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
 	defer cancel()
 	if err := b.remove(rctx, l); err != nil {
 		b.pmu.Lock()

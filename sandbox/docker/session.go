@@ -435,7 +435,7 @@ func (s *Session) removeContainer(ctx context.Context) error {
 	}
 	// A failed removal is recorded on the Backend and retried by the next
 	// Start, Session.Close or Backend.Close.
-	if err := s.b.removeOrDefer(ctx, leftover{id: id, session: s.name}); err != nil {
+	if err := s.b.removeOrDefer(ctx, removeTimeout, leftover{id: id, session: s.name}); err != nil {
 		return fmt.Errorf("remove sandbox %s: %w", s.name, err)
 	}
 	s.b.log.Debug("sandbox removed", "session", s.name)

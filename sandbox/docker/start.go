@@ -307,7 +307,7 @@ func (s *Session) boot(ctx context.Context) error {
 	}
 	id := created.ID
 	fail := func(err error) error {
-		b.removeOrDefer(ctx, leftover{id: id, session: name})
+		b.removeOrDefer(ctx, removeTimeout, leftover{id: id, session: name})
 		return err
 	}
 	hj, err := b.cli.ContainerAttach(ctx, id, container.AttachOptions{Stream: true, Stdin: true, Stdout: true, Stderr: true})
@@ -414,7 +414,7 @@ func (b *Backend) ensureVolume(ctx context.Context, image, name, kind, source st
 		err = b.fillVolume(ctx, image, name, content)
 	}
 	if err != nil {
-		b.removeOrDefer(ctx, leftover{volume: true, id: name})
+		b.removeOrDefer(ctx, removeTimeout, leftover{volume: true, id: name})
 		return err
 	}
 	b.volumes[name] = true
@@ -449,7 +449,7 @@ func (b *Backend) fillVolume(ctx context.Context, image, name string, content io
 	if err != nil {
 		return fmt.Errorf("fill volume %s: %w", name, err)
 	}
-	defer b.removeOrDefer(ctx, leftover{id: c.ID, session: "fill-" + name})
+	defer b.removeOrDefer(ctx, removeTimeout, leftover{id: c.ID, session: "fill-" + name})
 	if err := b.cli.CopyToContainer(ctx, c.ID, "/fill", content, container.CopyToContainerOptions{}); err != nil {
 		return fmt.Errorf("fill volume %s: %w", name, err)
 	}

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/fixpoint-dev/fixpoint/config"
-	"github.com/fixpoint-dev/fixpoint/memory"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/backends"
 	"github.com/fixpoint-dev/fixpoint/sandbox/setup"
@@ -24,8 +23,8 @@ import (
 type Options struct {
 	Model   Model           // the chat model; required for Run
 	Backend sandbox.Backend // where tests run; required
-	// Memory is the failure memory; nil turns it off.
-	Memory *memory.Store
+	// Memory is the failure memory (a *memory.Store); nil turns it off.
+	Memory Memory
 	// Logger receives debug logs; nil discards.
 	Logger *slog.Logger
 	// Warn receives user-facing warnings (memory or run log degraded);

@@ -141,7 +141,7 @@ func (r *run) setup(ctx context.Context) error {
 	r.policy = pc
 	r.openLog()
 	r.logSnapshot()
-	r.mem = e.openMemory(r)
+	r.mem = memoryState{store: e.opts.Memory}
 	r.emit(PhaseTest, 0, "starting the sandbox", nil)
 	t0 := time.Now()
 	r.setupKey = setupKey(e.cfg.Sandbox.Setup, r.cur)
@@ -210,13 +210,13 @@ func (r *run) loop(ctx context.Context) {
 		t0 := time.Now()
 		changes, ok := r.codePhase(ctx, &iter)
 		if !ok {
-			r.endIteration(iter, t0, false)
+			r.endIteration(iter, t0)
 			return
 		}
 		next := r.cur.With(changes)
 		rep, ok := r.testPhase(ctx, &iter, next)
 		if !ok {
-			r.endIteration(iter, t0, false)
+			r.endIteration(iter, t0)
 			return
 		}
 		r.lastDiff = UnifiedDiff(changesBetween(r.cur, next))
@@ -226,7 +226,7 @@ func (r *run) loop(ctx context.Context) {
 		if len(why) == 0 {
 			r.res.Verified = true
 			r.res.StopReason = StopVerified
-			r.endIteration(iter, t0, true)
+			r.endIteration(iter, t0)
 			r.emit(PhaseDone, it, "verified: "+counts(rep), rep)
 			return
 		}
@@ -235,7 +235,7 @@ func (r *run) loop(ctx context.Context) {
 			r.feedback = "The tests pass, but the change is not verified: " + strings.Join(why, "; ") + "."
 		}
 		stop := r.reflectPhase(ctx, &iter, rep, why)
-		r.endIteration(iter, t0, true)
+		r.endIteration(iter, t0)
 		if stop != "" {
 			r.res.StopReason = stop
 			return
@@ -513,7 +513,7 @@ func (r *run) summaryLine(iter *Iteration) string {
 	return fmt.Sprintf("iteration %d: %d passed, %d failed (%s); changed %s; failure: %s", iter.N, iter.Passed, iter.Failed, iter.Progress, tried, shortSig(iter.Signature))
 }
 
-func (r *run) endIteration(iter Iteration, t0 time.Time, record bool) {
+func (r *run) endIteration(iter Iteration, t0 time.Time) {
 	iter.Duration = time.Since(t0)
 	r.res.Iterations = append(r.res.Iterations, iter)
 	r.log.Write(runlog.KindIteration, iter.N, iter)

@@ -100,7 +100,7 @@ func MeasureQuality(ctx context.Context, dir string, emb Embedder, byLanguage bo
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return nil, err
 	}
-	s, err := Open(dir+"/quality-data", &Options{Root: root, Embedder: emb})
+	s, err := Open(ctx, dir+"/quality-data", &Options{Root: root, Embedder: emb})
 	if err != nil {
 		return nil, err
 	}
@@ -217,7 +217,7 @@ func MeasureLatency(ctx context.Context, dir string, n int) (*Latency, error) {
 		return nil, err
 	}
 	data := root + "-data"
-	s, err := Open(data, &Options{Root: root, Cap: n + 1000})
+	s, err := Open(ctx, data, &Options{Root: root, Cap: n + 1000})
 	if err != nil {
 		return nil, err
 	}
@@ -234,7 +234,7 @@ func MeasureLatency(ctx context.Context, dir string, n int) (*Latency, error) {
 	l := &Latency{Records: n}
 	runtime.GC()
 	start, cpu := time.Now(), cpuTime()
-	s, err = Open(data, &Options{Root: root, Cap: n + 1000})
+	s, err = Open(ctx, data, &Options{Root: root, Cap: n + 1000})
 	l.Open, l.OpenCPU = time.Since(start), cpuTime()-cpu
 	if err != nil {
 		return nil, err

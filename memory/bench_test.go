@@ -13,7 +13,7 @@ func fillStore(b *testing.B, n int) (*Store, string, string, []Record) {
 		b.Fatal(err)
 	}
 	data, root := b.TempDir(), b.TempDir()
-	s, err := Open(data, &Options{Root: root, Cap: 10 * n})
+	s, err := Open(b.Context(), data, &Options{Root: root, Cap: 10 * n})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func BenchmarkOpen(b *testing.B) {
 			_, data, root, _ := fillStore(b, n)
 			b.ResetTimer()
 			for b.Loop() {
-				s, err := Open(data, &Options{Root: root, Cap: 10 * n})
+				s, err := Open(b.Context(), data, &Options{Root: root, Cap: 10 * n})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -13,28 +13,33 @@ import (
 // Summary is summary.json. The fields listed by the benchmark issue are
 // always present.
 type Summary struct {
-	Problems       int       `json:"problems"`
-	Passed         int       `json:"passed"` // after repair
-	PassAt1        float64   `json:"pass_at_1"`
-	PassByAttempt  []float64 `json:"pass_by_attempt"` // cumulative pass rate after attempt i+1
-	AttemptsMean   float64   `json:"attempts_mean"`
-	TokensIn       int       `json:"tokens_in"`
-	TokensOut      int       `json:"tokens_out"`
-	WallSeconds    float64   `json:"wall_seconds"`
-	SandboxSeconds float64   `json:"sandbox_seconds"`
-	ModelSeconds   float64   `json:"model_seconds"`
-	Model          string    `json:"model"`
-	Temperature    *float64  `json:"temperature"`
-	Seed           *int      `json:"seed"`
-	Attempts       int       `json:"attempts"`
-	Parallel       int       `json:"parallel"`
-	Checker        string    `json:"checker"` // "warm sessions (docker)", "container per check", "host"
-	Version        string    `json:"fixpoint_version"`
-	Date           string    `json:"date"`
-	Data           string    `json:"data"`
+	Problems      int       `json:"problems"`
+	Passed        int       `json:"passed"` // after repair
+	PassAt1       float64   `json:"pass_at_1"`
+	PassByAttempt []float64 `json:"pass_by_attempt"` // cumulative pass rate after attempt i+1
+	AttemptsMean  float64   `json:"attempts_mean"`
+	TokensIn      int       `json:"tokens_in"`
+	TokensOut     int       `json:"tokens_out"`
+	WallSeconds   float64   `json:"wall_seconds"`
+	// StartSeconds is the part of WallSeconds spent starting the warm
+	// sandbox sessions, once for all problems.
+	StartSeconds float64 `json:"session_start_seconds"`
+	// LoopSeconds is the loop's own wall time when the baselines were
+	// timed in turns with it (--baseline): what they compare against.
+	LoopSeconds    float64  `json:"loop_seconds,omitempty"`
+	SandboxSeconds float64  `json:"sandbox_seconds"`
+	ModelSeconds   float64  `json:"model_seconds"`
+	Model          string   `json:"model"`
+	Temperature    *float64 `json:"temperature"`
+	Seed           *int     `json:"seed"`
+	Attempts       int      `json:"attempts"`
+	Parallel       int      `json:"parallel"`
+	Checker        string   `json:"checker"` // "warm sessions (docker)", "container per check", "host"
+	Version        string   `json:"fixpoint_version"`
+	Date           string   `json:"date"`
+	Data           string   `json:"data"`
 	// Baselines holds the same check programs timed under other checkers
 	// (no loop), when measured in the same run, by checker name.
-	// checkers, when measured in the same run.
 	Baselines map[string]Baseline `json:"baselines,omitempty"`
 }
 

@@ -171,6 +171,9 @@ func runHumanEval(ctx context.Context, a *app, cfg *config.Config, problems []hu
 		bl := s.Baselines[name]
 		fmt.Fprintf(a.stdout, "  baseline %s: %d/%d passed, %.1f s wall\n", name, bl.Passed, s.Problems, bl.Seconds)
 	}
+	if vsBare, oneShotVs, ok := humanEvalRatios(s); ok {
+		fmt.Fprintf(a.stdout, "  loop (sessions warm, taking turns with the baselines) %.1f s: %.2fx the bare checks; a container per check takes %.1fx the loop\n", s.LoopSeconds, vsBare, oneShotVs)
+	}
 	fmt.Fprintf(a.stdout, "Report: %s\n", filepath.Join(r.out, "summary.md"))
 	return exitOK
 }
@@ -179,7 +182,7 @@ func runHumanEval(ctx context.Context, a *app, cfg *config.Config, problems []hu
 // Every problem goes through the agent loop (humaneval.Agent) on warm
 // sandbox sessions; with --baseline the same checks are also timed with no
 // loop, on the warm sessions, with a new container per check, and as bare
-// host processes.
+// host processes, taking turns with the loop (humaneval.Compare).
 func measureHumanEval(ctx context.Context, a *app, cfg *config.Config, problems []humaneval.Problem, r humanEvalRun) (*humaneval.Summary, error) {
 	backend, err := backends.Open(ctx, cfg, &backends.Options{Warn: a.stderr, Logger: a.logger, Engines: r.engines})
 	if err != nil {
@@ -193,46 +196,89 @@ func measureHumanEval(ctx context.Context, a *app, cfg *config.Config, problems 
 		return nil, err
 	}
 	defer pool.Close()
+	started := time.Since(start)
 	reportSpread(a, backend)
 	solver := &humaneval.Agent{Backend: pool, Config: cfg, Dir: r.out, Timeout: r.timeout}
+	defer solver.Close()
 	modelName := "oracle (canonical solutions)"
 	if !r.oracle {
 		solver.Model = llm.New(cfg.Model, &llm.Options{Logger: a.logger})
 		modelName = cfg.Model.RoleModel("coder")
 	}
-	opts := humaneval.Options{Attempts: r.attempts, Parallel: r.parallel, Progress: progressBar(a.stderr, "humaneval")}
-	results, err := humaneval.Run(ctx, problems, solver, opts)
+	var results []humaneval.ProblemResult
+	var lanes []*humaneval.Lane
+	if r.baseline {
+		lanes, err = compareHumanEval(ctx, a, problems, r, solver, pool, backend, spec)
+		results = lanes[0].Results
+	} else {
+		opts := humaneval.Options{Attempts: r.attempts, Parallel: r.parallel, Progress: progressBar(a.stderr, "humaneval")}
+		results, err = humaneval.Run(ctx, problems, solver, opts)
+	}
 	if err != nil {
 		return nil, err
 	}
 	s := humaneval.Summarize(results, r.attempts)
 	s.WallSeconds = time.Since(start).Seconds()
+	s.StartSeconds = started.Seconds()
 	s.Model, s.Temperature, s.Seed = modelName, cfg.Model.Temperature, cfg.Model.Seed
 	s.Parallel, s.Checker = r.parallel, "agent loop on warm sandbox sessions ("+backend.Name()+")"
 	s.Version, s.Date, s.Data = version, time.Now().UTC().Format(time.RFC3339), r.data
-	if r.baseline {
+	if len(lanes) > 0 {
+		s.LoopSeconds = lanes[0].Time.Seconds()
+		s.WallSeconds = s.StartSeconds + s.LoopSeconds // the baselines' turns are not the loop's
 		s.Baselines = map[string]humaneval.Baseline{}
-		for _, b := range []struct {
-			name string
-			c    humaneval.Checker
-		}{
-			{"check only, warm sandbox sessions (" + backend.Name() + ")", pool},
-			{"check only, new container per check (" + backend.Name() + ")", &humaneval.OneShot{Backend: backend, Spec: spec}},
-			{"check only, bare host process, no isolation", &humaneval.Host{}},
-		} {
-			t := time.Now()
-			opts.Progress = progressBar(a.stderr, b.name)
-			res, err := humaneval.Run(ctx, problems, &humaneval.Direct{Checker: b.c, Timeout: r.timeout}, opts)
-			if err != nil {
-				return nil, fmt.Errorf("baseline %s: %w", b.name, err)
-			}
-			s.Baselines[b.name] = humaneval.Baseline{Seconds: time.Since(t).Seconds(), Passed: humaneval.Summarize(res, 1).Passed}
+		for _, l := range lanes[1:] {
+			s.Baselines[l.Name] = humaneval.Baseline{Seconds: l.Time.Seconds(), Passed: humaneval.Summarize(l.Results, 1).Passed}
 		}
 	}
 	if err := humaneval.Write(r.out, results, s); err != nil {
 		return nil, err
 	}
 	return s, nil
+}
+
+// Names of the baselines of --baseline.
+const (
+	baselineWarm    = "check only, warm sandbox sessions"
+	baselineOneShot = "check only, new container per check"
+	baselineHost    = "check only, bare host process, no isolation"
+)
+
+// humanEvalRatios are the targets of issue 14: the loop against the bare
+// host checks (at most 2x), and a container per check against the loop (at
+// least 5x). ok is false without --baseline.
+func humanEvalRatios(s *humaneval.Summary) (loopVsBare, oneShotVsLoop float64, ok bool) {
+	var bare, oneShot float64
+	for name, b := range s.Baselines {
+		switch {
+		case strings.HasPrefix(name, baselineHost):
+			bare = b.Seconds
+		case strings.HasPrefix(name, baselineOneShot):
+			oneShot = b.Seconds
+		}
+	}
+	if bare <= 0 || oneShot <= 0 || s.LoopSeconds <= 0 {
+		return 0, 0, false
+	}
+	return s.LoopSeconds / bare, oneShot / s.LoopSeconds, true
+}
+
+// compareHumanEval times the loop and the three baselines in turns; the
+// loop is the first lane returned.
+func compareHumanEval(ctx context.Context, a *app, problems []humaneval.Problem, r humanEvalRun, solver *humaneval.Agent, pool *humaneval.Pool, backend sandbox.Backend, spec sandbox.Spec) ([]*humaneval.Lane, error) {
+	direct := func(c humaneval.Checker) humaneval.Solver { return &humaneval.Direct{Checker: c, Timeout: r.timeout} }
+	lanes := []*humaneval.Lane{
+		{Name: "loop", Solver: solver, Attempts: r.attempts},
+		{Name: baselineWarm + " (" + backend.Name() + ")", Solver: direct(pool)},
+		{Name: baselineOneShot + " (" + backend.Name() + ")", Solver: direct(&humaneval.OneShot{Backend: backend, Spec: spec})},
+		{Name: baselineHost, Solver: direct(&humaneval.Host{})},
+	}
+	bar := progressBar(a.stderr, "humaneval, loop and baselines in turns")
+	err := humaneval.Compare(ctx, problems, lanes, humaneval.CompareOptions{
+		Parallel: r.parallel,
+		Progress: func(done, total int) { bar(done, total, humaneval.Summarize(lanes[0].Results, 1).Passed) },
+	})
+	return lanes, err
 }
 
 // progressBar returns a progress callback: a bar redrawn in place on a

@@ -12,9 +12,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fixpoint-dev/fixpoint/agent/humaneval"
 	"github.com/fixpoint-dev/fixpoint/agent/llm"
 	"github.com/fixpoint-dev/fixpoint/config"
+	"github.com/fixpoint-dev/fixpoint/internal/bench/humaneval"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/backends"
 	"github.com/fixpoint-dev/fixpoint/sandbox/docker"
@@ -37,7 +37,9 @@ Benchmarks:
   all         every table of docs/BENCHMARKS.md (use --write docs/BENCHMARKS.md)
 Run 'fixpoint bench <benchmark> --help' for its flags.
 Example:
-  fixpoint bench humaneval --data ../shared/data/humaneval/HumanEval.jsonl.gz --oracle`,
+  fixpoint bench humaneval --data ./HumanEval.jsonl.gz --oracle --baseline
+HumanEval.jsonl.gz is the official dataset (MIT): data/HumanEval.jsonl.gz
+of github.com/openai/human-eval.`,
 	}
 	c.run = func(ctx context.Context, a *app, args []string) int {
 		if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
@@ -71,7 +73,7 @@ func benchSubcommands() []*command {
 func benchHumanEvalCommand() *command {
 	c := &command{
 		name: "bench humaneval",
-		usage: `Usage: fixpoint bench humaneval --data FILE [--model M | --oracle] [--attempts N] [--parallel P] [--limit K] [--out DIR] [--engines A,B]
+		usage: `Usage: fixpoint bench humaneval --data FILE [--model M | --oracle [--baseline [--write MD]]] [--attempts N] [--parallel P] [--limit K] [--out DIR] [--engines A,B]
 
 Runs HumanEval problems through fixpoint's agent loop, the one 'fixpoint fix'
 runs: each problem becomes a workspace whose solution.py holds the prompt, the
@@ -84,10 +86,13 @@ log (data/runs/) to --out. --oracle submits the canonical solutions through the
 same loop: the harness's self-check, which must score 164/164. --baseline also
 times the bare checks (no loop) on the warm sessions, with a new container per
 check, and as bare host processes (with --oracle only: the host never runs a
-model's code).
+model's code), taking turns with the loop 16 problems at a time, and prints
+the ratios.
 Example:
   FIXPOINT_BASE_URL=http://localhost:11434/v1 fixpoint bench humaneval \
-    --data ../shared/data/humaneval/HumanEval.jsonl.gz --model qwen2.5-coder:7b --parallel 2`,
+    --data ./HumanEval.jsonl.gz --model qwen2.5-coder:7b --parallel 2
+HumanEval.jsonl.gz is the official dataset (MIT): data/HumanEval.jsonl.gz
+of github.com/openai/human-eval.`,
 	}
 	c.run = func(ctx context.Context, a *app, args []string) int {
 		fs := newFlags(c, a.stderr)
@@ -102,6 +107,7 @@ Example:
 		timeout := fs.Duration("timeout", 3*time.Second, "per check program, as the official evaluator's default")
 		dir := fs.String("dir", ".", "project `dir` whose configuration applies")
 		engines := fs.String("engines", "", "comma-separated Docker engine `addresses` (unix://, tcp://, ssh://) to spread the sessions over")
+		write := fs.String("write", "", "also replace the humaneval table of a Markdown `file` (docs/BENCHMARKS.md; needs --oracle --baseline)")
 		if done, code := parseFlags(fs, args); done {
 			return code
 		}
@@ -114,6 +120,8 @@ Example:
 			return a.fail(usagef("--parallel must be at least 1"))
 		case *baseline && !*oracle:
 			return a.fail(usagef("--baseline needs --oracle: the host floor would run a model's code outside the sandbox"))
+		case *write != "" && !*baseline:
+			return a.fail(usagef("--write needs --oracle --baseline: the table compares the loop with the bare checks"))
 		case *oracle && *model != "":
 			return a.fail(usagef("--oracle and --model exclude each other"))
 		}
@@ -143,14 +151,15 @@ Example:
 			*out = filepath.Join("bench-out", "humaneval-"+time.Now().Format("20060102-150405"))
 		}
 		return runHumanEval(ctx, a, cfg, problems, humanEvalRun{
-			engines: splitEngines(*engines),
-			data:    *data, oracle: *oracle, attempts: *attempts, parallel: *parallel, out: *out, baseline: *baseline, timeout: *timeout,
+			engines: splitEngines(*engines), write: *write,
+			data: *data, oracle: *oracle, attempts: *attempts, parallel: *parallel, out: *out, baseline: *baseline, timeout: *timeout,
 		})
 	}
 	return c
 }
 
 type humanEvalRun struct {
+	write            string // a Markdown file whose humaneval table to replace
 	engines          []string
 	data             string
 	oracle, baseline bool
@@ -171,10 +180,16 @@ func runHumanEval(ctx context.Context, a *app, cfg *config.Config, problems []hu
 		bl := s.Baselines[name]
 		fmt.Fprintf(a.stdout, "  baseline %s: %d/%d passed, %.1f s wall\n", name, bl.Passed, s.Problems, bl.Seconds)
 	}
-	if vsBare, oneShotVs, ok := humanEvalRatios(s); ok {
+	if vsBare, oneShotVs, ok := s.Ratios(); ok {
 		fmt.Fprintf(a.stdout, "  loop (sessions warm, taking turns with the baselines) %.1f s: %.2fx the bare checks; a container per check takes %.1fx the loop\n", s.LoopSeconds, vsBare, oneShotVs)
 	}
 	fmt.Fprintf(a.stdout, "Report: %s\n", filepath.Join(r.out, "summary.md"))
+	if r.write != "" {
+		if err := writeSection(r.write, "humaneval", renderSection(humanEvalSection(), s.Section())); err != nil {
+			return a.fail(err)
+		}
+		fmt.Fprintf(a.stderr, "wrote the humaneval table to %s\n", r.write)
+	}
 	return exitOK
 }
 
@@ -237,42 +252,10 @@ func measureHumanEval(ctx context.Context, a *app, cfg *config.Config, problems 
 	return s, nil
 }
 
-// Names of the baselines of --baseline.
-const (
-	baselineWarm    = "check only, warm sandbox sessions"
-	baselineOneShot = "check only, new container per check"
-	baselineHost    = "check only, bare host process, no isolation"
-)
-
-// humanEvalRatios are the targets of issue 14: the loop against the bare
-// host checks (at most 2x), and a container per check against the loop (at
-// least 5x). ok is false without --baseline.
-func humanEvalRatios(s *humaneval.Summary) (loopVsBare, oneShotVsLoop float64, ok bool) {
-	var bare, oneShot float64
-	for name, b := range s.Baselines {
-		switch {
-		case strings.HasPrefix(name, baselineHost):
-			bare = b.Seconds
-		case strings.HasPrefix(name, baselineOneShot):
-			oneShot = b.Seconds
-		}
-	}
-	if bare <= 0 || oneShot <= 0 || s.LoopSeconds <= 0 {
-		return 0, 0, false
-	}
-	return s.LoopSeconds / bare, oneShot / s.LoopSeconds, true
-}
-
 // compareHumanEval times the loop and the three baselines in turns; the
 // loop is the first lane returned.
 func compareHumanEval(ctx context.Context, a *app, problems []humaneval.Problem, r humanEvalRun, solver *humaneval.Agent, pool *humaneval.Pool, backend sandbox.Backend, spec sandbox.Spec) ([]*humaneval.Lane, error) {
-	direct := func(c humaneval.Checker) humaneval.Solver { return &humaneval.Direct{Checker: c, Timeout: r.timeout} }
-	lanes := []*humaneval.Lane{
-		{Name: "loop", Solver: solver, Attempts: r.attempts},
-		{Name: baselineWarm + " (" + backend.Name() + ")", Solver: direct(pool)},
-		{Name: baselineOneShot + " (" + backend.Name() + ")", Solver: direct(&humaneval.OneShot{Backend: backend, Spec: spec})},
-		{Name: baselineHost, Solver: direct(&humaneval.Host{})},
-	}
+	lanes := humaneval.Lanes(solver, r.attempts, pool, backend, spec, r.timeout)
 	bar := progressBar(a.stderr, "humaneval, loop and baselines in turns")
 	err := humaneval.Compare(ctx, problems, lanes, humaneval.CompareOptions{
 		Parallel: r.parallel,

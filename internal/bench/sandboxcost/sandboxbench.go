@@ -1,4 +1,4 @@
-// Package sandboxbench measures what a sandboxed command costs compared
+// Package sandboxcost measures what a sandboxed command costs compared
 // with running it bare on the host.
 //
 // [Run] measures each [Workload] under each mode (bare host process,
@@ -9,7 +9,7 @@
 // new random order every round, so load from other processes on the
 // machine, and the engine's own teardown work after the docker modes, hit
 // them alike.
-package sandboxbench
+package sandboxcost
 
 import (
 	"context"

@@ -151,9 +151,13 @@ func (r *run) setup(ctx context.Context) error {
 	}
 	r.sess = sess
 	r.closeFn = done
-	if _, err := sess.Sync(ctx, r.cur); err != nil {
-		r.closeSession()
-		return fmt.Errorf("run: sync workspace: %w", err)
+	// With a given baseline nothing runs before the first test, whose
+	// Sync brings the files.
+	if r.req.Baseline == nil {
+		if _, err := sess.Sync(ctx, r.cur); err != nil {
+			r.closeSession()
+			return fmt.Errorf("run: sync workspace: %w", err)
+		}
 	}
 	rep, err := r.baseline(ctx)
 	r.res.Phases[PhaseTest] += time.Since(t0)

@@ -180,6 +180,9 @@ func runHumanEval(ctx context.Context, a *app, cfg *config.Config, problems []hu
 		bl := s.Baselines[name]
 		fmt.Fprintf(a.stdout, "  baseline %s: %d/%d passed, %.1f s wall\n", name, bl.Passed, s.Problems, bl.Seconds)
 	}
+	if u := s.UserLoop; u != nil {
+		fmt.Fprintf(a.stdout, "  the same loop as a user's run (stub checked, a parser process per policy check): %d/%d passed, %.1f s wall\n", u.Passed, s.Problems, u.Seconds)
+	}
 	if vsBare, oneShotVs, ok := s.Ratios(); ok {
 		fmt.Fprintf(a.stdout, "  loop (sessions warm, taking turns with the baselines) %.1f s: %.2fx the bare checks; a container per check takes %.1fx the loop\n", s.LoopSeconds, vsBare, oneShotVs)
 	}
@@ -243,7 +246,12 @@ func measureHumanEval(ctx context.Context, a *app, cfg *config.Config, problems 
 		s.WallSeconds = s.StartSeconds + s.LoopSeconds // the baselines' turns are not the loop's
 		s.Baselines = map[string]humaneval.Baseline{}
 		for _, l := range lanes[1:] {
-			s.Baselines[l.Name] = humaneval.Baseline{Seconds: l.Time.Seconds(), Passed: humaneval.Summarize(l.Results, 1).Passed}
+			bl := humaneval.Baseline{Seconds: l.Time.Seconds(), Passed: humaneval.Summarize(l.Results, 1).Passed}
+			if l.Name == "user loop" {
+				s.UserLoop = &bl
+				continue
+			}
+			s.Baselines[l.Name] = bl
 		}
 	}
 	if err := humaneval.Write(r.out, results, s); err != nil {
@@ -256,6 +264,11 @@ func measureHumanEval(ctx context.Context, a *app, cfg *config.Config, problems 
 // loop is the first lane returned.
 func compareHumanEval(ctx context.Context, a *app, problems []humaneval.Problem, r humanEvalRun, solver *humaneval.Agent, pool *humaneval.Pool, backend sandbox.Backend, spec sandbox.Spec) ([]*humaneval.Lane, error) {
 	lanes := humaneval.Lanes(solver, r.attempts, pool, backend, spec, r.timeout)
+	// The loop without the benchmark's shortcuts, last: what they save.
+	user := &humaneval.Agent{Model: solver.Model, Backend: pool, Config: solver.Config, Dir: filepath.Join(r.out, "user-loop"),
+		Timeout: r.timeout, RunStub: true, ParserPerCheck: true}
+	defer user.Close()
+	lanes = append(lanes, &humaneval.Lane{Name: "user loop", Solver: user, Attempts: r.attempts})
 	bar := progressBar(a.stderr, "humaneval, loop and baselines in turns")
 	err := humaneval.Compare(ctx, problems, lanes, humaneval.CompareOptions{
 		Parallel: r.parallel,

@@ -81,6 +81,9 @@ func TestBenchHumanEvalOracleCLI(t *testing.T) {
 	if len(s.Baselines) != 3 {
 		t.Errorf("baselines = %v, want warm sessions, container per check and host", s.Baselines)
 	}
+	if s.UserLoop == nil || s.UserLoop.Passed != 6 || s.UserLoop.Seconds <= 0 {
+		t.Errorf("user_loop = %+v, want the loop without the shortcuts, 6 passed", s.UserLoop)
+	}
 	if _, _, ok := s.Ratios(); !ok || s.LoopSeconds <= 0 || s.WallSeconds < s.LoopSeconds {
 		t.Errorf("summary.json = %s: want the loop's time and both ratios", b)
 	}

@@ -67,6 +67,9 @@ type Agent struct {
 	// stub's known result instead (see StubBaseline): a function whose
 	// body is only its docstring returns None and fails check().
 	RunStub bool
+	// ParserPerCheck starts a Python parser process per policy check, as
+	// a user's run does, instead of one for every problem.
+	ParserPerCheck bool
 
 	parserOnce sync.Once
 	parser     *policy.PythonParser // one persistent policy parser for every problem
@@ -82,6 +85,9 @@ func (a *Agent) Close() error {
 }
 
 func (a *Agent) policyParser() *policy.PythonParser {
+	if a.ParserPerCheck {
+		return nil
+	}
 	a.parserOnce.Do(func() { a.parser = policy.NewPythonParser("") })
 	return a.parser
 }

@@ -58,6 +58,9 @@ func (s *Summary) Section() string {
 	fmt.Fprintf(&b, "The oracle submits the canonical solutions through the whole agent loop (prompt, SEARCH/REPLACE edit, policy check, sandbox check): the harness's self-check. All %d problems, parallel %d, official 3 s timeout per check. The loop and the three check-only baselines take turns, 16 problems at a time in a new random order, so that the load of the machine falls on all of them alike.\n\n", s.Problems, s.Parallel)
 	fmt.Fprintf(&b, "| run | passed | wall | vs the loop |\n|---|---|---|---|\n")
 	fmt.Fprintf(&b, "| fixpoint: %s | %d/%d | %.1f s | 1.00x |\n", s.Checker, s.Passed, s.Problems, s.LoopSeconds)
+	if u := s.UserLoop; u != nil && s.LoopSeconds > 0 {
+		fmt.Fprintf(&b, "| the same loop as a user's run: the stub checked, a parser process per policy check | %d/%d | %.1f s | %.2fx |\n", u.Passed, s.Problems, u.Seconds, u.Seconds/s.LoopSeconds)
+	}
 	for _, name := range slices.Sorted(maps.Keys(s.Baselines)) {
 		bl := s.Baselines[name]
 		ratio := "–"

@@ -26,18 +26,22 @@ type Summary struct {
 	StartSeconds float64 `json:"session_start_seconds"`
 	// LoopSeconds is the loop's own wall time when the baselines were
 	// timed in turns with it (--baseline): what they compare against.
-	LoopSeconds    float64  `json:"loop_seconds,omitempty"`
-	SandboxSeconds float64  `json:"sandbox_seconds"`
-	ModelSeconds   float64  `json:"model_seconds"`
-	Model          string   `json:"model"`
-	Temperature    *float64 `json:"temperature"`
-	Seed           *int     `json:"seed"`
-	Attempts       int      `json:"attempts"`
-	Parallel       int      `json:"parallel"`
-	Checker        string   `json:"checker"` // "warm sessions (docker)", "container per check", "host"
-	Version        string   `json:"fixpoint_version"`
-	Date           string   `json:"date"`
-	Data           string   `json:"data"`
+	LoopSeconds float64 `json:"loop_seconds,omitempty"`
+	// UserLoop is the same loop without the benchmark's shortcuts (the
+	// stub checked, a parser process per policy check), timed in the same
+	// turns: what the shortcuts save.
+	UserLoop       *Baseline `json:"user_loop,omitempty"`
+	SandboxSeconds float64   `json:"sandbox_seconds"`
+	ModelSeconds   float64   `json:"model_seconds"`
+	Model          string    `json:"model"`
+	Temperature    *float64  `json:"temperature"`
+	Seed           *int      `json:"seed"`
+	Attempts       int       `json:"attempts"`
+	Parallel       int       `json:"parallel"`
+	Checker        string    `json:"checker"` // "warm sessions (docker)", "container per check", "host"
+	Version        string    `json:"fixpoint_version"`
+	Date           string    `json:"date"`
+	Data           string    `json:"data"`
 	// Baselines holds the same check programs timed under other checkers
 	// (no loop), when measured in the same run, by checker name.
 	Baselines map[string]Baseline `json:"baselines,omitempty"`

@@ -112,7 +112,7 @@ func (p *PythonParser) parse(ctx context.Context, src []byte) ([]pyFinding, erro
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	proc := p.proc
-	stop := context.AfterFunc(ctx, func() { proc.cmd.Process.Kill() })
+	stop := context.AfterFunc(ctx, func() { _ = proc.cmd.Process.Kill() }) // the read below then fails
 	line, err := proc.request(src)
 	if !stop() || err != nil {
 		p.stopLocked()
@@ -177,11 +177,12 @@ func (p *pyProc) request(src []byte) (string, error) {
 	return strings.TrimSpace(line), nil
 }
 
-// kill stops the process and reaps it.
+// kill stops the process and reaps it. Their errors say only that the
+// process was already gone, or was killed: there is nothing to report.
 func (p *pyProc) kill() {
-	p.in.Close()
-	p.cmd.Process.Kill()
-	p.cmd.Wait()
+	_ = p.in.Close()
+	_ = p.cmd.Process.Kill()
+	_ = p.cmd.Wait()
 }
 
 func (p *PythonParser) stopLocked() {
@@ -203,7 +204,7 @@ func (p *PythonParser) Close() error {
 	if p.proc == nil {
 		return nil
 	}
-	p.proc.in.Close() // the loop exits at EOF
+	_ = p.proc.in.Close() // the loop exits at EOF; Wait reports how it ended
 	err := p.proc.cmd.Wait()
 	p.proc = nil
 	if err != nil {

@@ -81,7 +81,7 @@ func (m *fixModel) Chat(ctx context.Context, req llm.Request, onDelta func(strin
 func Run(ctx context.Context, cfg *config.Config, backend sandbox.Backend, cases []Case) ([]Result, error) {
 	var out []Result
 	for _, c := range cases {
-		r, err := benchCase(ctx, cfg, backend, c)
+		r, err := runCase(ctx, cfg, backend, c)
 		if err != nil {
 			return out, fmt.Errorf("%s: %w", c.Name, err)
 		}
@@ -90,7 +90,7 @@ func Run(ctx context.Context, cfg *config.Config, backend sandbox.Backend, cases
 	return out, nil
 }
 
-func benchCase(ctx context.Context, cfg *config.Config, backend sandbox.Backend, c Case) (*Result, error) {
+func runCase(ctx context.Context, cfg *config.Config, backend sandbox.Backend, c Case) (*Result, error) {
 	root, err := os.MkdirTemp("", "fixpoint-bench-context-")
 	if err != nil {
 		return nil, err

@@ -86,8 +86,9 @@ log (data/runs/) to --out. --oracle submits the canonical solutions through the
 same loop: the harness's self-check, which must score 164/164. --baseline also
 times the bare checks (no loop) on the warm sessions, with a new container per
 check, and as bare host processes (with --oracle only: the host never runs a
-model's code), taking turns with the loop 16 problems at a time, and prints
-the ratios.
+model's code), and the loop as a user's run (the stub checked, a parser
+process per policy check; run logs in OUT/user-loop), all taking turns with
+the loop 16 problems at a time, and prints the ratios.
 Example:
   FIXPOINT_BASE_URL=http://localhost:11434/v1 fixpoint bench humaneval \
     --data ./HumanEval.jsonl.gz --model qwen2.5-coder:7b --parallel 2

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fixpoint-dev/fixpoint/agent/policy"
 	"github.com/fixpoint-dev/fixpoint/config"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/backends"
@@ -32,6 +33,10 @@ type Options struct {
 	Warn io.Writer
 	// Approve is asked before dependencies are installed; nil refuses.
 	Approve func(ctx context.Context, deps []string) (bool, error)
+	// PolicyParser parses Python for the policy checks in one persistent
+	// process that the caller owns (and closes), shared by every run;
+	// nil starts a parser process per checked file.
+	PolicyParser *policy.PythonParser
 }
 
 // Engine runs the loop for one workspace configuration. An Engine may run

@@ -134,7 +134,7 @@ func (r *run) setup(ctx context.Context) error {
 	// A policy that does not load (a misspelt rule name) is an error, not
 	// a warning: running on without checks would turn a typo in a rule
 	// meant to block something into no checks at all.
-	pc, err := policy.New(e.cfg.Policy, &policy.Options{IsTest: IsTestFile})
+	pc, err := policy.New(e.cfg.Policy, &policy.Options{IsTest: IsTestFile, Parser: e.opts.PolicyParser})
 	if err != nil {
 		return fmt.Errorf("run: %w", err)
 	}
@@ -151,12 +151,15 @@ func (r *run) setup(ctx context.Context) error {
 	}
 	r.sess = sess
 	r.closeFn = done
-	if _, err := sess.Sync(ctx, r.cur); err != nil {
-		r.closeSession()
-		return fmt.Errorf("run: sync workspace: %w", err)
+	// With a given baseline nothing runs before the first test, whose
+	// Sync brings the files.
+	if r.req.Baseline == nil {
+		if _, err := sess.Sync(ctx, r.cur); err != nil {
+			r.closeSession()
+			return fmt.Errorf("run: sync workspace: %w", err)
+		}
 	}
-	r.emit(PhaseTest, 0, "running the baseline tests", nil)
-	rep, err := r.test(ctx, r.cur)
+	rep, err := r.baseline(ctx)
 	r.res.Phases[PhaseTest] += time.Since(t0)
 	if err != nil {
 		r.closeSession()
@@ -171,6 +174,16 @@ func (r *run) setup(ctx context.Context) error {
 	r.emit(PhaseTest, 0, "baseline: "+counts(rep), rep)
 	r.memoryObserve(ctx, 0, rep)
 	return nil
+}
+
+// baseline runs the tests on the unchanged workspace, unless the request
+// gives their report (Request.Baseline).
+func (r *run) baseline(ctx context.Context) (*testrun.Report, error) {
+	if r.req.Baseline != nil {
+		return r.req.Baseline, nil
+	}
+	r.emit(PhaseTest, 0, "running the baseline tests", nil)
+	return r.test(ctx, r.cur)
 }
 
 // logTest writes a test report to the run log, and a warning in words

@@ -2,18 +2,21 @@ package bwrap_test
 
 import (
 	"testing"
-	"time"
 
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/bwrap"
 	"github.com/fixpoint-dev/fixpoint/sandbox/sandboxtest"
 )
 
-func TestSnapshotFidelity(t *testing.T) {
+// TestConformance runs the contract every backend keeps (sandboxtest).
+func TestConformance(t *testing.T) {
 	sandboxtest.RequireCommand(t, "bwrap")
 	b, err := bwrap.New(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sandboxtest.SnapshotFidelity(t, b, sandbox.Spec{Limits: sandbox.Limits{Timeout: 30 * time.Second}})
+	if err := b.Check(t.Context()); err != nil {
+		t.Fatalf("bwrap does not work here: %v", err)
+	}
+	sandboxtest.Conformance(t, b, sandbox.Spec{})
 }

@@ -1,77 +1,23 @@
-package memory
+// Package recall is the failure-memory benchmark (`fixpoint bench
+// memory`): retrieval quality of an embedder on the labelled corpus of
+// memory/memorytest ([MeasureQuality]: recall@1 and @3) and the latency of
+// Open, Recall and Add at a store size ([MeasureLatency]), together a
+// [Report].
+package recall
 
 import (
 	"context"
-	"embed"
 	"fmt"
-	"io/fs"
 	"math/rand/v2"
 	"os"
-	"path"
 	"runtime"
-	"sort"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/fixpoint-dev/fixpoint/memory"
+	"github.com/fixpoint-dev/fixpoint/memory/memorytest"
 )
-
-// errorCorpus holds real Go, Python and Node failure outputs: for each root
-// cause two variants (NAME.a.txt, NAME.b.txt) that differ in file names,
-// identifiers and values, and distractors (NAME.x.txt) that have no pair.
-// testdata/gen/gen.py regenerates them.
-//
-//go:embed testdata/errors/*.txt
-var errorCorpus embed.FS
-
-// Pair is one labelled retrieval case: Query should recall Want.
-type Pair struct {
-	Case     string // e.g. "go-nil-map"
-	Language string
-	Stored   string // raw output stored in memory (variant a)
-	Query    string // raw output of the same root cause (variant b)
-}
-
-// Corpus returns the labelled pairs and the distractors (raw outputs with
-// their language) shipped with the package.
-func Corpus() (pairs []Pair, distractors []Pair, err error) {
-	files, err := fs.Glob(errorCorpus, "testdata/errors/*.txt")
-	if err != nil {
-		return nil, nil, err
-	}
-	byCase := map[string]*Pair{}
-	var cases []string
-	for _, f := range files {
-		base := path.Base(f)
-		name, variant, _ := strings.Cut(strings.TrimSuffix(base, ".txt"), ".")
-		b, err := fs.ReadFile(errorCorpus, f)
-		if err != nil {
-			return nil, nil, err
-		}
-		p := byCase[name]
-		if p == nil {
-			lang, _, _ := strings.Cut(name, "-")
-			p = &Pair{Case: name, Language: lang}
-			byCase[name] = p
-			cases = append(cases, name)
-		}
-		switch variant {
-		case "a", "x":
-			p.Stored = string(b)
-		case "b":
-			p.Query = string(b)
-		}
-	}
-	sort.Strings(cases)
-	for _, c := range cases {
-		p := byCase[c]
-		if p.Query == "" {
-			distractors = append(distractors, *p)
-		} else {
-			pairs = append(pairs, *p)
-		}
-	}
-	return pairs, distractors, nil
-}
 
 // Quality is retrieval quality over the labelled corpus.
 type Quality struct {
@@ -91,8 +37,8 @@ type Quality struct {
 
 // MeasureQuality stores every distractor and the stored side of every pair
 // in a fresh store under dir, then recalls with each query's signature.
-func MeasureQuality(ctx context.Context, dir string, emb Embedder, byLanguage bool) (*Quality, error) {
-	pairs, distractors, err := Corpus()
+func MeasureQuality(ctx context.Context, dir string, emb memory.Embedder, byLanguage bool) (*Quality, error) {
+	pairs, distractors, err := memorytest.Corpus()
 	if err != nil {
 		return nil, err
 	}
@@ -100,7 +46,7 @@ func MeasureQuality(ctx context.Context, dir string, emb Embedder, byLanguage bo
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return nil, err
 	}
-	s, err := Open(ctx, dir+"/quality-data", &Options{Root: root, Embedder: emb})
+	s, err := memory.Open(ctx, dir+"/quality-data", &memory.Options{Root: root, Embedder: emb})
 	if err != nil {
 		return nil, err
 	}
@@ -108,22 +54,22 @@ func MeasureQuality(ctx context.Context, dir string, emb Embedder, byLanguage bo
 	if err := s.ForgetAll(ctx); err != nil {
 		return nil, err
 	}
-	var recs []Record
-	for _, p := range append(append([]Pair(nil), pairs...), distractors...) {
-		recs = append(recs, Record{ID: p.Case, Language: p.Language, Excerpt: p.Stored})
+	var recs []memory.Record
+	for _, p := range append(append([]memorytest.Pair(nil), pairs...), distractors...) {
+		recs = append(recs, memory.Record{ID: p.Case, Language: p.Language, Excerpt: p.Stored})
 	}
 	if _, err := s.AddBatch(ctx, recs); err != nil {
 		return nil, err
 	}
-	q := &Quality{Embedder: s.proj.emb.Name(), Pairs: len(pairs), Distractors: len(distractors), LanguageFiltered: byLanguage}
+	q := &Quality{Embedder: emb.Name(), Pairs: len(pairs), Distractors: len(distractors), LanguageFiltered: byLanguage}
 	hit1, hit3 := 0, 0
 	var pairSim, otherSim float64
 	for _, p := range pairs {
-		opts := RecallOptions{K: 3}
+		opts := memory.RecallOptions{K: 3}
 		if byLanguage {
 			opts.Language = p.Language
 		}
-		ms, err := s.Recall(ctx, Signature(p.Language, p.Query), opts)
+		ms, err := s.Recall(ctx, memory.Signature(p.Language, p.Query), opts)
 		if err != nil {
 			return nil, err
 		}
@@ -157,21 +103,21 @@ func MeasureQuality(ctx context.Context, dir string, emb Embedder, byLanguage bo
 
 // syntheticRecords returns n records built from the corpus with
 // identifiers and values changed, for latency measurements.
-func syntheticRecords(n int, seed uint64) ([]Record, error) {
-	pairs, distractors, err := Corpus()
+func syntheticRecords(n int, seed uint64) ([]memory.Record, error) {
+	pairs, distractors, err := memorytest.Corpus()
 	if err != nil {
 		return nil, err
 	}
 	all := append(pairs, distractors...)
 	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	words := []string{"user", "order", "cache", "parse", "load", "store", "config", "token", "session", "queue", "worker", "index", "render", "route", "client"}
-	recs := make([]Record, n)
+	recs := make([]memory.Record, n)
 	for i := range recs {
 		p := all[r.IntN(len(all))]
-		sig := Signature(p.Language, p.Stored)
+		sig := memory.Signature(p.Language, p.Stored)
 		w1, w2 := words[r.IntN(len(words))], words[r.IntN(len(words))]
 		sig += fmt.Sprintf("\nframes: %s%s%d < handle%s", w1, strings.ToUpper(w2[:1])+w2[1:], r.IntN(1000), strings.ToUpper(w1[:1])+w1[1:])
-		recs[i] = Record{
+		recs[i] = memory.Record{
 			ID:        fmt.Sprintf("syn%09d", i),
 			Language:  p.Language,
 			TestID:    fmt.Sprintf("Test%s%d", strings.ToUpper(w1[:1])+w1[1:], i),
@@ -217,7 +163,7 @@ func MeasureLatency(ctx context.Context, dir string, n int) (*Latency, error) {
 		return nil, err
 	}
 	data := root + "-data"
-	s, err := Open(ctx, data, &Options{Root: root, Cap: n + 1000})
+	s, err := memory.Open(ctx, data, &memory.Options{Root: root, Cap: n + 1000})
 	if err != nil {
 		return nil, err
 	}
@@ -234,7 +180,7 @@ func MeasureLatency(ctx context.Context, dir string, n int) (*Latency, error) {
 	l := &Latency{Records: n}
 	runtime.GC()
 	start, cpu := time.Now(), cpuTime()
-	s, err = Open(ctx, data, &Options{Root: root, Cap: n + 1000})
+	s, err = memory.Open(ctx, data, &memory.Options{Root: root, Cap: n + 1000})
 	l.Open, l.OpenCPU = time.Since(start), cpuTime()-cpu
 	if err != nil {
 		return nil, err
@@ -244,14 +190,14 @@ func MeasureLatency(ctx context.Context, dir string, n int) (*Latency, error) {
 	runtime.GC()
 	start, cpu = time.Now(), cpuTime()
 	for _, q := range queries {
-		if _, err := s.Recall(ctx, q.Signature, RecallOptions{K: 3}); err != nil {
+		if _, err := s.Recall(ctx, q.Signature, memory.RecallOptions{K: 3}); err != nil {
 			return nil, err
 		}
 	}
 	l.Query, l.QueryCPU = time.Since(start)/time.Duration(len(queries)), (cpuTime()-cpu)/time.Duration(len(queries))
 	start, cpu = time.Now(), cpuTime()
 	for _, q := range queries {
-		if _, err := s.Recall(ctx, q.Signature, RecallOptions{K: 3, Language: q.Language}); err != nil {
+		if _, err := s.Recall(ctx, q.Signature, memory.RecallOptions{K: 3, Language: q.Language}); err != nil {
 			return nil, err
 		}
 	}
@@ -267,22 +213,22 @@ func MeasureLatency(ctx context.Context, dir string, n int) (*Latency, error) {
 	return l, nil
 }
 
-// BenchReport is the memory benchmark: retrieval quality and latency.
-type BenchReport struct {
+// Report is the memory benchmark: retrieval quality and latency.
+type Report struct {
 	Quality        *Quality // language-filtered, as the loop recalls
 	QualityAnyLang *Quality // no language filter
 	Latency        []*Latency
 }
 
-// Bench measures retrieval quality of the local embedder on the shipped
+// Run measures retrieval quality of the local embedder on the shipped
 // corpus and latency at 1k and 10k records, using scratch stores under dir.
-func Bench(ctx context.Context, dir string) (*BenchReport, error) {
-	var r BenchReport
+func Run(ctx context.Context, dir string) (*Report, error) {
+	var r Report
 	var err error
-	if r.Quality, err = MeasureQuality(ctx, dir, Local(), true); err != nil {
+	if r.Quality, err = MeasureQuality(ctx, dir, memory.Local(), true); err != nil {
 		return nil, fmt.Errorf("retrieval quality: %w", err)
 	}
-	if r.QualityAnyLang, err = MeasureQuality(ctx, dir, Local(), false); err != nil {
+	if r.QualityAnyLang, err = MeasureQuality(ctx, dir, memory.Local(), false); err != nil {
 		return nil, fmt.Errorf("retrieval quality: %w", err)
 	}
 	for _, n := range []int{1000, 10000} {
@@ -296,7 +242,7 @@ func Bench(ctx context.Context, dir string) (*BenchReport, error) {
 }
 
 // Markdown renders the report for docs/BENCHMARKS.md.
-func (r *BenchReport) Markdown() string {
+func (r *Report) Markdown() string {
 	var b strings.Builder
 	b.WriteString("### Failure memory\n\n")
 	for _, q := range []*Quality{r.Quality, r.QualityAnyLang} {

@@ -9,13 +9,16 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/fixpoint-dev/fixpoint/agent"
 	"github.com/fixpoint-dev/fixpoint/agent/edit"
 	"github.com/fixpoint-dev/fixpoint/agent/llm"
+	"github.com/fixpoint-dev/fixpoint/agent/policy"
 	"github.com/fixpoint-dev/fixpoint/config"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
+	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
 )
 
 // Workspace layout of one problem. solution.py starts as the prompt; the
@@ -59,6 +62,34 @@ type Agent struct {
 	Timeout time.Duration
 	// Keep keeps each problem's workspace.
 	Keep bool
+	// RunStub runs the check on the unchanged stub before the first
+	// attempt, as a user's run does. By default the run is given the
+	// stub's known result instead (see StubBaseline): a function whose
+	// body is only its docstring returns None and fails check().
+	RunStub bool
+	// ParserPerCheck starts a Python parser process per policy check, as
+	// a user's run does, instead of one for every problem.
+	ParserPerCheck bool
+
+	parserOnce sync.Once
+	parser     *policy.PythonParser // one persistent policy parser for every problem
+}
+
+// Close stops what the Agent started for all problems (the policy
+// parser). A Solve after Close checks Python with a process per file.
+func (a *Agent) Close() error {
+	a.parserOnce.Do(func() {}) // no parser starts after Close
+	err := a.parser.Close()
+	a.parser = nil
+	return err
+}
+
+func (a *Agent) policyParser() *policy.PythonParser {
+	if a.ParserPerCheck {
+		return nil
+	}
+	a.parserOnce.Do(func() { a.parser = policy.NewPythonParser("") })
+	return a.parser
 }
 
 // RelaxedRules are the policy rules the benchmark turns from block to warn
@@ -84,9 +115,13 @@ func (a *Agent) Solve(ctx context.Context, p Problem, attempts int) (ProblemResu
 	if model == nil {
 		model = oracle{p}
 	}
-	eng := agent.New(a.config(attempts), &agent.Options{Model: model, Backend: a.Backend})
+	eng := agent.New(a.config(attempts), &agent.Options{Model: model, Backend: a.Backend, PolicyParser: a.policyParser()})
 	defer eng.Close()
-	res, err := eng.Run(ctx, agent.Request{Mode: agent.ModeFix, Root: ws, Goal: Goal(p), Focus: []string{SolutionFile}}, nil)
+	req := agent.Request{Mode: agent.ModeFix, Root: ws, Goal: Goal(p), Focus: []string{SolutionFile}}
+	if !a.RunStub {
+		req.Baseline = StubBaseline(p)
+	}
+	res, err := eng.Run(ctx, req, nil)
 	if err != nil {
 		return r, err
 	}
@@ -116,6 +151,22 @@ func (a *Agent) Solve(ctx context.Context, p Problem, attempts int) (ProblemResu
 		}
 	}
 	return r, nil
+}
+
+// StubBaseline is the check's result on p's stub (solution.py holding only
+// the prompt), known without running it: the entry point's body is only
+// its docstring, so it returns None and check() fails. A benchmark run
+// gives it to the loop instead of spending a sandbox run on it; the
+// scripted return-None test in this package holds every problem of the
+// dataset to it.
+func StubBaseline(p Problem) *testrun.Report {
+	msg := fmt.Sprintf("%s has no body yet (%s holds only the prompt), so the hidden check fails", p.EntryPoint, SolutionFile)
+	rep := &testrun.Report{
+		Runner: testrun.RunnerExitCode, Command: []string{"sh", "-c", CheckCmd}, ExitCode: 1, Output: msg,
+		Tests: []testrun.Result{{ID: "(exit)", Name: "exit status 1", Status: testrun.StatusError, Message: msg, Excerpt: msg}},
+	}
+	rep.Count()
+	return rep
 }
 
 // Goal is the goal the agent gets for p: the prompt itself, with what to do

@@ -13,14 +13,24 @@ import (
 // Summary is summary.json. The fields listed by the benchmark issue are
 // always present.
 type Summary struct {
-	Problems       int       `json:"problems"`
-	Passed         int       `json:"passed"` // after repair
-	PassAt1        float64   `json:"pass_at_1"`
-	PassByAttempt  []float64 `json:"pass_by_attempt"` // cumulative pass rate after attempt i+1
-	AttemptsMean   float64   `json:"attempts_mean"`
-	TokensIn       int       `json:"tokens_in"`
-	TokensOut      int       `json:"tokens_out"`
-	WallSeconds    float64   `json:"wall_seconds"`
+	Problems      int       `json:"problems"`
+	Passed        int       `json:"passed"` // after repair
+	PassAt1       float64   `json:"pass_at_1"`
+	PassByAttempt []float64 `json:"pass_by_attempt"` // cumulative pass rate after attempt i+1
+	AttemptsMean  float64   `json:"attempts_mean"`
+	TokensIn      int       `json:"tokens_in"`
+	TokensOut     int       `json:"tokens_out"`
+	WallSeconds   float64   `json:"wall_seconds"`
+	// StartSeconds is the part of WallSeconds spent starting the warm
+	// sandbox sessions, once for all problems.
+	StartSeconds float64 `json:"session_start_seconds"`
+	// LoopSeconds is the loop's own wall time when the baselines were
+	// timed in turns with it (--baseline): what they compare against.
+	LoopSeconds float64 `json:"loop_seconds,omitempty"`
+	// UserLoop is the same loop without the benchmark's shortcuts (the
+	// stub checked, a parser process per policy check), timed in the same
+	// turns: what the shortcuts save.
+	UserLoop       *Baseline `json:"user_loop,omitempty"`
 	SandboxSeconds float64   `json:"sandbox_seconds"`
 	ModelSeconds   float64   `json:"model_seconds"`
 	Model          string    `json:"model"`
@@ -34,7 +44,6 @@ type Summary struct {
 	Data           string    `json:"data"`
 	// Baselines holds the same check programs timed under other checkers
 	// (no loop), when measured in the same run, by checker name.
-	// checkers, when measured in the same run.
 	Baselines map[string]Baseline `json:"baselines,omitempty"`
 }
 

@@ -1,4 +1,4 @@
-package sandboxbench
+package sandboxcost
 
 import (
 	"context"

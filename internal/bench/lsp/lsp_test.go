@@ -1,4 +1,4 @@
-package server
+package lsp
 
 import (
 	"context"
@@ -15,9 +15,9 @@ import (
 func TestLoad(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
-	rep, err := Bench(ctx, nil)
+	rep, err := Run(ctx, nil)
 	if err != nil {
-		t.Fatalf("Bench: %v", err)
+		t.Fatalf("Run: %v", err)
 	}
 	if rep.RunTestsRefused != 100 {
 		t.Errorf("runTests refused = %d, want 100 (one run per folder)", rep.RunTestsRefused)
@@ -33,7 +33,7 @@ func TestIdleRSS(t *testing.T) {
 		t.Skip("builds the fixpoint binary")
 	}
 	bin := filepath.Join(t.TempDir(), "fixpoint")
-	build := exec.CommandContext(t.Context(), "go", "build", "-o", bin, "../cmd/fixpoint")
+	build := exec.CommandContext(t.Context(), "go", "build", "-o", bin, "../../../cmd/fixpoint")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
@@ -49,7 +49,7 @@ func TestIdleRSS(t *testing.T) {
 
 func BenchmarkCodeActionDuringRun(b *testing.B) {
 	for b.Loop() {
-		rep, err := Bench(b.Context(), &BenchOptions{DidChanges: 1, RunTests: 1, CodeActions: 1000})
+		rep, err := Run(b.Context(), &Options{DidChanges: 1, RunTests: 1, CodeActions: 1000})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -60,7 +60,7 @@ func BenchmarkCodeActionDuringRun(b *testing.B) {
 
 func BenchmarkDidChange5000Lines(b *testing.B) {
 	for b.Loop() {
-		rep, err := Bench(b.Context(), &BenchOptions{DidChanges: 1000, RunTests: 1, CodeActions: 1})
+		rep, err := Run(b.Context(), &Options{DidChanges: 1000, RunTests: 1, CodeActions: 1})
 		if err != nil {
 			b.Fatal(err)
 		}

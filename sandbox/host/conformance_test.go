@@ -1,18 +1,19 @@
 package host_test
 
 import (
+	"io"
 	"testing"
-	"time"
 
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/host"
 	"github.com/fixpoint-dev/fixpoint/sandbox/sandboxtest"
 )
 
-func TestSnapshotFidelity(t *testing.T) {
-	b, err := host.New(nil)
+// TestConformance runs the contract every backend keeps (sandboxtest).
+func TestConformance(t *testing.T) {
+	b, err := host.New(&host.Options{Warn: io.Discard})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sandboxtest.SnapshotFidelity(t, b, sandbox.Spec{Limits: sandbox.Limits{Timeout: 30 * time.Second}})
+	sandboxtest.Conformance(t, b, sandbox.Spec{})
 }

@@ -1,4 +1,8 @@
-package agent
+// Package loop measures the agent loop's own cost per iteration: Run
+// drives `fixpoint fix` on a copy of examples/go-bug with an instant
+// scripted model and reports medians (a [Report]), the wall time of an
+// iteration minus the test command's own time and the model's.
+package loop
 
 import (
 	"context"
@@ -6,16 +10,18 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 	"time"
 
+	"github.com/fixpoint-dev/fixpoint/agent"
 	"github.com/fixpoint-dev/fixpoint/agent/demo"
 	"github.com/fixpoint-dev/fixpoint/agent/llm"
 	"github.com/fixpoint-dev/fixpoint/config"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 )
 
-// BenchOptions configure BenchLoop.
-type BenchOptions struct {
+// Options configure Run.
+type Options struct {
 	// Config is the configuration; nil means config defaults with the data
 	// dir in a temporary directory. Memory and run logs stay as configured.
 	Config *config.Config
@@ -28,9 +34,9 @@ type BenchOptions struct {
 	Runs int
 }
 
-// LoopBench is the measured iteration overhead: the wall time of an
+// Report is the measured iteration overhead: the wall time of an
 // iteration minus the test command's own time and the (instant) model.
-type LoopBench struct {
+type Report struct {
 	Runs         int           `json:"runs"`
 	Backend      string        `json:"backend"`
 	Iteration    time.Duration `json:"iteration"`     // median wall per iteration
@@ -49,10 +55,10 @@ func (instantModel) Chat(ctx context.Context, req llm.Request, onDelta func(stri
 	return &llm.Response{Content: demo.GoBugFix}, nil
 }
 
-// BenchLoop measures the loop's own cost per iteration on examples/go-bug
-// with an instant scripted model: it runs opts.Runs fix runs and reports
+// Run measures the loop's own cost per iteration on examples/go-bug with
+// an instant scripted model: it runs opts.Runs fix runs and reports
 // medians. The target is an overhead under 50 ms.
-func BenchLoop(ctx context.Context, opts *BenchOptions) (*LoopBench, error) {
+func Run(ctx context.Context, opts *Options) (*Report, error) {
 	if opts == nil || opts.Backend == nil || opts.Root == "" {
 		return nil, errors.New("bench loop: Backend and Root are required")
 	}
@@ -69,11 +75,11 @@ func BenchLoop(ctx context.Context, opts *BenchOptions) (*LoopBench, error) {
 	if runs <= 0 {
 		runs = 5
 	}
-	e := New(cfg, &Options{Model: instantModel{}, Backend: opts.Backend, Warn: io.Discard})
+	e := agent.New(cfg, &agent.Options{Model: instantModel{}, Backend: opts.Backend, Warn: io.Discard})
 	defer e.Close()
 	var it, test, over, syncs, extra, parse []time.Duration
 	for i := 0; i < runs; i++ {
-		res, err := e.Run(ctx, Request{Mode: ModeFix, Root: opts.Root}, nil)
+		res, err := e.Run(ctx, agent.Request{Mode: agent.ModeFix, Root: opts.Root}, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -88,7 +94,7 @@ func BenchLoop(ctx context.Context, opts *BenchOptions) (*LoopBench, error) {
 		extra = append(extra, x.SandboxTime-x.TestTime)
 		parse = append(parse, x.ParseTime)
 	}
-	return &LoopBench{
+	return &Report{
 		Runs: runs, Backend: opts.Backend.Name(),
 		Iteration: median(it), TestTime: median(test), Overhead: median(over), OverheadMax: maxDur(over),
 		Sync: median(syncs), SandboxExtra: median(extra), Parse: median(parse),
@@ -107,4 +113,15 @@ func maxDur(d []time.Duration) time.Duration {
 		m = max(m, x)
 	}
 	return m
+}
+
+// Markdown renders the report for docs/BENCHMARKS.md.
+func (r *Report) Markdown() string {
+	ms := func(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
+	var b strings.Builder
+	fmt.Fprintf(&b, "`fixpoint fix` on a copy of examples/go-bug with an instant scripted model, %d runs on the %s backend, medians. Overhead is the iteration's wall time minus the test command's own time and the model's; the target is under 50 ms.\n\n", r.Runs, r.Backend)
+	fmt.Fprintf(&b, "| measure | median |\n|---|---|\n")
+	fmt.Fprintf(&b, "| wall per iteration | %s |\n| test command (go test -json) | %s |\n| **overhead** (max %s) | **%s** |\n", ms(r.Iteration), ms(r.TestTime), ms(r.OverheadMax), ms(r.Overhead))
+	fmt.Fprintf(&b, "| of which: sandbox sync | %s |\n| of which: sandbox run beyond the test's own time | %s |\n| of which: edit parse and apply | %s |\n", ms(r.Sync), ms(r.SandboxExtra), ms(r.Parse))
+	return b.String()
 }

@@ -39,7 +39,28 @@ func dockerPool(t *testing.T) *Pool {
 
 // agentOn is the benchmark's solver on the docker pool.
 func agentOn(t *testing.T, pool *Pool, model agent.Model) *Agent {
-	return &Agent{Model: model, Backend: pool, Dir: t.TempDir(), Timeout: ciTimeout}
+	a := &Agent{Model: model, Backend: pool, Dir: t.TempDir(), Timeout: ciTimeout}
+	t.Cleanup(func() { a.Close() })
+	return a
+}
+
+// The loop is given StubBaseline instead of a sandbox run of each stub:
+// every stub of the dataset must fail its check in the sandbox.
+func TestStubsFail(t *testing.T) {
+	problems, err := Load(dataPath(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := dockerPool(t)
+	for _, p := range problems {
+		v, err := pool.Check(t.Context(), Program(p, ""), ciTimeout)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.Passed || StubBaseline(p).OK() {
+			t.Errorf("%s: the stub passes its check (%+v): StubBaseline would be wrong", p.TaskID, v)
+		}
+	}
 }
 
 func logFailures(t *testing.T, res []ProblemResult) {

@@ -1,4 +1,10 @@
-package agent
+// Package prompt is the prompt-economy benchmark (`fixpoint bench
+// context`): each [Case] runs `fixpoint fix` through the real loop with a
+// scripted model that replies with the correct fix, and [Result] says how
+// many prompt bytes each model request carried and whether the file to
+// edit was in the context. [Cases] lists the bundled examples and real
+// projects with a planted one-line bug.
+package prompt
 
 import (
 	"context"
@@ -10,16 +16,17 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/fixpoint-dev/fixpoint/agent"
 	"github.com/fixpoint-dev/fixpoint/agent/llm"
 	"github.com/fixpoint-dev/fixpoint/config"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 )
 
-// ContextCase is one project of the context benchmark: a copy of Source with
+// Case is one project of the context benchmark: a copy of Source with
 // a bug planted (Old replaced by New in File, once), which a scripted model
 // fixes by replacing New with Old again. A case whose project is already
 // buggy leaves Old and New empty and gives Fix.
-type ContextCase struct {
+type Case struct {
 	Name    string
 	Source  string // the project directory (copied; never written)
 	File    string // the file the fix edits: it must be in the model's context
@@ -29,8 +36,8 @@ type ContextCase struct {
 	TestCmd string // overrides test runner detection (e.g. a src/ layout)
 }
 
-// ContextResult is what the benchmark measured for one case.
-type ContextResult struct {
+// Result is what the benchmark measured for one case.
+type Result struct {
 	Case       string
 	Files      int   // workspace files
 	Requests   []int // prompt bytes (system + user) per model request
@@ -40,6 +47,9 @@ type ContextResult struct {
 	Verified   bool
 	StopReason string
 }
+
+// tokens estimates a text's tokens as the loop does: four bytes each.
+func tokens(s string) int { return (len(s) + 3) / 4 }
 
 // fixModel replies to every request with the fix and records the prompts.
 type fixModel struct {
@@ -61,26 +71,26 @@ func (m *fixModel) Chat(ctx context.Context, req llm.Request, onDelta func(strin
 	if strings.Contains(req.Messages[len(req.Messages)-1].Content, "## Task: write a plan") {
 		reply = "1. Fix the planted bug."
 	}
-	return &llm.Response{Content: reply, Usage: llm.Usage{In: estimateTokens(all.String()), Out: estimateTokens(reply)}}, nil
+	return &llm.Response{Content: reply, Usage: llm.Usage{In: tokens(all.String()), Out: tokens(reply)}}, nil
 }
 
-// BenchContext runs each case through the real loop (snapshot, baseline,
+// Run runs each case through the real loop (snapshot, baseline,
 // prompts, edit, sandboxed tests) with a scripted model that replies with the
 // correct fix, and reports the prompt bytes and whether the file to edit was
 // in the context. cfg is copied; its DataDir should be a temporary dir.
-func BenchContext(ctx context.Context, cfg *config.Config, backend sandbox.Backend, cases []ContextCase) ([]ContextResult, error) {
-	var out []ContextResult
+func Run(ctx context.Context, cfg *config.Config, backend sandbox.Backend, cases []Case) ([]Result, error) {
+	var out []Result
 	for _, c := range cases {
-		r, err := benchContextCase(ctx, cfg, backend, c)
+		r, err := runCase(ctx, cfg, backend, c)
 		if err != nil {
-			return out, fmt.Errorf("bench context: %s: %w", c.Name, err)
+			return out, fmt.Errorf("%s: %w", c.Name, err)
 		}
 		out = append(out, *r)
 	}
 	return out, nil
 }
 
-func benchContextCase(ctx context.Context, cfg *config.Config, backend sandbox.Backend, c ContextCase) (*ContextResult, error) {
+func runCase(ctx context.Context, cfg *config.Config, backend sandbox.Backend, c Case) (*Result, error) {
 	root, err := os.MkdirTemp("", "fixpoint-bench-context-")
 	if err != nil {
 		return nil, err
@@ -121,20 +131,20 @@ func benchContextCase(ctx context.Context, cfg *config.Config, backend sandbox.B
 	cc := *cfg
 	cc.TestCmd = c.TestCmd
 	m := &fixModel{fix: fix}
-	e := New(&cc, &Options{Model: m, Backend: backend, Warn: io.Discard})
+	e := agent.New(&cc, &agent.Options{Model: m, Backend: backend, Warn: io.Discard})
 	defer e.Close()
-	res, err := e.Run(ctx, Request{Mode: ModeFix, Root: root}, nil)
+	res, err := e.Run(ctx, agent.Request{Mode: agent.ModeFix, Root: root}, nil)
 	if err != nil {
 		return nil, err
 	}
-	if res.StopReason == StopAlreadyPassing {
+	if res.StopReason == agent.StopAlreadyPassing {
 		return nil, errors.New("the planted bug fails no test")
 	}
 	snap, err := sandbox.SnapshotDir(root, nil)
 	if err != nil {
 		return nil, err
 	}
-	r := &ContextResult{Case: c.Name, Files: len(snap.Files), Verified: res.Verified, StopReason: res.StopReason, InContext: len(m.prompts) > 0}
+	r := &Result{Case: c.Name, Files: len(snap.Files), Verified: res.Verified, StopReason: res.StopReason, InContext: len(m.prompts) > 0}
 	for i, p := range m.prompts {
 		r.Requests = append(r.Requests, len(p))
 		r.Total += len(p)

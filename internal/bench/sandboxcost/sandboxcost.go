@@ -1,4 +1,4 @@
-// Package sandboxbench measures what a sandboxed command costs compared
+// Package sandboxcost measures what a sandboxed command costs compared
 // with running it bare on the host.
 //
 // [Run] measures each [Workload] under each mode (bare host process,
@@ -9,7 +9,7 @@
 // new random order every round, so load from other processes on the
 // machine, and the engine's own teardown work after the docker modes, hit
 // them alike.
-package sandboxbench
+package sandboxcost
 
 import (
 	"context"
@@ -150,47 +150,11 @@ func Run(ctx context.Context, opts *Options) (*Table, error) {
 		}
 	}
 	for _, w := range o.Workloads {
-		samples := make([][]time.Duration, len(o.Modes))
-		for it := -2; it < o.Iterations; it++ {
-			// A new order each round: the docker modes leave the engine
-			// busy tearing containers down, which must not always land on
-			// the same next mode.
-			for _, i := range rand.Perm(len(runners)) {
-				r := runners[i]
-				if r == nil || skipped[i] != "" {
-					continue
-				}
-				d, err := r.run(ctx, w)
-				if err != nil {
-					if ctx.Err() != nil {
-						return nil, ctx.Err()
-					}
-					skipped[i] = fmt.Sprintf("%s failed: %v", w.Name, err)
-					continue
-				}
-				if it >= 0 {
-					samples[i] = append(samples[i], d)
-				}
-			}
+		samples, err := measure(ctx, w, runners, skipped, o.Iterations)
+		if err != nil {
+			return nil, err
 		}
-		var bare time.Duration
-		for i, m := range o.Modes {
-			row := Row{Mode: m, Workload: w.Name, Skipped: skipped[i]}
-			if row.Skipped == "" {
-				row.N = len(samples[i])
-				row.Median, row.P95 = stats(samples[i])
-			}
-			if m == ModeBare {
-				bare = row.Median
-			}
-			t.Rows = append(t.Rows, row)
-		}
-		for i := range t.Rows {
-			r := &t.Rows[i]
-			if r.Workload == w.Name && bare > 0 && r.Median > 0 {
-				r.Ratio = float64(r.Median) / float64(bare)
-			}
-		}
+		t.Rows = append(t.Rows, rows(w, o.Modes, samples, skipped)...)
 		// A mode that failed on one workload is retried on the next.
 		for i := range skipped {
 			if runners[i] != nil {
@@ -199,6 +163,57 @@ func Run(ctx context.Context, opts *Options) (*Table, error) {
 		}
 	}
 	return t, nil
+}
+
+// measure times w under every runner not skipped, iterations times after
+// two warm-up rounds, and records why a runner that failed is skipped.
+func measure(ctx context.Context, w Workload, runners []runner, skipped []string, iterations int) ([][]time.Duration, error) {
+	samples := make([][]time.Duration, len(runners))
+	for it := -2; it < iterations; it++ {
+		// A new order each round: the docker modes leave the engine
+		// busy tearing containers down, which must not always land on
+		// the same next mode.
+		for _, i := range rand.Perm(len(runners)) {
+			r := runners[i]
+			if r == nil || skipped[i] != "" {
+				continue
+			}
+			d, err := r.run(ctx, w)
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil, ctx.Err()
+				}
+				skipped[i] = fmt.Sprintf("%s failed: %v", w.Name, err)
+				continue
+			}
+			if it >= 0 {
+				samples[i] = append(samples[i], d)
+			}
+		}
+	}
+	return samples, nil
+}
+
+// rows are w's rows of the table, one per mode, with ratios to bare.
+func rows(w Workload, modes []string, samples [][]time.Duration, skipped []string) []Row {
+	out := make([]Row, len(modes))
+	var bare time.Duration
+	for i, m := range modes {
+		out[i] = Row{Mode: m, Workload: w.Name, Skipped: skipped[i]}
+		if out[i].Skipped == "" {
+			out[i].N = len(samples[i])
+			out[i].Median, out[i].P95 = stats(samples[i])
+		}
+		if m == ModeBare {
+			bare = out[i].Median
+		}
+	}
+	for i := range out {
+		if bare > 0 && out[i].Median > 0 {
+			out[i].Ratio = float64(out[i].Median) / float64(bare)
+		}
+	}
+	return out
 }
 
 func orDefault(s, def string) string {

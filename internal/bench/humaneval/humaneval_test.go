@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/fixpoint-dev/fixpoint/agent/demo"
-	"github.com/fixpoint-dev/fixpoint/agent/humaneval/hetest"
 	"github.com/fixpoint-dev/fixpoint/agent/llm"
 	"github.com/fixpoint-dev/fixpoint/agent/llmtest"
 	"github.com/fixpoint-dev/fixpoint/config"
+	"github.com/fixpoint-dev/fixpoint/internal/bench/humaneval/hetest"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/host"
 )
@@ -236,4 +236,4 @@ func TestLoadOfficialData(t *testing.T) {
 }
 
 // dataPath finds ../shared/data/humaneval from the repository root.
-func dataPath(t *testing.T) string { return hetest.Data(t, 2) }
+func dataPath(t *testing.T) string { return hetest.Data(t, 3) }

@@ -1,4 +1,4 @@
-package sandboxbench
+package sandboxcost
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 )
 
 // BenchmarkSandbox times each workload under each mode, one sub-benchmark
-// per pair: go test -bench Sandbox ./sandbox/sandboxbench
+// per pair: go test -bench Sandbox ./internal/bench/sandboxcost
 func BenchmarkSandbox(b *testing.B) {
 	cli := sandboxtest.RequireDocker(b)
 	o := &Options{Client: cli, Image: "fixpoint-sandbox-python"}

@@ -64,7 +64,7 @@ type Recipe struct {
 }
 
 // Langs lists the languages with a default image, in build order.
-func Langs() []string { return []string{"python", "go", "node"} }
+func Langs() []string { return []string{"python", "go", "node", "rust"} }
 
 // ImageName returns the default image name for a language.
 func ImageName(lang string) string { return "fixpoint-sandbox-" + lang }
@@ -99,8 +99,14 @@ func RecipeFor(lang string) (Recipe, error) {
 		// layer on top (image.Runtimes) link against it.
 		r.Extra = []string{"nodejs", "npm", "libatomic1"}
 		r.Env = append(env, "PATH="+path, "NPM_CONFIG_CACHE=/tmp/npm-cache", "NPM_CONFIG_UPDATE_NOTIFIER=false")
+	case "rust":
+		// Debian's own toolchain: crates.io is out of reach, so projects
+		// bring their dependencies vendored (see lang/rust). CARGO_HOME
+		// is writable scratch; cargo never goes online.
+		r.Extra = []string{"cargo", "rustc", "libstd-rust-dev"}
+		r.Env = append(env, "PATH="+path, "CARGO_HOME=/tmp/cargo-home", "CARGO_NET_OFFLINE=true", "CARGO_TERM_COLOR=never", "CARGO_INCREMENTAL=0")
 	default:
-		return Recipe{}, fmt.Errorf("no sandbox image for language %q (want go, python or node)", lang)
+		return Recipe{}, fmt.Errorf("no sandbox image for language %q (want go, python, node or rust)", lang)
 	}
 	sort.Strings(r.Packages)
 	return r, nil

@@ -1,25 +1,56 @@
 // Package lang holds what fixpoint knows about each language, one folder
 // per language (lang/golang, lang/node, lang/python), behind the
 // [Language] interface. The list of languages is declared once, in
-// lang/registry.
+// lang/registry; sandbox, agent and memory ask lang/registry instead of
+// comparing language names.
 //
-// A Language reads a workspace [sandbox.Snapshot] and says: whether the
-// workspace is written in it ([Language.Detect]), which runtime version the
-// project requires and which file says so ([Requirement]), and how its
-// dependencies are installed before any test runs ([Setup]: a command run
-// once with network, whose results are cached by the hash of the manifest
-// and lockfile and mounted read-only into every offline test run).
+// # What a new language implements
+//
+// Adding a language is a new folder lang/<name> with a type implementing
+// [Language], plus one line in registry.All. [Language] is required:
+//
+//   - Name: the short name ("go"), also the image suffix
+//     (fixpoint-sandbox-<name>) and the runtime name in a [Requirement].
+//   - Detect: whether a workspace [sandbox.Snapshot] is a project in it.
+//     registry.Detect asks the languages in registry order.
+//   - Requirement, VersionCommand, ParseVersion: the runtime version the
+//     project declares and how to read the version a sandbox has.
+//   - SetupStep: the dependency install step ([Setup]: run once with
+//     network, its [Cache] directories mounted read-only in every offline
+//     test run).
+//   - TestCommand: the test command and the result format it reports in,
+//     as a [testrun.Runner] (the formats — go test -json, JUnit XML, TAP,
+//     jest/vitest/mocha JSON — are parsed in sandbox/testrun; which one a
+//     language uses is the language's).
+//   - Image: the recipe of the default sandbox image ([Image]).
+//
+// The optional interfaces add knowledge about files and failures; a
+// language without one simply has none of it. Each is asked through
+// lang/registry, over every language (a Go workspace may hold JavaScript
+// tests), so a method must answer "" / nil / false for files that are not
+// its own:
+//
+//   - [TestFiles]: which files are tests and which are test
+//     infrastructure (runner configuration, plugins, TestMain).
+//   - [Sources]: repo-map symbols and workspace-local import resolution.
+//   - [Prompter]: the property-test hint of the solve-mode prompt.
+//   - [Policy]: the policy rules checked on model-written code.
+//   - [Manifests]: the dependencies a project's manifests declare.
+//   - [FailureReader]: failure-signature normalisation for the memory.
+//   - [ReleasePicker], [RuntimeHelp]: runtime releases and how to get one.
 //
 // Nothing here runs anything: the sandbox backends and sandbox/setup do.
 package lang
 
 import (
+	"context"
 	"crypto/sha256"
 	"fmt"
 	"sort"
 	"strings"
 
 	"github.com/fixpoint-dev/fixpoint/sandbox"
+	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
 )
 
 // Language is one language fixpoint knows. Implementations are stateless.
@@ -39,6 +70,129 @@ type Language interface {
 	// ParseVersion reads that output.
 	VersionCommand() []string
 	ParseVersion(output string) (Version, error)
+	// TestCommand is the test command of a project detected as this
+	// language, with the report format it writes (Runner.Name, ReportPath).
+	TestCommand(snap *sandbox.Snapshot) testrun.Runner
+	// Image is the recipe of the language's default sandbox image,
+	// fixpoint-sandbox-<Name>.
+	Image() Image
+}
+
+// Image is what a language's default sandbox image holds on top of the
+// base every image has (Debian, python3, pytest, hypothesis). The image
+// builder (sandbox/image) turns it into a recipe.
+type Image struct {
+	// Extra are Debian packages installed with apt-get.
+	Extra []string
+	// GoRoot copies the host's Go toolchain (GOROOT) into the image.
+	GoRoot bool
+	// Path lists directories put before the default PATH.
+	Path []string
+	// Env is KEY=VALUE set in the image after LANG, HOME and PATH.
+	Env []string
+}
+
+// TestFiles is implemented by languages with test-file conventions.
+type TestFiles interface {
+	// IsTestFile reports whether a workspace-relative slash path is a
+	// test file of this language by its naming convention.
+	IsTestFile(p string) bool
+	// TestInfra explains why a new, changed or deleted file is test
+	// infrastructure of this language (a file that decides which tests
+	// run, how they run or how they report), or returns "". before or
+	// after is nil when the file did not exist or is deleted.
+	TestInfra(p string, before, after []byte) string
+}
+
+// Sources is implemented by languages fixpoint reads source files of.
+type Sources interface {
+	// Symbols lists the top-level declarations of a source file for the
+	// repo map ("func Name(params) results", "class Name"); nil for files
+	// that are not this language's.
+	Symbols(p string, data []byte) []string
+	// LocalImports resolves what file p imports from the workspace itself
+	// to workspace files or directories ("." for the root); nil when none.
+	LocalImports(snap *sandbox.Snapshot, p string) []string
+}
+
+// Prompter is implemented by languages with prompt hints.
+type Prompter interface {
+	// PropertyHint is the solve-mode sentence on property-based tests.
+	PropertyHint() string
+}
+
+// Policy is implemented by languages with policy rules: checks of
+// model-written code before it runs (agent/policy applies the project's
+// actions to the findings).
+type Policy interface {
+	// PolicyRules is the language's rule catalogue.
+	PolicyRules() []PolicyRule
+	// CheckPolicy checks one file; nil for files that are not this
+	// language's. Nothing of src is ever executed.
+	CheckPolicy(ctx context.Context, rel string, src []byte, opts PolicyOptions) ([]PolicyFinding, error)
+}
+
+// PolicyRule is one policy check.
+type PolicyRule struct {
+	Name        string // "python.subprocess"
+	Description string // what it catches, for docs and messages
+	Block       bool   // blocks by default; otherwise warns
+	// NonTestOnly rules do not apply to test files: tests may
+	// legitimately patch their own framework.
+	NonTestOnly bool
+}
+
+// PolicyFinding is one rule match in a file.
+type PolicyFinding struct {
+	Rule    string
+	Line    int // 1-based; 0 when unknown
+	Message string
+	// Always: blocked whatever the rule's action, unless the rule is off.
+	Always bool
+}
+
+// PolicyOptions are the tools a policy check may use.
+type PolicyOptions struct {
+	// Python is an interpreter used to parse Python (never to run the
+	// checked code); "" lets the check find one.
+	Python string
+}
+
+// Manifests is implemented by languages whose projects declare
+// dependencies in manifest files.
+type Manifests interface {
+	// Deps lists the dependencies snap's manifests declare.
+	Deps(snap *sandbox.Snapshot) []Dep
+}
+
+// Dep is a dependency a manifest declares.
+type Dep struct {
+	Ecosystem string `json:"ecosystem"` // go, python, npm
+	Name      string `json:"name"`
+	File      string `json:"file"` // manifest that declares it
+}
+
+func (d Dep) String() string { return d.Ecosystem + ":" + d.Name }
+
+// FailureReader is implemented by languages whose failure output the
+// memory normalises into signatures.
+type FailureReader interface {
+	// Aliases are other names the language goes by in stored records
+	// ("golang", "py", "typescript").
+	Aliases() []string
+	// LooksLike reports whether raw test output is this language's.
+	LooksLike(raw string) bool
+	// Signature extracts what identifies the failure in raw output (ANSI
+	// codes and CRLF already removed).
+	Signature(raw string) Signature
+}
+
+// Signature is the language-specific part of a failure signature; the
+// memory renders, normalises and deduplicates it.
+type Signature struct {
+	Tests  []string
+	Errors []string // "panic: ...", "TypeError: ...", "build: ..."
+	Frames []string // innermost first
 }
 
 // ReleasePicker is implemented by languages whose runtime can be fetched

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fixpoint-dev/fixpoint/lang"
+	"github.com/fixpoint-dev/fixpoint/lang/registry"
 	"github.com/fixpoint-dev/fixpoint/sandbox/engine"
 
 	"github.com/fixpoint-dev/fixpoint/agent"
@@ -24,7 +26,7 @@ func sandboxCommand() *command {
 		summary: "run a command in a sandbox, or build the sandbox images",
 		usage: `Usage:
   fixpoint sandbox run [--dir D] [--image I] [--backend docker|bwrap|none] [--timeout 30s] [--memory 512m] -- CMD ARGS...
-  fixpoint sandbox images build [--lang go|python|node|all] [--force]
+  fixpoint sandbox images build [--lang ` + langChoices() + `] [--force]
 
 run     copies D into a fresh sandbox, runs CMD in /workspace, streams its output
         and exits with CMD's exit code (124 on timeout, 137 when killed for
@@ -47,7 +49,7 @@ Example:
 			return sandboxRun(ctx, a, args[1:])
 		case "images":
 			if len(args) < 2 || args[1] != "build" {
-				fmt.Fprintf(a.stderr, "fixpoint sandbox images: want `fixpoint sandbox images build [--lang go|python|node|all] [--force]`\n")
+				fmt.Fprintf(a.stderr, "fixpoint sandbox images: want `fixpoint sandbox images build [--lang %s] [--force]`\n", langChoices())
 				return exitUsage
 			}
 			return sandboxImagesBuild(ctx, a, args[2:])
@@ -58,8 +60,12 @@ Example:
 	return c
 }
 
+// langChoices is the --lang values of `sandbox images build`: every
+// language with a default image, or all.
+func langChoices() string { return strings.Join(append(registry.Names(), "all"), "|") }
+
 func sandboxImagesBuild(ctx context.Context, a *app, args []string) int {
-	c := &command{name: "sandbox images build", usage: `Usage: fixpoint sandbox images build [--lang go|python|node|all] [--force]
+	c := &command{name: "sandbox images build", usage: `Usage: fixpoint sandbox images build [--lang ` + langChoices() + `] [--force]
 
 Builds fixpoint-sandbox-<lang> offline: debootstrap from the machine's apt
 mirror into a cached root filesystem, then docker import. An image whose
@@ -67,7 +73,7 @@ recipe did not change is skipped. Needs root (debootstrap) and a Docker engine.
 Example:
   fixpoint sandbox images build --lang python`}
 	fs := newFlags(c, a.stderr)
-	lang := fs.String("lang", "all", "go, python, node or all")
+	langFlag := fs.String("lang", "all", strings.Join(registry.Names(), ", ")+" or all")
 	force := fs.Bool("force", false, "rebuild even when the image is up to date")
 	if done, code := parseFlags(fs, args); done {
 		return code
@@ -75,14 +81,13 @@ Example:
 	if fs.NArg() > 0 {
 		return a.fail(usagef("sandbox images build: unexpected argument %q", fs.Arg(0)))
 	}
-	langs := []string{*lang}
-	if *lang == "all" {
-		langs = image.Langs()
-	}
-	for _, l := range langs {
-		if _, err := image.RecipeFor(l); err != nil {
-			return a.fail(usagef("--lang %s: want go, python, node or all", l))
+	langs := registry.All()
+	if *langFlag != "all" {
+		l := registry.ByName(*langFlag)
+		if l == nil {
+			return a.fail(usagef("--lang %s: want %s or all", *langFlag, strings.Join(registry.Names(), ", ")))
 		}
+		langs = []lang.Language{l}
 	}
 	if err := requireEngine(ctx); err != nil {
 		fmt.Fprintf(a.stderr, "fixpoint: %v\n", err)
@@ -111,9 +116,9 @@ Example:
 				if ctx.Err() != nil {
 					msg = "interrupted"
 				}
-				fmt.Fprintf(&lockedWriter{w: a.stderr, mu: progress.mu}, "fixpoint: build %s: %s\n", image.ImageName(l), msg)
+				fmt.Fprintf(&lockedWriter{w: a.stderr, mu: progress.mu}, "fixpoint: build %s: %s\n", image.ImageName(l.Name()), msg)
 				mu.Lock()
-				failed = append(failed, l)
+				failed = append(failed, l.Name())
 				mu.Unlock()
 			}
 		}()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fixpoint-dev/fixpoint/lang"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
+	"github.com/fixpoint-dev/fixpoint/sandbox/image"
 )
 
 // ModCache is where the module cache lives in a sandbox.
@@ -98,4 +99,24 @@ func (Language) SetupStep(snap *sandbox.Snapshot) *lang.Setup {
 // RuntimeFix says how to get a version that satisfies req.
 func (Language) RuntimeFix(req *lang.Requirement) string {
 	return "fixpoint layers golang.org/toolchain releases from the Go module proxy onto fixpoint-sandbox-go when it can reach the proxy (with the docker backend); otherwise change " + req.Source + ", or set [sandbox] image to an image with a matching go"
+}
+
+// Image is the go image: the host's Go toolchain, the module cache and
+// build cache where the docker backend mounts them, cgo off and no
+// network for modules (they come from the setup step's cache).
+func (Language) Image() lang.Image {
+	return lang.Image{
+		GoRoot: true,
+		Path:   []string{image.GoRootInImage + "/bin"},
+		Env: []string{
+			"GOROOT=" + image.GoRootInImage,
+			"GOMODCACHE=" + image.GoModCache,
+			"GOCACHE=" + image.GoCacheDir,
+			"GOPATH=/tmp/go",
+			"CGO_ENABLED=0",
+			"GOTOOLCHAIN=local",
+			"GOPROXY=off",
+			"GOFLAGS=-buildvcs=false",
+		},
+	}
 }

@@ -197,3 +197,10 @@ func srcLayout(snap *sandbox.Snapshot) bool {
 func (Language) RuntimeFix(req *lang.Requirement) string {
 	return "the sandbox images have Debian's Python only; relax " + req.Source + ", or set [sandbox] image (or dockerfile) in .fixpoint.toml to an image with a matching python3"
 }
+
+// Image is the python image: pip and venv for the setup phase (pip
+// install into /deps/venv); freezegun because time-freezing tests commonly
+// need it and PyPI may be out of reach.
+func (Language) Image() lang.Image {
+	return lang.Image{Extra: []string{"python3-pip", "python3-venv", "python3-freezegun"}}
+}

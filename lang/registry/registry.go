@@ -1,13 +1,18 @@
-// Package registry declares the languages fixpoint knows, once. Adding a
+// Package registry declares the languages fixpoint knows, once, and asks
+// them on behalf of the rest of fixpoint: sandbox, agent, memory and cmd
+// call these functions instead of comparing language names. Adding a
 // language is a new folder under lang/ plus one line in [All].
 package registry
 
 import (
+	"strings"
+
 	"github.com/fixpoint-dev/fixpoint/lang"
 	"github.com/fixpoint-dev/fixpoint/lang/golang"
 	"github.com/fixpoint-dev/fixpoint/lang/node"
 	"github.com/fixpoint-dev/fixpoint/lang/python"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
+	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
 )
 
 // All returns every language, in detection order: a Go module with a
@@ -19,12 +24,23 @@ func All() []lang.Language {
 
 // Detect returns the language of snap, or nil.
 func Detect(snap *sandbox.Snapshot) lang.Language {
+	if snap == nil {
+		return nil
+	}
 	for _, l := range All() {
 		if l.Detect(snap) {
 			return l
 		}
 	}
 	return nil
+}
+
+// Name is the name of snap's language, or "" when none is detected.
+func Name(snap *sandbox.Snapshot) string {
+	if l := Detect(snap); l != nil {
+		return l.Name()
+	}
+	return ""
 }
 
 // ByName returns the language called name, or nil.
@@ -35,4 +51,29 @@ func ByName(name string) lang.Language {
 		}
 	}
 	return nil
+}
+
+// Names lists the languages' names in registry order.
+func Names() []string {
+	var out []string
+	for _, l := range All() {
+		out = append(out, l.Name())
+	}
+	return out
+}
+
+// TestCommand chooses the test command for a workspace. A non-empty
+// override (the config's test_cmd, shell words with quotes) always wins
+// and gives a [testrun.Custom] runner whose output is recognised by
+// sniffing. Otherwise the detected language's command
+// ([lang.Language.TestCommand]); a workspace in no known language gets
+// testrun.RunnerCustom with no Args.
+func TestCommand(snap *sandbox.Snapshot, override string) testrun.Runner {
+	if strings.TrimSpace(override) != "" {
+		return testrun.Custom(override)
+	}
+	if l := Detect(snap); l != nil {
+		return l.TestCommand(snap)
+	}
+	return testrun.Runner{Name: testrun.RunnerCustom}
 }

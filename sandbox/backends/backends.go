@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/fixpoint-dev/fixpoint/config"
+	"github.com/fixpoint-dev/fixpoint/lang/registry"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/bwrap"
 	"github.com/fixpoint-dev/fixpoint/sandbox/docker"
@@ -151,7 +152,7 @@ func (b *backend) ensureProjectImage(ctx context.Context, d *docker.Backend, spe
 // ImageFix says how to get image: the build command for fixpoint's own
 // images, a pull or config change for others.
 func ImageFix(img string) string {
-	for _, l := range image.Langs() {
+	for _, l := range registry.Names() {
 		if img == image.ImageName(l) {
 			return "build it with `fixpoint sandbox images build --lang " + l + "`"
 		}
@@ -172,7 +173,7 @@ func ImageFix(img string) string {
 // image gets the host's module cache when cfg.Sandbox.GoModCache allows.
 func SpecFor(cfg *config.Config, snap *sandbox.Snapshot) sandbox.Spec {
 	spec := sandbox.Spec{Limits: Limits(cfg), Labels: map[string]string{}}
-	lang := snap.Language()
+	lang := registry.Name(snap)
 	switch {
 	case cfg.Sandbox.Image != "":
 		spec.Image = cfg.Sandbox.Image

@@ -416,7 +416,7 @@ func (p *Preparer) projectImage(ctx context.Context, spec *sandbox.Spec, plan *P
 }
 
 func isDefaultImage(img string) bool {
-	for _, l := range image.Langs() {
+	for _, l := range registry.Names() {
 		if img == image.ImageName(l) {
 			return true
 		}

@@ -110,7 +110,7 @@ func TestLongOutputParsedInFull(t *testing.T) {
 	for _, be := range allBackends() {
 		t.Run(be.name, func(t *testing.T) {
 			sess := be.start(t, sandbox.Spec{Limits: limits})
-			snap := syncFiles(t, sess, map[string]string{"gen.py": tapGen})
+			syncFiles(t, sess, map[string]string{"gen.py": tapGen})
 			for _, c := range cases {
 				t.Run(c.name, func(t *testing.T) {
 					arg := "pass"
@@ -118,7 +118,7 @@ func TestLongOutputParsedInFull(t *testing.T) {
 						arg = "fail"
 					}
 					var shown bytes.Buffer
-					r := testrun.Detect(snap, fmt.Sprintf("python3 gen.py %d %s", n, arg))
+					r := testrun.Custom(fmt.Sprintf("python3 gen.py %d %s", n, arg))
 					rep, err := testrun.Run(t.Context(), sess, r, limits, &shown)
 					if err != nil {
 						t.Fatalf("Run: %v", err)
@@ -171,8 +171,8 @@ func TestLongStderrParsedInFull(t *testing.T) {
 	for _, be := range allBackends() {
 		t.Run(be.name, func(t *testing.T) {
 			sess := be.start(t, sandbox.Spec{Limits: limits})
-			snap := syncFiles(t, sess, map[string]string{"test_many.py": unittestGen})
-			r := testrun.Detect(snap, "python3 -m unittest -v test_many")
+			syncFiles(t, sess, map[string]string{"test_many.py": unittestGen})
+			r := testrun.Custom("python3 -m unittest -v test_many")
 			rep, err := testrun.Run(t.Context(), sess, r, limits, nil)
 			if err != nil {
 				t.Fatalf("Run: %v", err)
@@ -212,8 +212,8 @@ func TestBigReportReadInFull(t *testing.T) {
 	for _, be := range allBackends() {
 		t.Run(be.name, func(t *testing.T) {
 			sess := be.start(t, sandbox.Spec{Limits: limits})
-			snap := syncFiles(t, sess, map[string]string{"gen.py": jestGen})
-			r := testrun.Detect(snap, fmt.Sprintf("python3 gen.py %d --outputFile=out/big.json", n))
+			syncFiles(t, sess, map[string]string{"gen.py": jestGen})
+			r := testrun.Custom(fmt.Sprintf("python3 gen.py %d --outputFile=out/big.json", n))
 			if r.ReportPath != "out/big.json" {
 				t.Fatalf("ReportPath = %q", r.ReportPath)
 			}

@@ -202,6 +202,15 @@ type ReleasePicker interface {
 	PickRelease(r Range, published []Version) (Version, bool)
 }
 
+// Preflight is implemented by languages that can tell, from the
+// workspace's files alone, that its tests cannot run in the sandbox (a
+// Rust crate whose dependencies are not vendored: crates.io is out of
+// reach). Check runs before any sandbox starts; its error names the file,
+// what is missing and the fix, and no test runs.
+type Preflight interface {
+	Check(snap *sandbox.Snapshot) error
+}
+
 // RuntimeHelp is implemented by languages that can tell a user how to
 // get a runtime version the sandbox does not have.
 type RuntimeHelp interface {

@@ -11,15 +11,17 @@ import (
 	"github.com/fixpoint-dev/fixpoint/lang/golang"
 	"github.com/fixpoint-dev/fixpoint/lang/node"
 	"github.com/fixpoint-dev/fixpoint/lang/python"
+	"github.com/fixpoint-dev/fixpoint/lang/rust"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
 )
 
 // All returns every language, in detection order: a Go module with a
 // package.json for tooling is a Go project, a Node project with helper
-// scripts in Python is a Node project.
+// scripts in Python is a Node project, and so is a crate with Python
+// scripts a Rust project.
 func All() []lang.Language {
-	return []lang.Language{golang.Language{}, node.Language{}, python.Language{}}
+	return []lang.Language{golang.Language{}, node.Language{}, rust.Language{}, python.Language{}}
 }
 
 // Detect returns the language of snap, or nil.

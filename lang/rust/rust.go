@@ -21,9 +21,19 @@ type Language struct{}
 
 var rustcVersionOut = regexp.MustCompile(`rustc ([0-9]+\.[0-9]+\.[0-9]+)`)
 
-func (Language) Name() string                       { return "rust" }
-func (Language) Detect(snap *sandbox.Snapshot) bool { _, ok := snap.Files["Cargo.toml"]; return ok }
-func (Language) VersionCommand() []string           { return []string{"rustc", "--version"} }
+func (Language) Name() string             { return "rust" }
+func (Language) VersionCommand() []string { return []string{"rustc", "--version"} }
+
+// Detect reports a Cargo.toml at the root, unless the project is a
+// Python package built with maturin (a pyproject.toml naming it), whose
+// tests are Python's.
+func (Language) Detect(snap *sandbox.Snapshot) bool {
+	if _, ok := snap.Files["Cargo.toml"]; !ok {
+		return false
+	}
+	py, ok := snap.Text("pyproject.toml")
+	return !ok || !strings.Contains(py, "maturin")
+}
 
 // ParseVersion reads `rustc --version` output ("rustc 1.63.0").
 func (Language) ParseVersion(out string) (lang.Version, error) {
@@ -191,7 +201,13 @@ func Runner() testrun.Runner {
 		`mkdir -p target && cp -a ` + TargetCache + `/. target/ 2>/dev/null; touch target/.fixpoint-seeded; fi; ` +
 		`exec cargo test --offline --no-fail-fast 2>&1`
 	return testrun.Runner{Name: RunnerName, Args: []string{"sh", "-c", script},
-		Env: []string{"CARGO_TERM_COLOR=never", "CARGO_NET_OFFLINE=true", "CARGO_TARGET_DIR=target"}}
+		Env:    []string{"CARGO_TERM_COLOR=never", "CARGO_NET_OFFLINE=true", "CARGO_TARGET_DIR=target"},
+		Format: format}
+}
+
+func format(stdout, stderr []byte, root string) []testrun.Result {
+	res, _ := Parse(stdout, stderr, root)
+	return res
 }
 
 // RunnerName names reports of cargo test.

@@ -237,5 +237,6 @@ func list(names []string) string {
 	return strings.Join(names, ", ")
 }
 
-// Preflight is [CheckVendored]: it runs before any sandbox starts.
-func (Language) Preflight(snap *sandbox.Snapshot) error { return CheckVendored(snap) }
+// Check is [CheckVendored], the language's preflight check: it runs
+// before any sandbox starts.
+func (Language) Check(snap *sandbox.Snapshot) error { return CheckVendored(snap) }

@@ -268,6 +268,11 @@ func (p *Preparer) progress(line string) {
 // when no image can satisfy the requirement, and with an error wrapping
 // sandbox.ErrInstall when the install step fails.
 func (p *Preparer) Prepare(ctx context.Context, spec *sandbox.Spec, snap *sandbox.Snapshot, plan *Plan) error {
+	if pf, ok := plan.Lang.(lang.Preflight); ok {
+		if err := pf.Check(snap); err != nil {
+			return err
+		}
+	}
 	if err := p.projectImage(ctx, spec, plan); err != nil {
 		return err
 	}

@@ -52,6 +52,13 @@ type Runner struct {
 	// (added field). "" means /workspace, the sandbox convention; Run fills
 	// it from sessions that implement WorkDir() string.
 	Root string
+	// Format, when set, reads the output of a format testrun does not
+	// parse itself: a language's own (lang/rust reads cargo's libtest
+	// output). It gets the whole stdout and stderr and Root, and returns
+	// the per-test results; Name is then only the report's runner name.
+	// Parse applies the same bounds, exit-code and timeout handling as
+	// for its own formats.
+	Format func(stdout, stderr []byte, root string) []Result
 }
 
 // WithEnv returns r with the configured variables added to its Env, in

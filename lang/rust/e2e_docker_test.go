@@ -1,0 +1,148 @@
+package rust_test
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fixpoint-dev/fixpoint/agent"
+	"github.com/fixpoint-dev/fixpoint/agent/llm"
+	"github.com/fixpoint-dev/fixpoint/agent/llmtest"
+	"github.com/fixpoint-dev/fixpoint/config"
+	"github.com/fixpoint-dev/fixpoint/lang/rust"
+	"github.com/fixpoint-dev/fixpoint/sandbox/backends"
+	"github.com/fixpoint-dev/fixpoint/sandbox/sandboxtest"
+	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
+)
+
+const image = "fixpoint-sandbox-rust"
+
+// The scripted model's edits: the clamp's upper bound, and the two
+// compile errors of the broken crate.
+const (
+	percentFix = "src/lib.rs\n<<<<<<< SEARCH\n    tinyclamp::clamp(part * 100 / whole, 0, 10)\n=======\n    tinyclamp::clamp(part * 100 / whole, 0, 100)\n>>>>>>> REPLACE\n"
+	brokenFix  = "src/lib.rs\n<<<<<<< SEARCH\n    let s: String = x / 2;\n    s\n=======\n    x / 2\n>>>>>>> REPLACE\n\n" +
+		"src/lib.rs\n<<<<<<< SEARCH\n    x * undefined_name\n=======\n    x * 2\n>>>>>>> REPLACE\n"
+	markCode = "## Task: write the edits"
+)
+
+func testConfig(t *testing.T) *config.Config {
+	t.Helper()
+	cfg, err := config.Load(config.LoadOptions{Getenv: func(string) string { return "" }, UserFile: "-"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.DataDir = t.TempDir()
+	cfg.Sandbox.Backend = "docker"
+	// A cold cargo build on a loaded machine is slow: tests assert
+	// behaviour, never time.
+	cfg.Sandbox.Timeout = config.Duration(10 * time.Minute)
+	return cfg
+}
+
+// TestE2EDocker fixes two crates in the real Docker sandbox with a
+// scripted model served over HTTP and the real client: one whose
+// integration tests fail and which depends on a vendored crate, one that
+// does not compile. A third run stops before any test because a
+// dependency is not vendored. Required under CI=true.
+func TestE2EDocker(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the real Docker sandbox")
+	}
+	cli := sandboxtest.RequireDocker(t)
+	sandboxtest.RequireImage(t, cli, image)
+	cfg := testConfig(t)
+	be, err := backends.Open(t.Context(), cfg, &backends.Options{Warn: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer be.(io.Closer).Close()
+
+	tests := []struct {
+		name, dir, code string
+		remove          []string
+		wantBaseline    []string // failing ids in the baseline
+		wantFinalPassed int
+		wantErr         []string // the run stops with this error before any test
+	}{
+		{name: "vendored dependency", dir: "testdata/crates/percent", code: percentFix,
+			wantBaseline:    []string{"tests/percent.rs::half", "tests/percent.rs::over_is_clamped", "tests/percent.rs::quarter"},
+			wantFinalPassed: 5},
+		{name: "build failure", dir: "testdata/crates/broken", code: brokenFix,
+			wantBaseline: []string{"broken (build)"}, wantFinalPassed: 1},
+		{name: "dependency not vendored", dir: "testdata/crates/percent", code: percentFix,
+			remove:  []string{"vendor"},
+			wantErr: []string{"Cargo.lock needs tinyclamp 0.1.0", "cargo vendor"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			root := sandboxtest.CopyTree(t, tc.dir)
+			for _, p := range tc.remove {
+				if err := os.RemoveAll(filepath.Join(root, p)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			srv := llmtest.NewServer(&llmtest.Script{Rules: []llmtest.Rule{
+				{Role: "user", Last: true, Contains: markCode, Reply: &llmtest.Reply{Content: tc.code}},
+			}})
+			defer srv.Close()
+			no := false
+			mcfg := cfg.Model
+			mcfg.BaseURL, mcfg.Name, mcfg.Tools = srv.URL(), "scripted", &no
+			e := agent.New(cfg, &agent.Options{Model: llm.New(mcfg, nil), Backend: be})
+			defer e.Close()
+			res, err := e.Run(t.Context(), agent.Request{Mode: agent.ModeFix, Root: root}, nil)
+			if tc.wantErr != nil {
+				if !errors.Is(err, rust.ErrNotVendored) {
+					t.Fatalf("Run = %v, %+v; want an error wrapping ErrNotVendored", err, res)
+				}
+				for _, w := range tc.wantErr {
+					if !strings.Contains(err.Error(), w) {
+						t.Errorf("error %q lacks %q", err, w)
+					}
+				}
+				if n := len(srv.Requests()); n != 0 {
+					t.Errorf("model requests = %d, want none before the dependencies are there", n)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.Verified {
+				t.Fatalf("Verified = false: %s\nbaseline: %+v\nfinal: %+v", res.StopReason, res.Baseline, res.Final)
+			}
+			if res.Baseline.Runner != rust.RunnerName {
+				t.Errorf("runner = %q, want %q", res.Baseline.Runner, rust.RunnerName)
+			}
+			var failing []string
+			for _, r := range res.Baseline.Failures() {
+				failing = append(failing, r.ID)
+				if r.File == "" || r.Line == 0 {
+					t.Errorf("baseline failure %s has no location", r.ID)
+				}
+			}
+			if strings.Join(failing, ",") != strings.Join(tc.wantBaseline, ",") {
+				t.Errorf("baseline failures %v, want %v", failing, tc.wantBaseline)
+			}
+			if res.Final.Failed != 0 || res.Final.Passed != tc.wantFinalPassed {
+				t.Errorf("final %d passed, %d failed; want %d passed", res.Final.Passed, res.Final.Failed, tc.wantFinalPassed)
+			}
+			for _, r := range res.Final.Tests {
+				if r.Status != testrun.StatusPass {
+					t.Errorf("final %s is %s", r.ID, r.Status)
+				}
+			}
+			if len(res.Changes) != 1 || res.Changes[0].Path != "src/lib.rs" {
+				t.Errorf("changes %+v, want src/lib.rs", res.Changes)
+			}
+			if n := len(srv.Requests()); n != 1 {
+				t.Errorf("model requests = %d, want one code request", n)
+			}
+		})
+	}
+}

@@ -110,9 +110,11 @@ type Sources interface {
 	// repo map ("func Name(params) results", "class Name"); nil for files
 	// that are not this language's.
 	Symbols(p string, data []byte) []string
-	// LocalImports resolves what file p imports from the workspace itself
-	// to workspace files or directories ("." for the root); nil when none.
-	LocalImports(snap *sandbox.Snapshot, p string) []string
+	// LocalImports resolves what file p imports from the workspace
+	// itself: files are shown to the model with p, dirs (package
+	// directories, "." for the root) are searched for the symbols a
+	// failure names. Both are nil for files that are not this language's.
+	LocalImports(snap *sandbox.Snapshot, p string) (files, dirs []string)
 }
 
 // Prompter is implemented by languages with prompt hints.

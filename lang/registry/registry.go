@@ -77,3 +77,37 @@ func TestCommand(snap *sandbox.Snapshot, override string) testrun.Runner {
 	}
 	return testrun.Runner{Name: testrun.RunnerCustom}
 }
+
+// Symbols lists the top-level declarations of a source file, from the
+// language whose file it is ([lang.Sources]); nil for other files.
+func Symbols(p string, data []byte) []string {
+	for _, l := range All() {
+		if s, ok := l.(lang.Sources); ok {
+			if out := s.Symbols(p, data); out != nil {
+				return out
+			}
+		}
+	}
+	return nil
+}
+
+// LocalImports resolves what file p imports from the workspace, asking
+// every language ([lang.Sources]).
+func LocalImports(snap *sandbox.Snapshot, p string) (files, dirs []string) {
+	for _, l := range All() {
+		if s, ok := l.(lang.Sources); ok {
+			f, d := s.LocalImports(snap, p)
+			files, dirs = append(files, f...), append(dirs, d...)
+		}
+	}
+	return files, dirs
+}
+
+// PropertyHint is the solve-mode hint on property-based tests of the
+// language called name ([lang.Prompter]); "" when it has none.
+func PropertyHint(name string) string {
+	if p, ok := ByName(name).(lang.Prompter); ok {
+		return p.PropertyHint()
+	}
+	return ""
+}

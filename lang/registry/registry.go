@@ -5,6 +5,7 @@
 package registry
 
 import (
+	"regexp"
 	"strings"
 
 	"github.com/fixpoint-dev/fixpoint/lang"
@@ -110,4 +111,72 @@ func PropertyHint(name string) string {
 		return p.PropertyHint()
 	}
 	return ""
+}
+
+// IsTestFile reports whether a workspace-relative slash path is a test
+// file: under a test directory ([lang.InTestDir]) or a test file by the
+// naming convention of any language ([lang.TestFiles]) — a Go workspace
+// may hold JavaScript tests.
+func IsTestFile(p string) bool {
+	if lang.InTestDir(p) {
+		return true
+	}
+	for _, l := range All() {
+		if t, ok := l.(lang.TestFiles); ok && t.IsTestFile(p) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestInfra explains why a new, changed or deleted file is test
+// infrastructure (test data, or what a language's [lang.TestFiles] says),
+// or returns "". before or after is nil when the file did not exist or is
+// deleted.
+func TestInfra(p string, before, after []byte) string {
+	if lang.InTestData(p) {
+		return "is test data (under testdata/)"
+	}
+	for _, l := range All() {
+		if t, ok := l.(lang.TestFiles); ok {
+			if why := t.TestInfra(p, before, after); why != "" {
+				return why
+			}
+		}
+	}
+	return ""
+}
+
+// TestCode holds one expression per kind of test code, each joining the
+// alternatives of every language ([lang.TestPatterns]).
+type TestCode struct {
+	Funcs, Asserts, Skips *regexp.Regexp
+}
+
+// TestCodePatterns compiles the languages' test patterns. Callers keep the
+// result: the list of languages does not change while fixpoint runs.
+func TestCodePatterns() TestCode {
+	var funcs, asserts, skips []string
+	for _, l := range All() {
+		t, ok := l.(lang.TestFiles)
+		if !ok {
+			continue
+		}
+		p := t.TestPatterns()
+		for _, x := range []struct {
+			dst *[]string
+			re  string
+		}{{&funcs, p.Funcs}, {&asserts, p.Asserts}, {&skips, p.Skips}} {
+			if x.re != "" {
+				*x.dst = append(*x.dst, x.re)
+			}
+		}
+	}
+	union := func(alts []string) *regexp.Regexp {
+		if len(alts) == 0 {
+			return regexp.MustCompile(`[^\s\S]`) // matches nothing
+		}
+		return regexp.MustCompile(`(?m)` + strings.Join(alts, "|"))
+	}
+	return TestCode{Funcs: union(funcs), Asserts: union(asserts), Skips: union(skips)}
 }

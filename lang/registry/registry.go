@@ -6,6 +6,7 @@ package registry
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/fixpoint-dev/fixpoint/lang"
@@ -179,4 +180,34 @@ func TestCodePatterns() TestCode {
 		return regexp.MustCompile(`(?m)` + strings.Join(alts, "|"))
 	}
 	return TestCode{Funcs: union(funcs), Asserts: union(asserts), Skips: union(skips)}
+}
+
+// ByAlias returns the language called name or one of its aliases
+// ([lang.FailureReader]: "golang", "typescript"), ignoring case; nil when
+// none is.
+func ByAlias(name string) lang.Language {
+	name = strings.ToLower(name)
+	if name == "" {
+		return nil
+	}
+	for _, l := range All() {
+		if l.Name() == name {
+			return l
+		}
+		if r, ok := l.(lang.FailureReader); ok && slices.Contains(r.Aliases(), name) {
+			return l
+		}
+	}
+	return nil
+}
+
+// FailureOf returns the language whose failure output raw looks like
+// ([lang.FailureReader]), or nil.
+func FailureOf(raw string) lang.Language {
+	for _, l := range All() {
+		if r, ok := l.(lang.FailureReader); ok && r.LooksLike(raw) {
+			return l
+		}
+	}
+	return nil
 }

@@ -11,8 +11,8 @@ import (
 )
 
 var (
-	pyDecl     = regexp.MustCompile(`^(\s*)(?:async\s+)?(def|class)\s+([A-Za-z_]\w*)`)
-	pyImportRe = regexp.MustCompile(`(?m)^\s*(?:from\s+([\w.]+)\s+import|import\s+([\w.]+))`)
+	pyDecl          = regexp.MustCompile(`^(\s*)(?:async\s+)?(def|class)\s+([A-Za-z_]\w*)`)
+	pyLocalImportRe = regexp.MustCompile(`(?m)^\s*(?:from\s+([\w.]+)\s+import|import\s+([\w.]+))`)
 )
 
 // Symbols lists a Python file's "def name" and "class Name" declarations,
@@ -58,7 +58,7 @@ func (Language) LocalImports(snap *sandbox.Snapshot, p string) (files, dirs []st
 	}
 	data, _ := snap.Text(p)
 	try := resolver(snap, &files)
-	for _, m := range pyImportRe.FindAllStringSubmatch(data, -1) {
+	for _, m := range pyLocalImportRe.FindAllStringSubmatch(data, -1) {
 		mod := m[1] + m[2]
 		if strings.HasPrefix(mod, ".") {
 			continue

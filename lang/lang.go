@@ -102,6 +102,19 @@ type TestFiles interface {
 	// run, how they run or how they report), or returns "". before or
 	// after is nil when the file did not exist or is deleted.
 	TestInfra(p string, before, after []byte) string
+	// TestPatterns are regular expressions (RE2, multi-line mode) for
+	// what test code of this language looks like; they tell a change that
+	// deletes or weakens tests.
+	TestPatterns() TestPatterns
+}
+
+// TestPatterns are regular-expression alternatives that match test code:
+// each field is one alternative ("" for none), joined with those of the
+// other languages into one expression.
+type TestPatterns struct {
+	Funcs   string // a test function's declaration: `^func (Test|Fuzz|Example)\w*\(`
+	Asserts string // an assertion: `\bt\.(?:Error|Fatal)\b`
+	Skips   string // a skip or expected-failure marker: `\bt\.Skip\w*\(`
 }
 
 // Sources is implemented by languages fixpoint reads source files of.
@@ -110,9 +123,11 @@ type Sources interface {
 	// repo map ("func Name(params) results", "class Name"); nil for files
 	// that are not this language's.
 	Symbols(p string, data []byte) []string
-	// LocalImports resolves what file p imports from the workspace itself
-	// to workspace files or directories ("." for the root); nil when none.
-	LocalImports(snap *sandbox.Snapshot, p string) []string
+	// LocalImports resolves what file p imports from the workspace
+	// itself: files are shown to the model with p, dirs (package
+	// directories, "." for the root) are searched for the symbols a
+	// failure names. Both are nil for files that are not this language's.
+	LocalImports(snap *sandbox.Snapshot, p string) (files, dirs []string)
 }
 
 // Prompter is implemented by languages with prompt hints.

@@ -120,3 +120,8 @@ func (Language) Image() lang.Image {
 		},
 	}
 }
+
+// PropertyHint points at testing/quick and fuzz tests.
+func (Language) PropertyHint() string {
+	return "Where a property holds for all inputs, add a property-based test with testing/quick or a fuzz test with seeds."
+}

@@ -138,3 +138,9 @@ func (Language) Image() lang.Image {
 		Env:   []string{"NPM_CONFIG_CACHE=/tmp/npm-cache", "NPM_CONFIG_UPDATE_NOTIFIER=false"},
 	}
 }
+
+// PropertyHint asks for generated tables: no property-testing library is
+// installed by default.
+func (Language) PropertyHint() string {
+	return "Where a property holds for all inputs, check it over a generated table of inputs."
+}

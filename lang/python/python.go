@@ -204,3 +204,9 @@ func (Language) RuntimeFix(req *lang.Requirement) string {
 func (Language) Image() lang.Image {
 	return lang.Image{Extra: []string{"python3-pip", "python3-venv", "python3-freezegun"}}
 }
+
+// PropertyHint points at hypothesis, which the images have but a user's
+// environment may not.
+func (Language) PropertyHint() string {
+	return "Where a property holds for all inputs, add a property-based test with hypothesis if it is installed (guard the import), else a table of cases."
+}

@@ -5,6 +5,8 @@
 package registry
 
 import (
+	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/fixpoint-dev/fixpoint/lang"
@@ -78,4 +80,136 @@ func TestCommand(snap *sandbox.Snapshot, override string) testrun.Runner {
 		return l.TestCommand(snap)
 	}
 	return testrun.Runner{Name: testrun.RunnerCustom}
+}
+
+// Symbols lists the top-level declarations of a source file, from the
+// language whose file it is ([lang.Sources]); nil for other files.
+func Symbols(p string, data []byte) []string {
+	for _, l := range All() {
+		if s, ok := l.(lang.Sources); ok {
+			if out := s.Symbols(p, data); out != nil {
+				return out
+			}
+		}
+	}
+	return nil
+}
+
+// LocalImports resolves what file p imports from the workspace, asking
+// every language ([lang.Sources]).
+func LocalImports(snap *sandbox.Snapshot, p string) (files, dirs []string) {
+	for _, l := range All() {
+		if s, ok := l.(lang.Sources); ok {
+			f, d := s.LocalImports(snap, p)
+			files, dirs = append(files, f...), append(dirs, d...)
+		}
+	}
+	return files, dirs
+}
+
+// PropertyHint is the solve-mode hint on property-based tests of the
+// language called name ([lang.Prompter]); "" when it has none.
+func PropertyHint(name string) string {
+	if p, ok := ByName(name).(lang.Prompter); ok {
+		return p.PropertyHint()
+	}
+	return ""
+}
+
+// IsTestFile reports whether a workspace-relative slash path is a test
+// file: under a test directory ([lang.InTestDir]) or a test file by the
+// naming convention of any language ([lang.TestFiles]) — a Go workspace
+// may hold JavaScript tests.
+func IsTestFile(p string) bool {
+	if lang.InTestDir(p) {
+		return true
+	}
+	for _, l := range All() {
+		if t, ok := l.(lang.TestFiles); ok && t.IsTestFile(p) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestInfra explains why a new, changed or deleted file is test
+// infrastructure (test data, or what a language's [lang.TestFiles] says),
+// or returns "". before or after is nil when the file did not exist or is
+// deleted.
+func TestInfra(p string, before, after []byte) string {
+	if lang.InTestData(p) {
+		return "is test data (under testdata/)"
+	}
+	for _, l := range All() {
+		if t, ok := l.(lang.TestFiles); ok {
+			if why := t.TestInfra(p, before, after); why != "" {
+				return why
+			}
+		}
+	}
+	return ""
+}
+
+// TestCode holds one expression per kind of test code, each joining the
+// alternatives of every language ([lang.TestPatterns]).
+type TestCode struct {
+	Funcs, Asserts, Skips *regexp.Regexp
+}
+
+// TestCodePatterns compiles the languages' test patterns. Callers keep the
+// result: the list of languages does not change while fixpoint runs.
+func TestCodePatterns() TestCode {
+	var funcs, asserts, skips []string
+	for _, l := range All() {
+		t, ok := l.(lang.TestFiles)
+		if !ok {
+			continue
+		}
+		p := t.TestPatterns()
+		for _, x := range []struct {
+			dst *[]string
+			re  string
+		}{{&funcs, p.Funcs}, {&asserts, p.Asserts}, {&skips, p.Skips}} {
+			if x.re != "" {
+				*x.dst = append(*x.dst, x.re)
+			}
+		}
+	}
+	union := func(alts []string) *regexp.Regexp {
+		if len(alts) == 0 {
+			return regexp.MustCompile(`[^\s\S]`) // matches nothing
+		}
+		return regexp.MustCompile(`(?m)` + strings.Join(alts, "|"))
+	}
+	return TestCode{Funcs: union(funcs), Asserts: union(asserts), Skips: union(skips)}
+}
+
+// ByAlias returns the language called name or one of its aliases
+// ([lang.FailureReader]: "golang", "typescript"), ignoring case; nil when
+// none is.
+func ByAlias(name string) lang.Language {
+	name = strings.ToLower(name)
+	if name == "" {
+		return nil
+	}
+	for _, l := range All() {
+		if l.Name() == name {
+			return l
+		}
+		if r, ok := l.(lang.FailureReader); ok && slices.Contains(r.Aliases(), name) {
+			return l
+		}
+	}
+	return nil
+}
+
+// FailureOf returns the language whose failure output raw looks like
+// ([lang.FailureReader]), or nil.
+func FailureOf(raw string) lang.Language {
+	for _, l := range All() {
+		if r, ok := l.(lang.FailureReader); ok && r.LooksLike(raw) {
+			return l
+		}
+	}
+	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -27,6 +28,9 @@ const (
 	percentFix = "src/lib.rs\n<<<<<<< SEARCH\n    tinyclamp::clamp(part * 100 / whole, 0, 10)\n=======\n    tinyclamp::clamp(part * 100 / whole, 0, 100)\n>>>>>>> REPLACE\n"
 	brokenFix  = "src/lib.rs\n<<<<<<< SEARCH\n    let s: String = x / 2;\n    s\n=======\n    x / 2\n>>>>>>> REPLACE\n\n" +
 		"src/lib.rs\n<<<<<<< SEARCH\n    x * undefined_name\n=======\n    x * 2\n>>>>>>> REPLACE\n"
+	// A fix-mode cheat: the expected value of an in-file test.
+	subCheat = "src/lib.rs\n<<<<<<< SEARCH\n        assert_eq!(sub(5, 3), 2);\n=======\n        assert_eq!(sub(5, 3), 8);\n>>>>>>> REPLACE\n"
+	subFix   = "src/lib.rs\n<<<<<<< SEARCH\n    a + b\n=======\n    a - b\n>>>>>>> REPLACE\n"
 	markCode = "## Task: write the edits"
 )
 
@@ -64,6 +68,7 @@ func TestE2EDocker(t *testing.T) {
 
 	tests := []struct {
 		name, dir, code string
+		then            string // the reply after the first was refused
 		remove          []string
 		wantBaseline    []string // failing ids in the baseline
 		wantFinalPassed int
@@ -74,6 +79,8 @@ func TestE2EDocker(t *testing.T) {
 			wantFinalPassed: 5},
 		{name: "build failure", dir: "testdata/crates/broken", code: brokenFix,
 			wantBaseline: []string{"broken (build)"}, wantFinalPassed: 1},
+		{name: "in-file test edit refused", dir: "testdata/crates/sub", code: subCheat, then: subFix,
+			wantBaseline: []string{"src/lib.rs::tests::negative", "src/lib.rs::tests::subtracts"}, wantFinalPassed: 2},
 		{name: "dependency not vendored", dir: "testdata/crates/percent", code: percentFix,
 			remove:  []string{"vendor"},
 			wantErr: []string{"Cargo.lock needs tinyclamp 0.1.0", "cargo vendor"}},
@@ -86,9 +93,11 @@ func TestE2EDocker(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			srv := llmtest.NewServer(&llmtest.Script{Rules: []llmtest.Rule{
-				{Role: "user", Last: true, Contains: markCode, Reply: &llmtest.Reply{Content: tc.code}},
-			}})
+			rule := llmtest.Rule{Role: "user", Last: true, Contains: markCode, Reply: &llmtest.Reply{Content: tc.code}}
+			if tc.then != "" {
+				rule.Reply, rule.Replies = nil, []llmtest.Reply{{Content: tc.code}, {Content: tc.then}}
+			}
+			srv := llmtest.NewServer(&llmtest.Script{Rules: []llmtest.Rule{rule}, Default: &llmtest.Reply{Content: tc.then}})
 			defer srv.Close()
 			no := false
 			mcfg := cfg.Model
@@ -126,6 +135,7 @@ func TestE2EDocker(t *testing.T) {
 					t.Errorf("baseline failure %s has no location", r.ID)
 				}
 			}
+			sort.Strings(failing) // libtest's threads finish in any order
 			if strings.Join(failing, ",") != strings.Join(tc.wantBaseline, ",") {
 				t.Errorf("baseline failures %v, want %v", failing, tc.wantBaseline)
 			}
@@ -140,8 +150,17 @@ func TestE2EDocker(t *testing.T) {
 			if len(res.Changes) != 1 || res.Changes[0].Path != "src/lib.rs" {
 				t.Errorf("changes %+v, want src/lib.rs", res.Changes)
 			}
-			if n := len(srv.Requests()); n != 1 {
-				t.Errorf("model requests = %d, want one code request", n)
+			want := 1
+			if tc.then != "" {
+				// The in-file test module is the specification in fix
+				// mode: the first edit is refused, the second fixes sub.
+				want = 2
+				if !strings.Contains(res.Diff, "+    a - b") || strings.Contains(res.Diff, "assert_eq!(sub(5, 3), 8)") {
+					t.Errorf("diff:\n%s", res.Diff)
+				}
+			}
+			if n := len(srv.Requests()); n != want {
+				t.Errorf("model requests = %d, want %d", n, want)
 			}
 		})
 	}

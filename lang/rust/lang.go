@@ -139,16 +139,17 @@ func (Language) Symbols(p string, data []byte) []string {
 }
 
 // LocalImports resolves a Rust file's `mod name;` declarations and
-// `use crate::name` paths to the module files of the workspace:
+// `use crate::name` paths to the module files of the workspace (files;
+// dirs is always nil):
 // name.rs or name/mod.rs next to a crate root or mod.rs, else in the
 // directory named after the declaring file (src/a.rs declares src/a/b.rs).
-func (Language) LocalImports(snap *sandbox.Snapshot, p string) []string {
+func (Language) LocalImports(snap *sandbox.Snapshot, p string) (files, dirs []string) {
 	if path.Ext(p) != ".rs" {
-		return nil
+		return nil, nil
 	}
 	text, ok := snap.Text(p)
 	if !ok {
-		return nil
+		return nil, nil
 	}
 	code, _ := blank([]byte(text))
 	dir := path.Dir(p)
@@ -176,7 +177,7 @@ func (Language) LocalImports(snap *sandbox.Snapshot, p string) []string {
 			find(root, string(m[1]))
 		}
 	}
-	return out
+	return out, nil
 }
 
 // crateSrc is the src directory of the crate p is in ("" when p is not

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/fixpoint-dev/fixpoint/lang"
 	"github.com/pelletier/go-toml/v2"
 )
 
@@ -142,33 +143,12 @@ func itemEnd(code []byte, i int) int {
 	return len(code)
 }
 
-var (
-	rustTestFnRe = regexp.MustCompile(`#\s*\[\s*(?:\w+\s*::\s*)?test\b`)
-	rustAssertRe = regexp.MustCompile(`\b(?:assert|assert_eq|assert_ne|debug_assert|debug_assert_eq|debug_assert_ne|assert_matches)\s*!`)
-	rustIgnoreRe = regexp.MustCompile(`#\s*\[\s*ignore\b`)
-)
-
-// Weakened explains why a change to a Rust test file removes tests or
-// assertions or ignores tests, or returns "" when it does not. after ==
-// nil means the file is deleted.
-func Weakened(p string, before, after []byte) string {
-	if before == nil {
-		return ""
+// TestPatterns: #[test] functions (also #[tokio::test] and the like),
+// the assert macros, #[ignore].
+func (Language) TestPatterns() lang.TestPatterns {
+	return lang.TestPatterns{
+		Funcs:   `#\s*\[\s*(?:\w+\s*::\s*)?test\s*\]`,
+		Asserts: `\b(?:assert|assert_eq|assert_ne|debug_assert|debug_assert_eq|debug_assert_ne|assert_matches)\s*!`,
+		Skips:   `#\s*\[\s*ignore\b`,
 	}
-	if after == nil {
-		return p + ": deletes a test file"
-	}
-	b, _ := blank(before)
-	a, _ := blank(after)
-	count := func(re *regexp.Regexp, s []byte) int { return len(re.FindAllIndex(s, -1)) }
-	if nb, na := count(rustTestFnRe, b), count(rustTestFnRe, a); na < nb {
-		return fmt.Sprintf("%s: removes %d test function(s)", p, nb-na)
-	}
-	if nb, na := count(rustAssertRe, b), count(rustAssertRe, a); na < nb {
-		return fmt.Sprintf("%s: removes %d assertion(s)", p, nb-na)
-	}
-	if nb, na := count(rustIgnoreRe, b), count(rustIgnoreRe, a); na > nb {
-		return fmt.Sprintf("%s: adds %d #[ignore]", p, na-nb)
-	}
-	return ""
 }

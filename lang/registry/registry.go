@@ -20,10 +20,12 @@ import (
 
 // All returns every language, in detection order: a Go module with a
 // package.json for tooling is a Go project, a Node project with helper
-// scripts in Python is a Node project, and so is a crate with Python
-// scripts a Rust project.
+// scripts in Python is a Node project. A crate with a package.json (a
+// wasm-pack project) or Python scripts is a Rust project: cargo's output
+// is also told apart before node's, whose stack-frame pattern matches the
+// paths in a Rust backtrace.
 func All() []lang.Language {
-	return []lang.Language{golang.Language{}, node.Language{}, rust.Language{}, python.Language{}}
+	return []lang.Language{golang.Language{}, rust.Language{}, node.Language{}, python.Language{}}
 }
 
 // Detect returns the language of snap, or nil.

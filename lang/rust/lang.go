@@ -213,7 +213,8 @@ var (
 func (Language) LooksLike(raw string) bool { return libtestLineRe.MatchString(raw) }
 
 // Signature extracts the failing tests, the panic messages and compiler
-// errors, and the source locations of a cargo test failure.
+// errors (normalised: no numbers, addresses or paths that vary), and the
+// files of the panic locations and compiler errors, without line numbers.
 func (Language) Signature(raw string) lang.Signature {
 	var s lang.Signature
 	for _, m := range failedTestRe.FindAllStringSubmatch(raw, 50) {
@@ -224,17 +225,17 @@ func (Language) Signature(raw string) lang.Signature {
 		if msg == "" {
 			msg = m[2]
 		}
-		s.Errors = append(s.Errors, "panicked: "+strings.TrimSpace(msg))
+		s.Errors = append(s.Errors, "panicked: "+lang.NormLine(msg))
 	}
 	for _, m := range rustcErrorRe.FindAllStringSubmatch(raw, 20) {
 		msg := m[2]
-		if strings.HasPrefix(msg, "test failed") || strings.HasPrefix(msg, "could not compile") || strings.Contains(msg, "target failed") || strings.Contains(msg, "targets failed") {
+		if strings.HasPrefix(msg, "test failed") || strings.HasPrefix(msg, "doctest failed") || strings.HasPrefix(msg, "could not compile") || strings.Contains(msg, "target failed") || strings.Contains(msg, "targets failed") {
 			continue
 		}
-		s.Errors = append(s.Errors, "build: "+strings.TrimSpace(m[1]+" "+msg))
+		s.Errors = append(s.Errors, "build: "+lang.NormLine(strings.TrimSpace(m[1]+" "+msg)))
 	}
 	for _, m := range locationRe.FindAllStringSubmatch(raw, 20) {
-		s.Frames = append(s.Frames, m[1]+":"+m[2])
+		s.Frames = append(s.Frames, path.Base(m[1]))
 	}
 	return s
 }

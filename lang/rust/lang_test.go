@@ -152,14 +152,14 @@ func TestSignature(t *testing.T) {
 	if got := strings.Join(s.Tests, ","); !strings.Contains(got, "tests::subtracts") || !strings.Contains(got, "tests::does_not_panic") || strings.Contains(got, "tests::adds") {
 		t.Errorf("Tests = %v", s.Tests)
 	}
-	if got := strings.Join(s.Errors, "\n"); !strings.Contains(got, "panicked: sub(1, 1) was 2") {
+	if got := strings.Join(s.Errors, "\n"); !strings.Contains(got, "panicked: sub(N, N) was N") {
 		t.Errorf("Errors = %v", s.Errors)
 	}
-	if len(s.Frames) == 0 || s.Frames[0] != "src/lib.rs:45" {
-		t.Errorf("Frames = %v, want src/lib.rs:45 first", s.Frames)
+	if len(s.Frames) == 0 || s.Frames[0] != "lib.rs" {
+		t.Errorf("Frames = %v, want lib.rs first", s.Frames)
 	}
 	b := l.Signature(string(readCapture(t, "broken.stderr")))
-	if len(b.Errors) != 3 || b.Errors[0] != "build: [E0425] cannot find value `undefined_name` in this scope" {
+	if len(b.Errors) != 3 || !strings.HasPrefix(b.Errors[0], "build: [E") || !strings.Contains(b.Errors[0], "cannot find value `undefined_name` in this scope") {
 		t.Errorf("build Errors = %q", b.Errors)
 	}
 }

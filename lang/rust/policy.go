@@ -2,6 +2,7 @@ package rust
 
 import (
 	"regexp"
+	"sort"
 	"strings"
 )
 
@@ -60,7 +61,18 @@ func Check(src []byte) []Finding {
 		out = append(out, Finding{Rule: rule, Line: lineOf(code, at), Message: msg, Always: always})
 	}
 	for _, m := range unsafeRe.FindAllIndex(code, -1) {
-		add("rust.unsafe", m[0], strings.Join(strings.Fields(string(code[m[0]:m[1]])), " ")+" (unsafe code)", false)
+		what := strings.Join(strings.Fields(string(code[m[0]:m[1]])), " ")
+		switch {
+		case strings.HasPrefix(what, "#"):
+			what = "#[link] (links a native library)"
+		case strings.HasPrefix(what, "extern"):
+			what = "an extern block (foreign functions)"
+		case what == "unsafe {":
+			what = "an unsafe block"
+		default:
+			what = "unsafe " + strings.TrimSpace(strings.TrimPrefix(what, "unsafe"))
+		}
+		add("rust.unsafe", m[0], what, false)
 	}
 	for _, m := range processRe.FindAllSubmatchIndex(code, -1) {
 		what := ""
@@ -90,6 +102,7 @@ func Check(src []byte) []Finding {
 	for _, m := range macroDefRe.FindAllSubmatchIndex(code, -1) {
 		add("rust.assert-tamper", m[0], "redefining "+string(code[m[2]:m[3]])+"! from non-test code", false)
 	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Line < out[j].Line })
 	return out
 }
 

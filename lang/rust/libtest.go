@@ -3,6 +3,7 @@ package rust
 import (
 	"path"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -36,12 +37,13 @@ var (
 	leftRe     = regexp.MustCompile("(?m)^\\s*left: `?(.*?)`?,?$")
 	rightRe    = regexp.MustCompile("(?m)^\\s*right: `?(.*?)`?(?:: .*)?$")
 	// rustc diagnostics: "error[E0308]: mismatched types" then " --> file:line:col".
-	diagRe         = regexp.MustCompile(`^(error|warning)(\[E\d+\])?: (.*)$`)
-	arrowRe        = regexp.MustCompile(`^\s*--> ([^\s:]+):(\d+):(\d+)`)
-	couldNotRe     = regexp.MustCompile("^error: could not compile `([^`]+)`")
-	processFailRe  = regexp.MustCompile("^\\s*process didn't exit successfully: `[^`]*` \\((.*)\\)\\s*$")
-	docLineRe      = regexp.MustCompile(`^(\S+) - .*\(line (\d+)\)`)
-	nameSuffixesRe = regexp.MustCompile(` - (?:should panic|compile fail|compile|should panic with .*)$`)
+	diagRe          = regexp.MustCompile(`^(error|warning)(\[E\d+\])?: (.*)$`)
+	arrowRe         = regexp.MustCompile(`^\s*--> ([^\s:]+):(\d+):(\d+)`)
+	couldNotRe      = regexp.MustCompile("^error: could not compile `([^`]+)`")
+	processFailRe   = regexp.MustCompile("^\\s*process didn't exit successfully: `[^`]*` \\((.*)\\)\\s*$")
+	docLineRe       = regexp.MustCompile(`^(\S+) - .*\(line (\d+)\)`)
+	docLineSuffixRe = regexp.MustCompile(` \(line \d+\)$`)
+	nameSuffixesRe  = regexp.MustCompile(` - (?:should panic|compile fail|compile|should panic with .*)$`)
 	// rust-out's own noise inside doc-test sections.
 	backtraceRe = regexp.MustCompile(`^\s+\d+: +0x[0-9a-f]+ - |^\s+at /`)
 )
@@ -99,6 +101,41 @@ type parser struct {
 	seen     map[string]int
 	sum      Summary
 	compiled map[string]bool
+	docs     []int // results of the doc-test block being read, without ids yet
+}
+
+// docIDs gives the doc-tests of the block just read their ids: the name
+// without "(line N)", so that an edit above the item keeps the id, and
+// "#2", "#3" for the item's later examples, in line order. A doc-test
+// with the id of another crate's gets the crate's name in front.
+func (p *parser) docIDs() {
+	if len(p.docs) == 0 {
+		return
+	}
+	groups := map[string][]int{}
+	var order []string
+	for _, i := range p.docs {
+		id := docLineSuffixRe.ReplaceAllString(p.results[i].Name, "")
+		if groups[id] == nil {
+			order = append(order, id)
+		}
+		groups[id] = append(groups[id], i)
+	}
+	for _, id := range order {
+		g := groups[id]
+		sort.SliceStable(g, func(a, b int) bool { return p.results[g[a]].Line < p.results[g[b]].Line })
+		for k, i := range g {
+			rid := id
+			if k > 0 {
+				rid += " #" + strconv.Itoa(k+1)
+			}
+			if p.seen[rid]++; p.seen[rid] > 1 {
+				rid = p.results[i].Package + " " + rid
+			}
+			p.results[i].ID = rid
+		}
+	}
+	p.docs = nil
 }
 
 func lines(b []byte) []string {
@@ -174,6 +211,7 @@ func (p *parser) stdout(out []string) {
 	for _, l := range out {
 		if b := header(l); b != nil {
 			flush()
+			p.docIDs()
 			inSections = false
 			p.bins = append(p.bins, b)
 			next = len(p.bins)
@@ -185,6 +223,7 @@ func (p *parser) stdout(out []string) {
 		}
 		if blockRe.MatchString(l) {
 			flush()
+			p.docIDs()
 			inSections = false
 			switch {
 			case next < len(p.bins) && !p.bins[next].started:
@@ -206,6 +245,7 @@ func (p *parser) stdout(out []string) {
 		}
 		if m := summaryRe.FindStringSubmatch(l); m != nil {
 			flush()
+			p.docIDs()
 			inSections = false
 			p.bins[p.cur].done = true
 			p.sum.Binaries++
@@ -237,6 +277,7 @@ func (p *parser) stdout(out []string) {
 		}
 	}
 	flush()
+	p.docIDs()
 }
 
 func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
@@ -258,12 +299,17 @@ func (p *parser) test(m []string) {
 	}
 	r.ID = b.target + "::" + name
 	if b.doc {
-		r.ID = name
 		if d := docLineRe.FindStringSubmatch(name); d != nil {
 			if f, ok := p.rel(d[1]); ok {
 				r.File, r.Line = f, atoi(d[2])
 			}
 		}
+		// The id is given when the block ends (docIDs): it must not
+		// depend on the line, which any edit above the item moves.
+		p.docs = append(p.docs, len(p.results))
+		p.byName[name] = len(p.results)
+		p.results = append(p.results, r)
+		return
 	}
 	if p.seen[r.ID]++; p.seen[r.ID] > 1 {
 		// Two binaries with one target path (workspace members): the

@@ -47,9 +47,9 @@ func TestParseCaptures(t *testing.T) {
 		"src/lib.rs::tests::unwraps":        {status: testrun.StatusFail, file: "src/lib.rs", line: 67, message: `called ` + "`Result::unwrap()`" + ` on an ` + "`Err`" + ` value: "bad input"`},
 		"tests/api.rs::adds":                {status: testrun.StatusPass},
 		"tests/api.rs::subtracts":           {status: testrun.StatusFail, file: "tests/api.rs", line: 10, expected: "6", actual: "14", message: "ten minus four"},
-		"src/lib.rs - add (line 6)":         {status: testrun.StatusPass, file: "src/lib.rs", line: 6},
-		"src/lib.rs - nothing (line 24)":    {status: testrun.StatusSkip, file: "src/lib.rs", line: 24},
-		"src/lib.rs - sub (line 15)":        {status: testrun.StatusFail, file: "src/lib.rs", line: 15, expected: "2", actual: "8"},
+		"src/lib.rs - add":                  {status: testrun.StatusPass, file: "src/lib.rs", line: 6},
+		"src/lib.rs - nothing":              {status: testrun.StatusSkip, file: "src/lib.rs", line: 24},
+		"src/lib.rs - sub":                  {status: testrun.StatusFail, file: "src/lib.rs", line: 15, expected: "2", actual: "8"},
 	}
 	tests := []struct {
 		name     string
@@ -203,6 +203,13 @@ func TestParseEdgeCases(t *testing.T) {
 				"running 1 test\ntest t ... FAILED\n\ntest result: FAILED. 0 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s\n",
 			wantIDs:    []string{"src/lib.rs::t", "beta-0000000000000002 src/lib.rs::t"},
 			wantStatus: []testrun.Status{testrun.StatusPass, testrun.StatusFail},
+		},
+		{
+			name:       "doc-test ids do not hold the line; an item's examples are numbered in line order",
+			stderr:     "   Doc-tests x\n",
+			stdout:     "running 3 tests\ntest src/lib.rs - f (line 40) ... FAILED\ntest src/lib.rs - g (line 9) ... ok\ntest src/lib.rs - f (line 31) ... ok\n\ntest result: FAILED. 2 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s\n",
+			wantIDs:    []string{"src/lib.rs - f #2", "src/lib.rs - g", "src/lib.rs - f"},
+			wantStatus: []testrun.Status{testrun.StatusFail, testrun.StatusPass, testrun.StatusPass},
 		},
 		{
 			name:       "ignored with a reason",

@@ -116,6 +116,9 @@ func (p *parser) docIDs() {
 	var order []string
 	for _, i := range p.docs {
 		id := docLineSuffixRe.ReplaceAllString(p.results[i].Name, "")
+		if strings.HasSuffix(id, " -") { // "src/lib.rs - (line 3)": a module's own docs
+			id += " (module docs)"
+		}
 		if groups[id] == nil {
 			order = append(order, id)
 		}

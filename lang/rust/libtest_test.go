@@ -207,9 +207,9 @@ func TestParseEdgeCases(t *testing.T) {
 		{
 			name:       "doc-test ids do not hold the line; an item's examples are numbered in line order",
 			stderr:     "   Doc-tests x\n",
-			stdout:     "running 3 tests\ntest src/lib.rs - f (line 40) ... FAILED\ntest src/lib.rs - g (line 9) ... ok\ntest src/lib.rs - f (line 31) ... ok\n\ntest result: FAILED. 2 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s\n",
-			wantIDs:    []string{"src/lib.rs - f #2", "src/lib.rs - g", "src/lib.rs - f"},
-			wantStatus: []testrun.Status{testrun.StatusFail, testrun.StatusPass, testrun.StatusPass},
+			stdout:     "running 4 tests\ntest src/lib.rs - f (line 40) ... FAILED\ntest src/lib.rs - g (line 9) ... ok\ntest src/lib.rs - f (line 31) ... ok\ntest src/lib.rs - (line 2) ... ok\n\ntest result: FAILED. 3 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s\n",
+			wantIDs:    []string{"src/lib.rs - f #2", "src/lib.rs - g", "src/lib.rs - f", "src/lib.rs - (module docs)"},
+			wantStatus: []testrun.Status{testrun.StatusFail, testrun.StatusPass, testrun.StatusPass, testrun.StatusPass},
 		},
 		{
 			name:       "ignored with a reason",

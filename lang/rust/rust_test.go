@@ -128,7 +128,11 @@ func TestCheckVendored(t *testing.T) {
 			"registry/tinyclamp-0.1.0.crate":        "gz",
 		})},
 		{name: "no lockfile", files: map[string]string{"Cargo.toml": withDep},
-			want: []string{"Cargo.toml depends on tinyclamp", "no Cargo.lock", "cargo vendor"}},
+			want: []string{"Cargo.toml depends on tinyclamp", "neither a Cargo.lock nor a .cargo/config.toml", "cargo vendor"}},
+		// Libraries keep Cargo.lock out of git: cargo resolves offline.
+		{name: "no lockfile, vendored", files: with(vendored, map[string]string{"Cargo.lock": ""})},
+		{name: "no lockfile, not in vendor", files: with(vendored, map[string]string{"Cargo.lock": "", "Cargo.toml": withDep + "\n[dev-dependencies]\nproptest = \"1\"\n"}),
+			want: []string{"Cargo.toml depends on proptest", "vendored sources named in .cargo/config.toml", "no Cargo.lock"}},
 		{name: "no source replacement", files: with(vendored, map[string]string{".cargo/config.toml": ""}),
 			want: []string{"Cargo.lock needs 1 packages", "tinyclamp 0.1.0", ".cargo/config.toml", "cargo vendor"}},
 		{name: "vendor directory missing", files: with(vendored, map[string]string{"vendor/tinyclamp/Cargo.toml": "", "vendor/tinyclamp/.cargo-checksum.json": ""}),

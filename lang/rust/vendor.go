@@ -78,10 +78,10 @@ func CheckVendored(snap *sandbox.Snapshot) error {
 	}
 	lock, ok := snap.Text("Cargo.lock")
 	if !ok {
-		if ext := externalDeps(m); len(ext) > 0 {
-			return fmt.Errorf("%w: Cargo.toml depends on %s from crates.io or git, and there is no Cargo.lock; the sandbox cannot reach crates.io, so no test was run. Fix: run `cargo vendor` in the project (it writes Cargo.lock and vendor/), put the [source] section it prints into .cargo/config.toml, and keep all three", ErrNotVendored, strings.Join(ext, ", "))
-		}
-		return nil
+		// Libraries often keep Cargo.lock out of git (and so out of the
+		// sandbox): cargo then resolves offline from the vendored sources,
+		// which must hold every crate Cargo.toml names.
+		return checkUnlocked(snap)
 	}
 	pkgs := lockedPackages(lock, true)
 	if len(pkgs) == 0 {
@@ -114,25 +114,60 @@ func CheckVendored(snap *sandbox.Snapshot) error {
 	return nil
 }
 
-// externalDeps names Cargo.toml's dependencies that are not path
-// dependencies.
-func externalDeps(m *manifest) []string {
-	var out []string
-	for _, deps := range []map[string]any{m.Dependencies, m.DevDependencies} {
-		for name, d := range deps {
-			if t, ok := d.(map[string]any); ok {
-				if _, isPath := t["path"]; isPath {
-					continue
-				}
-				if w, _ := t["workspace"].(bool); w {
-					continue
-				}
-			}
-			out = append(out, name)
+// checkUnlocked checks a crate without Cargo.lock: a source replacement
+// for crates.io must exist and hold every crate the manifests name.
+func checkUnlocked(snap *sandbox.Snapshot) error {
+	var names []string
+	seen := map[string]bool{}
+	for _, d := range (Language{}).Deps(snap) {
+		if !seen[d.Name] {
+			seen[d.Name] = true
+			names = append(names, d.Name)
 		}
 	}
-	sort.Strings(out)
-	return out
+	sort.Strings(names)
+	if len(names) == 0 {
+		return nil
+	}
+	repl, cfgName, err := replacements(snap)
+	if err != nil {
+		return err
+	}
+	r, ok := repl["crates-io"]
+	if !ok {
+		return fmt.Errorf("%w: Cargo.toml depends on %s from crates.io or git, and there is neither a Cargo.lock nor a .cargo/config.toml replacing crates.io with vendored copies; the sandbox cannot reach crates.io, so no test was run. Fix: run `cargo vendor` in the project (it writes Cargo.lock and vendor/), put the [source] section it prints into .cargo/config.toml, and keep them with the project", ErrNotVendored, list(names))
+	}
+	var missing []string
+	for _, n := range names {
+		if !vendoredAny(snap, r, n) {
+			missing = append(missing, n)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("%w: Cargo.toml depends on %s, which the vendored sources named in %s do not have (and there is no Cargo.lock); no test was run. Fix: run `cargo vendor` in the project again and keep vendor/ with the project", ErrNotVendored, list(missing), cfgName)
+	}
+	return nil
+}
+
+// vendoredAny reports whether r holds some version of the crate name.
+func vendoredAny(snap *sandbox.Snapshot, r replacement, name string) bool {
+	for _, p := range snap.Paths() {
+		rest, ok := strings.CutPrefix(p, r.dir+"/")
+		if !ok {
+			continue
+		}
+		if r.local {
+			if strings.HasPrefix(rest, name+"-") && strings.HasSuffix(rest, ".crate") && !strings.Contains(rest, "/") {
+				return true
+			}
+			continue
+		}
+		dir, file, _ := strings.Cut(rest, "/")
+		if file == ".cargo-checksum.json" && (dir == name || strings.HasPrefix(dir, name+"-")) {
+			return true
+		}
+	}
+	return false
 }
 
 // sourceKey is how .cargo/config.toml names a Cargo.lock source:

@@ -261,3 +261,65 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// Real crates from Debian bookworm (librust-*-dev sources), run natively
+// with cargo test in fixpoint-sandbox-rust: itoa 1.0.1, semver 1.0.14
+// with serde 1.0.152 vendored, and that semver with Version::new's minor
+// and patch swapped. The counts are cargo's own summary lines.
+func TestParseRealCrates(t *testing.T) {
+	tests := []struct {
+		name    string
+		want    Summary
+		failing map[string]string // id -> "file:line" of the failure
+	}{
+		{name: "real-itoa", want: Summary{Passed: 11, Binaries: 3}},
+		{name: "real-semver", want: Summary{Passed: 35, Binaries: 6}},
+		{name: "real-semver-bug", want: Summary{Passed: 25, Failed: 10, Binaries: 6}, failing: map[string]string{
+			"tests/test_version.rs::test_display":   "tests/test_version.rs:166",
+			"tests/test_version_req.rs::test_caret": "",
+			"src/lib.rs - (module docs)":            "src/lib.rs:19",
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, sum := Parse(readCapture(t, tc.name+".stdout"), readCapture(t, tc.name+".stderr"), "")
+			if sum != tc.want {
+				t.Errorf("cargo's summary = %+v, want %+v", sum, tc.want)
+			}
+			var pass, fail int
+			byID := map[string]testrun.Result{}
+			for _, r := range got {
+				byID[r.ID] = r
+				switch r.Status {
+				case testrun.StatusPass:
+					pass++
+				case testrun.StatusFail:
+					fail++
+				default:
+					t.Errorf("%s: status %s", r.ID, r.Status)
+				}
+			}
+			if pass != tc.want.Passed || fail != tc.want.Failed || len(byID) != len(got) {
+				t.Errorf("parsed %d passed, %d failed, %d distinct ids of %d; cargo said %+v", pass, fail, len(byID), len(got), tc.want)
+			}
+			for id, loc := range tc.failing {
+				r, ok := byID[id]
+				if !ok || r.Status != testrun.StatusFail {
+					t.Errorf("%s: %+v, want a failure", id, r)
+					continue
+				}
+				if loc != "" && r.File+":"+strconv.Itoa(r.Line) != loc {
+					t.Errorf("%s at %s:%d, want %s", id, r.File, r.Line, loc)
+				}
+			}
+			if tc.failing != nil {
+				if d := byID["tests/test_version.rs::test_display"]; d.Expected != `"1.2.3"` || d.Actual != `"1.3.2"` {
+					t.Errorf("test_display expected %s actual %s", d.Expected, d.Actual)
+				}
+				if d := byID["src/lib.rs - (module docs)"]; !strings.Contains(d.Message, "req.matches(&version)") || strings.Contains(d.Excerpt, "0x") {
+					t.Errorf("doc-test message %q; excerpt keeps the backtrace: %v", d.Message, strings.Contains(d.Excerpt, "0x"))
+				}
+			}
+		})
+	}
+}

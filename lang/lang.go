@@ -37,6 +37,7 @@
 //   - [Policy]: the policy rules checked on model-written code.
 //   - [Manifests]: the dependencies a project's manifests declare.
 //   - [FailureReader]: failure-signature normalisation for the memory.
+//   - [HostCaches]: host caches of the toolchain offered read-only.
 //   - [ReleasePicker], [RuntimeHelp]: runtime releases and how to get one.
 //
 // Nothing here runs anything: the sandbox backends and sandbox/setup do.
@@ -171,6 +172,14 @@ type PolicyOptions struct {
 	// Python is an interpreter used to parse Python (never to run the
 	// checked code); "" lets the check find one.
 	Python string
+}
+
+// HostCaches is implemented by languages whose toolchain keeps a cache on
+// the host that sessions may reuse read-only (Go's module cache): each is
+// a [sandbox.CacheMount] with HostDir set. The config's
+// sandbox.go_mod_cache = false turns them off.
+type HostCaches interface {
+	HostCaches() []sandbox.CacheMount
 }
 
 // Manifests is implemented by languages whose projects declare

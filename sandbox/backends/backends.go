@@ -70,11 +70,11 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (sandbox.Backe
 	var inner sandbox.Backend
 	var err error
 	switch cfg.Sandbox.Backend {
-	case "docker":
+	case config.BackendDocker:
 		inner, err = openDocker(ctx, cfg, o)
-	case "bwrap":
+	case config.BackendBwrap:
 		inner, err = bwrap.New(bwrapOptions(cfg, o))
-	case "none":
+	case config.BackendNone:
 		inner, err = host.New(&host.Options{Warn: o.Warn, Logger: o.Logger})
 	case "":
 		inner, err = openDocker(ctx, cfg, o)
@@ -88,7 +88,7 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (sandbox.Backe
 			err = nil
 		}
 	default:
-		return nil, fmt.Errorf("%w %q: want docker, bwrap or none (FIXPOINT_SANDBOX, sandbox.backend)", ErrUnknownBackend, cfg.Sandbox.Backend)
+		return nil, fmt.Errorf("%w %q: want %s (FIXPOINT_SANDBOX, sandbox.backend)", ErrUnknownBackend, cfg.Sandbox.Backend, config.BackendChoices())
 	}
 	if err != nil {
 		return nil, err

@@ -40,7 +40,23 @@
 //   - [HostCaches]: host caches of the toolchain offered read-only.
 //   - [ReleasePicker], [RuntimeHelp]: runtime releases and how to get one.
 //
-// Nothing here runs anything: the sandbox backends and sandbox/setup do.
+// lang/golang is the fullest example, one file per concern: golang.go
+// (Language, the image, the prompt hint, host caches), testcmd.go,
+// testfiles.go, sources.go, policy.go, deps.go and signature.go.
+//
+// Two things stay outside a language's folder. A test result format that
+// sandbox/testrun cannot parse yet is added there, as a format other
+// languages may share. Per-version runtime images (sandbox/image
+// Runtimes: Node from the npm registry, Go from the module proxy) still
+// switch on the runtime name there.
+//
+// Import graph: a language may import sandbox, sandbox/testrun and
+// sandbox/image, so those packages never import lang/registry; their
+// callers (agent, memory, cmd, sandbox/backends, sandbox/setup) do.
+//
+// Nothing here runs project code: the sandbox backends and sandbox/setup
+// do. A policy check may run an interpreter to parse a file (Python's ast
+// module), never to execute it.
 package lang
 
 import (

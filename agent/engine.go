@@ -140,7 +140,7 @@ func (e *Engine) startPrepared(ctx context.Context, snap *sandbox.Snapshot, prog
 
 // sandboxWhere names the sandbox in runtime messages.
 func sandboxWhere(backend, image string) string {
-	if backend == "docker" {
+	if backend == config.BackendDocker {
 		return "the sandbox image " + image
 	}
 	return "the host (the " + backend + " sandbox runs the host's runtimes)"

@@ -37,9 +37,26 @@
 //   - [Policy]: the policy rules checked on model-written code.
 //   - [Manifests]: the dependencies a project's manifests declare.
 //   - [FailureReader]: failure-signature normalisation for the memory.
+//   - [HostCaches]: host caches of the toolchain offered read-only.
 //   - [ReleasePicker], [RuntimeHelp]: runtime releases and how to get one.
 //
-// Nothing here runs anything: the sandbox backends and sandbox/setup do.
+// lang/golang is the fullest example, one file per concern: golang.go
+// (Language, the image, the prompt hint, host caches), testcmd.go,
+// testfiles.go, sources.go, policy.go, deps.go and signature.go.
+//
+// Two things stay outside a language's folder. A test result format that
+// sandbox/testrun cannot parse yet is added there, as a format other
+// languages may share. Per-version runtime images (sandbox/image
+// Runtimes: Node from the npm registry, Go from the module proxy) still
+// switch on the runtime name there.
+//
+// Import graph: a language may import sandbox, sandbox/testrun and
+// sandbox/image, so those packages never import lang/registry; their
+// callers (agent, memory, cmd, sandbox/backends, sandbox/setup) do.
+//
+// Nothing here runs project code: the sandbox backends and sandbox/setup
+// do. A policy check may run an interpreter to parse a file (Python's ast
+// module), never to execute it.
 package lang
 
 import (
@@ -171,6 +188,14 @@ type PolicyOptions struct {
 	// Python is an interpreter used to parse Python (never to run the
 	// checked code); "" lets the check find one.
 	Python string
+}
+
+// HostCaches is implemented by languages whose toolchain keeps a cache on
+// the host that sessions may reuse read-only (Go's module cache): each is
+// a [sandbox.CacheMount] with HostDir set. The config's
+// sandbox.go_mod_cache = false turns them off.
+type HostCaches interface {
+	HostCaches() []sandbox.CacheMount
 }
 
 // Manifests is implemented by languages whose projects declare

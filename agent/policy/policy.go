@@ -2,10 +2,11 @@
 // depth behind the sandbox.
 //
 // A [Checker] holds the project's rule actions (block, warn or off, from
-// .fixpoint.toml [policy.rules]) and checks each changed file with a real
-// parser where one exists: go/ast for Go, Python's own ast module for Python
-// (parsing only; nothing is executed), and a comment- and string-aware
-// scanner for JavaScript and TypeScript. [Findings] with action block stop
+// .fixpoint.toml [policy.rules]) and checks each changed file with the
+// checks of its language (lang.Policy, in lang/<name>/policy.go): a real
+// parser where one exists, go/ast for Go, Python's own ast module for
+// Python (parsing only; nothing is executed), and a comment- and
+// string-aware scanner for JavaScript and TypeScript. [Findings] with action block stop
 // the edit from running; their [Feedback] goes back to the model.
 //
 // [DepsAdded] finds dependencies an edit adds, for the approval flow.

@@ -2,8 +2,9 @@
 // the file tree plus the top-level symbols of each source file.
 //
 // [Build] renders a [sandbox.Snapshot] within a byte budget; [Symbols]
-// extracts the declarations of one file (Go through go/ast, Python and
-// JavaScript/TypeScript through a simple declaration scan).
+// extracts the declarations of one file, as its language says
+// (lang.Sources: Go through go/ast, Python and JavaScript/TypeScript
+// through a simple declaration scan).
 package repomap
 
 import (

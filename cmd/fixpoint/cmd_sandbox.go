@@ -25,7 +25,7 @@ func sandboxCommand() *command {
 		name:    "sandbox",
 		summary: "run a command in a sandbox, or build the sandbox images",
 		usage: `Usage:
-  fixpoint sandbox run [--dir D] [--image I] [--backend docker|bwrap|none] [--timeout 30s] [--memory 512m] -- CMD ARGS...
+  fixpoint sandbox run [--dir D] [--image I] [--backend ` + strings.Join(config.Backends(), "|") + `] [--timeout 30s] [--memory 512m] -- CMD ARGS...
   fixpoint sandbox images build [--lang ` + langChoices() + `] [--force]
 
 run     copies D into a fresh sandbox, runs CMD in /workspace, streams its output
@@ -153,7 +153,7 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 var errNoEngine = errors.New("no Docker engine answers: start it (`sudo .ci/docker-up` or `systemctl start docker`), or use --backend bwrap")
 
 func sandboxRun(ctx context.Context, a *app, args []string) int {
-	c := &command{name: "sandbox run", usage: `Usage: fixpoint sandbox run [--dir D] [--image I] [--backend docker|bwrap|none] [--timeout 30s] [--memory 512m] -- CMD ARGS...
+	c := &command{name: "sandbox run", usage: `Usage: fixpoint sandbox run [--dir D] [--image I] [--backend ` + strings.Join(config.Backends(), "|") + `] [--timeout 30s] [--memory 512m] -- CMD ARGS...
 
 Copies D into a fresh sandbox, runs CMD in /workspace and streams its output.
 Exits with CMD's exit code: 124 on timeout, 137 when killed for memory. The
@@ -163,7 +163,7 @@ Example:
 	fs := newFlags(c, a.stderr)
 	dir := fs.String("dir", ".", "workspace directory to copy in")
 	img := fs.String("image", "", "container image (docker only); default by language, e.g. fixpoint-sandbox-python")
-	backendName := fs.String("backend", "", "docker, bwrap or none; default docker when an engine answers, else bwrap")
+	backendName := fs.String("backend", "", config.BackendChoices()+"; default docker when an engine answers, else bwrap")
 	timeout := fs.Duration("timeout", 0, "wall-clock limit for CMD (default: sandbox.timeout, 120s)")
 	memory := fs.String("memory", "", "memory limit, e.g. 512m (default: sandbox.memory, 1g)")
 	sep := -1
@@ -190,10 +190,8 @@ Example:
 	if len(argv) == 0 {
 		return a.fail(usagef("sandbox run: no command after `--`"))
 	}
-	switch *backendName {
-	case "", "docker", "bwrap", "none":
-	default:
-		return a.fail(usagef("--backend %s: want docker, bwrap or none", *backendName))
+	if !config.ValidBackend(*backendName) {
+		return a.fail(usagef("--backend %s: want %s", *backendName, config.BackendChoices()))
 	}
 	if *timeout < 0 {
 		return a.fail(usagef("--timeout %s: must be positive", *timeout))
@@ -238,7 +236,7 @@ Example:
 	if cl, ok := backend.(io.Closer); ok {
 		defer cl.Close()
 	}
-	if *img != "" && backend.Name() != "docker" {
+	if *img != "" && backend.Name() != config.BackendDocker {
 		fmt.Fprintf(a.stderr, "fixpoint: note: --image is ignored by the %s sandbox, which uses this machine's /usr\n", backend.Name())
 	}
 	spec := backends.SpecFor(cfg, snap)

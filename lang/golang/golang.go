@@ -6,6 +6,8 @@ package golang
 import (
 	"bytes"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 
@@ -124,4 +126,27 @@ func (Language) Image() lang.Image {
 // PropertyHint points at testing/quick and fuzz tests.
 func (Language) PropertyHint() string {
 	return "Where a property holds for all inputs, add a property-based test with testing/quick or a fuzz test with seeds."
+}
+
+// HostCaches offers the host's module cache ($GOMODCACHE, else
+// $GOPATH/pkg/mod, else ~/go/pkg/mod, when that directory exists) at
+// /gomodcache, resolved offline: modules the project needs that are not
+// in it fail to resolve instead of being downloaded.
+func (Language) HostCaches() []sandbox.CacheMount {
+	dir := os.Getenv("GOMODCACHE")
+	if dir == "" {
+		gopath := os.Getenv("GOPATH")
+		if gopath == "" {
+			home, _ := os.UserHomeDir()
+			gopath = filepath.Join(home, "go")
+		}
+		dir = filepath.Join(strings.Split(gopath, string(os.PathListSeparator))[0], "pkg", "mod")
+	}
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return nil
+	}
+	return []sandbox.CacheMount{{
+		HostDir: dir, Target: ModCache, Name: "gomod",
+		DirEnv: "GOMODCACHE", Env: []string{"GOFLAGS=-mod=mod", "GOPROXY=off", "GOSUMDB=off", "GOTOOLCHAIN=local"},
+	}}
 }

@@ -22,6 +22,7 @@ import (
 	"net/url"
 	"os"
 	"path"
+	"slices"
 	"strings"
 	"time"
 
@@ -323,9 +324,14 @@ func (p *Preparer) Prepare(ctx context.Context, spec *sandbox.Spec, snap *sandbo
 	} else {
 		p.progress(fmt.Sprintf("dependencies installed (%s) in %s", st.Name, time.Since(start).Round(time.Second)))
 	}
+	// An installed cache replaces the copy of a host one at the same place
+	// (the module cache go mod download filled, at /gomodcache).
+	installed := map[string]bool{}
+	for _, m := range res.Mounts {
+		installed[m.Target] = true
+	}
+	spec.Caches = slices.DeleteFunc(spec.Caches, func(c sandbox.CacheMount) bool { return c.HostDir != "" && installed[c.Target] })
 	spec.Caches = append(spec.Caches, res.Mounts...)
-	// The installed module cache replaces the copy of the host's one.
-	spec.GoModCache = ""
 	return nil
 }
 

@@ -48,7 +48,7 @@ func TestLanguagesContract(t *testing.T) {
 			}
 		}
 	}
-	if !slices.Equal(Names(), []string{"go", "node", "python"}) {
+	if !slices.Equal(Names(), []string{"go", "rust", "node", "python"}) {
 		t.Errorf("Names() = %q: detection order changed", Names())
 	}
 }

@@ -1,5 +1,5 @@
 // Package lang holds what fixpoint knows about each language, one folder
-// per language (lang/golang, lang/node, lang/python), behind the
+// per language (lang/golang, lang/node, lang/python, lang/rust), behind the
 // [Language] interface. The list of languages is declared once, in
 // lang/registry; sandbox, agent and memory ask lang/registry instead of
 // comparing language names.
@@ -39,6 +39,8 @@
 //   - [FailureReader]: failure-signature normalisation for the memory.
 //   - [HostCaches]: host caches of the toolchain offered read-only.
 //   - [ReleasePicker], [RuntimeHelp]: runtime releases and how to get one.
+//   - [Preflight]: a check of the workspace's files before any sandbox
+//     starts (Rust: every dependency is vendored).
 //
 // lang/golang is the fullest example, one file per concern: golang.go
 // (Language, the image, the prompt hint, host caches), testcmd.go,
@@ -46,7 +48,8 @@
 //
 // Two things stay outside a language's folder. A test result format that
 // sandbox/testrun cannot parse yet is added there, as a format other
-// languages may share. Per-version runtime images (sandbox/image
+// languages may share, or the language parses it itself through
+// testrun.Runner.Format (lang/rust reads cargo's libtest output so). Per-version runtime images (sandbox/image
 // Runtimes: Node from the npm registry, Go from the module proxy) still
 // switch on the runtime name there.
 //

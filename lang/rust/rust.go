@@ -66,7 +66,7 @@ func readManifest(snap *sandbox.Snapshot) (*manifest, error) {
 	}
 	var m manifest
 	if err := toml.Unmarshal(lang.Contents(f), &m); err != nil {
-		return nil, fmt.Errorf("Cargo.toml: %w", err)
+		return nil, fmt.Errorf("parse Cargo.toml: %w", err)
 	}
 	return &m, nil
 }

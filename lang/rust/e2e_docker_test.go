@@ -1,6 +1,7 @@
 package rust_test
 
 import (
+	"context"
 	"errors"
 	"io"
 	"os"
@@ -10,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/volume"
+	"github.com/docker/docker/client"
 	"github.com/fixpoint-dev/fixpoint/agent"
 	"github.com/fixpoint-dev/fixpoint/agent/llm"
 	"github.com/fixpoint-dev/fixpoint/agent/llmtest"
@@ -33,6 +37,39 @@ const (
 	subFix   = "src/lib.rs\n<<<<<<< SEARCH\n    a + b\n=======\n    a - b\n>>>>>>> REPLACE\n"
 	markCode = "## Task: write the edits"
 )
+
+// removeNewTargetCaches removes, when the test ends, the cargo target
+// caches (and their done markers) that the setup phase filled during the
+// test: each run's workspace is a new project, whose caches no later run
+// would use. Only Rust's setup makes cargo-target volumes.
+func removeNewTargetCaches(t *testing.T, cli *client.Client) {
+	const prefix = "fixpoint-deps-cargo-target-"
+	list := func() map[string]bool {
+		vs, err := cli.VolumeList(context.Background(), volume.ListOptions{Filters: filters.NewArgs(filters.Arg("name", prefix))})
+		if err != nil {
+			t.Fatalf("list volumes: %v", err)
+		}
+		out := map[string]bool{}
+		for _, v := range vs.Volumes {
+			out[v.Name] = true
+		}
+		return out
+	}
+	before := list()
+	t.Cleanup(func() {
+		for name := range list() {
+			if before[name] || !strings.HasPrefix(name, prefix) {
+				continue
+			}
+			key := strings.TrimPrefix(name, prefix)
+			for _, v := range []string{name, "fixpoint-deps-" + key + "-done"} {
+				if err := cli.VolumeRemove(context.Background(), v, true); err != nil {
+					t.Errorf("remove volume %s: %v", v, err)
+				}
+			}
+		}
+	})
+}
 
 func testConfig(t *testing.T) *config.Config {
 	t.Helper()
@@ -59,6 +96,7 @@ func TestE2EDocker(t *testing.T) {
 	}
 	cli := sandboxtest.RequireDocker(t)
 	sandboxtest.RequireImage(t, cli, image)
+	removeNewTargetCaches(t, cli)
 	cfg := testConfig(t)
 	be, err := backends.Open(t.Context(), cfg, &backends.Options{Warn: io.Discard})
 	if err != nil {

@@ -67,10 +67,16 @@ func (Language) CheckPolicy(_ context.Context, rel string, src []byte, _ lang.Po
 
 // Deps lists the crates every Cargo.toml in snap depends on (normal,
 // dev and build dependencies, also per target), except path and
-// workspace-inherited ones: an edit that adds one needs approval, as the
-// sandbox cannot fetch it.
+// workspace-inherited ones, and every package Cargo.lock takes from a
+// registry or git: an edit that adds one needs approval, as the sandbox
+// cannot fetch it.
 func (Language) Deps(snap *sandbox.Snapshot) []lang.Dep {
 	var out []lang.Dep
+	if lock, ok := snap.Text("Cargo.lock"); ok {
+		for _, p := range lockedPackages(lock, true) {
+			out = append(out, lang.Dep{Ecosystem: "cargo", Name: p.Name, File: "Cargo.lock"})
+		}
+	}
 	for _, p := range snap.Paths() {
 		if path.Base(p) != "Cargo.toml" || strings.HasPrefix(p, "vendor/") || strings.Contains(p, "/vendor/") {
 			continue

@@ -47,7 +47,7 @@ cc = "1"
 `,
 		"crates/local/Cargo.toml":   "[package]\nname = \"local\"\n[dependencies]\nitoa = { workspace = true }\nryu = \"1\"\n",
 		"vendor/serde/Cargo.toml":   "[package]\nname = \"serde\"\n[dependencies]\nserde_derive = \"1\"\n",
-		"Cargo.lock":                "",
+		"Cargo.lock":                percentLock,
 		"crates/local/src/lib.rs":   "",
 		"crates/local/Cargo.tomlx":  "",
 		"crates/broken/Cargo.toml":  "[dependencies\n",
@@ -60,7 +60,7 @@ cc = "1"
 		}
 		got = append(got, d.File+":"+d.Name)
 	}
-	want := "Cargo.toml:cc Cargo.toml:libc Cargo.toml:proptest Cargo.toml:rand_core Cargo.toml:serde Cargo.toml:serde_json crates/local/Cargo.toml:ryu"
+	want := "Cargo.lock:tinyclamp Cargo.toml:cc Cargo.toml:libc Cargo.toml:proptest Cargo.toml:rand_core Cargo.toml:serde Cargo.toml:serde_json crates/local/Cargo.toml:ryu"
 	if strings.Join(got, " ") != want {
 		t.Errorf("Deps = %v, want %s", got, want)
 	}

@@ -49,9 +49,10 @@
 // Two things stay outside a language's folder. A test result format that
 // sandbox/testrun cannot parse yet is added there, as a format other
 // languages may share, or the language parses it itself through
-// testrun.Runner.Format (lang/rust reads cargo's libtest output so). Per-version runtime images (sandbox/image
-// Runtimes: Node from the npm registry, Go from the module proxy) still
-// switch on the runtime name there.
+// testrun.Runner.Format (lang/rust reads cargo's libtest output so).
+// Per-version runtime images (sandbox/image Runtimes: Node from the npm
+// registry, Go from the module proxy) still switch on the runtime name
+// there.
 //
 // Import graph: a language may import sandbox, sandbox/testrun and
 // sandbox/image, so those packages never import lang/registry; their

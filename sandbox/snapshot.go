@@ -331,8 +331,6 @@ func (s *Snapshot) IgnoreRules() *Ignore {
 	return ig
 }
 
-func (s *Snapshot) has(rel string) bool { _, ok := s.Files[rel]; return ok }
-
 // CleanRel validates a workspace-relative path from an untrusted source and
 // returns it cleaned. It rejects absolute paths, "..", empty paths, and
 // backslashes.

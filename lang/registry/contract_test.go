@@ -48,8 +48,17 @@ func TestLanguagesContract(t *testing.T) {
 			}
 		}
 	}
-	if !slices.Equal(Names(), []string{"go", "rust", "node", "python"}) {
-		t.Errorf("Names() = %q: detection order changed", Names())
+	// A Go module with a package.json for tooling is a Go project, a Node
+	// project with helper scripts in Python a Node project: whatever is
+	// added, these keep their relative order.
+	var order []string
+	for _, n := range Names() {
+		if n == "go" || n == "node" || n == "python" {
+			order = append(order, n)
+		}
+	}
+	if !slices.Equal(order, []string{"go", "node", "python"}) {
+		t.Errorf("Names() = %q: go, node and python changed their detection order", Names())
 	}
 }
 

@@ -11,8 +11,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fixpoint-dev/fixpoint/agent/policy"
 	"github.com/fixpoint-dev/fixpoint/config"
+	"github.com/fixpoint-dev/fixpoint/lang"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/backends"
 	"github.com/fixpoint-dev/fixpoint/sandbox/setup"
@@ -36,7 +36,7 @@ type Options struct {
 	// PolicyParser parses Python for the policy checks in one persistent
 	// process that the caller owns (and closes), shared by every run;
 	// nil starts a parser process per checked file.
-	PolicyParser *policy.PythonParser
+	PolicyParser lang.PolicyParser
 }
 
 // Engine runs the loop for one workspace configuration. An Engine may run
@@ -158,7 +158,7 @@ func (e *Engine) startCold(ctx context.Context, snap *sandbox.Snapshot, progress
 
 // sandboxWhere names the sandbox in runtime messages.
 func sandboxWhere(backend, image string) string {
-	if backend == "docker" {
+	if backend == config.BackendDocker {
 		return "the sandbox image " + image
 	}
 	return "the host (the " + backend + " sandbox runs the host's runtimes)"

@@ -16,6 +16,7 @@ import (
 	"github.com/fixpoint-dev/fixpoint/agent/policy"
 	"github.com/fixpoint-dev/fixpoint/agent/redact"
 	"github.com/fixpoint-dev/fixpoint/agent/runlog"
+	"github.com/fixpoint-dev/fixpoint/lang/registry"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
 )
@@ -122,7 +123,7 @@ func (r *run) setup(ctx context.Context) error {
 	}
 	r.cur = r.base
 	r.masker = newSecretMasker(r.req.Root, r.base)
-	r.lang = r.base.Language()
+	r.lang = registry.Name(r.base)
 	ig := newIgnorer(r.base)
 	r.include = func(p string) bool {
 		// a symlink is carried into the sandbox, but has no text to show

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/fixpoint-dev/fixpoint/agent/repomap"
+	"github.com/fixpoint-dev/fixpoint/lang/registry"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
 )
@@ -55,14 +56,11 @@ func systemPrompt(mode Mode, lang string) string {
 	return b.String()
 }
 
+// propertyHint is the language's own hint on property-based tests
+// (lang.Prompter), or a generic one.
 func propertyHint(lang string) string {
-	switch lang {
-	case "go":
-		return "Where a property holds for all inputs, add a property-based test with testing/quick or a fuzz test with seeds."
-	case "python":
-		return "Where a property holds for all inputs, add a property-based test with hypothesis if it is installed (guard the import), else a table of cases."
-	case "node":
-		return "Where a property holds for all inputs, check it over a generated table of inputs."
+	if h := registry.PropertyHint(lang); h != "" {
+		return h
 	}
 	return "Where a property holds for all inputs, test it over many generated inputs."
 }
@@ -315,10 +313,13 @@ func contextFiles(snap *sandbox.Snapshot, req *Request, rep *testrun.Report, inc
 	}
 	// Local modules the chosen files import (Python, JavaScript): the code
 	// under test of a failing test file.
+	var importDirs []string
 	for _, p := range append([]string(nil), out...) {
-		for _, dep := range localImports(snap, p) {
+		files, dirs := registry.LocalImports(snap, p)
+		for _, dep := range files {
 			add(dep)
 		}
+		importDirs = append(importDirs, dirs...)
 	}
 	for _, p := range out {
 		failDirs = append(failDirs, path.Dir(p))
@@ -329,10 +330,8 @@ func contextFiles(snap *sandbox.Snapshot, req *Request, rep *testrun.Report, inc
 	for _, d := range failDirs {
 		dirs[d] = true
 	}
-	for _, p := range append([]string(nil), out...) {
-		for _, d := range goLocalImportDirs(snap, p) {
-			dirs[d] = true
-		}
+	for _, d := range importDirs {
+		dirs[d] = true
 	}
 	// The identifiers on the failing lines first (the code they call), then
 	// those of the messages and test names.
@@ -504,79 +503,6 @@ func symbolName(s string) string {
 		n = n[i+1:]
 	}
 	return n
-}
-
-var goImportRe = regexp.MustCompile(`"([^"\s]+)"`)
-
-// goLocalImportDirs resolves the imports of a Go file that name packages of
-// this workspace (by the module path in go.mod) to their directories.
-func goLocalImportDirs(snap *sandbox.Snapshot, p string) []string {
-	if path.Ext(p) != ".go" {
-		return nil
-	}
-	mod := ""
-	gomod, _ := snap.Text("go.mod")
-	for _, line := range strings.Split(gomod, "\n") {
-		if f := strings.Fields(line); len(f) == 2 && f[0] == "module" {
-			mod = f[1]
-		}
-	}
-	if mod == "" {
-		return nil
-	}
-	data, _ := snap.Text(p)
-	// Only the import block(s): everything before the first declaration.
-	if i := strings.Index(data, "\nfunc "); i >= 0 {
-		data = data[:i]
-	}
-	var out []string
-	for _, m := range goImportRe.FindAllStringSubmatch(data, -1) {
-		if m[1] == mod {
-			out = append(out, ".")
-		} else if rest, ok := strings.CutPrefix(m[1], mod+"/"); ok {
-			out = append(out, rest)
-		}
-	}
-	return out
-}
-
-var (
-	pyImportRe = regexp.MustCompile(`(?m)^\s*(?:from\s+([\w.]+)\s+import|import\s+([\w.]+))`)
-	jsImportRe = regexp.MustCompile(`(?:require\(\s*|from\s+|import\s+)['"](\.{1,2}/[^'"]+)['"]`)
-)
-
-// localImports resolves the workspace files a Python or JavaScript file
-// imports: "from pkg.mod import x" → pkg/mod.py or pkg/mod/__init__.py,
-// require('../src/x') → src/x.js.
-func localImports(snap *sandbox.Snapshot, p string) []string {
-	data, _ := snap.Text(p)
-	var out []string
-	try := func(cands ...string) {
-		for _, c := range cands {
-			c = path.Clean(c)
-			if _, ok := snap.Files[c]; ok {
-				out = append(out, c)
-				return
-			}
-		}
-	}
-	switch path.Ext(p) {
-	case ".py":
-		for _, m := range pyImportRe.FindAllStringSubmatch(data, -1) {
-			mod := m[1] + m[2]
-			if strings.HasPrefix(mod, ".") {
-				continue
-			}
-			rel := strings.ReplaceAll(mod, ".", "/")
-			try(rel+".py", rel+"/__init__.py", "src/"+rel+".py", "src/"+rel+"/__init__.py", path.Join(path.Dir(p), rel+".py"))
-		}
-	case ".js", ".mjs", ".cjs", ".ts", ".tsx", ".jsx", ".mts":
-		for _, m := range jsImportRe.FindAllStringSubmatch(data, -1) {
-			rel := path.Join(path.Dir(p), m[1])
-			try(rel, rel+".js", rel+".ts", rel+".mjs", rel+".cjs", rel+"/index.js", rel+"/index.ts")
-		}
-	}
-	return out
 }
 
 // addRef adds a referenced file: an exact workspace path, a path that ends

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/fixpoint-dev/fixpoint/lang/registry"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
 )
@@ -12,7 +13,7 @@ import (
 // runTests runs the workspace's test command (detected, or cfg.TestCmd) in
 // the session; stream, when non-nil, receives the output live.
 func (e *Engine) runTests(ctx context.Context, sess sandbox.Session, snap *sandbox.Snapshot, stream io.Writer) (*testrun.Report, error) {
-	r := testrun.Detect(snap, e.cfg.TestCmd).WithEnv(e.cfg.Test.Env)
+	r := registry.TestCommand(snap, e.cfg.TestCmd).WithEnv(e.cfg.Test.Env)
 	rep, err := testrun.Run(ctx, sess, r, limits(e.cfg), stream)
 	if err != nil {
 		return nil, fmt.Errorf("run tests: %w", err)

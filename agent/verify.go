@@ -2,44 +2,20 @@ package agent
 
 import (
 	"fmt"
-	"path"
-	"regexp"
 	"sort"
-	"strings"
 
+	"github.com/fixpoint-dev/fixpoint/lang/registry"
 	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
 )
 
 // IsTestFile reports whether a workspace-relative path is a test file by
-// naming convention: *_test.go, test_*.py, *_test.py, anything under a
-// tests/, test/ or __tests__/ directory, *.test.* and *.spec.* for
-// JavaScript and TypeScript.
-func IsTestFile(p string) bool {
-	base := path.Base(p)
-	for _, dir := range strings.Split(path.Dir(p), "/") {
-		if dir == "tests" || dir == "test" || dir == "__tests__" {
-			return true
-		}
-	}
-	switch {
-	case strings.HasSuffix(base, "_test.go"):
-		return true
-	case strings.HasSuffix(base, ".py") && (strings.HasPrefix(base, "test_") || strings.HasSuffix(base, "_test.py")):
-		return true
-	}
-	for _, ext := range []string{".js", ".mjs", ".cjs", ".ts", ".mts", ".tsx", ".jsx"} {
-		if strings.HasSuffix(base, ".test"+ext) || strings.HasSuffix(base, ".spec"+ext) {
-			return true
-		}
-	}
-	return false
-}
+// naming convention: anything under a tests/, test/ or __tests__/
+// directory, and each language's own (*_test.go, test_*.py, *.test.js,
+// ...: lang.TestFiles).
+func IsTestFile(p string) bool { return registry.IsTestFile(p) }
 
-var (
-	testFuncRe = regexp.MustCompile(`(?m)^func (Test|Fuzz|Example)\w*\(|^\s*(?:async\s+)?def test\w*\(|\b(?:test|it)(?:\.\w+)?\s*\(\s*['"` + "`" + `]`)
-	assertRe   = regexp.MustCompile(`\bt\.(?:Error|Errorf|Fatal|Fatalf|Fail|FailNow)\b|\bassert\w*\b|\bexpect\s*\(|\bself\.assert\w*|\bpytest\.raises\b|\bquick\.Check\b`)
-	skipRe     = regexp.MustCompile(`\bt\.Skip\w*\(|@pytest\.mark\.skip|@pytest\.mark\.xfail|@unittest\.skip|\bskipTest\(|\bpytest\.skip\(|\b(?:it|test|describe)\.(?:skip|todo)\b|\bx(?:it|describe)\s*\(|\{\s*skip\s*:\s*true`)
-)
+// testCode matches test functions, assertions and skips of every language.
+var testCode = registry.TestCodePatterns()
 
 // weakened explains why a change to a test file deletes or weakens tests,
 // or returns "" when it does not. after == nil means the file is deleted.
@@ -51,13 +27,13 @@ func weakened(p string, before, after []byte) string {
 		return fmt.Sprintf("%s: deletes a test file", p)
 	}
 	b, a := string(before), string(after)
-	if nb, na := len(testFuncRe.FindAllString(b, -1)), len(testFuncRe.FindAllString(a, -1)); na < nb {
+	if nb, na := len(testCode.Funcs.FindAllString(b, -1)), len(testCode.Funcs.FindAllString(a, -1)); na < nb {
 		return fmt.Sprintf("%s: removes %d test function(s)", p, nb-na)
 	}
-	if nb, na := len(assertRe.FindAllString(b, -1)), len(assertRe.FindAllString(a, -1)); na < nb {
+	if nb, na := len(testCode.Asserts.FindAllString(b, -1)), len(testCode.Asserts.FindAllString(a, -1)); na < nb {
 		return fmt.Sprintf("%s: removes %d assertion(s)", p, nb-na)
 	}
-	if nb, na := len(skipRe.FindAllString(b, -1)), len(skipRe.FindAllString(a, -1)); na > nb {
+	if nb, na := len(testCode.Skips.FindAllString(b, -1)), len(testCode.Skips.FindAllString(a, -1)); na > nb {
 		return fmt.Sprintf("%s: adds %d skip(s)", p, na-nb)
 	}
 	return ""
@@ -65,7 +41,7 @@ func weakened(p string, before, after []byte) string {
 
 // checkEdits refuses a reply's changes that touch tests when they must not:
 // in fix mode without allowTestEdits any new or changed test file and any
-// new or changed test infrastructure (testInfra); in every mode a
+// new or changed test infrastructure (registry.TestInfra); in every mode a
 // change that deletes or weakens tests. orig holds the files before the
 // change (nil = did not exist), changed the files after (nil = deleted).
 // It returns one line per problem.
@@ -74,7 +50,7 @@ func checkEdits(mode Mode, allowTestEdits bool, orig, changed map[string][]byte)
 	for _, p := range sortedKeys(changed) {
 		before := orig[p]
 		if mode == ModeFix && !allowTestEdits {
-			if why := testInfra(p, before, changed[p]); why != "" {
+			if why := registry.TestInfra(p, before, changed[p]); why != "" {
 				probs = append(probs, fmt.Sprintf("%s %s: in fix mode the tests and what runs them are the specification; change the code under test instead", p, why))
 				continue
 			}

@@ -235,10 +235,8 @@ func (c *Config) Validate() error {
 	bad := func(key, format string, a ...any) error {
 		return fmt.Errorf("%w: %s: %s", ErrInvalid, key, fmt.Sprintf(format, a...))
 	}
-	switch c.Sandbox.Backend {
-	case "", "docker", "bwrap", "none":
-	default:
-		return bad("sandbox.backend (FIXPOINT_SANDBOX)", "%q is not one of docker, bwrap, none", c.Sandbox.Backend)
+	if !ValidBackend(c.Sandbox.Backend) {
+		return bad("sandbox.backend (FIXPOINT_SANDBOX)", "%q is not one of %s", c.Sandbox.Backend, strings.Join(Backends(), ", "))
 	}
 	switch c.Sandbox.Runtime {
 	case "", "runc", "runsc":

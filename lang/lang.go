@@ -1,25 +1,77 @@
 // Package lang holds what fixpoint knows about each language, one folder
-// per language (lang/golang, lang/node, lang/python), behind the
+// per language (lang/golang, lang/node, lang/python, lang/rust), behind the
 // [Language] interface. The list of languages is declared once, in
-// lang/registry.
+// lang/registry; sandbox, agent and memory ask lang/registry instead of
+// comparing language names.
 //
-// A Language reads a workspace [sandbox.Snapshot] and says: whether the
-// workspace is written in it ([Language.Detect]), which runtime version the
-// project requires and which file says so ([Requirement]), and how its
-// dependencies are installed before any test runs ([Setup]: a command run
-// once with network, whose results are cached by the hash of the manifest
-// and lockfile and mounted read-only into every offline test run).
+// # What a new language implements
 //
-// Nothing here runs anything: the sandbox backends and sandbox/setup do.
+// Adding a language is a new folder lang/<name> with a type implementing
+// [Language], plus one line in registry.All. [Language] is required:
+//
+//   - Name: the short name ("go"), also the image suffix
+//     (fixpoint-sandbox-<name>) and the runtime name in a [Requirement].
+//   - Detect: whether a workspace [sandbox.Snapshot] is a project in it.
+//     registry.Detect asks the languages in registry order.
+//   - Requirement, VersionCommand, ParseVersion: the runtime version the
+//     project declares and how to read the version a sandbox has.
+//   - SetupStep: the dependency install step ([Setup]: run once with
+//     network, its [Cache] directories mounted read-only in every offline
+//     test run).
+//   - TestCommand: the test command and the result format it reports in,
+//     as a [testrun.Runner] (the formats — go test -json, JUnit XML, TAP,
+//     jest/vitest/mocha JSON — are parsed in sandbox/testrun; which one a
+//     language uses is the language's).
+//   - Image: the recipe of the default sandbox image ([Image]).
+//
+// The optional interfaces add knowledge about files and failures; a
+// language without one simply has none of it. Each is asked through
+// lang/registry, over every language (a Go workspace may hold JavaScript
+// tests), so a method must answer "" / nil / false for files that are not
+// its own:
+//
+//   - [TestFiles]: which files are tests and which are test
+//     infrastructure (runner configuration, plugins, TestMain).
+//   - [Sources]: repo-map symbols and workspace-local import resolution.
+//   - [Prompter]: the property-test hint of the solve-mode prompt.
+//   - [Policy]: the policy rules checked on model-written code.
+//   - [Manifests]: the dependencies a project's manifests declare.
+//   - [FailureReader]: failure-signature normalisation for the memory.
+//   - [HostCaches]: host caches of the toolchain offered read-only.
+//   - [ReleasePicker], [RuntimeHelp]: runtime releases and how to get one.
+//   - [Preflight]: a check of the workspace's files before any sandbox
+//     starts (Rust: every dependency is vendored).
+//
+// lang/golang is the fullest example, one file per concern: golang.go
+// (Language, the image, the prompt hint, host caches), testcmd.go,
+// testfiles.go, sources.go, policy.go, deps.go and signature.go.
+//
+// Two things stay outside a language's folder. A test result format that
+// sandbox/testrun cannot parse yet is added there, as a format other
+// languages may share, or the language parses it itself through
+// testrun.Runner.Format (lang/rust reads cargo's libtest output so).
+// Per-version runtime images (sandbox/image Runtimes: Node from the npm
+// registry, Go from the module proxy) still switch on the runtime name
+// there.
+//
+// Import graph: a language may import sandbox, sandbox/testrun and
+// sandbox/image, so those packages never import lang/registry; their
+// callers (agent, memory, cmd, sandbox/backends, sandbox/setup) do.
+//
+// Nothing here runs project code: the sandbox backends and sandbox/setup
+// do. A policy check may run an interpreter to parse a file (Python's ast
+// module), never to execute it.
 package lang
 
 import (
+	"context"
 	"crypto/sha256"
 	"fmt"
 	"sort"
 	"strings"
 
 	"github.com/fixpoint-dev/fixpoint/sandbox"
+	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
 )
 
 // Language is one language fixpoint knows. Implementations are stateless.
@@ -39,6 +91,162 @@ type Language interface {
 	// ParseVersion reads that output.
 	VersionCommand() []string
 	ParseVersion(output string) (Version, error)
+	// TestCommand is the test command of a project detected as this
+	// language, with the report format it writes (Runner.Name, ReportPath).
+	TestCommand(snap *sandbox.Snapshot) testrun.Runner
+	// Image is the recipe of the language's default sandbox image,
+	// fixpoint-sandbox-<Name>.
+	Image() Image
+}
+
+// Image is what a language's default sandbox image holds on top of the
+// base every image has (Debian, python3, pytest, hypothesis). The image
+// builder (sandbox/image) turns it into a recipe.
+type Image struct {
+	// Extra are Debian packages installed with apt-get.
+	Extra []string
+	// GoRoot copies the host's Go toolchain (GOROOT) into the image.
+	GoRoot bool
+	// Path lists directories put before the default PATH.
+	Path []string
+	// Env is KEY=VALUE set in the image after LANG, HOME and PATH.
+	Env []string
+}
+
+// TestFiles is implemented by languages with test-file conventions.
+type TestFiles interface {
+	// IsTestFile reports whether a workspace-relative slash path is a
+	// test file of this language by its naming convention.
+	IsTestFile(p string) bool
+	// TestInfra explains why a new, changed or deleted file is test
+	// infrastructure of this language (a file that decides which tests
+	// run, how they run or how they report), or returns "". before or
+	// after is nil when the file did not exist or is deleted.
+	TestInfra(p string, before, after []byte) string
+	// TestPatterns are regular expressions (RE2, multi-line mode) for
+	// what test code of this language looks like; they tell a change that
+	// deletes or weakens tests.
+	TestPatterns() TestPatterns
+}
+
+// TestPatterns are regular-expression alternatives that match test code:
+// each field is one alternative ("" for none), joined with those of the
+// other languages into one expression.
+type TestPatterns struct {
+	Funcs   string // a test function's declaration: `^func (Test|Fuzz|Example)\w*\(`
+	Asserts string // an assertion: `\bt\.(?:Error|Fatal)\b`
+	Skips   string // a skip or expected-failure marker: `\bt\.Skip\w*\(`
+}
+
+// Sources is implemented by languages fixpoint reads source files of.
+type Sources interface {
+	// Symbols lists the top-level declarations of a source file for the
+	// repo map ("func Name(params) results", "class Name"); nil for files
+	// that are not this language's.
+	Symbols(p string, data []byte) []string
+	// LocalImports resolves what file p imports from the workspace
+	// itself: files are shown to the model with p, dirs (package
+	// directories, "." for the root) are searched for the symbols a
+	// failure names. Both are nil for files that are not this language's.
+	LocalImports(snap *sandbox.Snapshot, p string) (files, dirs []string)
+}
+
+// Prompter is implemented by languages with prompt hints.
+type Prompter interface {
+	// PropertyHint is the solve-mode sentence on property-based tests.
+	PropertyHint() string
+}
+
+// Policy is implemented by languages with policy rules: checks of
+// model-written code before it runs (agent/policy applies the project's
+// actions to the findings).
+type Policy interface {
+	// PolicyRules is the language's rule catalogue.
+	PolicyRules() []PolicyRule
+	// CheckPolicy checks one file; nil for files that are not this
+	// language's. Nothing of src is ever executed.
+	CheckPolicy(ctx context.Context, rel string, src []byte, opts PolicyOptions) ([]PolicyFinding, error)
+}
+
+// PolicyRule is one policy check.
+type PolicyRule struct {
+	Name        string // "python.subprocess"
+	Description string // what it catches, for docs and messages
+	Block       bool   // blocks by default; otherwise warns
+	// NonTestOnly rules do not apply to test files: tests may
+	// legitimately patch their own framework.
+	NonTestOnly bool
+}
+
+// PolicyFinding is one rule match in a file.
+type PolicyFinding struct {
+	Rule    string
+	Line    int // 1-based; 0 when unknown
+	Message string
+	// Always: blocked whatever the rule's action, unless the rule is off.
+	Always bool
+}
+
+// PolicyOptions are the tools a policy check may use.
+type PolicyOptions struct {
+	// Python is an interpreter used to parse Python (never to run the
+	// checked code); "" lets the check find one.
+	Python string
+	// Parser, when set, is a long-lived parser the language uses instead
+	// of a process per checked file (lang/python's Parser); a language
+	// that has none ignores it.
+	Parser PolicyParser
+}
+
+// PolicyParser parses one source file for a policy check in a process
+// that outlives the check. It never executes the source.
+type PolicyParser interface {
+	ParsePolicy(ctx context.Context, src []byte) ([]PolicyFinding, error)
+}
+
+// HostCaches is implemented by languages whose toolchain keeps a cache on
+// the host that sessions may reuse read-only (Go's module cache): each is
+// a [sandbox.CacheMount] with HostDir set. The config's
+// sandbox.go_mod_cache = false turns them off.
+type HostCaches interface {
+	HostCaches() []sandbox.CacheMount
+}
+
+// Manifests is implemented by languages whose projects declare
+// dependencies in manifest files.
+type Manifests interface {
+	// Deps lists the dependencies snap's manifests declare.
+	Deps(snap *sandbox.Snapshot) []Dep
+}
+
+// Dep is a dependency a manifest declares.
+type Dep struct {
+	Ecosystem string `json:"ecosystem"` // go, python, npm
+	Name      string `json:"name"`
+	File      string `json:"file"` // manifest that declares it
+}
+
+func (d Dep) String() string { return d.Ecosystem + ":" + d.Name }
+
+// FailureReader is implemented by languages whose failure output the
+// memory normalises into signatures.
+type FailureReader interface {
+	// Aliases are other names the language goes by in stored records
+	// ("golang", "py", "typescript").
+	Aliases() []string
+	// LooksLike reports whether raw test output is this language's.
+	LooksLike(raw string) bool
+	// Signature extracts what identifies the failure in raw output (ANSI
+	// codes and CRLF already removed).
+	Signature(raw string) Signature
+}
+
+// Signature is the language-specific part of a failure signature; the
+// memory renders, normalises and deduplicates it.
+type Signature struct {
+	Tests  []string
+	Errors []string // "panic: ...", "TypeError: ...", "build: ..."
+	Frames []string // innermost first
 }
 
 // ReleasePicker is implemented by languages whose runtime can be fetched
@@ -46,6 +254,15 @@ type Language interface {
 // requirement. Without it, the newest allowed release is used.
 type ReleasePicker interface {
 	PickRelease(r Range, published []Version) (Version, bool)
+}
+
+// Preflight is implemented by languages that can tell, from the
+// workspace's files alone, that its tests cannot run in the sandbox (a
+// Rust crate whose dependencies are not vendored: crates.io is out of
+// reach). Check runs before any sandbox starts; its error names the file,
+// what is missing and the fix, and no test runs.
+type Preflight interface {
+	Check(snap *sandbox.Snapshot) error
 }
 
 // RuntimeHelp is implemented by languages that can tell a user how to

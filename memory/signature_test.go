@@ -96,8 +96,8 @@ func TestSignatureStripsVariableParts(t *testing.T) {
 			"lang: node\nError: job <uuid> failed reading out.json\nframes: run"},
 		{"language detected", "", "Traceback (most recent call last):\n  File \"a.py\", line 1, in <module>\nKeyError: 'k'\n",
 			"lang: python\nKeyError: 'k'"},
-		{"unknown format", "rust", "thread 'main' panicked at src/main.rs:2:5:\nexplicit panic at 0xdeadbeef\n",
-			"lang: rust\nerror: thread 'main' panicked at src/main.rs:\nerror: explicit panic at 0x?"},
+		{"unknown format", "zig", "thread 'main' panicked at src/main.rs:2:5:\nexplicit panic at 0xdeadbeef\n",
+			"lang: zig\nerror: thread 'main' panicked at src/main.rs:\nerror: explicit panic at 0x?"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fixpoint-dev/fixpoint/lang"
 	chromem "github.com/philippgille/chromem-go"
 )
 
@@ -300,7 +301,7 @@ func normalizeQuery(q string) string {
 	lines := strings.Split(q, "\n")
 	out := lines[:0]
 	for _, l := range lines {
-		if n := normLine(l); n != "" {
+		if n := lang.NormLine(l); n != "" {
 			out = append(out, n)
 		}
 	}

@@ -105,11 +105,9 @@ type Spec struct {
 	// Labels are added to every resource the backend creates, besides the
 	// backend's own fixpoint.session and fixpoint.pid.
 	Labels map[string]string
-	// GoModCache, when set, is a host directory offered read-only as the Go
-	// module cache (GOMODCACHE, GOFLAGS=-mod=mod off). Never the workspace.
-	GoModCache string
-	// Caches are directories filled once by a setup step ([Installer])
-	// and mounted read-only in every command of the session.
+	// Caches are directories mounted read-only in every command of the
+	// session: filled once by a setup step ([Installer]), or host
+	// directories a language's toolchain keeps (CacheMount.HostDir).
 	Caches []CacheMount
 	// Env is added to every command's environment (after the image's);
 	// Path lists directories put before the image's PATH.
@@ -120,9 +118,30 @@ type Spec struct {
 // CacheMount is one read-only cache directory of a session.
 type CacheMount struct {
 	// Source is backend-specific: a Docker volume name for docker, a host
-	// directory for bwrap and none.
+	// directory for bwrap and none. Unused when HostDir is set.
 	Source string
 	Target string // absolute path inside the sandbox, e.g. /gomodcache
+	// HostDir, when set, is a host directory offered read-only as this
+	// cache (Go's module cache): the docker backend copies it once into a
+	// volume named after Name and keyed by its listing (so a remote engine
+	// works too), bwrap binds it at Target when the sandbox uid can read
+	// it, none uses it in place. Never the workspace.
+	HostDir string
+	Name    string // short name for volumes and messages: "gomod"
+	// DirEnv names a variable set to the cache directory as commands see
+	// it (Target; HostDir for none), e.g. GOMODCACHE. Env is set with it.
+	DirEnv string
+	Env    []string
+}
+
+// HostEnv is the environment a mounted host cache gives commands that see
+// it at dir.
+func (c CacheMount) HostEnv(dir string) []string {
+	var env []string
+	if c.DirEnv != "" {
+		env = append(env, c.DirEnv+"="+dir)
+	}
+	return append(env, c.Env...)
 }
 
 // CacheDir is a directory an install step fills.

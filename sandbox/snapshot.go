@@ -331,21 +331,6 @@ func (s *Snapshot) IgnoreRules() *Ignore {
 	return ig
 }
 
-// Language guesses the workspace language: "go", "python", "node" or "".
-func (s *Snapshot) Language() string {
-	switch {
-	case s.has("go.mod"):
-		return "go"
-	case s.has("package.json"):
-		return "node"
-	case s.has("pyproject.toml") || s.has("setup.cfg") || s.has("setup.py") || s.has("requirements.txt") || s.Has("*.py"):
-		return "python"
-	}
-	return ""
-}
-
-func (s *Snapshot) has(rel string) bool { _, ok := s.Files[rel]; return ok }
-
 // CleanRel validates a workspace-relative path from an untrusted source and
 // returns it cleaned. It rejects absolute paths, "..", empty paths, and
 // backslashes.

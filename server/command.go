@@ -98,6 +98,9 @@ func firstArg(args []json.RawMessage, v any) error {
 	return json.Unmarshal(args[0], v)
 }
 
+// runKind is what a run does. The kinds are declared once, here, and
+// [runKind.title] and [runKind.mode] are the one place that tells them
+// apart.
 type runKind string
 
 const (
@@ -105,6 +108,31 @@ const (
 	runFix   runKind = "fix"
 	runTest  runKind = "test"
 )
+
+// title is what progress and status show for a run of the kind.
+func (k runKind) title(goal string) string {
+	switch k {
+	case runSolve:
+		return "Solve goal: " + goal
+	case runFix:
+		return "Fix until tests pass"
+	case runTest:
+		return "Run tests"
+	}
+	return string(k)
+}
+
+// mode is the agent mode a run of the kind asks for; "" for runTest,
+// which only runs the tests and never calls the agent loop.
+func (k runKind) mode() agent.Mode {
+	switch k {
+	case runSolve:
+		return agent.ModeSolve
+	case runFix:
+		return agent.ModeFix
+	}
+	return ""
+}
 
 // run is one active run. Fields are set before the run's goroutine
 // starts and read-only after, except staleEngine and settling (guarded
@@ -155,14 +183,7 @@ func (s *Server) startRun(ctx context.Context, callID *jsonrpc2.ID, kind runKind
 		docURI: docURI, args: a, prev: prev, done: make(chan struct{})}
 	r.token = "fixpoint/" + r.id
 	r.ctx, r.cancel = context.WithCancel(ctx)
-	switch kind {
-	case runSolve:
-		r.title = "Solve goal: " + a.Goal
-	case runFix:
-		r.title = "Fix until tests pass"
-	case runTest:
-		r.title = "Run tests"
-	}
+	r.title = kind.title(a.Goal)
 	s.runs[root] = r
 	s.handWarmToRun(root)
 	s.runWG.Add(1)
@@ -199,14 +220,12 @@ func (s *Server) snapshot(r *run) {
 	if focus != "" {
 		r.req.Focus = []string{focus}
 	}
-	switch r.kind {
-	case runSolve:
-		r.req.Mode, r.req.Goal = agent.ModeSolve, r.args.Goal
+	r.req.Mode = r.kind.mode()
+	if r.req.Mode == agent.ModeSolve {
+		r.req.Goal = r.args.Goal
 		if focus != "" && r.args.Range != nil {
 			r.req.GoalComment = s.goalComment(r.root, focus, docs, int(r.args.Range.Start.Line))
 		}
-	case runFix:
-		r.req.Mode = agent.ModeFix
 	}
 }
 

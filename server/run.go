@@ -33,7 +33,7 @@ func (s *Server) execute(ctx context.Context, r *run) {
 		return
 	}
 	prog := s.beginProgress(ctx, r.token, "fixpoint: "+r.title, "starting")
-	if r.kind == runTest {
+	if r.kind.mode() == "" {
 		s.executeTest(ctx, r, eng, prog)
 		return
 	}

@@ -2,10 +2,11 @@
 // depth behind the sandbox.
 //
 // A [Checker] holds the project's rule actions (block, warn or off, from
-// .fixpoint.toml [policy.rules]) and checks each changed file with a real
-// parser where one exists: go/ast for Go, Python's own ast module for Python
-// (parsing only; nothing is executed), and a comment- and string-aware
-// scanner for JavaScript and TypeScript. [Findings] with action block stop
+// .fixpoint.toml [policy.rules]) and checks each changed file with the
+// checks of its language (lang.Policy, in lang/<name>/policy.go): a real
+// parser where one exists, go/ast for Go, Python's own ast module for
+// Python (parsing only; nothing is executed), and a comment- and
+// string-aware scanner for JavaScript and TypeScript. [Findings] with action block stop
 // the edit from running; their [Feedback] goes back to the model.
 //
 // [DepsAdded] finds dependencies an edit adds, for the approval flow.
@@ -14,12 +15,12 @@ package policy
 import (
 	"context"
 	"fmt"
-	"os"
-	"path"
 	"sort"
 	"strings"
 
 	"github.com/fixpoint-dev/fixpoint/config"
+	"github.com/fixpoint-dev/fixpoint/lang"
+	"github.com/fixpoint-dev/fixpoint/lang/registry"
 )
 
 // Action is what a rule does when it matches.
@@ -34,44 +35,33 @@ const (
 // Rule is one check.
 type Rule struct {
 	Name        string // "python.subprocess"
-	Lang        string // "go", "python", "js"
+	Lang        string // the language's name: "go", "python", "node"
 	Description string // what it catches, for docs and messages
 	Default     Action
+	// nonTestOnly rules do not apply to test files (see Options.IsTest):
+	// tests may legitimately patch their own framework.
+	nonTestOnly bool
 }
 
-// Rules returns the rule catalogue, sorted by name.
+// Rules returns the rule catalogue of every language ([lang.Policy]),
+// sorted by name.
 func Rules() []Rule {
-	r := []Rule{
-		{"go.os-exec", "go", "imports os/exec (starts processes)", Block},
-		{"go.syscall", "go", "imports syscall or golang.org/x/sys/unix", Block},
-		{"go.unsafe", "go", "imports unsafe", Warn},
-		{"go.net", "go", "imports net (raw sockets)", Warn},
-		{"go.plugin", "go", "imports plugin (loads code at run time)", Block},
-		{"go.remove-all", "go", "os.RemoveAll on an absolute path or one with ..", Block},
-		{"python.subprocess", "python", "imports subprocess", Block},
-		{"python.os-system", "python", "os.system, os.popen, os.exec*, os.spawn*", Block},
-		{"python.socket", "python", "imports socket", Block},
-		{"python.shutil-rmtree", "python", "shutil.rmtree (block on an absolute path or one with ..)", Warn},
-		{"python.ctypes", "python", "imports ctypes", Block},
-		{"python.eval-exec", "python", "eval or exec on something other than a literal", Block},
-		{"js.child-process", "js", "requires or imports child_process", Block},
-		{"js.net", "js", "requires or imports net, dgram or tls", Block},
-		{"js.fs-rm", "js", "fs.rm/rmSync/rmdir/rmdirSync on an absolute path or one with ..", Block},
-		{"python.assert-tamper", "python", "rebinds unittest, pytest or builtins.AssertionError members (assignment, setattr, patch) in non-test code", Block},
-		{"python.constant-eq", "python", "__eq__ that always returns true, __ne__ always false, or __hash__ a constant, in non-test code", Block},
-		{"js.assert-tamper", "js", "reassigns, deletes or redefines members of assert/node:assert/expect, or calls expect.extend, in non-test code", Block},
-		{"go.testing-import", "go", "imports testing in a non-test file", Warn},
-		{"go.init-exit", "go", "os.Exit in func init (ends the test binary before any test runs)", Block},
+	var r []Rule
+	for _, l := range registry.All() {
+		p, ok := l.(lang.Policy)
+		if !ok {
+			continue
+		}
+		for _, pr := range p.PolicyRules() {
+			def := Warn
+			if pr.Block {
+				def = Block
+			}
+			r = append(r, Rule{Name: pr.Name, Lang: l.Name(), Description: pr.Description, Default: def, nonTestOnly: pr.NonTestOnly})
+		}
 	}
 	sort.Slice(r, func(i, j int) bool { return r[i].Name < r[j].Name })
 	return r
-}
-
-// nonTestOnly are the rules that do not apply to test files (see
-// Options.IsTest): tests may legitimately patch their own framework.
-var nonTestOnly = map[string]bool{
-	"python.assert-tamper": true, "python.constant-eq": true, "js.assert-tamper": true, "go.testing-import": true,
-	"go.init-exit": true, // the helper-process pattern of Go tests; a test binary that exits early loses its tests, which the verdict catches
 }
 
 // Finding is one rule match.
@@ -146,30 +136,30 @@ type Options struct {
 	IsTest func(rel string) bool
 	// Parser, when set, parses Python in one persistent process shared
 	// with other Checkers instead of a process per file; the caller owns
-	// it (and closes it). nil starts a process per checked file.
-	Parser *PythonParser
+	// it (and closes it): lang/python's Parser. nil starts a process per
+	// checked file.
+	Parser lang.PolicyParser
 }
 
 // Checker checks files against the project's rules.
 type Checker struct {
-	actions map[string]Action
-	python  string
-	isTest  func(string) bool
-	parser  *PythonParser
+	actions     map[string]Action
+	nonTestOnly map[string]bool
+	python      string
+	isTest      func(string) bool
+	parser      lang.PolicyParser
 }
 
 // New returns a Checker with the rule actions of cfg over the defaults.
 // Unknown rule names in cfg are an error naming the rule.
 func New(cfg config.Policy, opts *Options) (*Checker, error) {
-	c := &Checker{actions: map[string]Action{}}
+	c := &Checker{actions: map[string]Action{}, nonTestOnly: map[string]bool{}}
 	if opts != nil {
 		c.python, c.isTest, c.parser = opts.Python, opts.IsTest, opts.Parser
 	}
-	if c.python == "" {
-		c.python = systemPython()
-	}
 	for _, r := range Rules() {
 		c.actions[r.Name] = r.Default
+		c.nonTestOnly[r.Name] = r.nonTestOnly
 	}
 	for name, a := range cfg.Rules {
 		if _, ok := c.actions[name]; !ok {
@@ -180,17 +170,6 @@ func New(cfg config.Policy, opts *Options) (*Checker, error) {
 	return c, nil
 }
 
-// systemPython is the first system interpreter found, or "" (then
-// checkPython looks on PATH).
-func systemPython() string {
-	for _, p := range []string{"/usr/bin/python3", "/usr/local/bin/python3"} {
-		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
-			return p
-		}
-	}
-	return ""
-}
-
 func ruleNames() string {
 	var n []string
 	for _, r := range Rules() {
@@ -199,29 +178,29 @@ func ruleNames() string {
 	return strings.Join(n, ", ")
 }
 
-// Check checks one file. Files of other languages give no findings.
+// Check checks one file with the checks of the language it belongs to
+// ([lang.Policy]). Files of no language with a policy give no findings.
 func (c *Checker) Check(ctx context.Context, rel string, src []byte) (Findings, error) {
-	var raw []Finding
-	var err error
-	switch lang(rel) {
-	case "go":
-		raw, err = checkGo(rel, src)
-	case "python":
-		raw, err = c.checkPython(ctx, rel, src)
-	case "js":
-		raw = checkJS(rel, src)
-	default:
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	test := c.isTest != nil && c.isTest(rel)
-	var out Findings
-	for _, f := range raw {
-		if test && nonTestOnly[f.Rule] {
+	var raw []lang.PolicyFinding
+	for _, l := range registry.All() {
+		p, ok := l.(lang.Policy)
+		if !ok {
 			continue
 		}
+		fs, err := p.CheckPolicy(ctx, rel, src, lang.PolicyOptions{Python: c.python, Parser: c.parser})
+		if err != nil {
+			return nil, err
+		}
+		raw = append(raw, fs...)
+	}
+	test := c.isTest != nil && c.isTest(rel)
+	nonTestOnly := c.nonTestOnly
+	var out Findings
+	for _, lf := range raw {
+		if test && nonTestOnly[lf.Rule] {
+			continue
+		}
+		f := Finding{Rule: lf.Rule, Line: lf.Line, Message: lf.Message, always: lf.Always}
 		f.Path = rel
 		f.Action = c.actions[f.Rule]
 		if f.always && f.Action != Off {
@@ -253,22 +232,4 @@ func (c *Checker) CheckAll(ctx context.Context, changed map[string][]byte) (Find
 		out = append(out, fs...)
 	}
 	return out, nil
-}
-
-func lang(rel string) string {
-	switch path.Ext(rel) {
-	case ".go":
-		return "go"
-	case ".py", ".pyi":
-		return "python"
-	case ".js", ".mjs", ".cjs", ".ts", ".tsx", ".jsx", ".mts", ".cts":
-		return "js"
-	}
-	return ""
-}
-
-// outside reports whether a literal path leaves the workspace.
-func outside(p string) bool {
-	return strings.HasPrefix(p, "/") || strings.HasPrefix(p, "~") || p == ".." ||
-		strings.HasPrefix(p, "../") || strings.Contains(p, "/../") || strings.HasSuffix(p, "/..")
 }

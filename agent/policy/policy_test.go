@@ -95,6 +95,8 @@ var mustHit = func() map[string][]string {
 		"warn bad.py:12 python.shutil-rmtree", "block bad.py:13 python.eval-exec", "block bad.py:14 python.eval-exec",
 		"block bad.js:1 js.child-process", "block bad.js:2 js.net", "block bad.js:3 js.net", "block bad.js:7 js.net",
 		"block bad.js:5 js.fs-rm", "block bad.js:6 js.fs-rm",
+		"block bad.rs:1 rust.process", "block bad.rs:2 rust.net", "block bad.rs:3 rust.include-outside",
+		"block bad.rs:4 rust.assert-tamper", "block bad.rs:6 rust.remove-dir-all", "block bad.rs:8 rust.unsafe",
 	}
 	return map[string][]string{
 		// Only the AST sees the second os.system and the absolute rmtree.

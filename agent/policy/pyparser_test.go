@@ -6,16 +6,18 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/fixpoint-dev/fixpoint/config"
+	"github.com/fixpoint-dev/fixpoint/lang/python"
 )
 
-// requireParser returns a PythonParser closed at the end of the test. A
+// requireParser returns a Parser closed at the end of the test. A
 // missing interpreter skips the test, and fails it under CI=true.
-func requireParser(t *testing.T) *PythonParser {
+func requireParser(t *testing.T) *python.Parser {
 	t.Helper()
-	p := NewPythonParser("")
+	p := python.NewParser("")
 	if p == nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatal("no python3 on this machine: the persistent parser cannot be tested (install python3)")
@@ -32,7 +34,7 @@ func requireParser(t *testing.T) *PythonParser {
 
 // One process answers many checks, from several goroutines, with the same
 // findings as a process per check; it restarts after it dies.
-func TestPythonParserPersistent(t *testing.T) {
+func TestParserPersistent(t *testing.T) {
 	p := requireParser(t)
 	c, err := New(config.Policy{}, &Options{Parser: p})
 	if err != nil {
@@ -72,9 +74,10 @@ func TestPythonParserPersistent(t *testing.T) {
 			}
 		})
 	}
-	p.mu.Lock()
-	pid := p.proc.cmd.Process.Pid
-	p.mu.Unlock()
+	pid := p.Pid()
+	if pid == 0 {
+		t.Fatal("Pid = 0 after checks: want the running parser process")
+	}
 
 	var wg sync.WaitGroup
 	errs := make(chan string, 40)
@@ -91,17 +94,14 @@ func TestPythonParserPersistent(t *testing.T) {
 	for e := range errs {
 		t.Errorf("concurrent check %s", e)
 	}
-	p.mu.Lock()
-	same := p.proc != nil && p.proc.cmd.Process.Pid == pid
-	p.mu.Unlock()
-	if !same {
+	if p.Pid() != pid {
 		t.Errorf("the parser process changed between checks: want one process for all of them")
 	}
 
 	// A dead process is replaced at the next check.
-	p.mu.Lock()
-	p.proc.cmd.Process.Kill()
-	p.mu.Unlock()
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := c.Check(t.Context(), "a.py", []byte("x = 1\n")); err == nil {
 		t.Log("the check right after the kill still got an answer") // the kill may land after the reply
 	}
@@ -110,7 +110,7 @@ func TestPythonParserPersistent(t *testing.T) {
 	}
 }
 
-func TestPythonParserCancelAndClose(t *testing.T) {
+func TestParserCancelAndClose(t *testing.T) {
 	p := requireParser(t)
 	c, err := New(config.Policy{}, &Options{Parser: p})
 	if err != nil {
@@ -127,7 +127,7 @@ func TestPythonParserCancelAndClose(t *testing.T) {
 	if err := p.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
-	if _, err := c.Check(t.Context(), "a.py", []byte("x = 1\n")); !errors.Is(err, ErrParserClosed) {
-		t.Errorf("Check after Close: err = %v, want ErrParserClosed", err)
+	if _, err := c.Check(t.Context(), "a.py", []byte("x = 1\n")); !errors.Is(err, python.ErrParserClosed) {
+		t.Errorf("Check after Close: err = %v, want python.ErrParserClosed", err)
 	}
 }

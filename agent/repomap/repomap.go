@@ -2,22 +2,17 @@
 // the file tree plus the top-level symbols of each source file.
 //
 // [Build] renders a [sandbox.Snapshot] within a byte budget; [Symbols]
-// extracts the declarations of one file (Go through go/ast, Python and
-// JavaScript/TypeScript through a simple declaration scan).
+// extracts the declarations of one file, as its language says
+// (lang.Sources: Go through go/ast, Python and JavaScript/TypeScript
+// through a simple declaration scan).
 package repomap
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
-	"go/ast"
-	"go/parser"
-	"go/token"
-	"path"
-	"regexp"
 	"sort"
 	"strings"
 
+	"github.com/fixpoint-dev/fixpoint/lang/registry"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 )
 
@@ -98,111 +93,13 @@ func Build(snap *sandbox.Snapshot, opts *Options) string {
 	return b.String()
 }
 
-var (
-	pyDecl = regexp.MustCompile(`^(\s*)(?:async\s+)?(def|class)\s+([A-Za-z_]\w*)`)
-	jsDecl = regexp.MustCompile(`^(?:export\s+)?(?:default\s+)?(?:async\s+)?(function\*?|class|interface|type|const|let)\s+([A-Za-z_$][\w$]*)`)
-)
-
 // Symbols lists the top-level declarations of one file, in source order:
 // "func Name(params) results", "type Name", "method (T) Name" for Go;
 // "def name", "class Name" (and methods as "Class.name") for Python;
 // "function name", "class Name", "const name" for JavaScript/TypeScript.
 // Unknown file kinds and unparsable Go files give nil.
+//
+// Each language says what its files declare (lang.Sources).
 func Symbols(p string, data []byte) []string {
-	switch path.Ext(p) {
-	case ".go":
-		return goSymbols(p, data)
-	case ".py":
-		return pySymbols(data)
-	case ".js", ".mjs", ".cjs", ".ts", ".tsx", ".jsx", ".mts":
-		return jsSymbols(data)
-	}
-	return nil
-}
-
-func goSymbols(p string, data []byte) []string {
-	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, p, data, parser.SkipObjectResolution)
-	if err != nil {
-		return nil
-	}
-	var out []string
-	for _, d := range f.Decls {
-		switch d := d.(type) {
-		case *ast.FuncDecl:
-			sig := string(data[fset.Position(d.Type.Params.Pos()).Offset:fset.Position(d.Type.End()).Offset])
-			name := d.Name.Name
-			if d.Recv != nil && len(d.Recv.List) > 0 {
-				r := d.Recv.List[0].Type
-				name = "(" + string(data[fset.Position(r.Pos()).Offset:fset.Position(r.End()).Offset]) + ") " + name
-			}
-			out = append(out, "func "+name+oneLine(sig))
-		case *ast.GenDecl:
-			for _, s := range d.Specs {
-				switch s := s.(type) {
-				case *ast.TypeSpec:
-					kind := "type"
-					switch s.Type.(type) {
-					case *ast.StructType:
-						kind = "struct"
-					case *ast.InterfaceType:
-						kind = "interface"
-					}
-					out = append(out, kind+" "+s.Name.Name)
-				case *ast.ValueSpec:
-					for _, n := range s.Names {
-						if n.Name != "_" {
-							out = append(out, d.Tok.String()+" "+n.Name)
-						}
-					}
-				}
-			}
-		}
-	}
-	return out
-}
-
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
-}
-
-func pySymbols(data []byte) []string {
-	var out []string
-	class := ""
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		m := pyDecl.FindStringSubmatch(sc.Text())
-		if m == nil {
-			continue
-		}
-		indent, kind, name := m[1], m[2], m[3]
-		switch {
-		case indent == "" && kind == "class":
-			class = name
-			out = append(out, "class "+name)
-		case indent == "":
-			class = ""
-			out = append(out, "def "+name)
-		case class != "" && kind == "def" && len(indent) <= 4:
-			out = append(out, "def "+class+"."+name)
-		}
-	}
-	return out
-}
-
-func jsSymbols(data []byte) []string {
-	var out []string
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		if m := jsDecl.FindStringSubmatch(sc.Text()); m != nil {
-			kind := strings.TrimSuffix(m[1], "*")
-			if kind == "let" {
-				kind = "const"
-			}
-			out = append(out, kind+" "+m[2])
-		}
-	}
-	return out
+	return registry.Symbols(p, data)
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/client"
+	"github.com/fixpoint-dev/fixpoint/lang/registry"
 	"github.com/fixpoint-dev/fixpoint/sandbox/engine"
 
 	"github.com/fixpoint-dev/fixpoint/config"
@@ -193,7 +194,7 @@ func checkRunsc(ctx context.Context, cli *client.Client) check {
 		return ch
 	}
 	var img string
-	for _, l := range image.Langs() {
+	for _, l := range registry.Names() {
 		if _, err := cli.ImageInspect(ctx, image.ImageName(l)); err == nil {
 			img = image.ImageName(l)
 			break
@@ -244,10 +245,10 @@ func checkImages(ctx context.Context, a *app, cli *client.Client, cfg *config.Co
 	if err != nil {
 		return []check{{Name: "images", Status: "warn", Detail: err.Error()}}
 	}
-	for _, l := range image.Langs() {
-		name := image.ImageName(l)
+	for _, l := range registry.All() {
+		name := image.ImageName(l.Name())
 		ch := check{Name: name}
-		fix := "fixpoint sandbox images build --lang " + l
+		fix := "fixpoint sandbox images build --lang " + l.Name()
 		st, err := b.Status(ctx, l)
 		switch {
 		case err != nil:

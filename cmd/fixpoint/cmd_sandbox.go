@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fixpoint-dev/fixpoint/lang"
+	"github.com/fixpoint-dev/fixpoint/lang/registry"
 	"github.com/fixpoint-dev/fixpoint/sandbox/engine"
 
 	"github.com/fixpoint-dev/fixpoint/agent"
@@ -23,8 +25,8 @@ func sandboxCommand() *command {
 		name:    "sandbox",
 		summary: "run a command in a sandbox, or build the sandbox images",
 		usage: `Usage:
-  fixpoint sandbox run [--dir D] [--image I] [--backend docker|bwrap|none] [--timeout 30s] [--memory 512m] -- CMD ARGS...
-  fixpoint sandbox images build [--lang go|python|node|all] [--force]
+  fixpoint sandbox run [--dir D] [--image I] [--backend ` + strings.Join(config.Backends(), "|") + `] [--timeout 30s] [--memory 512m] -- CMD ARGS...
+  fixpoint sandbox images build [--lang ` + langChoices() + `] [--force]
 
 run     copies D into a fresh sandbox, runs CMD in /workspace, streams its output
         and exits with CMD's exit code (124 on timeout, 137 when killed for
@@ -47,7 +49,7 @@ Example:
 			return sandboxRun(ctx, a, args[1:])
 		case "images":
 			if len(args) < 2 || args[1] != "build" {
-				fmt.Fprintf(a.stderr, "fixpoint sandbox images: want `fixpoint sandbox images build [--lang go|python|node|all] [--force]`\n")
+				fmt.Fprintf(a.stderr, "fixpoint sandbox images: want `fixpoint sandbox images build [--lang %s] [--force]`\n", langChoices())
 				return exitUsage
 			}
 			return sandboxImagesBuild(ctx, a, args[2:])
@@ -58,8 +60,12 @@ Example:
 	return c
 }
 
+// langChoices is the --lang values of `sandbox images build`: every
+// language with a default image, or all.
+func langChoices() string { return strings.Join(append(registry.Names(), "all"), "|") }
+
 func sandboxImagesBuild(ctx context.Context, a *app, args []string) int {
-	c := &command{name: "sandbox images build", usage: `Usage: fixpoint sandbox images build [--lang go|python|node|all] [--force]
+	c := &command{name: "sandbox images build", usage: `Usage: fixpoint sandbox images build [--lang ` + langChoices() + `] [--force]
 
 Builds fixpoint-sandbox-<lang> offline: debootstrap from the machine's apt
 mirror into a cached root filesystem, then docker import. An image whose
@@ -67,7 +73,7 @@ recipe did not change is skipped. Needs root (debootstrap) and a Docker engine.
 Example:
   fixpoint sandbox images build --lang python`}
 	fs := newFlags(c, a.stderr)
-	lang := fs.String("lang", "all", "go, python, node or all")
+	langFlag := fs.String("lang", "all", strings.Join(registry.Names(), ", ")+" or all")
 	force := fs.Bool("force", false, "rebuild even when the image is up to date")
 	if done, code := parseFlags(fs, args); done {
 		return code
@@ -75,14 +81,13 @@ Example:
 	if fs.NArg() > 0 {
 		return a.fail(usagef("sandbox images build: unexpected argument %q", fs.Arg(0)))
 	}
-	langs := []string{*lang}
-	if *lang == "all" {
-		langs = image.Langs()
-	}
-	for _, l := range langs {
-		if _, err := image.RecipeFor(l); err != nil {
-			return a.fail(usagef("--lang %s: want go, python, node or all", l))
+	langs := registry.All()
+	if *langFlag != "all" {
+		l := registry.ByName(*langFlag)
+		if l == nil {
+			return a.fail(usagef("--lang %s: want %s or all", *langFlag, strings.Join(registry.Names(), ", ")))
 		}
+		langs = []lang.Language{l}
 	}
 	if err := requireEngine(ctx); err != nil {
 		fmt.Fprintf(a.stderr, "fixpoint: %v\n", err)
@@ -111,9 +116,9 @@ Example:
 				if ctx.Err() != nil {
 					msg = "interrupted"
 				}
-				fmt.Fprintf(&lockedWriter{w: a.stderr, mu: progress.mu}, "fixpoint: build %s: %s\n", image.ImageName(l), msg)
+				fmt.Fprintf(&lockedWriter{w: a.stderr, mu: progress.mu}, "fixpoint: build %s: %s\n", image.ImageName(l.Name()), msg)
 				mu.Lock()
-				failed = append(failed, l)
+				failed = append(failed, l.Name())
 				mu.Unlock()
 			}
 		}()
@@ -148,7 +153,7 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 var errNoEngine = errors.New("no Docker engine answers: start it (`sudo .ci/docker-up` or `systemctl start docker`), or use --backend bwrap")
 
 func sandboxRun(ctx context.Context, a *app, args []string) int {
-	c := &command{name: "sandbox run", usage: `Usage: fixpoint sandbox run [--dir D] [--image I] [--backend docker|bwrap|none] [--timeout 30s] [--memory 512m] -- CMD ARGS...
+	c := &command{name: "sandbox run", usage: `Usage: fixpoint sandbox run [--dir D] [--image I] [--backend ` + strings.Join(config.Backends(), "|") + `] [--timeout 30s] [--memory 512m] -- CMD ARGS...
 
 Copies D into a fresh sandbox, runs CMD in /workspace and streams its output.
 Exits with CMD's exit code: 124 on timeout, 137 when killed for memory. The
@@ -158,7 +163,7 @@ Example:
 	fs := newFlags(c, a.stderr)
 	dir := fs.String("dir", ".", "workspace directory to copy in")
 	img := fs.String("image", "", "container image (docker only); default by language, e.g. fixpoint-sandbox-python")
-	backendName := fs.String("backend", "", "docker, bwrap or none; default docker when an engine answers, else bwrap")
+	backendName := fs.String("backend", "", config.BackendChoices()+"; default docker when an engine answers, else bwrap")
 	timeout := fs.Duration("timeout", 0, "wall-clock limit for CMD (default: sandbox.timeout, 120s)")
 	memory := fs.String("memory", "", "memory limit, e.g. 512m (default: sandbox.memory, 1g)")
 	sep := -1
@@ -185,10 +190,8 @@ Example:
 	if len(argv) == 0 {
 		return a.fail(usagef("sandbox run: no command after `--`"))
 	}
-	switch *backendName {
-	case "", "docker", "bwrap", "none":
-	default:
-		return a.fail(usagef("--backend %s: want docker, bwrap or none", *backendName))
+	if !config.ValidBackend(*backendName) {
+		return a.fail(usagef("--backend %s: want %s", *backendName, config.BackendChoices()))
 	}
 	if *timeout < 0 {
 		return a.fail(usagef("--timeout %s: must be positive", *timeout))
@@ -233,7 +236,7 @@ Example:
 	if cl, ok := backend.(io.Closer); ok {
 		defer cl.Close()
 	}
-	if *img != "" && backend.Name() != "docker" {
+	if *img != "" && backend.Name() != config.BackendDocker {
 		fmt.Fprintf(a.stderr, "fixpoint: note: --image is ignored by the %s sandbox, which uses this machine's /usr\n", backend.Name())
 	}
 	spec := backends.SpecFor(cfg, snap)

@@ -34,7 +34,7 @@ func checkProject(ctx context.Context, cfg *config.Config, root string) (checks 
 	}
 	spec := backends.SpecFor(cfg, snap)
 	var d *docker.Backend
-	if cfg.Sandbox.Backend == "" || cfg.Sandbox.Backend == "docker" {
+	if cfg.Sandbox.Backend == "" || cfg.Sandbox.Backend == config.BackendDocker {
 		dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		d, _ = docker.New(dctx, &docker.Options{NoReap: true})
 		cancel()

@@ -52,7 +52,7 @@ type sandboxFlags struct {
 }
 
 func (f *sandboxFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.backend, "sandbox", "", "sandbox `backend`: docker, bwrap or none (overrides FIXPOINT_SANDBOX and [sandbox] backend)")
+	fs.StringVar(&f.backend, "sandbox", "", "sandbox `backend`: "+config.BackendChoices()+" (overrides FIXPOINT_SANDBOX and [sandbox] backend)")
 	fs.StringVar(&f.image, "image", "", "docker `image` for the sandbox (overrides FIXPOINT_IMAGE and [sandbox] image)")
 }
 

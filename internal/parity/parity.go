@@ -99,7 +99,7 @@ func Check(ctx context.Context, projects []Project, opts *Options) ([]Row, error
 		o = *opts
 	}
 	if o.Backends == nil {
-		o.Backends = []string{"docker", "bwrap"}
+		o.Backends = []string{config.BackendDocker, config.BackendBwrap}
 	}
 	if o.Progress == nil {
 		o.Progress = io.Discard
@@ -135,11 +135,11 @@ func Check(ctx context.Context, projects []Project, opts *Options) ([]Row, error
 			defer removeCaches(dir)
 			r := Test(ctx, dir, be)
 			switch be {
-			case "docker":
+			case config.BackendDocker:
 				row.Docker = r
 				fmt.Fprintf(o.Progress, "%s: fixpoint test (docker, cached setup)\n", p.Name)
 				row.DockerWarm = Test(ctx, dir, be)
-			case "bwrap":
+			case config.BackendBwrap:
 				row.Bwrap = r
 			}
 		}

@@ -6,11 +6,14 @@ package golang
 import (
 	"bytes"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 
 	"github.com/fixpoint-dev/fixpoint/lang"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
+	"github.com/fixpoint-dev/fixpoint/sandbox/image"
 )
 
 // ModCache is where the module cache lives in a sandbox.
@@ -98,4 +101,52 @@ func (Language) SetupStep(snap *sandbox.Snapshot) *lang.Setup {
 // RuntimeFix says how to get a version that satisfies req.
 func (Language) RuntimeFix(req *lang.Requirement) string {
 	return "fixpoint layers golang.org/toolchain releases from the Go module proxy onto fixpoint-sandbox-go when it can reach the proxy (with the docker backend); otherwise change " + req.Source + ", or set [sandbox] image to an image with a matching go"
+}
+
+// Image is the go image: the host's Go toolchain, the module cache and
+// build cache where the docker backend mounts them, cgo off and no
+// network for modules (they come from the setup step's cache).
+func (Language) Image() lang.Image {
+	return lang.Image{
+		GoRoot: true,
+		Path:   []string{image.GoRootInImage + "/bin"},
+		Env: []string{
+			"GOROOT=" + image.GoRootInImage,
+			"GOMODCACHE=" + image.GoModCache,
+			"GOCACHE=" + image.GoCacheDir,
+			"GOPATH=/tmp/go",
+			"CGO_ENABLED=0",
+			"GOTOOLCHAIN=local",
+			"GOPROXY=off",
+			"GOFLAGS=-buildvcs=false",
+		},
+	}
+}
+
+// PropertyHint points at testing/quick and fuzz tests.
+func (Language) PropertyHint() string {
+	return "Where a property holds for all inputs, add a property-based test with testing/quick or a fuzz test with seeds."
+}
+
+// HostCaches offers the host's module cache ($GOMODCACHE, else
+// $GOPATH/pkg/mod, else ~/go/pkg/mod, when that directory exists) at
+// /gomodcache, resolved offline: modules the project needs that are not
+// in it fail to resolve instead of being downloaded.
+func (Language) HostCaches() []sandbox.CacheMount {
+	dir := os.Getenv("GOMODCACHE")
+	if dir == "" {
+		gopath := os.Getenv("GOPATH")
+		if gopath == "" {
+			home, _ := os.UserHomeDir()
+			gopath = filepath.Join(home, "go")
+		}
+		dir = filepath.Join(strings.Split(gopath, string(os.PathListSeparator))[0], "pkg", "mod")
+	}
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return nil
+	}
+	return []sandbox.CacheMount{{
+		HostDir: dir, Target: ModCache, Name: "gomod",
+		DirEnv: "GOMODCACHE", Env: []string{"GOFLAGS=-mod=mod", "GOPROXY=off", "GOSUMDB=off", "GOTOOLCHAIN=local"},
+	}}
 }

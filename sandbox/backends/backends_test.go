@@ -24,6 +24,8 @@ func snap(files ...string) *sandbox.Snapshot {
 }
 
 func TestSpecFor(t *testing.T) {
+	modCache := t.TempDir()
+	t.Setenv("GOMODCACHE", modCache)
 	f := false
 	cases := []struct {
 		name      string
@@ -54,11 +56,17 @@ func TestSpecFor(t *testing.T) {
 			if spec.Limits.Memory != 512<<20 || spec.Limits.Timeout != 30*time.Second || spec.Limits.Pids != 256 || spec.Limits.NanoCPUs != 2e9 {
 				t.Errorf("SpecFor limits = %+v", spec.Limits)
 			}
-			if tc.wantCache && hostGoModCache() != "" && spec.GoModCache == "" {
-				t.Errorf("SpecFor GoModCache empty for a go workspace")
+			var hostCaches []sandbox.CacheMount
+			for _, c := range spec.Caches {
+				if c.HostDir != "" {
+					hostCaches = append(hostCaches, c)
+				}
 			}
-			if !tc.wantCache && spec.GoModCache != "" {
-				t.Errorf("SpecFor GoModCache = %q, want none", spec.GoModCache)
+			switch {
+			case tc.wantCache && (len(hostCaches) != 1 || hostCaches[0].HostDir != modCache || hostCaches[0].Target != "/gomodcache" || hostCaches[0].DirEnv != "GOMODCACHE"):
+				t.Errorf("SpecFor host caches = %+v, want $GOMODCACHE %s at /gomodcache", hostCaches, modCache)
+			case !tc.wantCache && len(hostCaches) > 0:
+				t.Errorf("SpecFor host caches = %+v, want none", hostCaches)
 			}
 		})
 	}

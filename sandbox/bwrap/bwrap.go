@@ -137,9 +137,12 @@ func (b *Backend) Check(ctx context.Context) error {
 // Start creates the session directory, on a tmpfs capped at
 // WorkspaceSize when fixpoint may mount one; each Run starts its own bwrap.
 func (b *Backend) Start(ctx context.Context, spec sandbox.Spec) (sandbox.Session, error) {
-	if spec.GoModCache != "" {
-		if st, err := os.Stat(spec.GoModCache); err != nil || !st.IsDir() {
-			return nil, errors.New("bwrap sandbox: GoModCache " + spec.GoModCache + " is not a directory")
+	for _, c := range spec.Caches {
+		if c.HostDir == "" {
+			continue
+		}
+		if st, err := os.Stat(c.HostDir); err != nil || !st.IsDir() {
+			return nil, errors.New("bwrap sandbox: " + c.Name + " cache " + c.HostDir + " is not a directory")
 		}
 	}
 	b.reapOnce.Do(func() { reapDisks(b.opts.TempDir, b) })
@@ -244,17 +247,18 @@ func (b *Backend) wrap(d host.Dirs, rel string, args []string, spec sandbox.Spec
 		a = append(a, "--bind", dir, "/gocache")
 		env = append(env, "GOCACHE=/gocache")
 	}
-	if spec.GoModCache != "" {
-		if reachable(spec.GoModCache) {
-			a = append(a, "--ro-bind", spec.GoModCache, "/gomodcache") // where the docker backend puts it
-			env = append(env, "GOMODCACHE=/gomodcache", "GOFLAGS=-mod=mod", "GOPROXY=off", "GOSUMDB=off", "GOTOOLCHAIN=local")
-		} else {
-			b.opts.Logger.Warn("bwrap sandbox: the Go module cache is not readable by the sandbox uid; modules will not resolve", "dir", spec.GoModCache)
-		}
-	}
-	// Dependency caches from the setup phase (Install), read-only.
+	// Dependency caches from the setup phase (Install), and host caches
+	// of the language's toolchain, read-only.
 	for _, c := range spec.Caches {
-		a = append(a, "--ro-bind", c.Source, c.Target)
+		switch {
+		case c.HostDir == "":
+			a = append(a, "--ro-bind", c.Source, c.Target)
+		case reachable(c.HostDir):
+			a = append(a, "--ro-bind", c.HostDir, c.Target) // where the docker backend puts it
+			env = append(env, c.HostEnv(c.Target)...)
+		default:
+			b.opts.Logger.Warn("bwrap sandbox: a host cache is not readable by the sandbox uid; it is not mounted", "cache", c.Name, "dir", c.HostDir)
+		}
 	}
 	if len(spec.Path) > 0 {
 		env[0] = "PATH=" + strings.Join(spec.Path, ":") + ":" + sandboxPath

@@ -26,13 +26,13 @@ import (
 // killed), the next call replaces it transparently and re-syncs the last
 // snapshot.
 type Session struct {
-	b       *Backend
-	spec    sandbox.Spec
-	limits  sandbox.Limits // spec.Limits with defaults
-	supVol  string
-	modVol  string
-	baseEnv []string
-	user    string // uid:gid
+	b        *Backend
+	spec     sandbox.Spec
+	limits   sandbox.Limits // spec.Limits with defaults
+	supVol   string
+	hostVols map[string]string // Spec.Caches target -> volume holding a HostDir copy
+	baseEnv  []string
+	user     string // uid:gid
 
 	// Set by boot; replaced by restart (only from the calling goroutine).
 	name string
@@ -81,8 +81,9 @@ func (c *conn) writeJSON(typ byte, v any) error {
 // its fixpoint.session label.
 func (s *Session) Name() string { return s.name }
 
-// ModCacheVolume is the volume holding Spec.GoModCache, or "".
-func (s *Session) ModCacheVolume() string { return s.modVol }
+// HostCacheVolume is the volume holding the copy of the host cache
+// mounted at target (a Spec.Caches entry with HostDir), or "".
+func (s *Session) HostCacheVolume(target string) string { return s.hostVols[target] }
 
 // ContainerID is the current container's id.
 func (s *Session) ContainerID() string { return s.id }

@@ -140,25 +140,30 @@ func (b *Backend) start(ctx context.Context, spec sandbox.Spec) (*Session, error
 	if err != nil {
 		return nil, err
 	}
-	var modVol string
-	if spec.GoModCache != "" {
-		if modVol, err = b.ensureModCache(ctx, spec.Image, spec.GoModCache); err != nil {
+	hostVols := map[string]string{}
+	var hostEnv []string
+	for _, c := range spec.Caches {
+		if c.HostDir == "" {
+			continue
+		}
+		vol, err := b.ensureHostCache(ctx, spec.Image, c.Name, c.HostDir)
+		if err != nil {
 			return nil, err
 		}
+		hostVols[c.Target] = vol
+		hostEnv = append(hostEnv, c.HostEnv(c.Target)...)
 	}
 	s := &Session{
-		b:       b,
-		spec:    spec,
-		limits:  defaults(spec.Limits),
-		supVol:  supVol,
-		modVol:  modVol,
-		baseEnv: baseEnv,
-		user:    sandboxUser(b.opts.User, imageUser),
-		hashes:  map[string]hashEntry{},
+		b:        b,
+		spec:     spec,
+		limits:   defaults(spec.Limits),
+		supVol:   supVol,
+		hostVols: hostVols,
+		baseEnv:  baseEnv,
+		user:     sandboxUser(b.opts.User, imageUser),
+		hashes:   map[string]hashEntry{},
 	}
-	if modVol != "" {
-		s.baseEnv = append(s.baseEnv, "GOMODCACHE="+goModCacheDir, "GOPROXY=off", "GOFLAGS=-mod=mod", "GOTOOLCHAIN=local")
-	}
+	s.baseEnv = append(s.baseEnv, hostEnv...)
 	s.baseEnv = withSpecEnv(s.baseEnv, spec)
 	if err := s.boot(ctx); err != nil {
 		if !errors.Is(err, errSupervisorDown) {
@@ -259,11 +264,12 @@ func (s *Session) boot(ctx context.Context) error {
 		Labels:          labels,
 	}
 	mounts := []mount.Mount{{Type: mount.TypeVolume, Source: s.supVol, Target: supervisorDir, ReadOnly: true}}
-	if s.modVol != "" {
-		mounts = append(mounts, mount.Mount{Type: mount.TypeVolume, Source: s.modVol, Target: goModCacheDir, ReadOnly: true})
-	}
 	for _, c := range s.spec.Caches {
-		mounts = append(mounts, mount.Mount{Type: mount.TypeVolume, Source: c.Source, Target: c.Target, ReadOnly: true})
+		src := c.Source
+		if c.HostDir != "" {
+			src = s.hostVols[c.Target]
+		}
+		mounts = append(mounts, mount.Mount{Type: mount.TypeVolume, Source: src, Target: c.Target, ReadOnly: true})
 	}
 	if m, err := b.goCacheMount(ctx, s.spec); err != nil {
 		return err

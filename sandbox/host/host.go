@@ -74,8 +74,10 @@ func hostWrap(d Dirs, rel string, args []string, spec sandbox.Spec) (Launch, err
 		path = "/usr/local/bin:/usr/bin:/bin"
 	}
 	env := []string{"PATH=" + path, "HOME=" + d.Home, "LANG=C.UTF-8", "TMPDIR=" + d.Tmp}
-	if spec.GoModCache != "" {
-		env = append(env, "GOMODCACHE="+spec.GoModCache, "GOFLAGS=-mod=mod", "GOPROXY=off", "GOSUMDB=off")
+	for _, c := range spec.Caches {
+		if c.HostDir != "" { // used in place: the command runs on the host
+			env = append(env, c.HostEnv(c.HostDir)...)
+		}
 	}
 	if dir := projectGoCache(spec); dir != "" {
 		env = append(env, "GOCACHE="+dir)

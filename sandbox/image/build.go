@@ -17,6 +17,7 @@ import (
 	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/client"
 	"github.com/docker/docker/pkg/jsonmessage"
+	"github.com/fixpoint-dev/fixpoint/lang"
 	"github.com/fixpoint-dev/fixpoint/sandbox/engine"
 )
 
@@ -146,12 +147,9 @@ type Status struct {
 	Size     int64
 }
 
-// Status inspects the image for lang without building anything.
-func (b *Builder) Status(ctx context.Context, lang string) (Status, error) {
-	r, err := RecipeFor(lang)
-	if err != nil {
-		return Status{}, err
-	}
+// Status inspects the default image of l without building anything.
+func (b *Builder) Status(ctx context.Context, l lang.Language) (Status, error) {
+	r := RecipeFor(l)
 	in, err := b.Inputs(ctx, r)
 	if err != nil {
 		return Status{}, err
@@ -181,11 +179,11 @@ type Outcome struct {
 	Size     int64
 }
 
-// Build builds the image for lang unless it is up to date (force rebuilds
-// the image, but reuses the cached root filesystem).
-func (b *Builder) Build(ctx context.Context, lang string, force bool) (*Outcome, error) {
+// Build builds the default image of l unless it is up to date (force
+// rebuilds the image, but reuses the cached root filesystem).
+func (b *Builder) Build(ctx context.Context, l lang.Language, force bool) (*Outcome, error) {
 	start := time.Now()
-	st, err := b.Status(ctx, lang)
+	st, err := b.Status(ctx, l)
 	if err != nil {
 		return nil, err
 	}
@@ -203,7 +201,7 @@ func (b *Builder) Build(ctx context.Context, lang string, force bool) (*Outcome,
 	default:
 		b.progressf("%s: building (recipe %s)", st.Name, st.Want)
 	}
-	r, _ := RecipeFor(lang)
+	r := RecipeFor(l)
 	in, err := b.Inputs(ctx, r)
 	if err != nil {
 		return nil, err
@@ -230,7 +228,7 @@ func (b *Builder) Build(ctx context.Context, lang string, force bool) (*Outcome,
 	if err := b.importTar(ctx, r, st.Want, trees, entries); err != nil {
 		return nil, err
 	}
-	after, err := b.Status(ctx, lang)
+	after, err := b.Status(ctx, l)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/docker/docker/api/types/image"
 
+	"github.com/fixpoint-dev/fixpoint/lang/python"
 	"github.com/fixpoint-dev/fixpoint/sandbox/sandboxtest"
 )
 
@@ -62,7 +63,7 @@ func TestStatus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := b.Status(t.Context(), "python")
+	st, err := b.Status(t.Context(), python.Language{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,8 +15,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
+
+	"github.com/fixpoint-dev/fixpoint/lang"
 )
 
 // Labels written on every image this package builds.
@@ -52,7 +55,7 @@ var basePackages = []string{"python3", "python3-pytest", "python3-hypothesis"}
 
 // Recipe describes one sandbox image.
 type Recipe struct {
-	Lang     string   // "python", "go" or "node"
+	Lang     string   // the language's name ("go")
 	Name     string   // image name, e.g. fixpoint-sandbox-python
 	Packages []string // Debian packages given to debootstrap --include
 	// Extra packages are installed with apt-get on a copy of the Packages
@@ -63,47 +66,25 @@ type Recipe struct {
 	Env    []string // KEY=VALUE set in the image
 }
 
-// Langs lists the languages with a default image, in build order.
-func Langs() []string { return []string{"python", "go", "node"} }
-
 // ImageName returns the default image name for a language.
 func ImageName(lang string) string { return "fixpoint-sandbox-" + lang }
 
-// RecipeFor returns the recipe for a language.
-func RecipeFor(lang string) (Recipe, error) {
-	path := "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-	env := []string{"LANG=C.UTF-8", "HOME=" + Home, "PYTHONDONTWRITEBYTECODE=1"}
-	r := Recipe{Lang: lang, Name: ImageName(lang), Packages: append([]string(nil), basePackages...)}
-	switch lang {
-	case "python":
-		// pip and venv for the setup phase (pip install into /deps/venv);
-		// freezegun because time-freezing tests commonly need it and PyPI
-		// may be out of reach.
-		r.Extra = []string{"python3-pip", "python3-venv", "python3-freezegun"}
-		r.Env = append(env, "PATH="+path)
-	case "go":
-		r.GoRoot = true
-		r.Env = append(env,
-			"PATH="+GoRootInImage+"/bin:"+path,
-			"GOROOT="+GoRootInImage,
-			"GOMODCACHE="+GoModCache,
-			"GOCACHE="+GoCacheDir,
-			"GOPATH=/tmp/go",
-			"CGO_ENABLED=0",
-			"GOTOOLCHAIN=local",
-			"GOPROXY=off",
-			"GOFLAGS=-buildvcs=false",
-		)
-	case "node":
-		// libatomic1: the official node binaries that per-version images
-		// layer on top (image.Runtimes) link against it.
-		r.Extra = []string{"nodejs", "npm", "libatomic1"}
-		r.Env = append(env, "PATH="+path, "NPM_CONFIG_CACHE=/tmp/npm-cache", "NPM_CONFIG_UPDATE_NOTIFIER=false")
-	default:
-		return Recipe{}, fmt.Errorf("no sandbox image for language %q (want go, python or node)", lang)
+// RecipeFor returns the recipe of a language's default image: the base
+// every image has (basePackages, LANG, HOME, PATH) plus what the
+// language adds ([lang.Image]).
+func RecipeFor(l lang.Language) Recipe {
+	spec := l.Image()
+	path := strings.Join(append(slices.Clone(spec.Path), "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"), ":")
+	env := []string{"LANG=C.UTF-8", "HOME=" + Home, "PYTHONDONTWRITEBYTECODE=1", "PATH=" + path}
+	r := Recipe{
+		Lang: l.Name(), Name: ImageName(l.Name()),
+		Packages: append([]string(nil), basePackages...),
+		Extra:    slices.Clone(spec.Extra),
+		GoRoot:   spec.GoRoot,
+		Env:      append(env, spec.Env...),
 	}
 	sort.Strings(r.Packages)
-	return r, nil
+	return r
 }
 
 // Inputs are the facts of this machine that a recipe's hash depends on.

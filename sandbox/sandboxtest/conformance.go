@@ -171,7 +171,7 @@ func longOutputParsedInFull(t *testing.T, b sandbox.Backend, spec sandbox.Spec) 
 	limits := sandbox.Limits{Timeout: 2 * time.Minute, OutputCap: 1 << 20}
 	spec.Limits = limits
 	sess := start(t, b, spec)
-	snap := syncFiles(t, sess, map[string]string{"gen.py": tapGen})
+	syncFiles(t, sess, map[string]string{"gen.py": tapGen})
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			arg := "pass"
@@ -179,7 +179,7 @@ func longOutputParsedInFull(t *testing.T, b sandbox.Backend, spec sandbox.Spec) 
 				arg = "fail"
 			}
 			var shown bytes.Buffer
-			r := testrun.Detect(snap, fmt.Sprintf("python3 gen.py %d %s", n, arg))
+			r := testrun.Custom(fmt.Sprintf("python3 gen.py %d %s", n, arg))
 			rep, err := testrun.Run(t.Context(), sess, r, limits, &shown)
 			if err != nil {
 				t.Fatalf("Run: %v", err)
@@ -229,8 +229,8 @@ func longStderrParsedInFull(t *testing.T, b sandbox.Backend, spec sandbox.Spec) 
 	limits := sandbox.Limits{Timeout: 2 * time.Minute, OutputCap: 1 << 20}
 	spec.Limits = limits
 	sess := start(t, b, spec)
-	snap := syncFiles(t, sess, map[string]string{"test_many.py": unittestGen})
-	r := testrun.Detect(snap, "python3 -m unittest -v test_many")
+	syncFiles(t, sess, map[string]string{"test_many.py": unittestGen})
+	r := testrun.Custom("python3 -m unittest -v test_many")
 	rep, err := testrun.Run(t.Context(), sess, r, limits, nil)
 	if err != nil {
 		t.Fatalf("Run: %v", err)
@@ -267,8 +267,8 @@ func bigReportReadInFull(t *testing.T, b sandbox.Backend, spec sandbox.Spec) {
 	limits := sandbox.Limits{Timeout: 2 * time.Minute}
 	spec.Limits = limits
 	sess := start(t, b, spec)
-	snap := syncFiles(t, sess, map[string]string{"gen.py": jestGen})
-	r := testrun.Detect(snap, fmt.Sprintf("python3 gen.py %d --outputFile=out/big.json", n))
+	syncFiles(t, sess, map[string]string{"gen.py": jestGen})
+	r := testrun.Custom(fmt.Sprintf("python3 gen.py %d --outputFile=out/big.json", n))
 	if r.ReportPath != "out/big.json" {
 		t.Fatalf("ReportPath = %q", r.ReportPath)
 	}

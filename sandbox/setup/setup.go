@@ -22,6 +22,7 @@ import (
 	"net/url"
 	"os"
 	"path"
+	"slices"
 	"strings"
 	"time"
 
@@ -268,6 +269,11 @@ func (p *Preparer) progress(line string) {
 // when no image can satisfy the requirement, and with an error wrapping
 // sandbox.ErrInstall when the install step fails.
 func (p *Preparer) Prepare(ctx context.Context, spec *sandbox.Spec, snap *sandbox.Snapshot, plan *Plan) error {
+	if pf, ok := plan.Lang.(lang.Preflight); ok {
+		if err := pf.Check(snap); err != nil {
+			return err
+		}
+	}
 	if err := p.projectImage(ctx, spec, plan); err != nil {
 		return err
 	}
@@ -318,9 +324,14 @@ func (p *Preparer) Prepare(ctx context.Context, spec *sandbox.Spec, snap *sandbo
 	} else {
 		p.progress(fmt.Sprintf("dependencies installed (%s) in %s", st.Name, time.Since(start).Round(time.Second)))
 	}
+	// An installed cache replaces the copy of a host one at the same place
+	// (the module cache go mod download filled, at /gomodcache).
+	installed := map[string]bool{}
+	for _, m := range res.Mounts {
+		installed[m.Target] = true
+	}
+	spec.Caches = slices.DeleteFunc(spec.Caches, func(c sandbox.CacheMount) bool { return c.HostDir != "" && installed[c.Target] })
 	spec.Caches = append(spec.Caches, res.Mounts...)
-	// The installed module cache replaces the copy of the host's one.
-	spec.GoModCache = ""
 	return nil
 }
 
@@ -416,7 +427,7 @@ func (p *Preparer) projectImage(ctx context.Context, spec *sandbox.Spec, plan *P
 }
 
 func isDefaultImage(img string) bool {
-	for _, l := range image.Langs() {
+	for _, l := range registry.Names() {
 		if img == image.ImageName(l) {
 			return true
 		}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fixpoint-dev/fixpoint/lang/registry"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/docker"
 	"github.com/fixpoint-dev/fixpoint/sandbox/sandboxtest"
@@ -35,7 +36,7 @@ func dockerRun(t *testing.T, image, project, override string, limits sandbox.Lim
 		t.Fatalf("Sync: %v", err)
 	}
 	var stream bytes.Buffer
-	rep, err := testrun.Run(t.Context(), sess, testrun.Detect(snap, override), limits, &stream)
+	rep, err := testrun.Run(t.Context(), sess, registry.TestCommand(snap, override), limits, &stream)
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}

@@ -3,6 +3,7 @@ package testrun_test
 import (
 	"fmt"
 
+	"github.com/fixpoint-dev/fixpoint/lang/registry"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
 )
@@ -12,7 +13,7 @@ func ExampleParse() {
 		"go.mod":          {Data: []byte("module example.com/calc\n")},
 		"sub/add_test.go": {Data: []byte("package sub")},
 	}}
-	r := testrun.Detect(snap, "")
+	r := registry.TestCommand(snap, "")
 	out := `{"Action":"run","Package":"example.com/calc/sub","Test":"TestAdd"}
 {"Action":"output","Package":"example.com/calc/sub","Test":"TestAdd","Output":"    add_test.go:9: Add(1, 2) = -1, want 3\n"}
 {"Action":"fail","Package":"example.com/calc/sub","Test":"TestAdd","Elapsed":0.01}

@@ -55,7 +55,17 @@ func Parse(r Runner, res *sandbox.Result, report []byte) *Report {
 		}
 	}
 	var running []int // indexes of tests that started and never finished
+	if r.Format != nil {
+		format = ""
+		rep.Runner = r.Name
+	}
 	switch format {
+	case "":
+		rep.Tests = r.Format(stdout, stderr, r.Root)
+		if len(rep.Tests) > maxTests {
+			rep.Tests = rep.Tests[:maxTests]
+		}
+		rep.Output = trimOutput(joinOutput(stdout, stderr))
 	case RunnerGo:
 		rep.Tests, running, rep.Output = parseGoJSON(stdout, stderr, r.Module, n)
 	case RunnerPytest:

@@ -74,7 +74,7 @@ func loadRaw(t testing.TB, c rawCase) (Runner, *sandbox.Result, []byte) {
 	}
 	r := Runner{Name: c.runner, Args: args}
 	if c.runner == RunnerGo {
-		r.Module = Detect(snapshot(t, filepath.Join("testdata", "projects", c.project)), "").Module
+		r.Module = moduleOf(snapshot(t, filepath.Join("testdata", "projects", c.project)))
 	}
 	switch c.runner {
 	case RunnerPytest:

@@ -135,8 +135,31 @@ func (s *localSession) ReadFile(_ context.Context, rel string) ([]byte, error) {
 
 func (s *localSession) Close() error { return nil }
 
+// projectRunners are the runners the projects' languages choose
+// (lang/registry.TestCommand, tested there on the same projects; testrun
+// cannot import the languages, which import it).
+var projectRunners = map[string]Runner{
+	"gopanic":   {Name: RunnerGo, Args: []string{"go", "test", "-json", "./..."}},
+	"gotimeout": {Name: RunnerGo, Args: []string{"go", "test", "-json", "./..."}},
+	"gofail":    {Name: RunnerGo, Args: []string{"go", "test", "-json", "./..."}},
+	"pyfail": {Name: RunnerPytest, Args: []string{"python3", "-m", "pytest", "-q", "-rA", "--junitxml=" + JUnitPath, "-p", "no:cacheprovider"},
+		Env: []string{"PYTHONDONTWRITEBYTECODE=1"}, ReportPath: JUnitPath},
+	"nodefail": {Name: RunnerNode, Args: []string{"node", "--test", "--test-reporter=tap"}},
+}
+
+// moduleOf is the module path of a project's go.mod, "" without one.
+func moduleOf(sn *sandbox.Snapshot) string {
+	gomod, _ := sn.Text("go.mod")
+	for _, line := range strings.Split(gomod, "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "module" {
+			return strings.Trim(f[1], `"`)
+		}
+	}
+	return ""
+}
+
 // startProject syncs testdata/projects/<name> into a fresh local session
-// and returns the session and the detected runner.
+// and returns the session and its language's runner.
 func startProject(t *testing.T, name string) (*localSession, Runner) {
 	t.Helper()
 	sn := snapshot(t, filepath.Join("testdata", "projects", name))
@@ -144,7 +167,12 @@ func startProject(t *testing.T, name string) (*localSession, Runner) {
 	if _, err := s.Sync(t.Context(), sn); err != nil {
 		t.Fatal(err)
 	}
-	return s, Detect(sn, "")
+	r, ok := projectRunners[name]
+	if !ok {
+		t.Fatalf("no runner for project %s", name)
+	}
+	r.Module = moduleOf(sn)
+	return s, r
 }
 
 func findTest(rep *Report, id string) *Result {
@@ -270,7 +298,7 @@ func TestRunCustomSniffs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := Detect(nil, tt.cmd)
+			r := Custom(tt.cmd)
 			rep, err := Run(t.Context(), sess, r, sandbox.Limits{}, nil)
 			if err != nil {
 				t.Fatal(err)

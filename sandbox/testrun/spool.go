@@ -105,6 +105,25 @@ var (
 	unittestSummary  = [][]byte{[]byte("FAIL: "), []byte("ERROR: "), []byte("Ran "), []byte("OK"), []byte("FAILED")}
 )
 
+var (
+	libtestPrefixes = [][]byte{[]byte("test result: "), []byte("Running "), []byte("Doc-tests "), []byte("process didn't exit successfully")}
+	libtestBlockRe  = regexp.MustCompile(`^running \d+ tests?\s*$`)
+)
+
+// libtestLine reports whether t (without leading blanks) is a line of
+// libtest or cargo that the Rust parser needs to place results.
+func libtestLine(t []byte) bool {
+	for _, p := range libtestPrefixes {
+		if bytes.HasPrefix(t, p) {
+			return true
+		}
+	}
+	if bytes.HasPrefix(t, []byte("test ")) && bytes.Contains(t, []byte(" ... ")) {
+		return true
+	}
+	return t[0] == 'r' && libtestBlockRe.Match(t)
+}
+
 // resultLine reports whether a line carries a test's outcome or a
 // summary in a format the parsers read: go test -json events (other than
 // plain output), TAP results, subtests, plans and summaries, unittest's
@@ -133,6 +152,13 @@ func resultLine(l []byte) bool {
 		}
 	case '1':
 		if bytes.HasPrefix(t, []byte("1..")) {
+			return true
+		}
+	case 'r', 't', 'R', 'D', 'p':
+		// libtest (cargo test): its blocks, results and summaries, and
+		// cargo's per-binary headers and crash lines, which tell the
+		// blocks apart (read by lang/rust through Runner.Format).
+		if libtestLine(t) {
 			return true
 		}
 	}

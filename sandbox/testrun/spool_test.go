@@ -96,6 +96,18 @@ func TestResultLine(t *testing.T) {
 		{"FAILED (failures=2)", true},
 		{"Traceback (most recent call last):", false},
 		{"console.log from a test", false},
+		// libtest and cargo
+		{"running 9 tests", true},
+		{"running 1 test", true},
+		{"running late", false},
+		{"test tests::slow ... ignored", true},
+		{"test src/lib.rs - add (line 6) ... FAILED", true},
+		{"test result: FAILED. 3 passed; 5 failed; 1 ignored; 0 measured; 0 filtered out; finished in 0.01s", true},
+		{"     Running unittests src/lib.rs (target/debug/deps/mixed-11fc13d974d29ad2)", true},
+		{"   Doc-tests mixed", true},
+		{"  process didn't exit successfully: `/workspace/target/debug/deps/crash-1` (signal: 6, SIGABRT: process abort signal)", true},
+		{"thread 'tests::b' panicked at 'boom', src/lib.rs:3:5", false},
+		{"test data written", false},
 	}
 	for _, tt := range tests {
 		if got := resultLine([]byte(tt.line)); got != tt.want {

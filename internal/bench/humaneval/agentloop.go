@@ -15,8 +15,9 @@ import (
 	"github.com/fixpoint-dev/fixpoint/agent"
 	"github.com/fixpoint-dev/fixpoint/agent/edit"
 	"github.com/fixpoint-dev/fixpoint/agent/llm"
-	"github.com/fixpoint-dev/fixpoint/agent/policy"
 	"github.com/fixpoint-dev/fixpoint/config"
+	"github.com/fixpoint-dev/fixpoint/lang"
+	"github.com/fixpoint-dev/fixpoint/lang/python"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
 )
@@ -72,7 +73,7 @@ type Agent struct {
 	ParserPerCheck bool
 
 	parserOnce sync.Once
-	parser     *policy.PythonParser // one persistent policy parser for every problem
+	parser     *python.Parser // one persistent policy parser for every problem
 }
 
 // Close stops what the Agent started for all problems (the policy
@@ -84,11 +85,14 @@ func (a *Agent) Close() error {
 	return err
 }
 
-func (a *Agent) policyParser() *policy.PythonParser {
+func (a *Agent) policyParser() lang.PolicyParser {
 	if a.ParserPerCheck {
 		return nil
 	}
-	a.parserOnce.Do(func() { a.parser = policy.NewPythonParser("") })
+	a.parserOnce.Do(func() { a.parser = python.NewParser("") })
+	if a.parser == nil { // no interpreter: a nil *Parser must not become a non-nil interface
+		return nil
+	}
 	return a.parser
 }
 

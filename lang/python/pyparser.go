@@ -1,4 +1,4 @@
-package policy
+package python
 
 import (
 	"bufio"
@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/fixpoint-dev/fixpoint/lang"
 )
 
 // pythonServer wraps pythonChecker in a loop: it first reads the checker's
@@ -47,18 +49,19 @@ while True:
     outp.write("\n"); outp.flush()
 `
 
-// PythonParser is one persistent python3 process that parses Python files
+// Parser is one persistent python3 process that parses Python files
 // for a Checker, instead of a new process per checked file (tens of
 // milliseconds each: the interpreter's start dominates a check). Give the
-// same PythonParser to every Checker that should share it (Options.Parser).
+// same Parser to every policy Checker that should share it
+// (lang.PolicyOptions.Parser, agent/policy Options.Parser).
 //
 // It is safe for concurrent use; requests are answered one at a time. The
 // process starts on the first request. When it dies (a crash on hostile
 // input) or a request's context ends, it is killed and the next request
 // starts a new one; the failed request returns an error, as a failed
-// one-shot check does. Close stops it. A PythonParser does not outlive its
+// one-shot check does. Close stops it. A Parser does not outlive its
 // parent: the process exits when its stdin closes.
-type PythonParser struct {
+type Parser struct {
 	python string
 
 	mu     sync.Mutex // guards proc and closed
@@ -72,11 +75,11 @@ type pyProc struct {
 	out *bufio.Reader
 }
 
-// NewPythonParser returns a parser that runs python (the interpreter's
-// path; "" means the system's, as Options.Python). It returns nil when no
+// NewParser returns a parser that runs python (the interpreter's
+// path; "" means the system's: /usr/bin/python3, else python3 on PATH). It returns nil when no
 // interpreter is found: a Checker with a nil Parser falls back to its
 // per-file process or the token scanner.
-func NewPythonParser(python string) *PythonParser {
+func NewParser(python string) *Parser {
 	if python == "" {
 		python = systemPython()
 	}
@@ -86,14 +89,34 @@ func NewPythonParser(python string) *PythonParser {
 	if python == "" {
 		return nil
 	}
-	return &PythonParser{python: python}
+	return &Parser{python: python}
 }
 
-// ErrParserClosed is returned by a closed PythonParser.
+// ParsePolicy returns the policy findings of the Python source src
+// ([lang.PolicyParser]).
+func (p *Parser) ParsePolicy(ctx context.Context, src []byte) ([]lang.PolicyFinding, error) {
+	pf, err := p.parse(ctx, src)
+	if err != nil {
+		return nil, err
+	}
+	return pyFindings(pf), nil
+}
+
+// Pid is the parser process's id, or 0 when none is running.
+func (p *Parser) Pid() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.proc == nil {
+		return 0
+	}
+	return p.proc.cmd.Process.Pid
+}
+
+// ErrParserClosed is returned by a closed Parser.
 var ErrParserClosed = errors.New("python parser closed")
 
 // parse returns the findings of pythonChecker on src.
-func (p *PythonParser) parse(ctx context.Context, src []byte) ([]pyFinding, error) {
+func (p *Parser) parse(ctx context.Context, src []byte) ([]pyFinding, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("python parser: %w", err)
 	}
@@ -185,7 +208,7 @@ func (p *pyProc) kill() {
 	_ = p.cmd.Wait()
 }
 
-func (p *PythonParser) stopLocked() {
+func (p *Parser) stopLocked() {
 	if p.proc != nil {
 		p.proc.kill()
 		p.proc = nil
@@ -193,8 +216,8 @@ func (p *PythonParser) stopLocked() {
 }
 
 // Close stops the process. Later requests return ErrParserClosed. A nil
-// PythonParser is fine.
-func (p *PythonParser) Close() error {
+// Parser is fine.
+func (p *Parser) Close() error {
 	if p == nil {
 		return nil
 	}

@@ -1,27 +1,56 @@
-package policy
+package golang
 
 import (
+	"context"
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"path"
 	"strconv"
+
+	"github.com/fixpoint-dev/fixpoint/lang"
 )
+
+// PolicyRules: processes, raw system calls, unsafe, sockets, plugins,
+// deleting outside the workspace, and what ends a test binary early.
+func (Language) PolicyRules() []lang.PolicyRule {
+	return []lang.PolicyRule{
+		{Name: "go.os-exec", Description: "imports os/exec (starts processes)", Block: true},
+		{Name: "go.syscall", Description: "imports syscall or golang.org/x/sys/unix", Block: true},
+		{Name: "go.unsafe", Description: "imports unsafe"},
+		{Name: "go.net", Description: "imports net (raw sockets)"},
+		{Name: "go.plugin", Description: "imports plugin (loads code at run time)", Block: true},
+		{Name: "go.remove-all", Description: "os.RemoveAll on an absolute path or one with ..", Block: true},
+		{Name: "go.testing-import", Description: "imports testing in a non-test file", NonTestOnly: true},
+		// The helper-process pattern of Go tests; a test binary that exits
+		// early loses its tests, which the verdict catches.
+		{Name: "go.init-exit", Description: "os.Exit in func init (ends the test binary before any test runs)", Block: true, NonTestOnly: true},
+	}
+}
+
+// CheckPolicy checks a .go file with go/ast; other files give nil.
+func (Language) CheckPolicy(_ context.Context, rel string, src []byte, _ lang.PolicyOptions) ([]lang.PolicyFinding, error) {
+	if path.Ext(rel) != ".go" {
+		return nil, nil
+	}
+	return checkGo(rel, src)
+}
 
 // checkGo parses src with go/ast. A file that does not parse gives no
 // findings: the compiler will report it, and a policy check must not turn
 // a syntax error into a block.
-func checkGo(rel string, src []byte) ([]Finding, error) {
+func checkGo(rel string, src []byte) ([]lang.PolicyFinding, error) {
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, rel, src, parser.SkipObjectResolution)
 	if err != nil {
 		return nil, nil
 	}
-	var out []Finding
+	var out []lang.PolicyFinding
 	osName := ""
 	for _, imp := range f.Imports {
 		p, _ := strconv.Unquote(imp.Path.Value)
 		line := fset.Position(imp.Pos()).Line
-		add := func(rule, msg string) { out = append(out, Finding{Rule: rule, Line: line, Message: msg}) }
+		add := func(rule, msg string) { out = append(out, lang.PolicyFinding{Rule: rule, Line: line, Message: msg}) }
 		switch p {
 		case "os/exec":
 			add("go.os-exec", "importing os/exec")
@@ -59,8 +88,8 @@ func checkGo(rel string, src []byte) ([]Finding, error) {
 			return true
 		}
 		if lit, ok := call.Args[0].(*ast.BasicLit); ok && lit.Kind == token.STRING {
-			if s, err := strconv.Unquote(lit.Value); err == nil && outside(s) {
-				out = append(out, Finding{Rule: "go.remove-all", Line: fset.Position(call.Pos()).Line,
+			if s, err := strconv.Unquote(lit.Value); err == nil && lang.OutsideWorkspace(s) {
+				out = append(out, lang.PolicyFinding{Rule: "go.remove-all", Line: fset.Position(call.Pos()).Line,
 					Message: "os.RemoveAll(" + strconv.Quote(s) + ") outside the workspace"})
 			}
 		}
@@ -72,8 +101,8 @@ func checkGo(rel string, src []byte) ([]Finding, error) {
 // initExits finds os.Exit in func init: a package that exits while it is
 // initialised ends its test binary before any test runs, with the exit
 // code it chooses.
-func initExits(fset *token.FileSet, f *ast.File, osName string) []Finding {
-	var out []Finding
+func initExits(fset *token.FileSet, f *ast.File, osName string) []lang.PolicyFinding {
+	var out []lang.PolicyFinding
 	for _, d := range f.Decls {
 		fn, ok := d.(*ast.FuncDecl)
 		if !ok || fn.Recv != nil || fn.Name.Name != "init" || fn.Body == nil {
@@ -86,7 +115,7 @@ func initExits(fset *token.FileSet, f *ast.File, osName string) []Finding {
 			}
 			if sel, ok := call.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "Exit" {
 				if id, ok := sel.X.(*ast.Ident); ok && id.Name == osName {
-					out = append(out, Finding{Rule: "go.init-exit", Line: fset.Position(call.Pos()).Line, Message: "os.Exit in func init"})
+					out = append(out, lang.PolicyFinding{Rule: "go.init-exit", Line: fset.Position(call.Pos()).Line, Message: "os.Exit in func init"})
 				}
 			}
 			return true

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fixpoint-dev/fixpoint/lang/golang"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/docker"
 	"github.com/fixpoint-dev/fixpoint/sandbox/sandboxtest"
@@ -21,6 +22,7 @@ func TestGoModCache(t *testing.T) {
 		t.Fatalf("New: %v", err)
 	}
 	cache := t.TempDir()
+	t.Setenv("GOMODCACHE", cache) // the host cache lang/golang offers
 	mod := filepath.Join(cache, "example.com", "m@v1.0.0")
 	if err := os.MkdirAll(mod, 0o755); err != nil {
 		t.Fatal(err)
@@ -29,14 +31,14 @@ func TestGoModCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := func() *docker.Session {
-		sess, err := b.Start(t.Context(), sandbox.Spec{Image: testImage, GoModCache: cache})
+		sess, err := b.Start(t.Context(), sandbox.Spec{Image: testImage, Caches: golang.Language{}.HostCaches()})
 		if err != nil {
 			t.Fatalf("Start: %v", err)
 		}
 		s := sess.(*docker.Session)
 		t.Cleanup(func() {
 			s.Close()
-			cli.VolumeRemove(context.Background(), s.ModCacheVolume(), true)
+			cli.VolumeRemove(context.Background(), s.HostCacheVolume("/gomodcache"), true)
 		})
 		return s
 	}
@@ -50,15 +52,15 @@ func TestGoModCache(t *testing.T) {
 		t.Errorf("module cache in the sandbox: %q, want it readable and read-only", out)
 	}
 	s2 := start()
-	if s1.ModCacheVolume() != s2.ModCacheVolume() {
-		t.Errorf("an unchanged cache got a new volume: %s then %s", s1.ModCacheVolume(), s2.ModCacheVolume())
+	if s1.HostCacheVolume("/gomodcache") != s2.HostCacheVolume("/gomodcache") {
+		t.Errorf("an unchanged cache got a new volume: %s then %s", s1.HostCacheVolume("/gomodcache"), s2.HostCacheVolume("/gomodcache"))
 	}
 	later := time.Now().Add(time.Minute)
 	os.WriteFile(filepath.Join(mod, "n.go"), []byte("package m\n"), 0o444)
 	os.Chtimes(filepath.Join(mod, "n.go"), later, later)
 	s3 := start()
-	if s3.ModCacheVolume() == s2.ModCacheVolume() {
-		t.Errorf("a changed cache kept volume %s", s3.ModCacheVolume())
+	if s3.HostCacheVolume("/gomodcache") == s2.HostCacheVolume("/gomodcache") {
+		t.Errorf("a changed cache kept volume %s", s3.HostCacheVolume("/gomodcache"))
 	}
 	res, err = s3.Run(t.Context(), sandbox.Command{Args: []string{"ls", "/gomodcache/example.com/m@v1.0.0"}})
 	if err != nil || string(res.Stdout) != "m.go\nn.go\n" {

@@ -11,32 +11,29 @@ import (
 	"path/filepath"
 )
 
-// goModCacheDir is where Spec.GoModCache appears inside the sandbox.
-const goModCacheDir = "/gomodcache"
-
-// ensureModCache offers a host Go module cache read-only: its contents are
-// copied once into a named volume ("fixpoint-gomod-<hash>", keyed by the
-// directory and the names, sizes and times of its files) and reused by every
-// later session while the cache is unchanged. Nothing is bind-mounted, so a
-// remote engine works too. Sessions get GOMODCACHE=/gomodcache,
-// GOPROXY=off and GOFLAGS=-mod=mod, so `go` resolves modules offline from it.
-func (b *Backend) ensureModCache(ctx context.Context, image, dir string) (string, error) {
+// ensureHostCache offers a host cache directory (Go's module cache)
+// read-only: its contents are copied once into a named volume
+// ("fixpoint-<name>-<hash>", keyed by the directory and the names, sizes
+// and times of its files) and reused by every later session while the
+// cache is unchanged. Nothing is bind-mounted, so a remote engine works
+// too.
+func (b *Backend) ensureHostCache(ctx context.Context, image, name, dir string) (string, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return "", fmt.Errorf("go module cache %s: %w", dir, err)
+		return "", fmt.Errorf("%s cache %s: %w", name, dir, err)
 	}
 	key, err := treeKey(abs)
 	if err != nil {
-		return "", fmt.Errorf("go module cache %s: %w", dir, err)
+		return "", fmt.Errorf("%s cache %s: %w", name, dir, err)
 	}
-	name := "fixpoint-gomod-" + key[:16]
+	vol := "fixpoint-" + name + "-" + key[:16]
 	fill := func() (io.Reader, error) {
 		pr, pw := io.Pipe()
 		go func() { pw.CloseWithError(writeTree(pw, abs)) }()
 		return pr, nil
 	}
 	src := sha256.Sum256([]byte(abs))
-	return name, b.ensureVolume(ctx, image, name, "gomodcache", fmt.Sprintf("%x", src[:8]), fill)
+	return vol, b.ensureVolume(ctx, image, vol, name+"cache", fmt.Sprintf("%x", src[:8]), fill)
 }
 
 // treeKey hashes a directory's listing (paths, sizes, modification times).

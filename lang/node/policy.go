@@ -1,8 +1,12 @@
-package policy
+package node
 
 import (
+	"context"
+	"path"
 	"regexp"
 	"strings"
+
+	"github.com/fixpoint-dev/fixpoint/lang"
 )
 
 var (
@@ -10,27 +14,47 @@ var (
 	jsRmRe     = regexp.MustCompile(`\b(?:fs|fsp|promises|fs\.promises)\.(rm|rmSync|rmdir|rmdirSync)\s*\(\s*(["'\x60])([^"'\x60]*)["'\x60]`)
 )
 
+// PolicyRules: processes, sockets, deleting outside the workspace, and
+// tampering with the assertion libraries.
+func (Language) PolicyRules() []lang.PolicyRule {
+	return []lang.PolicyRule{
+		{Name: "js.child-process", Description: "requires or imports child_process", Block: true},
+		{Name: "js.net", Description: "requires or imports net, dgram or tls", Block: true},
+		{Name: "js.fs-rm", Description: "fs.rm/rmSync/rmdir/rmdirSync on an absolute path or one with ..", Block: true},
+		{Name: "js.assert-tamper", Description: "reassigns, deletes or redefines members of assert/node:assert/expect, or calls expect.extend, in non-test code", Block: true, NonTestOnly: true},
+	}
+}
+
+// CheckPolicy scans JavaScript and TypeScript files; other files give nil.
+func (Language) CheckPolicy(_ context.Context, rel string, src []byte, _ lang.PolicyOptions) ([]lang.PolicyFinding, error) {
+	switch path.Ext(rel) {
+	case ".js", ".mjs", ".cjs", ".ts", ".tsx", ".jsx", ".mts", ".cts":
+		return checkJS(rel, src), nil
+	}
+	return nil, nil
+}
+
 // checkJS scans JavaScript or TypeScript. Comments are blanked first, and
 // string contents are blanked except module specifiers of require/import
 // and the first argument of fs.rm*, so a string that merely mentions
 // "child_process" never matches.
-func checkJS(rel string, src []byte) []Finding {
+func checkJS(rel string, src []byte) []lang.PolicyFinding {
 	code := blankJS(src)
-	var out []Finding
+	var out []lang.PolicyFinding
 	for _, m := range jsModuleRe.FindAllSubmatchIndex(code, -1) {
 		mod := strings.TrimPrefix(string(code[m[4]:m[5]]), "node:")
-		line := lineOf(code, m[0])
+		line := lang.LineOf(code, m[0])
 		switch strings.Split(mod, "/")[0] {
 		case "child_process":
-			out = append(out, Finding{Rule: "js.child-process", Line: line, Message: "importing " + mod})
+			out = append(out, lang.PolicyFinding{Rule: "js.child-process", Line: line, Message: "importing " + mod})
 		case "net", "dgram", "tls":
-			out = append(out, Finding{Rule: "js.net", Line: line, Message: "importing " + mod})
+			out = append(out, lang.PolicyFinding{Rule: "js.net", Line: line, Message: "importing " + mod})
 		}
 	}
 	for _, m := range jsRmRe.FindAllSubmatchIndex(code, -1) {
 		p := string(code[m[6]:m[7]])
-		if outside(p) {
-			out = append(out, Finding{Rule: "js.fs-rm", Line: lineOf(code, m[0]),
+		if lang.OutsideWorkspace(p) {
+			out = append(out, lang.PolicyFinding{Rule: "js.fs-rm", Line: lang.LineOf(code, m[0]),
 				Message: "fs." + string(code[m[2]:m[3]]) + "(" + quote(p) + ") outside the workspace"})
 		}
 	}
@@ -48,7 +72,7 @@ var (
 	jsExtendRe       = regexp.MustCompile(`(?:^|[^\w$.])expect\s*\.\s*extend\s*\(`)
 )
 
-func jsTamper(code []byte) []Finding {
+func jsTamper(code []byte) []lang.PolicyFinding {
 	names := []string{"assert", "expect", "chai", jsAssertModule}
 	for _, m := range jsAssertBindRe.FindAllSubmatch(code, -1) {
 		for _, g := range m[1:] {
@@ -66,21 +90,21 @@ func jsTamper(code []byte) []Finding {
 		// delete assert.ok
 		regexp.MustCompile(`\bdelete\s+` + n + `\s*[.\[]`),
 	}
-	var out []Finding
+	var out []lang.PolicyFinding
 	for _, re := range res {
 		for _, m := range re.FindAllSubmatchIndex(code, -1) {
 			what := strings.Join(strings.Fields(string(code[m[2]:m[3]])), "")
 			if len(m) > 5 && m[4] >= 0 {
 				what += strings.Join(strings.Fields(string(code[m[4]:m[5]])), "")
 			}
-			out = append(out, Finding{Rule: "js.assert-tamper", Line: lineOf(code, m[2]), Message: "rebinding " + what + " from non-test code"})
+			out = append(out, lang.PolicyFinding{Rule: "js.assert-tamper", Line: lang.LineOf(code, m[2]), Message: "rebinding " + what + " from non-test code"})
 		}
 	}
 	for _, m := range jsGlobalTamperRe.FindAllSubmatchIndex(code, -1) {
-		out = append(out, Finding{Rule: "js.assert-tamper", Line: lineOf(code, m[0]), Message: "replacing the global " + string(code[m[2]:m[3]]) + " from non-test code"})
+		out = append(out, lang.PolicyFinding{Rule: "js.assert-tamper", Line: lang.LineOf(code, m[0]), Message: "replacing the global " + string(code[m[2]:m[3]]) + " from non-test code"})
 	}
 	for _, m := range jsExtendRe.FindAllIndex(code, -1) {
-		out = append(out, Finding{Rule: "js.assert-tamper", Line: lineOf(code, m[1]), Message: "calling expect.extend (it can redefine matchers) from non-test code"})
+		out = append(out, lang.PolicyFinding{Rule: "js.assert-tamper", Line: lang.LineOf(code, m[1]), Message: "calling expect.extend (it can redefine matchers) from non-test code"})
 	}
 	return out
 }

@@ -1,14 +1,18 @@
-package policy
+package python
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
+	"path"
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/fixpoint-dev/fixpoint/lang"
 )
 
 // pythonChecker is run by the host's python3 with the checked source on
@@ -146,15 +150,39 @@ type pyFinding struct {
 	Force   string `json:"force"`
 }
 
-func (c *Checker) checkPython(ctx context.Context, rel string, src []byte) ([]Finding, error) {
-	if c.parser != nil {
-		pf, err := c.parser.parse(ctx, src)
-		if err != nil {
-			return nil, err
-		}
-		return pyFindings(pf), nil
+// PolicyRules: processes, sockets, native code, eval/exec, deleting
+// outside the workspace, and tampering with the test frameworks.
+func (Language) PolicyRules() []lang.PolicyRule {
+	return []lang.PolicyRule{
+		{Name: "python.subprocess", Description: "imports subprocess", Block: true},
+		{Name: "python.os-system", Description: "os.system, os.popen, os.exec*, os.spawn*", Block: true},
+		{Name: "python.socket", Description: "imports socket", Block: true},
+		{Name: "python.shutil-rmtree", Description: "shutil.rmtree (block on an absolute path or one with ..)"},
+		{Name: "python.ctypes", Description: "imports ctypes", Block: true},
+		{Name: "python.eval-exec", Description: "eval or exec on something other than a literal", Block: true},
+		{Name: "python.assert-tamper", Description: "rebinds unittest, pytest or builtins.AssertionError members (assignment, setattr, patch) in non-test code", Block: true, NonTestOnly: true},
+		{Name: "python.constant-eq", Description: "__eq__ that always returns true, __ne__ always false, or __hash__ a constant, in non-test code", Block: true, NonTestOnly: true},
 	}
-	py := c.python
+}
+
+// CheckPolicy parses .py and .pyi files with Python's own ast module run
+// by opts.Python (else python3 on PATH; nothing of src is executed), or
+// scans their tokens when no interpreter is found; other files give nil.
+func (Language) CheckPolicy(ctx context.Context, rel string, src []byte, opts lang.PolicyOptions) ([]lang.PolicyFinding, error) {
+	switch path.Ext(rel) {
+	case ".py", ".pyi":
+		if opts.Parser != nil {
+			return opts.Parser.ParsePolicy(ctx, src)
+		}
+		return checkPython(ctx, opts.Python, src)
+	}
+	return nil, nil
+}
+
+func checkPython(ctx context.Context, py string, src []byte) ([]lang.PolicyFinding, error) {
+	if py == "" {
+		py = systemPython()
+	}
 	if py == "" {
 		py, _ = exec.LookPath("python3")
 	}
@@ -181,10 +209,10 @@ func (c *Checker) checkPython(ctx context.Context, rel string, src []byte) ([]Fi
 	return pyFindings(pf), nil
 }
 
-func pyFindings(pf []pyFinding) []Finding {
-	var fs []Finding
+func pyFindings(pf []pyFinding) []lang.PolicyFinding {
+	var fs []lang.PolicyFinding
 	for _, f := range pf {
-		fs = append(fs, Finding{Rule: f.Rule, Line: f.Line, Message: f.Message, always: f.Force == "block"})
+		fs = append(fs, lang.PolicyFinding{Rule: f.Rule, Line: f.Line, Message: f.Message, Always: f.Force == "block"})
 	}
 	return fs
 }
@@ -204,9 +232,9 @@ var (
 
 // scanPython is the fallback when no interpreter is available: comments and
 // strings are blanked first, so text inside them never matches.
-func scanPython(src []byte) []Finding {
+func scanPython(src []byte) []lang.PolicyFinding {
 	code := blankPython(src)
-	var out []Finding
+	var out []lang.PolicyFinding
 	mods := map[string]string{"subprocess": "python.subprocess", "socket": "python.socket", "ctypes": "python.ctypes"}
 	for _, m := range pyImportRe.FindAllSubmatchIndex(code, -1) {
 		name := ""
@@ -216,22 +244,22 @@ func scanPython(src []byte) []Finding {
 			name = string(code[m[4]:m[5]])
 		}
 		if rule, ok := mods[strings.Split(name, ".")[0]]; ok {
-			out = append(out, Finding{Rule: rule, Line: lineOf(code, m[0]), Message: "importing " + name})
+			out = append(out, lang.PolicyFinding{Rule: rule, Line: lang.LineOf(code, m[0]), Message: "importing " + name})
 		}
 	}
 	for _, m := range pyCallRe.FindAllIndex(code, -1) {
-		out = append(out, Finding{Rule: "python.os-system", Line: lineOf(code, m[0]), Message: "calling " + strings.TrimSpace(strings.TrimSuffix(string(code[m[0]:m[1]]), "("))})
+		out = append(out, lang.PolicyFinding{Rule: "python.os-system", Line: lang.LineOf(code, m[0]), Message: "calling " + strings.TrimSpace(strings.TrimSuffix(string(code[m[0]:m[1]]), "("))})
 	}
 	for _, m := range pyEvalRe.FindAllSubmatchIndex(code, -1) {
 		if c := code[m[4]]; c != '"' && c != '\'' {
-			out = append(out, Finding{Rule: "python.eval-exec", Line: lineOf(code, m[2]), Message: "calling " + string(code[m[2]:m[3]]) + " on a non-literal"})
+			out = append(out, lang.PolicyFinding{Rule: "python.eval-exec", Line: lang.LineOf(code, m[2]), Message: "calling " + string(code[m[2]:m[3]]) + " on a non-literal"})
 		}
 	}
 	for _, m := range pyTamperRe.FindAllSubmatchIndex(code, -1) {
-		out = append(out, Finding{Rule: "python.assert-tamper", Line: lineOf(code, m[2]), Message: "rebinding " + despace(code[m[2]:m[3]]) + " from non-test code"})
+		out = append(out, lang.PolicyFinding{Rule: "python.assert-tamper", Line: lang.LineOf(code, m[2]), Message: "rebinding " + despace(code[m[2]:m[3]]) + " from non-test code"})
 	}
 	for _, m := range pySetattrRe.FindAllSubmatchIndex(code, -1) {
-		out = append(out, Finding{Rule: "python.assert-tamper", Line: lineOf(code, m[0]), Message: "rebinding " + despace(code[m[2]:m[3]]) + " from non-test code"})
+		out = append(out, lang.PolicyFinding{Rule: "python.assert-tamper", Line: lang.LineOf(code, m[0]), Message: "rebinding " + despace(code[m[2]:m[3]]) + " from non-test code"})
 	}
 	for _, m := range pyConstEqRe.FindAllSubmatchIndex(code, -1) {
 		if prev := bytes.TrimRight(code[:m[0]], " \t\n"); bytes.HasSuffix(prev, []byte("abstractmethod")) {
@@ -241,10 +269,10 @@ func scanPython(src []byte) []Finding {
 		if name == "__eq__" && (v == "False" || v == "0") || name == "__ne__" && v != "False" && v != "0" {
 			continue // never equal: no assertion passes because of it
 		}
-		out = append(out, Finding{Rule: "python.constant-eq", Line: lineOf(code, m[2]), Message: string(code[m[2]:m[3]]) + " always returns " + string(code[m[4]:m[5]])})
+		out = append(out, lang.PolicyFinding{Rule: "python.constant-eq", Line: lang.LineOf(code, m[2]), Message: string(code[m[2]:m[3]]) + " always returns " + string(code[m[4]:m[5]])})
 	}
 	for _, m := range pyRmtreeRe.FindAllIndex(code, -1) {
-		out = append(out, Finding{Rule: "python.shutil-rmtree", Line: lineOf(code, m[0]), Message: "calling shutil.rmtree"})
+		out = append(out, lang.PolicyFinding{Rule: "python.shutil-rmtree", Line: lang.LineOf(code, m[0]), Message: "calling shutil.rmtree"})
 	}
 	return out
 }
@@ -302,4 +330,14 @@ func blankString(b []byte, i int, q byte, triple bool) int {
 
 func despace(b []byte) string { return strings.Join(strings.Fields(string(b)), "") }
 
-func lineOf(b []byte, off int) int { return bytes.Count(b[:off], []byte("\n")) + 1 }
+// systemPython is the first system interpreter found, or "" (then the
+// check looks on PATH). A version manager's shim on PATH (pyenv's is a
+// shell script) costs ~80 ms per check, and any Python 3 parses the same.
+func systemPython() string {
+	for _, p := range []string{"/usr/bin/python3", "/usr/local/bin/python3"} {
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+			return p
+		}
+	}
+	return ""
+}

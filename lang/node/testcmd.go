@@ -1,0 +1,128 @@
+package node
+
+import (
+	"encoding/json"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/fixpoint-dev/fixpoint/sandbox"
+	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
+)
+
+// npmDefaultTest is the "test" script `npm init` writes.
+const npmDefaultTest = `echo "Error: no test specified" && exit 1`
+
+// TestCommand runs the package's test script through npm, with JSON
+// reports for jest, vitest and mocha and TAP for node --test (see
+// nodeRunner), or node --test when there is no script.
+func (Language) TestCommand(snap *sandbox.Snapshot) testrun.Runner {
+	pkg, _ := snap.Text("package.json")
+	return nodeRunner([]byte(pkg))
+}
+
+// nodeRunner runs the package's test script through npm, as its authors
+// do. When the script ends in a runner fixpoint reads per test (jest,
+// vitest, mocha, node --test), reporter flags are appended after "--",
+// which npm passes to the script's last command; the runner's own output
+// stays as it is. The environment is left alone: nothing is injected that
+// could change what the tests see (NO_COLOR, FORCE_COLOR, CI, TERM).
+func nodeRunner(pkgJSON []byte) testrun.Runner {
+	var pkg struct {
+		Scripts         map[string]string `json:"scripts"`
+		Dependencies    map[string]string `json:"dependencies"`
+		DevDependencies map[string]string `json:"devDependencies"`
+	}
+	_ = json.Unmarshal(pkgJSON, &pkg) // a broken package.json still gets node --test
+	declared := func(prog string) bool {
+		_, dev := pkg.DevDependencies[prog]
+		_, dep := pkg.Dependencies[prog]
+		return dev || dep
+	}
+	script := strings.TrimSpace(pkg.Scripts["test"])
+	if script == "" || script == npmDefaultTest {
+		// No test script: a declared runner is run from node_modules/.bin
+		// (npx --no never downloads; after "--" npx parses no flags of the
+		// runner as its own), else node's own runner.
+		for _, prog := range []string{"jest", "vitest", "mocha"} {
+			if declared(prog) {
+				r, _ := jsRunner(prog, []string{prog}, []string{"npx", "--no", "--", prog})
+				return r
+			}
+		}
+		return testrun.Runner{Name: testrun.RunnerNode, Args: []string{"node", "--test", "--test-reporter=tap"}}
+	}
+	npmTest := []string{"npm", "test", "--silent"}
+	prog, words := scriptRunner(script)
+	switch {
+	case prog == "node" && len(words) > 1 && words[1] == "--test" && !slices.ContainsFunc(words, func(w string) bool { return strings.HasPrefix(w, "--test-reporter") }):
+		return testrun.Runner{Name: testrun.RunnerNPM, Args: append(npmTest, "--", "--test-reporter=tap")}
+	case prog == "" || !declared(prog):
+		// A runner the package does not declare would come from a global
+		// install the sandbox does not have; read whatever it prints.
+		return testrun.Runner{Name: testrun.RunnerNPM, Args: npmTest}
+	}
+	if r, ok := jsRunner(prog, words, append(npmTest, "--")); ok {
+		return r
+	}
+	return testrun.Runner{Name: testrun.RunnerNPM, Args: npmTest}
+}
+
+// jsRunner is the runner for jest, vitest or mocha invoked as words
+// (program first), run as prefix plus the reporter flags. ok is false
+// for other programs and for watch modes, which never end.
+func jsRunner(prog string, words, prefix []string) (r testrun.Runner, ok bool) {
+	args := slices.Clone(prefix)
+	switch {
+	case prog == "jest" && !slices.Contains(words, "--watch") && !slices.Contains(words, "--watchAll"):
+		return testrun.Runner{Name: testrun.RunnerJest, Args: append(args, "--json", "--outputFile="+testrun.JestReportPath), ReportPath: testrun.JestReportPath}, true
+	case prog == "vitest" && !slices.Contains(words, "--watch"):
+		if (len(words) < 2 || words[1] != "run") && !slices.Contains(words, "--run") {
+			args = append(args, "--run")
+		}
+		return testrun.Runner{Name: testrun.RunnerVitest, Args: append(args, "--reporter=default", "--reporter=json", "--outputFile="+testrun.VitestReportPath), ReportPath: testrun.VitestReportPath}, true
+	case prog == "mocha" && !slices.Contains(words, "--watch"):
+		return testrun.Runner{Name: testrun.RunnerMocha, Args: append(args, "--reporter", "json", "--reporter-option", "output="+testrun.MochaReportPath), ReportPath: testrun.MochaReportPath}, true
+	}
+	return testrun.Runner{}, false
+}
+
+// scriptRunner returns the program of an npm script's last command and
+// that command's words from the program on: the command npm appends
+// arguments to. Leading VAR=value words and the wrappers npx, env and
+// cross-env are skipped. It returns "" for scripts it cannot read that
+// far: pipes, redirections, subshells, substitutions, a trailing "&".
+func scriptRunner(script string) (string, []string) {
+	last := script
+	for _, sep := range []string{"&&", "||", ";"} {
+		if i := strings.LastIndex(last, sep); i >= 0 {
+			last = last[i+len(sep):]
+		}
+	}
+	if testrun.HasShellSyntax(last) {
+		return "", nil
+	}
+	words, err := testrun.SplitWords(last)
+	if err != nil {
+		return "", nil
+	}
+	for len(words) > 0 {
+		w := words[0]
+		if k, _, ok := strings.Cut(w, "="); ok && k != "" && !strings.HasPrefix(w, "-") {
+			words = words[1:]
+			continue
+		}
+		if w == "npx" || w == "env" || w == "cross-env" {
+			words = words[1:]
+			for len(words) > 0 && strings.HasPrefix(words[0], "-") {
+				words = words[1:]
+			}
+			continue
+		}
+		break
+	}
+	if len(words) == 0 {
+		return "", nil
+	}
+	return path.Base(words[0]), words
+}

@@ -1,0 +1,142 @@
+package registry
+
+import (
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/fixpoint-dev/fixpoint/sandbox"
+	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
+)
+
+func TestTestCommand(t *testing.T) {
+	pytest := []string{"python3", "-m", "pytest", "-q", "-rA", "--junitxml=.fixpoint/junit.xml", "-p", "no:cacheprovider"}
+	unittest := []string{"python3", "-m", "unittest", "discover", "-v"}
+	nodeTAP := []string{"node", "--test", "--test-reporter=tap"}
+	jest := []string{"npm", "test", "--silent", "--", "--json", "--outputFile=.fixpoint/jest.json"}
+	mocha := []string{"npm", "test", "--silent", "--", "--reporter", "json", "--reporter-option", "output=.fixpoint/mocha.json"}
+	vitest := func(run ...string) []string {
+		return append(append([]string{"npm", "test", "--silent", "--"}, run...), "--reporter=default", "--reporter=json", "--outputFile=.fixpoint/vitest.json")
+	}
+	tests := []struct {
+		name     string
+		files    map[string]string
+		override string
+		want     testrun.Runner
+	}{
+		{
+			name:  "go module",
+			files: map[string]string{"go.mod": "// comment\nmodule \"example.com/m\" // the module\n\ngo 1.22\n", "a.go": "package m"},
+			want:  testrun.Runner{Name: testrun.RunnerGo, Args: []string{"go", "test", "-json", "./..."}, Module: "example.com/m"},
+		},
+		{
+			name:  "go wins over python helpers",
+			files: map[string]string{"go.mod": "module m\n", "scripts/test_gen.py": ""},
+			want:  testrun.Runner{Name: testrun.RunnerGo, Args: []string{"go", "test", "-json", "./..."}, Module: "m"},
+		},
+		{name: "pytest.ini", files: map[string]string{"pytest.ini": "", "a.py": ""}, want: testrun.Runner{Name: testrun.RunnerPytest, Args: pytest, ReportPath: testrun.JUnitPath}},
+		{name: "conftest", files: map[string]string{"sub/conftest.py": "", "a.py": ""}, want: testrun.Runner{Name: testrun.RunnerPytest, Args: pytest, ReportPath: testrun.JUnitPath}},
+		{name: "pyproject tool.pytest", files: map[string]string{"pyproject.toml": "[tool.pytest.ini_options]\n", "a.py": ""}, want: testrun.Runner{Name: testrun.RunnerPytest, Args: pytest, ReportPath: testrun.JUnitPath}},
+		{name: "setup.cfg tool:pytest", files: map[string]string{"setup.cfg": "[tool:pytest]\n"}, want: testrun.Runner{Name: testrun.RunnerPytest, Args: pytest, ReportPath: testrun.JUnitPath}},
+		{name: "tests/test_x.py", files: map[string]string{"tests/test_x.py": "", "x.py": ""}, want: testrun.Runner{Name: testrun.RunnerPytest, Args: pytest, ReportPath: testrun.JUnitPath}},
+		{name: "x_test.py", files: map[string]string{"x_test.py": ""}, want: testrun.Runner{Name: testrun.RunnerPytest, Args: pytest, ReportPath: testrun.JUnitPath}},
+		{name: "plain python", files: map[string]string{"pyproject.toml": "[project]\nname='x'\n", "calc.py": "", "tests.py": ""}, want: testrun.Runner{Name: testrun.RunnerUnittest, Args: unittest}},
+		{name: "package.json without scripts", files: map[string]string{"package.json": `{"name":"x"}`}, want: testrun.Runner{Name: testrun.RunnerNode, Args: nodeTAP}},
+		{name: "no test script, jest declared", files: map[string]string{"package.json": `{"devDependencies":{"jest":"29"}}`}, want: testrun.Runner{Name: testrun.RunnerJest, Args: []string{"npx", "--no", "--", "jest", "--json", "--outputFile=.fixpoint/jest.json"}, ReportPath: testrun.JestReportPath}},
+		{name: "default test script, mocha declared", files: map[string]string{"package.json": `{"scripts":{"test":"echo \"Error: no test specified\" && exit 1"},"devDependencies":{"mocha":"10"}}`}, want: testrun.Runner{Name: testrun.RunnerMocha, Args: []string{"npx", "--no", "--", "mocha", "--reporter", "json", "--reporter-option", "output=.fixpoint/mocha.json"}, ReportPath: testrun.MochaReportPath}},
+		{name: "npm default test script", files: map[string]string{"package.json": `{"scripts":{"test":"echo \"Error: no test specified\" && exit 1"}}`}, want: testrun.Runner{Name: testrun.RunnerNode, Args: nodeTAP}},
+		{name: "broken package.json", files: map[string]string{"package.json": `{"scripts":`}, want: testrun.Runner{Name: testrun.RunnerNode, Args: nodeTAP}},
+		{name: "npm script node --test", files: map[string]string{"package.json": `{"scripts":{"test":"node --test test/"}}`}, want: testrun.Runner{Name: testrun.RunnerNPM, Args: []string{"npm", "test", "--silent", "--", "--test-reporter=tap"}}},
+		{name: "npm script jest without the dependency", files: map[string]string{"package.json": `{"scripts":{"test":"jest"}}`}, want: testrun.Runner{Name: testrun.RunnerNPM, Args: []string{"npm", "test", "--silent"}}},
+		{name: "npm script jest", files: map[string]string{"package.json": `{"scripts":{"test":"jest"},"devDependencies":{"jest":"^27","ts-jest":"^27"}}`}, want: testrun.Runner{Name: testrun.RunnerJest, Args: jest, ReportPath: testrun.JestReportPath}},
+		{name: "jest after a build step", files: map[string]string{"package.json": `{"scripts":{"test":"tsc -p . && NODE_ENV=test npx jest --coverage"},"devDependencies":{"jest":"29"}}`}, want: testrun.Runner{Name: testrun.RunnerJest, Args: jest, ReportPath: testrun.JestReportPath}},
+		{name: "jest in watch mode", files: map[string]string{"package.json": `{"scripts":{"test":"jest --watchAll"},"devDependencies":{"jest":"29"}}`}, want: testrun.Runner{Name: testrun.RunnerNPM, Args: []string{"npm", "test", "--silent"}}},
+		{name: "jest before a lint step", files: map[string]string{"package.json": `{"scripts":{"test":"jest && eslint ."},"devDependencies":{"jest":"29","eslint":"8"}}`}, want: testrun.Runner{Name: testrun.RunnerNPM, Args: []string{"npm", "test", "--silent"}}},
+		{name: "jest piped", files: map[string]string{"package.json": `{"scripts":{"test":"jest | tee log"},"devDependencies":{"jest":"29"}}`}, want: testrun.Runner{Name: testrun.RunnerNPM, Args: []string{"npm", "test", "--silent"}}},
+		{name: "vitest", files: map[string]string{"package.json": `{"scripts":{"test":"vitest"},"devDependencies":{"vitest":"2"}}`}, want: testrun.Runner{Name: testrun.RunnerVitest, Args: vitest("--run"), ReportPath: testrun.VitestReportPath}},
+		{name: "vitest --run", files: map[string]string{"package.json": `{"scripts":{"test":"vitest --run --coverage"},"devDependencies":{"vitest":"2"}}`}, want: testrun.Runner{Name: testrun.RunnerVitest, Args: vitest(), ReportPath: testrun.VitestReportPath}},
+		{name: "vitest run", files: map[string]string{"package.json": `{"scripts":{"test":"cross-env TZ=UTC vitest run"},"devDependencies":{"vitest":"2"}}`}, want: testrun.Runner{Name: testrun.RunnerVitest, Args: vitest(), ReportPath: testrun.VitestReportPath}},
+		{name: "mocha", files: map[string]string{"package.json": `{"scripts":{"test":"mocha --check-leaks --reporter spec"},"devDependencies":{"mocha":"9.2.0"}}`}, want: testrun.Runner{Name: testrun.RunnerMocha, Args: mocha, ReportPath: testrun.MochaReportPath}},
+		{name: "mocha by path", files: map[string]string{"package.json": `{"scripts":{"test":"./node_modules/.bin/mocha test/"},"dependencies":{"mocha":"10"}}`}, want: testrun.Runner{Name: testrun.RunnerMocha, Args: mocha, ReportPath: testrun.MochaReportPath}},
+		{name: "lint then node --test", files: map[string]string{"package.json": `{"scripts":{"test":"eslint . && node --test"}}`}, want: testrun.Runner{Name: testrun.RunnerNPM, Args: []string{"npm", "test", "--silent", "--", "--test-reporter=tap"}}},
+		{name: "npm script with a reporter already", files: map[string]string{"package.json": `{"scripts":{"test":"node --test --test-reporter=spec"}}`}, want: testrun.Runner{Name: testrun.RunnerNPM, Args: []string{"npm", "test", "--silent"}}},
+		{name: "nothing", files: map[string]string{"README": "hi"}, want: testrun.Runner{Name: testrun.RunnerCustom}},
+		{name: "override wins", files: map[string]string{"go.mod": "module m\n"}, override: `make test ARGS="-run 'Test A'"`, want: testrun.Runner{Name: testrun.RunnerCustom, Args: []string{"make", "test", "ARGS=-run 'Test A'"}}},
+		{name: "override with pipe uses sh", files: map[string]string{}, override: "go test ./... | tee out.txt", want: testrun.Runner{Name: testrun.RunnerCustom, Args: []string{"sh", "-c", "go test ./... | tee out.txt"}}},
+		{name: "override with junit report", override: "pytest -x --junitxml=out/r.xml tests", want: testrun.Runner{Name: testrun.RunnerCustom, Args: []string{"pytest", "-x", "--junitxml=out/r.xml", "tests"}, ReportPath: "out/r.xml"}},
+		{name: "override jest with a report", override: "npx jest --json --outputFile=out/j.json", want: testrun.Runner{Name: testrun.RunnerCustom, Args: []string{"npx", "jest", "--json", "--outputFile=out/j.json"}, ReportPath: "out/j.json"}},
+		{name: "override mocha with a report", override: "mocha --reporter json --reporter-option output=m.json", want: testrun.Runner{Name: testrun.RunnerCustom, Args: []string{"mocha", "--reporter", "json", "--reporter-option", "output=m.json"}, ReportPath: "m.json"}},
+		{name: "override with absolute report", override: "pytest --junit-xml /tmp/r.xml", want: testrun.Runner{Name: testrun.RunnerCustom, Args: []string{"pytest", "--junit-xml", "/tmp/r.xml"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := TestCommand(snap(tt.files), tt.override)
+			got.Env = nil // checked below
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("TestCommand(%v, %q) = %+v, want %+v", keys(tt.files), tt.override, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestTestCommandEnv: detection adds only what keeps the workspace clean, never
+// variables that change how tests behave or print (colour, CI, terminal).
+func TestTestCommandEnv(t *testing.T) {
+	r := TestCommand(snap(map[string]string{"tests/test_a.py": ""}), "")
+	if !contains(r.Env, "PYTHONDONTWRITEBYTECODE=1") {
+		t.Errorf("pytest Env = %q, want PYTHONDONTWRITEBYTECODE=1 (no __pycache__ in the workspace)", r.Env)
+	}
+	for _, files := range []map[string]string{
+		{"package.json": "{}"},
+		{"package.json": `{"scripts":{"test":"jest"},"devDependencies":{"jest":"27"}}`},
+		{"package.json": `{"scripts":{"test":"mocha"},"devDependencies":{"mocha":"9"}}`},
+		{"go.mod": "module m\n"},
+		{"tests/test_a.py": ""},
+	} {
+		r := TestCommand(snap(files), "")
+		for _, e := range r.Env {
+			switch k, _, _ := strings.Cut(e, "="); k {
+			case "NO_COLOR", "FORCE_COLOR", "CI", "TERM", "COLORTERM":
+				t.Errorf("TestCommand(%v).Env = %q: %s changes test behaviour and is not configured", keys(files), r.Env, k)
+			}
+		}
+	}
+}
+
+// TestTestCommandProjects runs TestCommand on sandbox/testrun's real example projects.
+func TestTestCommandProjects(t *testing.T) {
+	tests := map[string]string{"gofail": testrun.RunnerGo, "pyfail": testrun.RunnerPytest, "pycollect": testrun.RunnerPytest, "nodefail": testrun.RunnerNode, "npmfail": testrun.RunnerNPM, "nodepass": testrun.RunnerNode}
+	for dir, want := range tests {
+		got := TestCommand(snapshot(t, filepath.Join("..", "..", "sandbox", "testrun", "testdata", "projects", dir)), "")
+		if got.Name != want {
+			t.Errorf("TestCommand(projects/%s).Name = %q, want %q", dir, got.Name, want)
+		}
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func keys(m map[string]string) string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return strings.Join(out, ",")
+}
+
+func snapshot(t testing.TB, dir string) *sandbox.Snapshot {
+	t.Helper()
+	s, err := sandbox.SnapshotDir(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}

@@ -1,0 +1,188 @@
+package rust
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/fixpoint-dev/fixpoint/lang"
+	"github.com/fixpoint-dev/fixpoint/sandbox"
+)
+
+func snapOf(files map[string]string) *sandbox.Snapshot {
+	s := &sandbox.Snapshot{Files: map[string]sandbox.File{}}
+	ch := map[string][]byte{}
+	for p, c := range files {
+		ch[p] = []byte(c)
+	}
+	return s.With(ch)
+}
+
+func TestRequirement(t *testing.T) {
+	tests := []struct {
+		name       string
+		files      map[string]string
+		wantSource string // "" = no requirement
+		allows163  bool
+		wantErr    string
+	}{
+		{name: "none", files: map[string]string{"Cargo.toml": "[package]\nname = \"x\"\nversion = \"0.1.0\"\n"}},
+		{name: "rust-version", files: map[string]string{"Cargo.toml": "[package]\nname = \"x\"\nrust-version = \"1.60\"\n"},
+			wantSource: "Cargo.toml (package.rust-version)", allows163: true},
+		{name: "rust-version too new", files: map[string]string{"Cargo.toml": "[package]\nname = \"x\"\nrust-version = \"1.74.1\"\n"},
+			wantSource: "Cargo.toml (package.rust-version)"},
+		{name: "workspace rust-version", files: map[string]string{"Cargo.toml": "[workspace]\nmembers = [\"a\"]\n[workspace.package]\nrust-version = \"1.56\"\n[package]\nname = \"x\"\nrust-version.workspace = true\n"},
+			wantSource: "Cargo.toml (workspace.package.rust-version)", allows163: true},
+		{name: "toolchain file wins", files: map[string]string{"Cargo.toml": "[package]\nrust-version = \"1.60\"\n", "rust-toolchain.toml": "[toolchain]\nchannel = \"1.70.0\"\ncomponents = [\"clippy\"]\n"},
+			wantSource: "rust-toolchain.toml (channel 1.70.0)"},
+		{name: "legacy toolchain file", files: map[string]string{"Cargo.toml": "[package]\n", "rust-toolchain": "1.62\n"},
+			wantSource: "rust-toolchain (channel 1.62)", allows163: true},
+		{name: "nightly", files: map[string]string{"Cargo.toml": "[package]\n", "rust-toolchain.toml": "[toolchain]\nchannel = \"nightly-2024-01-01\"\n"},
+			wantSource: "rust-toolchain.toml (channel nightly-2024-01-01)"},
+		{name: "stable channel falls through to rust-version", files: map[string]string{"Cargo.toml": "[package]\nrust-version = \"1.61\"\n", "rust-toolchain.toml": "[toolchain]\nchannel = \"stable\"\n"},
+			wantSource: "Cargo.toml (package.rust-version)", allows163: true},
+		{name: "broken Cargo.toml", files: map[string]string{"Cargo.toml": "[package\n"}, wantErr: "Cargo.toml"},
+	}
+	rustc163, err := Language{}.ParseVersion("rustc 1.63.0\n")
+	if err != nil || rustc163 != (lang.Version{Major: 1, Minor: 63}) {
+		t.Fatalf("ParseVersion = %v, %v", rustc163, err)
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			req, err := Language{}.Requirement(snapOf(tc.files))
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("Requirement error = %v, want one naming %s", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.wantSource == "" {
+				if req != nil {
+					t.Fatalf("Requirement = %v, want none", req)
+				}
+				return
+			}
+			if req == nil || req.Source != tc.wantSource || req.Runtime != "rust" {
+				t.Fatalf("Requirement = %v, want one from %s", req, tc.wantSource)
+			}
+			if got := req.Range.Allows(rustc163); got != tc.allows163 {
+				t.Errorf("%v allows rustc 1.63.0 = %v, want %v", req, got, tc.allows163)
+			}
+		})
+	}
+}
+
+const percentLock = `version = 3
+
+[[package]]
+name = "percent"
+version = "0.1.0"
+dependencies = ["tinyclamp"]
+
+[[package]]
+name = "tinyclamp"
+version = "0.1.0"
+source = "registry+https://github.com/rust-lang/crates.io-index"
+checksum = "00"
+`
+
+const vendorConfig = "[source.crates-io]\nreplace-with = \"vendored-sources\"\n\n[source.vendored-sources]\ndirectory = \"vendor\"\n"
+
+func TestCheckVendored(t *testing.T) {
+	withDep := "[package]\nname = \"percent\"\nversion = \"0.1.0\"\n\n[dependencies]\ntinyclamp = \"0.1\"\n"
+	vendored := map[string]string{
+		"Cargo.toml": withDep, "Cargo.lock": percentLock, ".cargo/config.toml": vendorConfig,
+		"vendor/tinyclamp/Cargo.toml":           "[package]\nname = \"tinyclamp\"\nversion = \"0.1.0\"\n",
+		"vendor/tinyclamp/.cargo-checksum.json": `{"files":{},"package":"00"}`,
+	}
+	with := func(base map[string]string, change map[string]string) map[string]string {
+		out := map[string]string{}
+		for k, v := range base {
+			out[k] = v
+		}
+		for k, v := range change {
+			if v == "" {
+				delete(out, k)
+			} else {
+				out[k] = v
+			}
+		}
+		return out
+	}
+	tests := []struct {
+		name  string
+		files map[string]string
+		want  []string // substrings of the error; nil = no error
+	}{
+		{name: "no dependencies", files: map[string]string{"Cargo.toml": "[package]\nname = \"x\"\n"}},
+		{name: "path dependencies only", files: map[string]string{"Cargo.toml": "[package]\nname = \"x\"\n[dependencies]\ny = { path = \"../y\" }\n"}},
+		{name: "vendored", files: vendored},
+		{name: "legacy .cargo/config", files: with(vendored, map[string]string{".cargo/config.toml": "", ".cargo/config": vendorConfig})},
+		{name: "local registry", files: with(vendored, map[string]string{
+			".cargo/config.toml":                    "[source.crates-io]\nreplace-with = \"local\"\n[source.local]\nlocal-registry = \"registry\"\n",
+			"vendor/tinyclamp/Cargo.toml":           "",
+			"vendor/tinyclamp/.cargo-checksum.json": "",
+			"registry/tinyclamp-0.1.0.crate":        "gz",
+		})},
+		{name: "no lockfile", files: map[string]string{"Cargo.toml": withDep},
+			want: []string{"Cargo.toml depends on tinyclamp", "neither a Cargo.lock nor a .cargo/config.toml", "cargo vendor"}},
+		// Libraries keep Cargo.lock out of git: cargo resolves offline.
+		{name: "no lockfile, vendored", files: with(vendored, map[string]string{"Cargo.lock": ""})},
+		{name: "no lockfile, not in vendor", files: with(vendored, map[string]string{"Cargo.lock": "", "Cargo.toml": withDep + "\n[dev-dependencies]\nproptest = \"1\"\n"}),
+			want: []string{"Cargo.toml depends on proptest", "vendored sources named in .cargo/config.toml", "no Cargo.lock"}},
+		{name: "no source replacement", files: with(vendored, map[string]string{".cargo/config.toml": ""}),
+			want: []string{"Cargo.lock needs 1 packages", "tinyclamp 0.1.0", ".cargo/config.toml", "cargo vendor"}},
+		{name: "vendor directory missing", files: with(vendored, map[string]string{"vendor/tinyclamp/Cargo.toml": "", "vendor/tinyclamp/.cargo-checksum.json": ""}),
+			want: []string{"Cargo.lock needs tinyclamp 0.1.0", "vendored sources named in .cargo/config.toml", "cargo vendor"}},
+		{name: "vendored version is stale", files: with(vendored, map[string]string{"vendor/tinyclamp/Cargo.toml": "[package]\nname = \"tinyclamp\"\nversion = \"0.0.9\"\n"}),
+			want: []string{"tinyclamp 0.1.0"}},
+		{name: "escaping vendor directory is not a replacement", files: with(vendored, map[string]string{".cargo/config.toml": "[source.crates-io]\nreplace-with = \"v\"\n[source.v]\ndirectory = \"/home/me/vendor\"\n"}),
+			want: []string{"does not replace with a vendored directory"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := CheckVendored(snapOf(tc.files))
+			if tc.want == nil {
+				if err != nil {
+					t.Fatalf("CheckVendored = %v, want nil", err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrNotVendored) {
+				t.Fatalf("CheckVendored = %v, want ErrNotVendored", err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("CheckVendored = %q, want it to contain %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestSetupStep(t *testing.T) {
+	if st := (Language{}).SetupStep(snapOf(map[string]string{"Cargo.toml": "[package]\nname = \"x\"\n", "Cargo.lock": "version = 3\n[[package]]\nname = \"x\"\nversion = \"0.1.0\"\n"})); st != nil {
+		t.Errorf("SetupStep without dependencies = %+v, want nil", st)
+	}
+	snap := snapOf(map[string]string{"Cargo.toml": "[package]\n", "Cargo.lock": percentLock, ".cargo/config.toml": vendorConfig,
+		"vendor/tinyclamp/.cargo-checksum.json": "{}", "src/lib.rs": ""})
+	st := Language{}.SetupStep(snap)
+	if st == nil {
+		t.Fatal("SetupStep = nil for a crate with a vendored dependency")
+	}
+	if got := strings.Join(st.Inputs, ","); got != ".cargo/config.toml,Cargo.lock,Cargo.toml,vendor/tinyclamp/.cargo-checksum.json" {
+		t.Errorf("Inputs = %s", got)
+	}
+	if len(st.Caches) != 1 || st.Caches[0].Path != TargetCache || !strings.Contains(st.Script, "--offline") {
+		t.Errorf("step = %+v", st)
+	}
+	// A changed vendored crate re-keys the cache.
+	k1 := st.Key(snap, "img")
+	snap2 := snap.With(map[string][]byte{"vendor/tinyclamp/.cargo-checksum.json": []byte(`{"files":{"a":"b"}}`)})
+	if k2 := (Language{}).SetupStep(snap2).Key(snap2, "img"); k1 == k2 {
+		t.Error("cache key ignores the vendored crates' checksums")
+	}
+}

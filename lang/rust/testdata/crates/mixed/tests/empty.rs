@@ -1,0 +1,1 @@
+// No tests here: cargo still runs the binary.

@@ -1,0 +1,76 @@
+package image_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/fixpoint-dev/fixpoint/lang/golang"
+	"github.com/fixpoint-dev/fixpoint/lang/node"
+	"github.com/fixpoint-dev/fixpoint/lang/python"
+	"github.com/fixpoint-dev/fixpoint/lang/registry"
+	"github.com/fixpoint-dev/fixpoint/sandbox/image"
+)
+
+func TestRecipeHashStable(t *testing.T) {
+	in := image.Inputs{Suite: "bookworm", Mirror: "http://deb.debian.org/debian", GoVersion: "go1.26.8"}
+	// Golden values: a change here means every user's images rebuild, so it
+	// must be deliberate (bump builderVersion and update these).
+	golden := map[string]string{"python": "9ce45715f5b1", "go": "a322de015a8a", "node": "03fbabfb12df"}
+	want := map[string]string{}
+	for _, l := range registry.All() {
+		r := image.RecipeFor(l)
+		h1, h2 := r.Hash(in), r.Hash(in)
+		if h1 != h2 || len(h1) != 12 {
+			t.Fatalf("%s: Hash = %q then %q, want one stable 12-digit hash", l.Name(), h1, h2)
+		}
+		if g, ok := golden[l.Name()]; ok && h1 != g {
+			t.Errorf("%s: Hash = %s, want %s (the recipe changed: every user's image rebuilds)", l.Name(), h1, g)
+		}
+		want[l.Name()] = h1
+	}
+	if want["python"] == want["go"] || want["go"] == want["node"] {
+		t.Errorf("hashes collide: %v", want)
+	}
+	py := image.RecipeFor(python.Language{})
+	goR := image.RecipeFor(golang.Language{})
+	nodeR := image.RecipeFor(node.Language{})
+	// python adds pip, venv and freezegun with apt-get on a copy of the
+	// same debootstrapped tree go uses: one debootstrap for both.
+	if strings.Join(py.Packages, ",") != strings.Join(goR.Packages, ",") || len(goR.Extra) != 0 {
+		t.Errorf("python and go should start from one debootstrapped tree")
+	}
+	if py.RootfsKey(in) == goR.RootfsKey(in) {
+		t.Errorf("python's extra packages must change its root filesystem key")
+	}
+	if nodeR.RootfsKey(in) == py.RootfsKey(in) {
+		t.Errorf("node must not share python's root filesystem")
+	}
+	changes := []struct {
+		name string
+		in   image.Inputs
+		r    image.Recipe
+	}{
+		{"mirror", image.Inputs{Suite: in.Suite, Mirror: "http://mirror.example/debian", GoVersion: in.GoVersion}, py},
+		{"suite", image.Inputs{Suite: "trixie", Mirror: in.Mirror, GoVersion: in.GoVersion}, py},
+		{"go version", image.Inputs{Suite: in.Suite, Mirror: in.Mirror, GoVersion: "go1.27.0"}, goR},
+	}
+	for _, c := range changes {
+		if c.r.Hash(c.in) == c.r.Hash(in) {
+			t.Errorf("changing the %s did not change the %s hash", c.name, c.r.Name)
+		}
+	}
+	// The Go version must not rebuild the python image.
+	if py.Hash(image.Inputs{Suite: in.Suite, Mirror: in.Mirror, GoVersion: "go9"}) != py.Hash(in) {
+		t.Errorf("python hash depends on the Go version")
+	}
+}
+
+func TestChanges(t *testing.T) {
+	r := image.RecipeFor(golang.Language{})
+	ch := strings.Join(r.Changes("abc123abc123"), "\n")
+	for _, want := range []string{"LABEL fixpoint.recipe=abc123abc123", "USER 1000:1000", "WORKDIR /workspace", "ENV GOTOOLCHAIN=local", "ENV CGO_ENABLED=0", "ENV PATH=/usr/local/go/bin:"} {
+		if !strings.Contains(ch, want) {
+			t.Errorf("Changes lack %q:\n%s", want, ch)
+		}
+	}
+}

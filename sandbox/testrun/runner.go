@@ -1,0 +1,203 @@
+package testrun
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/fixpoint-dev/fixpoint/sandbox"
+)
+
+// Runner names. A [Report] carries the same name, except that a "custom"
+// runner reports the format its output was recognised as ("go", "pytest",
+// "unittest", "node") or "exit-code".
+const (
+	RunnerGo       = "go"
+	RunnerPytest   = "pytest"
+	RunnerUnittest = "unittest"
+	RunnerNode     = "node"
+	RunnerNPM      = "npm"
+	RunnerJest     = "jest"
+	RunnerVitest   = "vitest"
+	RunnerMocha    = "mocha"
+	RunnerCustom   = "custom"
+	RunnerExitCode = "exit-code"
+)
+
+// JUnitPath is the workspace-relative report file pytest writes. Snapshots
+// skip .fixpoint, so the report never enters a workspace snapshot.
+const JUnitPath = ".fixpoint/junit.xml"
+
+// Report files of the JavaScript runners, workspace-relative like JUnitPath.
+const (
+	JestReportPath   = ".fixpoint/jest.json"
+	VitestReportPath = ".fixpoint/vitest.json"
+	MochaReportPath  = ".fixpoint/mocha.json"
+)
+
+// Runner is a test command and how to read its results.
+type Runner struct {
+	Name string   // RunnerGo, RunnerPytest, ...; RunnerCustom for a configured test_cmd
+	Args []string // argv, run from the workspace root
+	// ReportPath is a workspace-relative report file written by the command
+	// (JUnit XML), "" if none.
+	ReportPath string
+	// Env holds extra KEY=VALUE pairs for the command (added field: quiet,
+	// colourless, reproducible output).
+	Env []string
+	// Module is the Go module path from go.mod (added field), used to turn
+	// the package-relative file names of `go test` into workspace-relative ones.
+	Module string
+	// Root is the absolute workspace directory as the command sees it
+	// (added field). "" means /workspace, the sandbox convention; Run fills
+	// it from sessions that implement WorkDir() string.
+	Root string
+	// Format, when set, reads the output of a format testrun does not
+	// parse itself: a language's own (lang/rust reads cargo's libtest
+	// output). It gets the whole stdout and stderr and Root, and returns
+	// the per-test results; Name is then only the report's runner name.
+	// Parse applies the same bounds, exit-code and timeout handling as
+	// for its own formats.
+	Format func(stdout, stderr []byte, root string) []Result
+}
+
+// WithEnv returns r with the configured variables added to its Env, in
+// key order, after the runner's own: a configured value wins over one
+// Detect chose. These are the only variables fixpoint adds on request
+// (config [test] env).
+func (r Runner) WithEnv(env map[string]string) Runner {
+	keys := make([]string, 0, len(env))
+	for k := range env {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	out := slices.DeleteFunc(slices.Clone(r.Env), func(e string) bool {
+		k, _, _ := strings.Cut(e, "=")
+		_, set := env[k]
+		return set
+	})
+	for _, k := range keys {
+		out = append(out, k+"="+env[k])
+	}
+	r.Env = out
+	return r
+}
+
+// Custom is the runner of a configured test command (the config's
+// test_cmd, shell words with quotes): argv when the words need no shell,
+// else `sh -c`. Its output is recognised by sniffing; a report file named
+// by a JUnit, jest/vitest or mocha flag is read back when it stays inside
+// the workspace. Which command a detected language runs is the language's
+// (lang.Language.TestCommand).
+func Custom(cmd string) Runner {
+	r := Runner{Name: RunnerCustom}
+	words, err := SplitWords(cmd)
+	if err != nil || HasShellSyntax(cmd) {
+		r.Args = []string{"sh", "-c", cmd}
+	} else {
+		r.Args = words
+	}
+	for i, w := range words {
+		switch {
+		case strings.HasPrefix(w, "--junitxml=") || strings.HasPrefix(w, "--junit-xml="):
+			r.ReportPath = w[strings.IndexByte(w, '=')+1:]
+		case (w == "--junitxml" || w == "--junit-xml") && i+1 < len(words):
+			r.ReportPath = words[i+1]
+		case strings.HasPrefix(w, "--outputFile="): // jest --json, vitest --reporter=json
+			r.ReportPath = w[len("--outputFile="):]
+		case strings.HasPrefix(w, "output=") && i > 0 && (words[i-1] == "--reporter-option" || words[i-1] == "--reporter-options"): // mocha
+			r.ReportPath = w[len("output="):]
+		}
+	}
+	if r.ReportPath != "" {
+		if c, err := sandbox.CleanRel(r.ReportPath); err == nil {
+			r.ReportPath = c
+		} else {
+			r.ReportPath = "" // absolute or escaping: not readable through the session
+		}
+	}
+	return r
+}
+
+// HasShellSyntax reports whether cmd uses operators that need a shell:
+// pipes, lists, redirections, substitutions, globs or variables, outside
+// single quotes.
+func HasShellSyntax(cmd string) bool {
+	inSingle, inDouble := false, false
+	for i := 0; i < len(cmd); i++ {
+		c := cmd[i]
+		switch {
+		case inSingle:
+			inSingle = c != '\''
+		case c == '\\':
+			i++
+		case c == '\'' && !inDouble:
+			inSingle = true
+		case c == '"':
+			inDouble = !inDouble
+		case c == '$' || c == '`':
+			return true
+		case !inDouble && strings.IndexByte("|&;<>()*?~", c) >= 0:
+			return true
+		}
+	}
+	return false
+}
+
+// SplitWords splits s into words as a POSIX shell would, without
+// expansions: blanks separate words, single quotes keep everything
+// literally, double quotes allow \" \\ \$ \` escapes, and a backslash
+// outside quotes escapes the next character.
+func SplitWords(s string) ([]string, error) {
+	var (
+		words  []string
+		cur    strings.Builder
+		inWord bool
+	)
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n':
+			if inWord {
+				words = append(words, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		case c == '\\':
+			inWord = true
+			if i+1 < len(s) {
+				i++
+				if s[i] != '\n' {
+					cur.WriteByte(s[i])
+				}
+			}
+		case c == '\'':
+			inWord = true
+			j := strings.IndexByte(s[i+1:], '\'')
+			if j < 0 {
+				return nil, fmt.Errorf("split %q: unterminated single quote", s)
+			}
+			cur.WriteString(s[i+1 : i+1+j])
+			i += j + 1
+		case c == '"':
+			inWord = true
+			i++
+			for ; i < len(s) && s[i] != '"'; i++ {
+				if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("\"\\$`\n", s[i+1]) >= 0 {
+					i++
+				}
+				cur.WriteByte(s[i])
+			}
+			if i >= len(s) {
+				return nil, fmt.Errorf("split %q: unterminated double quote", s)
+			}
+		default:
+			inWord = true
+			cur.WriteByte(c)
+		}
+	}
+	if inWord {
+		words = append(words, cur.String())
+	}
+	return words, nil
+}

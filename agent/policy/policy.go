@@ -20,6 +20,7 @@ import (
 
 	"github.com/fixpoint-dev/fixpoint/config"
 	"github.com/fixpoint-dev/fixpoint/lang"
+	"github.com/fixpoint-dev/fixpoint/lang/python"
 	"github.com/fixpoint-dev/fixpoint/lang/registry"
 )
 
@@ -156,6 +157,9 @@ func New(cfg config.Policy, opts *Options) (*Checker, error) {
 	c := &Checker{actions: map[string]Action{}, nonTestOnly: map[string]bool{}}
 	if opts != nil {
 		c.python, c.isTest, c.parser = opts.Python, opts.IsTest, opts.Parser
+	}
+	if c.python == "" {
+		c.python = python.SystemPython()
 	}
 	for _, r := range Rules() {
 		c.actions[r.Name] = r.Default

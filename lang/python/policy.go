@@ -181,9 +181,6 @@ func (Language) CheckPolicy(ctx context.Context, rel string, src []byte, opts la
 
 func checkPython(ctx context.Context, py string, src []byte) ([]lang.PolicyFinding, error) {
 	if py == "" {
-		py = systemPython()
-	}
-	if py == "" {
 		py, _ = exec.LookPath("python3")
 	}
 	if py == "" {
@@ -330,10 +327,10 @@ func blankString(b []byte, i int, q byte, triple bool) int {
 
 func despace(b []byte) string { return strings.Join(strings.Fields(string(b)), "") }
 
-// systemPython is the first system interpreter found, or "" (then the
+// SystemPython is the first system interpreter found, or "" (then a
 // check looks on PATH). A version manager's shim on PATH (pyenv's is a
 // shell script) costs ~80 ms per check, and any Python 3 parses the same.
-func systemPython() string {
+func SystemPython() string {
 	for _, p := range []string{"/usr/bin/python3", "/usr/local/bin/python3"} {
 		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
 			return p

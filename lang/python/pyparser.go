@@ -81,7 +81,7 @@ type pyProc struct {
 // per-file process or the token scanner.
 func NewParser(python string) *Parser {
 	if python == "" {
-		python = systemPython()
+		python = SystemPython()
 	}
 	if python == "" {
 		python, _ = exec.LookPath("python3")

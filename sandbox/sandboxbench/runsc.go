@@ -14,6 +14,7 @@ import (
 	"github.com/docker/docker/client"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/docker"
+	"github.com/fixpoint-dev/fixpoint/sandbox/engine"
 )
 
 // runscVariantPrefix starts the mode of each gVisor variant: mode
@@ -104,7 +105,8 @@ print(int(spawn * 1e9), int(sysc * 1e9))
 // MeasureFloor measures where a command's time goes under the bare host,
 // the engine default (runc) and each gVisor runtime the engine has ("runsc"
 // first, then the runsc-<name> variants), with o.Image and o.Client.
-// Runs is the number of warm commands per row (o.Iterations, 0 = 30);
+// o.Client nil = a client from the environment. Runs is the number of
+// warm commands per row (o.Iterations, 0 = 30);
 // fresh sessions are 3 per runtime. A runtime that fails gets Skipped.
 func MeasureFloor(ctx context.Context, opts *Options) (*FloorTable, error) {
 	o := Options{}
@@ -117,7 +119,12 @@ func MeasureFloor(ctx context.Context, opts *Options) (*FloorTable, error) {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	if o.Client == nil {
-		return nil, errors.New("no Docker client")
+		cli, err := engine.NewClient()
+		if err != nil {
+			return nil, fmt.Errorf("docker client: %w", err)
+		}
+		defer cli.Close()
+		o.Client = cli
 	}
 	t := &FloorTable{Image: o.Image, Runs: o.Iterations}
 	bare, err := floorBare(ctx, o.Iterations)

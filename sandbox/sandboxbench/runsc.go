@@ -81,6 +81,10 @@ type FloorRow struct {
 	Spawn time.Duration
 	// Syscall is one getppid(2) from python, an empty loop subtracted.
 	Syscall time.Duration
+	// Stat is one stat(2) of a file of python's standard library (about
+	// a thousand files, walked once before timing: the dentries are warm,
+	// as for a test run that follows another).
+	Stat    time.Duration
 	Skipped string
 }
 
@@ -91,7 +95,8 @@ type FloorTable struct {
 	Runs  int
 }
 
-// floorProbe prints the mean ns of a spawn of `true` and of a getppid.
+// floorProbe prints the mean ns of a spawn of `true`, of a getppid and of
+// a stat of a standard-library file.
 const floorProbe = `import os, subprocess, time
 def per(f, n):
     t = time.perf_counter()
@@ -99,7 +104,13 @@ def per(f, n):
     return (time.perf_counter() - t) / n
 spawn = per(lambda: subprocess.run(["true"]), 20)
 sysc = per(os.getppid, 20000) - per(lambda: None, 20000)
-print(int(spawn * 1e9), int(sysc * 1e9))
+files = [os.path.join(d, f) for d, _, fs in os.walk(os.path.dirname(os.__file__)) for f in fs]
+def walk():
+    for f in files:
+        os.stat(f)
+walk()
+st = per(walk, 3) / len(files)
+print(int(spawn * 1e9), int(sysc * 1e9), int(st * 1e9))
 `
 
 // MeasureFloor measures where a command's time goes under the bare host,
@@ -178,7 +189,7 @@ func floorBare(ctx context.Context, runs int) (FloorRow, error) {
 	if err != nil {
 		return row, fmt.Errorf("python3 probe: %w", err)
 	}
-	row.Spawn, row.Syscall, err = parseProbe(string(out))
+	row.Spawn, row.Syscall, row.Stat, err = parseProbe(string(out))
 	return row, err
 }
 
@@ -234,27 +245,27 @@ func floorRuntime(ctx context.Context, o *Options, rt string) (FloorRow, error) 
 	if res.ExitCode != 0 {
 		return row, fmt.Errorf("python3 probe: exit %d: %s", res.ExitCode, res.Stderr)
 	}
-	row.Spawn, row.Syscall, err = parseProbe(string(res.Stdout))
+	row.Spawn, row.Syscall, row.Stat, err = parseProbe(string(res.Stdout))
 	return row, err
 }
 
-// parseProbe reads floorProbe's "spawn_ns syscall_ns" line.
-func parseProbe(out string) (spawn, syscall time.Duration, err error) {
-	var s, c int64
-	if _, err := fmt.Sscan(out, &s, &c); err != nil {
-		return 0, 0, fmt.Errorf("probe output %q: %w", out, err)
+// parseProbe reads floorProbe's "spawn_ns syscall_ns stat_ns" line.
+func parseProbe(out string) (spawn, syscall, stat time.Duration, err error) {
+	var s, c, st int64
+	if _, err := fmt.Sscan(out, &s, &c, &st); err != nil {
+		return 0, 0, 0, fmt.Errorf("probe output %q: %w", out, err)
 	}
-	return time.Duration(s), time.Duration(max(c, 0)), nil
+	return time.Duration(s), time.Duration(max(c, 0)), time.Duration(st), nil
 }
 
 // Markdown renders the floor table for docs/BENCHMARKS.md.
 func (t *FloorTable) Markdown() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Where `true` spends its time, image %s, medians of %d warm runs and 3 fresh sessions. *In sandbox* is the supervisor's own start-to-reap time of the command; *spawn* and *syscall* are measured by python inside the sandbox (bare: on the host).\n\n", t.Image, t.Runs)
-	b.WriteString("| runtime | fresh session | warm `true` | of which in sandbox | spawn `true` inside | one syscall |\n|---|---:|---:|---:|---:|---:|\n")
+	fmt.Fprintf(&b, "Where `true` spends its time, image %s, medians of %d warm runs and 3 fresh sessions. *In sandbox* is the supervisor's own start-to-reap time of the command; *spawn*, *syscall* (getppid) and *stat* (python's standard library, warm) are measured by python inside the sandbox (bare: on the host).\n\n", t.Image, t.Runs)
+	b.WriteString("| runtime | fresh session | warm `true` | of which in sandbox | spawn `true` inside | one syscall | one stat |\n|---|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range t.Rows {
 		if r.Skipped != "" {
-			fmt.Fprintf(&b, "| %s | – | – | – | – | skipped: %s |\n", r.Runtime, strings.ReplaceAll(r.Skipped, "|", "/"))
+			fmt.Fprintf(&b, "| %s | – | – | – | – | – | skipped: %s |\n", r.Runtime, strings.ReplaceAll(r.Skipped, "|", "/"))
 			continue
 		}
 		start, in := "–", "–"
@@ -264,7 +275,9 @@ func (t *FloorTable) Markdown() string {
 		if r.InSandbox > 0 {
 			in = ms(r.InSandbox)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %.1f µs |\n", r.Runtime, start, ms(r.Warm), in, ms(r.Spawn), float64(r.Syscall)/float64(time.Microsecond))
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", r.Runtime, start, ms(r.Warm), in, ms(r.Spawn), us(r.Syscall), us(r.Stat))
 	}
 	return b.String()
 }
+
+func us(d time.Duration) string { return fmt.Sprintf("%.2f µs", float64(d)/float64(time.Microsecond)) }

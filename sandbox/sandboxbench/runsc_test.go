@@ -33,19 +33,20 @@ func TestVariantRuntime(t *testing.T) {
 
 func TestParseProbe(t *testing.T) {
 	tests := []struct {
-		out            string
-		spawn, syscall time.Duration
-		wantErr        bool
+		out                  string
+		spawn, syscall, stat time.Duration
+		wantErr              bool
 	}{
-		{out: "7400000 10270\n", spawn: 7400 * time.Microsecond, syscall: 10270 * time.Nanosecond},
-		{out: "1930000 -12\n", spawn: 1930 * time.Microsecond}, // noise below the empty loop
+		{out: "7400000 10270 4100\n", spawn: 7400 * time.Microsecond, syscall: 10270 * time.Nanosecond, stat: 4100 * time.Nanosecond},
+		{out: "1930000 -12 900\n", spawn: 1930 * time.Microsecond, stat: 900 * time.Nanosecond}, // noise below the empty loop
+		{out: "7400000 10270\n", wantErr: true},
 		{out: "Traceback", wantErr: true},
 		{out: "", wantErr: true},
 	}
 	for _, tt := range tests {
-		spawn, sc, err := parseProbe(tt.out)
-		if (err != nil) != tt.wantErr || spawn != tt.spawn || sc != tt.syscall {
-			t.Errorf("parseProbe(%q) = %v, %v, %v, want %v, %v, error %v", tt.out, spawn, sc, err, tt.spawn, tt.syscall, tt.wantErr)
+		spawn, sc, st, err := parseProbe(tt.out)
+		if (err != nil) != tt.wantErr || spawn != tt.spawn || sc != tt.syscall || st != tt.stat {
+			t.Errorf("parseProbe(%q) = %v, %v, %v, %v, want %v, %v, %v, error %v", tt.out, spawn, sc, st, err, tt.spawn, tt.syscall, tt.stat, tt.wantErr)
 		}
 	}
 }
@@ -53,9 +54,9 @@ func TestParseProbe(t *testing.T) {
 func TestFloorMarkdown(t *testing.T) {
 	ms := func(f float64) time.Duration { return time.Duration(f * float64(time.Millisecond)) }
 	tab := &FloorTable{Image: "fixpoint-sandbox-python", Runs: 30, Rows: []FloorRow{
-		{Runtime: ModeBare, Warm: ms(1.4), Spawn: ms(1.9), Syscall: 190 * time.Nanosecond},
-		{Runtime: "runc", SessionStart: ms(310), Warm: ms(2.7), InSandbox: ms(1.2), Spawn: ms(7.3), Syscall: 1240 * time.Nanosecond},
-		{Runtime: "runsc", SessionStart: ms(1285), Warm: ms(36.2), InSandbox: ms(23.2), Spawn: ms(7.4), Syscall: 10270 * time.Nanosecond},
+		{Runtime: ModeBare, Warm: ms(1.4), Spawn: ms(1.9), Syscall: 190 * time.Nanosecond, Stat: 2170 * time.Nanosecond},
+		{Runtime: "runc", SessionStart: ms(310), Warm: ms(2.7), InSandbox: ms(1.2), Spawn: ms(7.3), Syscall: 1240 * time.Nanosecond, Stat: 3 * time.Microsecond},
+		{Runtime: "runsc", SessionStart: ms(1285), Warm: ms(36.2), InSandbox: ms(23.2), Spawn: ms(7.4), Syscall: 10270 * time.Nanosecond, Stat: 20680 * time.Nanosecond},
 		{Runtime: "runsc-kvm", Skipped: "docker runtime \"runsc-kvm\" is not configured | elsewhere"},
 	}}
 	got := tab.Markdown()
@@ -92,7 +93,7 @@ func TestMeasureFloorSmoke(t *testing.T) {
 			if r.Runtime == ModeBare || r.Runtime == "runc" {
 				t.Errorf("floor %s skipped: %s", r.Runtime, r.Skipped)
 			}
-		case r.Warm <= 0 || r.Spawn <= 0:
+		case r.Warm <= 0 || r.Spawn <= 0 || r.Stat <= 0:
 			t.Errorf("floor row %+v is incomplete", r)
 		case r.Runtime != ModeBare && (r.SessionStart < r.Warm || r.InSandbox <= 0 || r.InSandbox > r.Warm):
 			t.Errorf("floor row %+v: want fresh session > warm command >= its in-sandbox part > 0", r)

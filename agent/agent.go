@@ -8,8 +8,9 @@
 //
 // An [Engine] (New, or Open to wire the sandbox backend, failure memory and
 // model client from configuration) runs requests: it snapshots the
-// workspace with its overlays, starts one warm sandbox session per run,
-// records a baseline, then asks the [Model] for SEARCH/REPLACE edits, syncs
+// workspace with its overlays, starts one warm sandbox session per run
+// (or takes the one [Engine.Prewarm] started ahead, synced to the run's
+// snapshot), records a baseline, then asks the [Model] for SEARCH/REPLACE edits, syncs
 // them, runs the tests and reflects until the result is verified (see
 // [IsTestFile] and the rules in verify.go) or a budget or the circuit
 // breaker stops it. Every prompt, reply, edit and test result goes to a

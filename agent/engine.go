@@ -44,9 +44,11 @@ type Engine struct {
 	log  *slog.Logger
 	warn io.Writer
 
-	mu       sync.Mutex // guards sessions and closers
+	mu       sync.Mutex // guards sessions, closers and warm
 	sessions map[sandbox.Session]bool
 	closers  []func() error
+	warm     *warmSession // the session Prewarm started for the next Run or Test (warm.go)
+	closed   bool         // Close was called: Prewarm starts nothing
 }
 
 // New returns an Engine. cfg must be a loaded configuration (config.Load);
@@ -73,7 +75,9 @@ func (e *Engine) Config() *config.Config { return e.cfg }
 // Close closes every session still running (a Run interrupted by a signal
 // closes its own, but Close is the backstop) and what Open created.
 func (e *Engine) Close() error {
+	e.Cool()
 	e.mu.Lock()
+	e.closed = true
 	sess := e.sessions
 	e.sessions = map[sandbox.Session]bool{}
 	closers := e.closers
@@ -110,6 +114,16 @@ func (e *Engine) startPrepared(ctx context.Context, snap *sandbox.Snapshot, prog
 	if e.opts.Backend == nil {
 		return nil, nil, fmt.Errorf("start sandbox: %w: no backend configured", sandbox.ErrUnavailable)
 	}
+	if !noScripts {
+		if sess, done, ok := e.takeWarm(ctx, snap); ok {
+			return sess, done, nil
+		}
+	}
+	return e.startCold(ctx, snap, progress, noScripts)
+}
+
+// startCold is startPrepared without the warm session.
+func (e *Engine) startCold(ctx context.Context, snap *sandbox.Snapshot, progress func(string), noScripts bool) (sandbox.Session, func(), error) {
 	spec, plan, err := e.prepare(ctx, snap, progress, noScripts)
 	if err != nil {
 		return nil, nil, err

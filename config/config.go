@@ -35,6 +35,16 @@ type Config struct {
 	// TestCmd overrides test runner detection, e.g. "pytest -q tests".
 	TestCmd string `toml:"test_cmd" json:"testCmd"`
 	Test    Test   `toml:"test" json:"test"`
+	Server  Server `toml:"server" json:"server"`
+}
+
+// Server configures `fixpoint serve`.
+type Server struct {
+	// IdleTimeout is how long the sandbox session that serve starts ahead
+	// of the first action (after initialize, and again after each run)
+	// stays up without an action; default 10m. "0s" turns the pre-started
+	// session off: every action starts its own.
+	IdleTimeout Duration `toml:"idle_timeout" json:"idleTimeout"`
 }
 
 // Test configures the test command's environment.
@@ -201,6 +211,7 @@ func Defaults(getenv func(string) string) *Config {
 			ContextTokens: 24000,
 		},
 		Memory: Memory{Enabled: &t, K: 3, Threshold: 0.5, Cap: 5000, Embedder: "local"},
+		Server: Server{IdleTimeout: Duration(10 * time.Minute)},
 	}
 	c.DataDir = defaultDataDir(getenv)
 	return c

@@ -17,6 +17,7 @@ func (s *Server) codeAction(ctx context.Context, req jsonrpc2.Request) (any, err
 		return nil, err
 	}
 	uri := string(p.TextDocument.URI)
+	s.touchWarm(ctx, uri)
 	return codeActions(s.docs.get(uri), uri, p.Range, p.Context), nil
 }
 

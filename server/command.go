@@ -164,6 +164,7 @@ func (s *Server) startRun(ctx context.Context, callID *jsonrpc2.ID, kind runKind
 		r.title = "Run tests"
 	}
 	s.runs[root] = r
+	s.handWarmToRun(root)
 	s.runWG.Add(1)
 	s.mu.Unlock()
 	if prev == nil {
@@ -327,6 +328,7 @@ func (s *Server) workDoneProgressCancel(ctx context.Context, req jsonrpc2.Reques
 	tok := fmt.Sprint(p.Token)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.workDoneProgressCancelWarm(tok)
 	for _, r := range s.runs {
 		if r.token == tok {
 			s.logger.Info("run cancelled by workDoneProgress/cancel", "run", r.id)

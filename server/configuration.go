@@ -55,6 +55,7 @@ func (s *Server) didChangeConfiguration(ctx context.Context, req jsonrpc2.Reques
 	s.mu.Unlock()
 	s.dropIdleEngines()
 	s.refreshConfigurationAsync(ctx)
+	s.warmAll(ctx) // with the new configuration, once it is fetched
 	return nil, nil
 }
 
@@ -127,6 +128,7 @@ func (s *Server) dropIdleEngines() {
 		}
 		closing = append(closing, e)
 		delete(s.engines, root)
+		s.resetWarmLocked(root)
 	}
 	s.mu.Unlock()
 	for _, e := range closing {

@@ -131,7 +131,9 @@ func newFakeEditor(t testing.TB, o editorOptions) *fakeEditor {
 	if opts.Getenv == nil {
 		opts.Getenv = func(string) string { return "" }
 	}
-	opts.UserConfig = "-"
+	if opts.UserConfig == "" {
+		opts.UserConfig = "-"
+	}
 	if o.engine != nil {
 		opts.NewEngine = func(ctx context.Context, cfg *config.Config, root string, h Hooks) (Engine, error) {
 			return o.engine, nil

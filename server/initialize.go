@@ -189,10 +189,12 @@ func (s *Server) addFolder(path string) {
 
 func (s *Server) initialized(ctx context.Context, req jsonrpc2.Request) (any, error) {
 	s.refreshConfigurationAsync(ctx)
+	s.warmAll(ctx)
 	return nil, nil
 }
 
 func (s *Server) shutdown(ctx context.Context, req jsonrpc2.Request) (any, error) {
+	s.stopWarming()
 	s.mu.Lock()
 	s.state = stateShutdown
 	for _, r := range s.runs {
@@ -237,5 +239,6 @@ func (s *Server) didChangeWorkspaceFolders(ctx context.Context, req jsonrpc2.Req
 	}
 	s.mu.Unlock()
 	s.refreshConfigurationAsync(ctx)
+	s.warmAll(ctx)
 	return nil, nil
 }

@@ -250,6 +250,14 @@ func (s *Server) finishRun(r *run) {
 	}
 	s.logger.Info("run end", "run", r.id)
 	close(r.done)
+	// Warm the folder for the next action; a failed prewarm is tried
+	// again (and logged if its error changed).
+	s.mu.Lock()
+	if st := s.warm[r.root]; st != nil && st.phase == warmOff {
+		st.phase = warmCold
+	}
+	s.mu.Unlock()
+	s.warmFolder(r.ctx, r.root)
 	s.runWG.Done()
 }
 
@@ -274,6 +282,14 @@ func (s *Server) engineFor(ctx context.Context, root string) (Engine, error) {
 		return nil, err
 	}
 	s.mu.Lock()
+	if other := s.engines[root]; other != nil {
+		// A prewarm and a run made one at the same time: keep the first.
+		s.mu.Unlock()
+		if err := e.Close(); err != nil {
+			s.logger.Warn("close engine", "err", err)
+		}
+		return other, nil
+	}
 	s.engines[root] = e
 	s.mu.Unlock()
 	return e, nil

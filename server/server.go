@@ -9,7 +9,9 @@
 //
 // Layout follows gopls: one file per LSP method (initialize.go,
 // text_sync.go, code_action.go, command.go, progress.go, diagnostics.go,
-// apply.go, configuration.go, unimplemented.go); handlers are thin. The
+// apply.go, configuration.go, unimplemented.go); handlers are thin.
+// warm.go starts each folder's sandbox session ahead of the first action
+// (Options.Prewarm) and stops it after [server] idle_timeout. The
 // overlay store (overlay.go), UTF-16 position mapping (position.go), the
 // framing stream that survives malformed input (stream.go) and the line
 // diff and rebase (linediff.go) live in their own files.
@@ -20,7 +22,9 @@
 // the only place that makes requests to the client; it ends when its
 // context is cancelled ($/cancelRequest of the executeCommand id,
 // window/workDoneProgress/cancel, fixpoint.cancel, or the connection
-// ending).
+// ending). A prewarm also runs in its own goroutine, which ends when the
+// engine's Prewarm returns (cancelled by shutdown, a configuration change
+// or the connection ending).
 package server
 
 import (
@@ -92,6 +96,11 @@ type Options struct {
 	// StopTimeout bounds how long Serve waits for runs to stop after the
 	// connection ends. 0 = 5s.
 	StopTimeout time.Duration
+	// Prewarm starts each folder's engine and a warm sandbox session after
+	// initialized and after each run, for engines that can (warm.go);
+	// [server] idle_timeout bounds how long an unused one stays up.
+	// false: a run starts its own session (`fixpoint serve` sets it).
+	Prewarm bool
 }
 
 // Errors returned by Serve. A clean shutdown then exit returns nil.
@@ -134,6 +143,10 @@ type Server struct {
 	// cfgFetched is closed when the latest workspace/configuration fetch
 	// ends (nil before the first); guarded by mu.
 	cfgFetched chan struct{}
+	warm       map[string]*warmState         // guarded by mu; per folder (warm.go)
+	prewarms   map[string]context.CancelFunc // guarded by mu; running prewarms by progress token
+	warmSeq    int                           // guarded by mu; prewarm progress tokens
+	stopping   bool                          // guarded by mu; shutdown or end of connection: no new prewarm
 }
 
 // New returns a server. opts may be nil.
@@ -167,6 +180,8 @@ func New(opts *Options) *Server {
 		runs:      map[string]*run{},
 		published: map[string]map[string]bool{},
 		results:   map[string]*agent.Result{},
+		warm:      map[string]*warmState{},
+		prewarms:  map[string]context.CancelFunc{},
 	}
 	s.table = s.handlers()
 	return s
@@ -201,6 +216,7 @@ func (s *Server) Serve(ctx context.Context, rwc io.ReadWriteCloser) error {
 
 // stop cancels every run, waits for them and closes the engines.
 func (s *Server) stop() {
+	s.stopWarming()
 	s.mu.Lock()
 	for _, r := range s.runs {
 		r.cancel()

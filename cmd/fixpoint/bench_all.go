@@ -88,6 +88,11 @@ func benchSections() []benchSection {
 			command: "fixpoint bench humaneval --data ../shared/data/humaneval/HumanEval.jsonl.gz --oracle --baseline",
 			run:     benchHumanEvalSection,
 		},
+		{
+			key: "firstaction", title: "First action: code action to first test result, cold and warm",
+			command: "fixpoint bench firstaction",
+			run:     benchFirstActionSection,
+		},
 	}
 }
 

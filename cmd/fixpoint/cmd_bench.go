@@ -34,6 +34,7 @@ Benchmarks:
   memory      failure-memory retrieval quality (recall@1/@3) and latency at 1k and 10k records
   lsp         the language server under load: codeAction latency during a run, didChange throughput, idle RSS
   parity      real projects (../shared/realworld, Go modules): fixpoint test's counts against a native run
+  firstaction code action → first test result over the LSP wire, cold and with the prewarmed session
   all         every table of docs/BENCHMARKS.md (use --write docs/BENCHMARKS.md)
 Run 'fixpoint bench <benchmark> --help' for its flags.
 Example:

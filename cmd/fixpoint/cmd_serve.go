@@ -48,6 +48,7 @@ Example:
 			Logger:    a.logger,
 			Getenv:    a.getenv,
 			Version:   version,
+			Prewarm:   true, // [server] idle_timeout = "0s" turns it off
 		})
 		var rwc io.ReadWriteCloser = stdio{in: a.stdin, out: a.stdout}
 		if *listen != "" {

@@ -1,0 +1,213 @@
+package agent
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/fixpoint-dev/fixpoint/config"
+	"github.com/fixpoint-dev/fixpoint/sandbox"
+	"github.com/fixpoint-dev/fixpoint/sandbox/setup"
+)
+
+// A warm session is a sandbox session started ahead of the next Run or
+// Test (Prewarm): its setup phase has run, its runtime version was
+// checked and the workspace as it was then has been synced. The next Run
+// or Test whose snapshot has the same setup inputs takes it instead of
+// starting its own, and syncs it to its own snapshot first (only the
+// files that changed are sent), so no test ever runs on the tree the
+// session was warmed with. A snapshot whose setup inputs differ (a
+// manifest, a lockfile, the runtime requirement, the image) drops the
+// warm session and starts cold, with a new setup phase.
+//
+// Invariants: at most one warm session per Engine; a warm session is
+// tracked in Engine.sessions once started, so Close removes it; a
+// session taken by a Run is no longer warm.
+type warmSession struct {
+	key    string
+	cancel context.CancelFunc
+	ready  chan struct{} // closed when the start ended; sess, done, err are set before
+	sess   sandbox.Session
+	done   func() // closes sess (from startPrepared)
+	err    error
+}
+
+// ErrWarmReplaced is returned by Prewarm when Cool, Close or a newer
+// Prewarm with other setup inputs ended it before it was ready, or the
+// Engine was already closed.
+var ErrWarmReplaced = errors.New("warm session dropped before it was ready")
+
+// Prewarm starts a session for the workspace at root (with overlays, the
+// unsaved buffers) and keeps it for the next Run or Test: the setup
+// phase, the runtime version check and the first sync happen now rather
+// than when the user asks for something. progress receives the setup
+// phase's lines (nil discards). It returns when the session is ready or
+// the start failed; a failure is returned (the next Run or Test then
+// starts cold and reports it in its own words). Cancelling ctx abandons
+// the start.
+//
+// A warm session with the same setup inputs is kept (Prewarm returns
+// nil at once); one with other inputs is closed first.
+func (e *Engine) Prewarm(ctx context.Context, root string, overlays map[string][]byte, progress func(string)) error {
+	if progress == nil {
+		progress = func(string) {}
+	}
+	if e.opts.Backend == nil {
+		return fmt.Errorf("prewarm: %w: no backend configured", sandbox.ErrUnavailable)
+	}
+	snap, err := sandbox.SnapshotDir(root, SnapshotOptions(e.cfg))
+	if err != nil {
+		return fmt.Errorf("prewarm: %w", err)
+	}
+	snap, _ = snap.WithOverlays(overlays)
+	key := warmKey(e.cfg, snap)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	w := &warmSession{key: key, cancel: cancel, ready: make(chan struct{})}
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return fmt.Errorf("prewarm: %w", ErrWarmReplaced)
+	}
+	old := e.warm
+	if old != nil && old.key == key && old.err == nil {
+		e.mu.Unlock()
+		select {
+		case <-old.ready:
+			return old.err
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	e.warm = w
+	e.mu.Unlock()
+	if old != nil {
+		old.drop()
+	}
+	sess, done, err := e.startCold(ctx, snap, progress, false)
+	if err == nil {
+		if _, err = sess.Sync(ctx, snap); err != nil {
+			done()
+			err = fmt.Errorf("sync workspace: %w", err)
+		}
+	}
+	e.mu.Lock()
+	current := e.warm == w && !e.closed
+	if err == nil && !current {
+		err = ErrWarmReplaced
+	}
+	if err == nil {
+		w.sess, w.done = sess, done
+	} else if current {
+		e.warm = nil
+	}
+	w.err = err
+	close(w.ready)
+	e.mu.Unlock()
+	if err != nil && sess != nil && !current {
+		done() // dropped while starting: nobody else will close it
+	}
+	if err != nil {
+		return fmt.Errorf("prewarm: %w", err)
+	}
+	return nil
+}
+
+// Cool closes the warm session, or abandons the one being started. It
+// reports whether there was one.
+func (e *Engine) Cool() bool {
+	e.mu.Lock()
+	w := e.warm
+	e.warm = nil
+	e.mu.Unlock()
+	if w == nil {
+		return false
+	}
+	w.drop()
+	return true
+}
+
+// Warm reports whether a warm session is ready for a Run or Test.
+func (e *Engine) Warm() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.warm == nil {
+		return false
+	}
+	select {
+	case <-e.warm.ready:
+		return e.warm.err == nil
+	default:
+		return false
+	}
+}
+
+// drop cancels w's start and waits for it to end, or closes its session.
+// The caller has already unlinked w from Engine.warm, so a start that was
+// under way closes its own session (Prewarm).
+func (w *warmSession) drop() {
+	w.cancel()
+	<-w.ready
+	if w.done != nil {
+		w.done()
+	}
+}
+
+// takeWarm hands the warm session to a Run or Test on snap when its setup
+// inputs match, waiting for a start in progress. It reports false when
+// there is none, it failed, or snap's inputs differ (then it is closed).
+func (e *Engine) takeWarm(ctx context.Context, snap *sandbox.Snapshot) (sandbox.Session, func(), bool) {
+	e.mu.Lock()
+	w := e.warm
+	e.mu.Unlock()
+	if w == nil {
+		return nil, nil, false
+	}
+	if w.key != warmKey(e.cfg, snap) {
+		e.log.Debug("warm session dropped: the setup inputs changed")
+		e.Cool()
+		return nil, nil, false
+	}
+	select {
+	case <-w.ready:
+	case <-ctx.Done():
+		return nil, nil, false
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.warm != w || w.err != nil {
+		return nil, nil, false
+	}
+	e.warm = nil
+	return w.sess, w.done, true
+}
+
+// warmKey hashes what decides whether a session started for one snapshot
+// serves another: the session spec (image, limits, caches), the setup
+// plan (language, runtime requirement, devcontainer image and recipe,
+// install step and its inputs' content) and the project's own image
+// recipe. Source files are not in it: Sync sends them.
+func warmKey(cfg *config.Config, snap *sandbox.Snapshot) string {
+	h := sha256.New()
+	spec, _ := json.Marshal(specFor(cfg, snap))
+	h.Write(spec)
+	plan := setup.NewPlan(snap, cfg.Sandbox.Setup)
+	if plan.Lang != nil {
+		fmt.Fprintf(h, "\x00lang %s", plan.Lang.Name())
+	}
+	if plan.Requirement != nil {
+		fmt.Fprintf(h, "\x00req %+v", *plan.Requirement)
+	}
+	fmt.Fprintf(h, "\x00image %s\x00dockerfile %s\x00setup %s", plan.Image, plan.Dockerfile, setupKey(cfg.Sandbox.Setup, snap))
+	for _, p := range snap.Paths() {
+		if strings.HasPrefix(p, ".devcontainer") || (cfg.Sandbox.Dockerfile != "" && p == path.Clean(cfg.Sandbox.Dockerfile)) {
+			f := snap.Files[p]
+			fmt.Fprintf(h, "\x00%s %s", p, f.Hash())
+		}
+	}
+	return fmt.Sprintf("%x", h.Sum(nil))[:16]
+}

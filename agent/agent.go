@@ -75,6 +75,12 @@ type Request struct {
 	// GoalComment, when set, is the line holding a `fixpoint: <goal>`
 	// comment; the verified edit removes that line.
 	GoalComment *Location
+	// Baseline, when set, is the report of the tests on the unchanged
+	// workspace, known to the caller (a benchmark whose stub is known to
+	// fail): the run uses it instead of running the baseline tests. It
+	// must describe the workspace as it is; the verdict compares against
+	// it.
+	Baseline *testrun.Report
 }
 
 // Event reports progress. Events are delivered synchronously from the run's

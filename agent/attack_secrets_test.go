@@ -117,7 +117,7 @@ func attackSecrets(t *testing.T, backend string) {
 	cfg := faultConfig(t, srv.URL())
 	cfg.Sandbox.Backend = backend
 	cfg.Sandbox.Timeout = config.Duration(cfg.Sandbox.Timeout.D() * 2)
-	res, err, warn := runFix(t, cfg, root, nil)
+	res, warn, err := runFix(t, cfg, root, nil)
 	if err != nil {
 		t.Fatalf("Run: %v (warnings: %s)", err, warn)
 	}

@@ -11,8 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fixpoint-dev/fixpoint/agent/policy"
 	"github.com/fixpoint-dev/fixpoint/config"
-	"github.com/fixpoint-dev/fixpoint/memory"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/backends"
 	"github.com/fixpoint-dev/fixpoint/sandbox/setup"
@@ -24,8 +24,8 @@ import (
 type Options struct {
 	Model   Model           // the chat model; required for Run
 	Backend sandbox.Backend // where tests run; required
-	// Memory is the failure memory; nil turns it off.
-	Memory *memory.Store
+	// Memory is the failure memory (a *memory.Store); nil turns it off.
+	Memory Memory
 	// Logger receives debug logs; nil discards.
 	Logger *slog.Logger
 	// Warn receives user-facing warnings (memory or run log degraded);
@@ -33,6 +33,10 @@ type Options struct {
 	Warn io.Writer
 	// Approve is asked before dependencies are installed; nil refuses.
 	Approve func(ctx context.Context, deps []string) (bool, error)
+	// PolicyParser parses Python for the policy checks in one persistent
+	// process that the caller owns (and closes), shared by every run;
+	// nil starts a parser process per checked file.
+	PolicyParser *policy.PythonParser
 }
 
 // Engine runs the loop for one workspace configuration. An Engine may run

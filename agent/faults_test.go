@@ -100,8 +100,9 @@ func assertSameTree(t *testing.T, root string, before map[string]string) {
 }
 
 // runFix opens an engine on root (options may override parts) and runs
-// fix mode with a bounded context.
-func runFix(t *testing.T, cfg *config.Config, root string, o *agent.OpenOptions) (*agent.Result, error, string) {
+// fix mode with a bounded context. It returns the result, what the engine
+// wrote to its warning stream, and the run error.
+func runFix(t *testing.T, cfg *config.Config, root string, o *agent.OpenOptions) (*agent.Result, string, error) {
 	t.Helper()
 	var warn syncBuffer
 	if o == nil {
@@ -123,7 +124,7 @@ func runFix(t *testing.T, cfg *config.Config, root string, o *agent.OpenOptions)
 		}
 	}()
 	res, err := e.Run(ctx, agent.Request{Mode: agent.ModeFix, Root: root}, nil)
-	return res, err, warn.String()
+	return res, warn.String(), err
 }
 
 type syncBuffer struct {
@@ -178,7 +179,7 @@ func TestFaultModel(t *testing.T) {
 			defer srv.Close()
 			root := pyProject(t)
 			before := treeBytes(t, root)
-			res, err, _ := runFix(t, faultConfig(t, srv.URL()), root, nil)
+			res, _, err := runFix(t, faultConfig(t, srv.URL()), root, nil)
 			if err != nil {
 				t.Fatalf("Run: %v", err)
 			}
@@ -198,7 +199,7 @@ func TestFaultModel(t *testing.T) {
 			defer srv.Close()
 			root := pyProject(t)
 			before := treeBytes(t, root)
-			res, err, _ := runFix(t, faultConfig(t, srv.URL()), root, nil)
+			res, _, err := runFix(t, faultConfig(t, srv.URL()), root, nil)
 			if err != nil {
 				t.Fatalf("Run: %v", err)
 			}
@@ -282,7 +283,7 @@ func TestFaultDockerStopped(t *testing.T) {
 	cfg := faultConfig(t, srv.URL())
 	root := pyProject(t)
 	before := treeBytes(t, root)
-	res, err, _ := runFix(t, cfg, root, &agent.OpenOptions{Backend: b, Model: &cutOnFirstChat{Model: fastModel(cfg), cut: p.Cut}})
+	res, _, err := runFix(t, cfg, root, &agent.OpenOptions{Backend: b, Model: &cutOnFirstChat{Model: fastModel(cfg), cut: p.Cut}})
 	if err != nil {
 		t.Fatalf("Run: %v (want a Result whose StopReason names the sandbox)", err)
 	}
@@ -335,7 +336,7 @@ func TestFaultOOM(t *testing.T) {
 	defer srv.Close()
 	cfg := faultConfig(t, srv.URL())
 	cfg.Sandbox.Memory = "128m"
-	res, err, _ := runFix(t, cfg, root, nil)
+	res, _, err := runFix(t, cfg, root, nil)
 	if err != nil {
 		t.Fatalf("Run: %v (an OOM kill must be a test failure, not a run error)", err)
 	}
@@ -425,7 +426,7 @@ func TestFaultDataDir(t *testing.T) {
 			cfg := faultConfig(t, srv.URL())
 			cfg.DataDir = c.setup(t)
 			root := pyProject(t)
-			res, err, warn := runFix(t, cfg, root, nil)
+			res, warn, err := runFix(t, cfg, root, nil)
 			if err != nil {
 				t.Fatalf("Run: %v (want the run to work without a data dir)", err)
 			}
@@ -455,7 +456,7 @@ func TestFaultCanaryEnv(t *testing.T) {
 	cfg.Model.APIKey = canary
 	cfg.TestCmd = "sh -c 'echo ENV-BEGIN >&2; env >&2; echo ENV-END >&2; exec python3 -m unittest discover -v'"
 	root := pyProject(t)
-	res, err, _ := runFix(t, cfg, root, nil)
+	res, _, err := runFix(t, cfg, root, nil)
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}

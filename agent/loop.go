@@ -134,14 +134,14 @@ func (r *run) setup(ctx context.Context) error {
 	// A policy that does not load (a misspelt rule name) is an error, not
 	// a warning: running on without checks would turn a typo in a rule
 	// meant to block something into no checks at all.
-	pc, err := policy.New(e.cfg.Policy, &policy.Options{IsTest: IsTestFile})
+	pc, err := policy.New(e.cfg.Policy, &policy.Options{IsTest: IsTestFile, Parser: e.opts.PolicyParser})
 	if err != nil {
 		return fmt.Errorf("run: %w", err)
 	}
 	r.policy = pc
 	r.openLog()
 	r.logSnapshot()
-	r.mem = e.openMemory(r)
+	r.mem = memoryState{store: e.opts.Memory}
 	r.emit(PhaseTest, 0, "starting the sandbox", nil)
 	t0 := time.Now()
 	r.setupKey = setupKey(e.cfg.Sandbox.Setup, r.cur)
@@ -151,12 +151,15 @@ func (r *run) setup(ctx context.Context) error {
 	}
 	r.sess = sess
 	r.closeFn = done
-	if _, err := sess.Sync(ctx, r.cur); err != nil {
-		r.closeSession()
-		return fmt.Errorf("run: sync workspace: %w", err)
+	// With a given baseline nothing runs before the first test, whose
+	// Sync brings the files.
+	if r.req.Baseline == nil {
+		if _, err := sess.Sync(ctx, r.cur); err != nil {
+			r.closeSession()
+			return fmt.Errorf("run: sync workspace: %w", err)
+		}
 	}
-	r.emit(PhaseTest, 0, "running the baseline tests", nil)
-	rep, err := r.test(ctx, r.cur)
+	rep, err := r.baseline(ctx)
 	r.res.Phases[PhaseTest] += time.Since(t0)
 	if err != nil {
 		r.closeSession()
@@ -171,6 +174,16 @@ func (r *run) setup(ctx context.Context) error {
 	r.emit(PhaseTest, 0, "baseline: "+counts(rep), rep)
 	r.memoryObserve(ctx, 0, rep)
 	return nil
+}
+
+// baseline runs the tests on the unchanged workspace, unless the request
+// gives their report (Request.Baseline).
+func (r *run) baseline(ctx context.Context) (*testrun.Report, error) {
+	if r.req.Baseline != nil {
+		return r.req.Baseline, nil
+	}
+	r.emit(PhaseTest, 0, "running the baseline tests", nil)
+	return r.test(ctx, r.cur)
 }
 
 // logTest writes a test report to the run log, and a warning in words
@@ -210,13 +223,13 @@ func (r *run) loop(ctx context.Context) {
 		t0 := time.Now()
 		changes, ok := r.codePhase(ctx, &iter)
 		if !ok {
-			r.endIteration(iter, t0, false)
+			r.endIteration(iter, t0)
 			return
 		}
 		next := r.cur.With(changes)
 		rep, ok := r.testPhase(ctx, &iter, next)
 		if !ok {
-			r.endIteration(iter, t0, false)
+			r.endIteration(iter, t0)
 			return
 		}
 		r.lastDiff = UnifiedDiff(changesBetween(r.cur, next))
@@ -226,7 +239,7 @@ func (r *run) loop(ctx context.Context) {
 		if len(why) == 0 {
 			r.res.Verified = true
 			r.res.StopReason = StopVerified
-			r.endIteration(iter, t0, true)
+			r.endIteration(iter, t0)
 			r.emit(PhaseDone, it, "verified: "+counts(rep), rep)
 			return
 		}
@@ -235,7 +248,7 @@ func (r *run) loop(ctx context.Context) {
 			r.feedback = "The tests pass, but the change is not verified: " + strings.Join(why, "; ") + "."
 		}
 		stop := r.reflectPhase(ctx, &iter, rep, why)
-		r.endIteration(iter, t0, true)
+		r.endIteration(iter, t0)
 		if stop != "" {
 			r.res.StopReason = stop
 			return
@@ -513,7 +526,7 @@ func (r *run) summaryLine(iter *Iteration) string {
 	return fmt.Sprintf("iteration %d: %d passed, %d failed (%s); changed %s; failure: %s", iter.N, iter.Passed, iter.Failed, iter.Progress, tried, shortSig(iter.Signature))
 }
 
-func (r *run) endIteration(iter Iteration, t0 time.Time, record bool) {
+func (r *run) endIteration(iter Iteration, t0 time.Time) {
 	iter.Duration = time.Since(t0)
 	r.res.Iterations = append(r.res.Iterations, iter)
 	r.log.Write(runlog.KindIteration, iter.N, iter)

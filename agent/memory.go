@@ -11,16 +11,29 @@ import (
 	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
 )
 
-// memoryState is one run's use of the failure memory.
-type memoryState struct {
-	store     *memory.Store // nil = off (not configured, or failed and degraded)
-	shownText []string      // for the prompt, best first
-	shownIDs  []string
-	addedIDs  []string
+// Memory is the failure memory the loop consults and feeds; *memory.Store
+// satisfies it. Several runs of one Engine may call it at once. An error
+// from any method turns memory off for the rest of that run, with a
+// warning; it never fails the run.
+type Memory interface {
+	// Recall returns up to opts.K past failures similar to query.
+	Recall(ctx context.Context, query string, opts memory.RecallOptions) ([]memory.Match, error)
+	// Add records a failure and returns its id.
+	Add(ctx context.Context, r memory.Record) (string, error)
+	// Resolve marks the failures ids as fixed by resolutionDiff.
+	Resolve(ctx context.Context, ids []string, resolutionDiff, lesson string) error
+	// Hit credits the failures ids that were shown to a run that went green.
+	Hit(ctx context.Context, ids []string) error
 }
 
-func (e *Engine) openMemory(r *run) memoryState {
-	return memoryState{store: e.opts.Memory}
+var _ Memory = (*memory.Store)(nil)
+
+// memoryState is one run's use of the failure memory.
+type memoryState struct {
+	store     Memory   // nil = off (not configured, or failed and degraded)
+	shownText []string // for the prompt, best first
+	shownIDs  []string
+	addedIDs  []string
 }
 
 // memoryFailed turns memory off for the rest of the run with a warning.

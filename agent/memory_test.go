@@ -20,7 +20,7 @@ func TestRunMemory(t *testing.T) {
 	data := t.TempDir()
 	root := copyTree(t, goBugDir)
 	open := func() *memory.Store {
-		st, err := memory.Open(data, &memory.Options{Root: root})
+		st, err := memory.Open(t.Context(), data, &memory.Options{Root: root})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -94,6 +94,9 @@ func (r *run) tool(ctx context.Context, name, args string) (string, error) {
 		}
 		var out []string
 		for _, p := range snap.Paths() {
+			if err := ctx.Err(); err != nil { // reads every source file: stop when the run does
+				return "", err
+			}
 			if !r.include(p) || !isSource(p) && path.Ext(p) != ".md" {
 				continue
 			}

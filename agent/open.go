@@ -18,7 +18,7 @@ type OpenOptions struct {
 	// Model overrides the model client built from cfg.Model.
 	Model Model
 	// Memory overrides the failure memory opened from cfg.Memory.
-	Memory *memory.Store
+	Memory Memory
 	// Backend overrides the sandbox backend chosen from cfg.Sandbox.
 	Backend sandbox.Backend
 	// Logger receives debug logs; nil discards.
@@ -53,7 +53,7 @@ func Open(ctx context.Context, cfg *config.Config, root string, opts *OpenOption
 		}
 	}
 	if eo.Memory == nil && !o.NoModel && (cfg.Memory.Enabled == nil || *cfg.Memory.Enabled) {
-		st, err := openMemory(cfg, root, &o)
+		st, err := openMemory(ctx, cfg, root, &o)
 		if err != nil {
 			fmt.Fprintf(orDiscard(o.Warn), "fixpoint: warning: failure memory is off: %v\n", err)
 		} else {
@@ -62,18 +62,14 @@ func Open(ctx context.Context, cfg *config.Config, root string, opts *OpenOption
 		}
 	}
 	if eo.Model == nil && !o.NoModel {
-		m, err := openModel(cfg, &o)
-		if err != nil {
-			return nil, err
-		}
-		eo.Model = m
+		eo.Model = openModel(cfg, &o)
 	}
 	e := New(cfg, eo)
 	e.closers = append(e.closers, closers...)
 	return e, nil
 }
 
-func openMemory(cfg *config.Config, root string, o *OpenOptions) (*memory.Store, error) {
+func openMemory(ctx context.Context, cfg *config.Config, root string, o *OpenOptions) (*memory.Store, error) {
 	mo := &memory.Options{Root: root, Cap: cfg.Memory.Cap, Global: cfg.Memory.Global, Logger: o.Logger}
 	if cfg.Memory.Embedder == "openai" {
 		emb, err := memory.NewOpenAI(memory.OpenAIOptions{BaseURL: firstNonEmpty(cfg.Memory.EmbedBaseURL, cfg.Model.BaseURL), APIKey: cfg.Model.APIKey, Model: cfg.Memory.EmbedModel})
@@ -82,7 +78,7 @@ func openMemory(cfg *config.Config, root string, o *OpenOptions) (*memory.Store,
 		}
 		mo.Embedder = emb
 	}
-	return memory.Open(cfg.DataDir, mo)
+	return memory.Open(ctx, cfg.DataDir, mo)
 }
 
 func firstNonEmpty(s ...string) string {
@@ -111,6 +107,6 @@ func openBackend(ctx context.Context, cfg *config.Config, o *OpenOptions) (sandb
 }
 
 // openModel builds the model client for cfg.Model (agent/llm).
-func openModel(cfg *config.Config, o *OpenOptions) (Model, error) {
-	return llm.New(cfg.Model, &llm.Options{Logger: o.Logger}), nil
+func openModel(cfg *config.Config, o *OpenOptions) Model {
+	return llm.New(cfg.Model, &llm.Options{Logger: o.Logger})
 }

@@ -114,7 +114,7 @@ func (c *Config) MergeTOML(name string, data []byte) error {
 	dec := toml.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(c); err != nil {
-		return fileError(name, data, err)
+		return fileError(name, err)
 	}
 	if err := c.Sandbox.SandboxFiles.check(name, data); err != nil {
 		return err
@@ -126,7 +126,7 @@ func (c *Config) MergeTOML(name string, data []byte) error {
 	return nil
 }
 
-func fileError(name string, data []byte, err error) error {
+func fileError(name string, err error) error {
 	var strict *toml.StrictMissingError
 	if errors.As(err, &strict) && len(strict.Errors) > 0 {
 		var parts []string

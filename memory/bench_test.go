@@ -3,6 +3,8 @@ package memory
 import (
 	"fmt"
 	"testing"
+
+	"github.com/fixpoint-dev/fixpoint/memory/memorytest"
 )
 
 // fillStore returns a store under b's temp dir holding n synthetic records.
@@ -13,7 +15,7 @@ func fillStore(b *testing.B, n int) (*Store, string, string, []Record) {
 		b.Fatal(err)
 	}
 	data, root := b.TempDir(), b.TempDir()
-	s, err := Open(data, &Options{Root: root, Cap: 10 * n})
+	s, err := Open(b.Context(), data, &Options{Root: root, Cap: 10 * n})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -60,7 +62,7 @@ func BenchmarkOpen(b *testing.B) {
 			_, data, root, _ := fillStore(b, n)
 			b.ResetTimer()
 			for b.Loop() {
-				s, err := Open(data, &Options{Root: root, Cap: 10 * n})
+				s, err := Open(b.Context(), data, &Options{Root: root, Cap: 10 * n})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -71,21 +73,9 @@ func BenchmarkOpen(b *testing.B) {
 }
 
 func BenchmarkEmbedLocal(b *testing.B) {
-	pairs, _, _ := Corpus()
+	pairs, _, _ := memorytest.Corpus()
 	sig := Signature(pairs[0].Language, pairs[0].Stored)
 	for b.Loop() {
 		embedLocal(sig)
-	}
-}
-
-// BenchmarkReport runs Bench once and logs its Markdown (go test -run X
-// -bench Report -benchtime 1x ./memory).
-func BenchmarkReport(b *testing.B) {
-	for b.Loop() {
-		r, err := Bench(b.Context(), b.TempDir())
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Log("\n" + r.Markdown())
 	}
 }

@@ -15,7 +15,7 @@ func Example() {
 	root, _ := os.MkdirTemp("", "project-")
 	defer os.RemoveAll(root)
 
-	st, err := memory.Open(data, &memory.Options{Root: root})
+	st, err := memory.Open(ctx, data, &memory.Options{Root: root})
 	if err != nil {
 		fmt.Println("memory off:", err)
 		return

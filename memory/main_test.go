@@ -27,7 +27,7 @@ func childWriter(mode string) int {
 	data, root, prefix := os.Getenv("FIXPOINT_MEMORY_DATA"), os.Getenv("FIXPOINT_MEMORY_ROOT"), os.Getenv("FIXPOINT_MEMORY_PREFIX")
 	count, _ := strconv.Atoi(os.Getenv("FIXPOINT_MEMORY_COUNT"))
 	ctx := context.Background()
-	s, err := Open(data, &Options{Root: root})
+	s, err := Open(ctx, data, &Options{Root: root})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "child open:", err)
 		return 3

@@ -7,15 +7,17 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+
+	"github.com/fixpoint-dev/fixpoint/memory/memorytest"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
-// TestSignatureGolden normalises every real output in testdata/errors and
+// TestSignatureGolden normalises every real output in memorytest/testdata/errors and
 // compares with testdata/signatures/<name>.golden (go test -update rewrites
 // them).
 func TestSignatureGolden(t *testing.T) {
-	files, err := filepath.Glob("testdata/errors/*.txt")
+	files, err := filepath.Glob("memorytest/testdata/errors/*.txt")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no testdata: %v", err)
 	}
@@ -109,7 +111,7 @@ func TestSignatureStripsVariableParts(t *testing.T) {
 // TestSignatureIsStableUnderQueryNormalisation: Recall normalises its
 // query line by line; a Signature must come through unchanged.
 func TestSignatureIsStableUnderQueryNormalisation(t *testing.T) {
-	pairs, distractors, err := Corpus()
+	pairs, distractors, err := memorytest.Corpus()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -74,19 +74,21 @@ type Store struct {
 // under dataDir/memory/projects/<ProjectID>, and dataDir/memory/global when
 // opts.Global is set.
 //
+// ctx bounds the loading: a journal written by another embedder is
+// re-embedded, which for a network embedder means a request per record.
+//
 // Open fails when the directory can neither be created nor read; callers
 // should then warn and run without memory. A read-only directory with an
 // existing journal opens read-only (writes return ErrReadOnly). Corrupt
 // journal entries are skipped, logged and listed by Stats; they never make
 // Open fail.
-func Open(dataDir string, opts *Options) (*Store, error) {
+func Open(ctx context.Context, dataDir string, opts *Options) (*Store, error) {
 	if opts == nil || opts.Root == "" {
 		return nil, errors.New("memory: Options.Root is required")
 	}
 	if dataDir == "" {
 		return nil, errors.New("memory: data dir is empty")
 	}
-	ctx := context.Background()
 	s := &Store{
 		project: ProjectID(opts.Root),
 		root:    canonicalRoot(opts.Root),

@@ -24,7 +24,7 @@ func openTest(t *testing.T, data, root string, opts *Options) *Store {
 		opts = &Options{}
 	}
 	opts.Root = root
-	s, err := Open(data, opts)
+	s, err := Open(t.Context(), data, opts)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
@@ -179,7 +179,7 @@ func TestKillDuringWrite(t *testing.T) {
 			t.Fatalf("round %d: writer died before writing: %s", round, stderr.String())
 		}
 
-		s, err := Open(data, &Options{Root: root})
+		s, err := Open(t.Context(), data, &Options{Root: root})
 		if err != nil {
 			t.Fatalf("round %d: Open after kill: %v", round, err)
 		}
@@ -438,10 +438,10 @@ func TestOpenErrors(t *testing.T) {
 	if err := os.WriteFile(file, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Open(file, &Options{Root: t.TempDir()}); err == nil {
+	if _, err := Open(t.Context(), file, &Options{Root: t.TempDir()}); err == nil {
 		t.Error("Open under a regular file: want an error")
 	}
-	if _, err := Open(t.TempDir(), nil); err == nil {
+	if _, err := Open(t.Context(), t.TempDir(), nil); err == nil {
 		t.Error("Open without Root: want an error")
 	}
 }
@@ -490,7 +490,7 @@ func TestReadOnlyAndFullDataDir(t *testing.T) {
 	if ms, err := ro.Recall(ctx, "Error: first", RecallOptions{}); err != nil || len(ms) == 0 {
 		t.Errorf("Recall on a read-only dir = %v, %v; want matches", ms, err)
 	}
-	if _, err := Open(mnt, &Options{Root: t.TempDir()}); err == nil {
+	if _, err := Open(t.Context(), mnt, &Options{Root: t.TempDir()}); err == nil {
 		t.Error("Open of a new project on a read-only dir: want an error")
 	}
 }
@@ -520,7 +520,7 @@ func TestTornTailAtEveryOffset(t *testing.T) {
 		if err := os.WriteFile(journal, full[:cut], 0o644); err != nil {
 			t.Fatal(err)
 		}
-		s, err := Open(data, &Options{Root: root})
+		s, err := Open(t.Context(), data, &Options{Root: root})
 		if err != nil {
 			t.Fatalf("cut at %d: Open: %v", cut, err)
 		}
@@ -532,7 +532,7 @@ func TestTornTailAtEveryOffset(t *testing.T) {
 			t.Fatalf("cut at %d: Add: %v", cut, err)
 		}
 		s.Close()
-		s, _ = Open(data, &Options{Root: root})
+		s, _ = Open(t.Context(), data, &Options{Root: root})
 		if _, err := s.Get(ctx, "new"); err != nil {
 			t.Fatalf("cut at %d: record added after the tear is lost: %v", cut, err)
 		}

@@ -1,6 +1,9 @@
 package sandbox
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestIgnoreMatch(t *testing.T) {
 	type file struct{ dir, text string }
@@ -89,7 +92,10 @@ func FuzzWildmatch(f *testing.F) {
 		f.Add(s, "a/b/c.go")
 	}
 	f.Fuzz(func(t *testing.T, pat, s string) {
-		wildmatch(pat, s) // must not panic or loop
+		got := wildmatch(pat, s) // must not panic or loop
+		if !strings.ContainsAny(pat, `*?[\`) && got != (pat == s) {
+			t.Errorf("wildmatch(%q, %q) = %v, want %v (a pattern without wildcards matches only itself)", pat, s, got, pat == s)
+		}
 		ig := &Ignore{}
 		ig.AddPatterns("", pat)
 		ig.Ignored(s)

@@ -220,9 +220,7 @@ func SnapshotDir(root string, opts *SnapshotOptions) (*Snapshot, error) {
 		return nil, fmt.Errorf("snapshot %s: %w", root, err)
 	}
 	w := &walker{o: o, root: abs, real: real, snap: &Snapshot{Root: abs, Files: map[string]File{}}}
-	if err := w.setup(); err != nil {
-		return nil, fmt.Errorf("snapshot %s: %w", root, err)
-	}
+	w.setup()
 	// the rules that do not come from the workspace's own .gitignore files
 	w.snap.ignore = &Ignore{prefix: w.ig.prefix, rules: append([]ignoreRule(nil), w.ig.rules...)}
 	if err := w.walk("", false); err != nil {
@@ -264,16 +262,16 @@ func patterns(list []string) *Ignore {
 
 // setup loads the ignore rules and the index of the repository holding
 // the workspace, if any.
-func (w *walker) setup() error {
+func (w *walker) setup() {
 	w.ig = &Ignore{}
 	w.include, w.exclude, w.secretsOK = patterns(w.o.Include), patterns(w.o.Exclude), patterns(w.o.IncludeSecrets)
 	repo, ok := findGitRepo(w.root)
 	if !ok {
-		return nil
+		return
 	}
 	prefix, inside := relTo(repo.workTree, w.root)
 	if !inside {
-		return nil
+		return
 	}
 	w.ig.prefix = prefix
 	if ex := repo.excludesFile(); ex != "" {
@@ -307,7 +305,6 @@ func (w *walker) setup() error {
 			w.trackedDir[d] = true
 		}
 	}
-	return nil
 }
 
 // full is a workspace path as the repository sees it.

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -65,9 +64,6 @@ type fileEdit struct {
 	delete  bool
 	rebased bool
 }
-
-// errConflict means the user changed a region the result also changes.
-var errConflict = errors.New("changed in the editor during the run")
 
 // planEdits turns a run's changes into per-file edits against the current
 // state. A file whose current text differs from the run's starting text is

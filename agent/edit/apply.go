@@ -148,7 +148,7 @@ func checkPath(snap *sandbox.Snapshot, host *hostRoot, gitDirs []string, p strin
 		}
 	}
 	if host != nil {
-		if _, err := host.inspect(p); err != nil {
+		if err := host.inspect(p); err != nil {
 			return asOutside(err)
 		}
 	}

@@ -1,11 +1,12 @@
 package edit
 
 import (
-	"github.com/fixpoint-dev/fixpoint/internal/txtar"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"golang.org/x/tools/txtar"
 )
 
 // addGoldenSeeds adds the replies of the golden files as seeds.
@@ -16,12 +17,12 @@ func addGoldenSeeds(f *testing.F, dir string, add func(reply string, files map[s
 		if err != nil {
 			f.Fatal(err)
 		}
-		a := txtar.Parse(string(raw))
-		reply, _ := a.Get("reply")
+		a := txtar.Parse(raw)
+		reply, _ := section(a, "reply")
 		files := map[string]string{}
 		for _, s := range a.Files {
 			if name, ok := strings.CutPrefix(s.Name, "file/"); ok {
-				files[name] = s.Data
+				files[name] = string(s.Data)
 			}
 		}
 		add(reply, files)

@@ -142,16 +142,16 @@ func statFile(dir int, name, rel string) (bool, *unix.Stat_t, error) {
 	return true, nil, refuse(ErrNotRegular, "%s is a special file", rel)
 }
 
-// inspect walks to rel and reports whether it exists, refusing the path
-// as parent and statFile do.
-func (h *hostRoot) inspect(rel string) (bool, error) {
+// inspect walks to rel and refuses the path as parent and statFile do.
+// A path that does not exist yet is not an error.
+func (h *hostRoot) inspect(rel string) error {
 	fd, base, err := h.parent(rel, false)
 	if err != nil || fd < 0 {
-		return false, err
+		return err
 	}
 	defer unix.Close(fd)
-	ok, _, err := statFile(fd, base, rel)
-	return ok, err
+	_, _, err = statFile(fd, base, rel)
+	return err
 }
 
 // exists is inspect without the verdict: for the git-directory test on
@@ -319,7 +319,7 @@ func CheckPaths(root string, paths []string) error {
 		if err := checkWritePath(p); err != nil {
 			return err
 		}
-		if _, err := h.inspect(p); err != nil {
+		if err := h.inspect(p); err != nil {
 			return err
 		}
 	}

@@ -65,8 +65,8 @@ var (
 	dividerRE = regexp.MustCompile(`^\s*={5,9}\s*$`)
 	replaceRE = regexp.MustCompile(`^\s*>{5,9} ?REPLACE\s*$`)
 	fenceRE   = regexp.MustCompile("^\\s*(```|~~~)[\\w+#.-]*\\s*$")
-	// headerRE strips decoration around a path: headings, bullets, bold,
-	// backticks, "File:" labels and a trailing colon.
+	// labelRE ("File:" labels) and bulletRE (headings, bullets, numbers)
+	// match the decoration cleanPath strips from around a path.
 	labelRE  = regexp.MustCompile(`(?i)^(file(name)?|path)\s*:\s*`)
 	bulletRE = regexp.MustCompile(`^(#+|[-*+]|\d+[.)])\s+`)
 )

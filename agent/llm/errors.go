@@ -64,7 +64,7 @@ func classify(err error, st *callState) failure {
 	f := failure{err: err}
 	var head []byte
 	if st != nil {
-		_, _, _, head = st.get()
+		_, _, head = st.get()
 	}
 	// *RequestError first: Ollama's {"error": "..."} gives a RequestError
 	// wrapping an empty *APIError with status 0 (DEPS.md).

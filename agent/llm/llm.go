@@ -329,7 +329,7 @@ func (c *Client) complete(ctx context.Context, req Request, model string, msgs [
 		if !f.retryable || retry >= retries {
 			return &completion{attempts: attempts}, c.userError(f, attempts, model)
 		}
-		_, ra, _, _ := st.get()
+		ra, _, _ := st.get()
 		wait := c.retryDelay(retry, ra)
 		if wait > c.opts.MaxRetryAfter {
 			e := c.userError(f, attempts, model)
@@ -384,6 +384,7 @@ func (c *Client) wireRequest(req Request, model string, msgs []openai.ChatComple
 		if reasoning {
 			w.MaxCompletionTokens = maxTok
 		} else {
+			//lint:ignore SA1019 max_tokens is the only length limit Ollama's OpenAI API reads (ollama/ollama#14464 is open); TestChatMaxTokensField
 			w.MaxTokens = maxTok
 		}
 	}
@@ -458,7 +459,7 @@ func (c *Client) stream(ctx context.Context, w openai.ChatCompletionRequest, onD
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
-	_, _, sawDone, head := st.get()
+	_, sawDone, head := st.get()
 	switch {
 	case !choices && !sawDone && len(head) > 0 && !strings.HasPrefix(strings.TrimSpace(string(head)), "data:"):
 		return nil, fmt.Errorf("%w: not an event stream; the reply began %q", ErrBadResponse, trim(string(head), 120))
@@ -552,7 +553,7 @@ func (c *Client) Models(ctx context.Context) ([]string, error) {
 		if !f.retryable || attempt > retries {
 			return nil, c.userError(f, attempt, c.cfg.Name)
 		}
-		_, ra, _, _ := st.get()
+		ra, _, _ := st.get()
 		wait := c.retryDelay(attempt-1, ra)
 		if wait > c.opts.MaxRetryAfter {
 			return nil, c.userError(f, attempt, c.cfg.Name)

@@ -260,6 +260,35 @@ func TestChatTemperature(t *testing.T) {
 	}
 }
 
+// TestChatMaxTokensField: reasoning models get max_completion_tokens (the
+// API rejects max_tokens for them); every other model gets max_tokens,
+// the only length limit Ollama's OpenAI API reads (go-openai marks it
+// deprecated, and llm.go keeps it on purpose).
+func TestChatMaxTokensField(t *testing.T) {
+	tests := []struct {
+		model, want, notWant string
+	}{
+		{"llama3.1:8b", `"max_tokens":99`, "max_completion_tokens"},
+		{"gpt-4o", `"max_tokens":99`, "max_completion_tokens"},
+		{"o3-mini", `"max_completion_tokens":99`, "max_tokens"},
+		{"gpt-5", `"max_completion_tokens":99`, "max_tokens"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.model, func(t *testing.T) {
+			srv := llmtest.NewServer(&llmtest.Script{Default: &llmtest.Reply{Content: "ok"}})
+			defer srv.Close()
+			c, _ := newClient(t, srv, func(m *config.Model) { m.Name = tt.model })
+			if _, err := c.Chat(t.Context(), llm.Request{Messages: user("hi"), MaxTokens: 99}, nil); err != nil {
+				t.Fatal(err)
+			}
+			body := string(srv.Requests()[0].Body)
+			if !strings.Contains(body, tt.want) || strings.Contains(body, `"`+tt.notWant+`"`) {
+				t.Errorf("model %s: body %s, want %s and no %s", tt.model, body, tt.want, tt.notWant)
+			}
+		})
+	}
+}
+
 var readFile = llm.Tool{Name: "read_file", Description: "read a file", Parameters: map[string]any{
 	"type": "object", "properties": map[string]any{"path": map[string]any{"type": "string"}}, "required": []string{"path"},
 }}

@@ -18,7 +18,6 @@ type callState struct {
 	zeroTemperature bool // rewrite the body to send "temperature": 0
 
 	mu         sync.Mutex // guards the fields below
-	status     int
 	retryAfter string
 	sawDone    bool   // the body contained "data: [DONE]"
 	head       []byte // the first bytes of the body, for messages about garbage
@@ -30,10 +29,10 @@ func withState(ctx context.Context, st *callState) context.Context {
 	return context.WithValue(ctx, stateKey{}, st)
 }
 
-func (st *callState) get() (status int, retryAfter string, sawDone bool, head []byte) {
+func (st *callState) get() (retryAfter string, sawDone bool, head []byte) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	return st.status, st.retryAfter, st.sawDone, st.head
+	return st.retryAfter, st.sawDone, st.head
 }
 
 // transport wraps a RoundTripper to capture Retry-After, the status, the
@@ -57,7 +56,6 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	st.mu.Lock()
-	st.status = resp.StatusCode
 	st.retryAfter = resp.Header.Get("Retry-After")
 	st.mu.Unlock()
 	resp.Body = &watchBody{rc: resp.Body, st: st}

@@ -397,7 +397,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, req *chatRequest
 	}
 	msg := map[string]any{"role": "assistant", "content": content}
 	if len(calls) > 0 {
-		msg["tool_calls"] = wireCalls(calls, n, true)
+		msg["tool_calls"] = wireCalls(calls, true)
 	}
 	resp := map[string]any{
 		"id": id, "object": "chat.completion", "created": time.Now().Unix(), "model": modelOf(req),
@@ -484,7 +484,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, req *chatRequest
 		}
 		return
 	}
-	for i, c := range wireCalls(calls, 0, false) {
+	for i, c := range wireCalls(calls, false) {
 		// The first delta carries id, type and name; the arguments follow in
 		// pieces, as real servers send them.
 		args := calls[i].Arguments
@@ -513,7 +513,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, req *chatRequest
 	}
 }
 
-func wireCalls(calls []ToolCall, n int, full bool) []map[string]any {
+func wireCalls(calls []ToolCall, full bool) []map[string]any {
 	var out []map[string]any
 	for i, c := range calls {
 		id := c.ID

@@ -144,6 +144,10 @@ type Options struct {
 	// against tampering with the test framework skip test files. nil
 	// means no file is a test file.
 	IsTest func(rel string) bool
+	// Parser, when set, parses Python in one persistent process shared
+	// with other Checkers instead of a process per file; the caller owns
+	// it (and closes it). nil starts a process per checked file.
+	Parser *PythonParser
 }
 
 // Checker checks files against the project's rules.
@@ -151,6 +155,7 @@ type Checker struct {
 	actions map[string]Action
 	python  string
 	isTest  func(string) bool
+	parser  *PythonParser
 }
 
 // New returns a Checker with the rule actions of cfg over the defaults.
@@ -158,7 +163,7 @@ type Checker struct {
 func New(cfg config.Policy, opts *Options) (*Checker, error) {
 	c := &Checker{actions: map[string]Action{}}
 	if opts != nil {
-		c.python, c.isTest = opts.Python, opts.IsTest
+		c.python, c.isTest, c.parser = opts.Python, opts.IsTest, opts.Parser
 	}
 	if c.python == "" {
 		c.python = systemPython()

@@ -147,6 +147,13 @@ type pyFinding struct {
 }
 
 func (c *Checker) checkPython(ctx context.Context, rel string, src []byte) ([]Finding, error) {
+	if c.parser != nil {
+		pf, err := c.parser.parse(ctx, src)
+		if err != nil {
+			return nil, err
+		}
+		return pyFindings(pf), nil
+	}
 	py := c.python
 	if py == "" {
 		py, _ = exec.LookPath("python3")
@@ -171,11 +178,15 @@ func (c *Checker) checkPython(ctx context.Context, rel string, src []byte) ([]Fi
 	if err := json.Unmarshal(out, &pf); err != nil {
 		return nil, fmt.Errorf("python parser output: %w", err)
 	}
+	return pyFindings(pf), nil
+}
+
+func pyFindings(pf []pyFinding) []Finding {
 	var fs []Finding
 	for _, f := range pf {
 		fs = append(fs, Finding{Rule: f.Rule, Line: f.Line, Message: f.Message, always: f.Force == "block"})
 	}
-	return fs, nil
+	return fs
 }
 
 var (

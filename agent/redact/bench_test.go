@@ -2,8 +2,8 @@ package redact
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 )
@@ -11,7 +11,11 @@ import (
 // BenchmarkString redacts about 1 MiB of Go source (the standard library's
 // net/http), as a large prompt would be.
 func BenchmarkString(b *testing.B) {
-	files, _ := filepath.Glob(filepath.Join(runtime.GOROOT(), "src", "net", "http", "*.go"))
+	goroot, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		b.Fatalf("go env GOROOT: %v", err)
+	}
+	files, _ := filepath.Glob(filepath.Join(strings.TrimSpace(string(goroot)), "src", "net", "http", "*.go"))
 	var sb strings.Builder
 	for _, f := range files {
 		data, err := os.ReadFile(f)

@@ -228,13 +228,6 @@ func skipSpace(s string, i int) int {
 	return i
 }
 
-func unquote(v string) (string, string) {
-	if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0] {
-		return v[1 : len(v)-1], v[:1]
-	}
-	return v, ""
-}
-
 // secretValue decides whether the value assigned to name is a secret.
 // Strong names (api_key, password, ...) mask any literal that is not
 // empty, already masked, a placeholder or code; weak names (token, secret)

@@ -4,22 +4,20 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
-	"github.com/fixpoint-dev/fixpoint/agent"
-	"github.com/fixpoint-dev/fixpoint/agent/humaneval"
 	"github.com/fixpoint-dev/fixpoint/config"
+	"github.com/fixpoint-dev/fixpoint/internal/bench/humaneval"
+	"github.com/fixpoint-dev/fixpoint/internal/bench/loop"
+	"github.com/fixpoint-dev/fixpoint/internal/bench/lsp"
+	"github.com/fixpoint-dev/fixpoint/internal/bench/recall"
+	"github.com/fixpoint-dev/fixpoint/internal/bench/sandboxcost"
 	"github.com/fixpoint-dev/fixpoint/internal/parity"
-	"github.com/fixpoint-dev/fixpoint/memory"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/backends"
-	"github.com/fixpoint-dev/fixpoint/sandbox/sandboxbench"
-	"github.com/fixpoint-dev/fixpoint/server"
 )
 
 // benchSections lists the tables of docs/BENCHMARKS.md in order.
@@ -29,11 +27,11 @@ func benchSections() []benchSection {
 			key: "sandbox", title: "Sandbox: cost of one command",
 			command: "fixpoint bench sandbox",
 			run: func(ctx context.Context, a *app) (string, error) {
-				t, err := sandboxbench.Run(ctx, &sandboxbench.Options{Progress: a.stderr, Logger: a.logger})
+				t, err := sandboxcost.Run(ctx, &sandboxcost.Options{Progress: a.stderr, Logger: a.logger})
 				if err != nil {
 					return "", err
 				}
-				floor, err := sandboxbench.MeasureFloor(ctx, &sandboxbench.Options{Progress: a.stderr, Logger: a.logger})
+				floor, err := sandboxcost.MeasureFloor(ctx, &sandboxcost.Options{Progress: a.stderr, Logger: a.logger})
 				if err != nil {
 					return "", fmt.Errorf("gVisor floor: %w", err)
 				}
@@ -59,7 +57,7 @@ func benchSections() []benchSection {
 					return "", err
 				}
 				defer os.RemoveAll(dir)
-				r, err := memory.Bench(ctx, dir)
+				r, err := recall.Run(ctx, dir)
 				if err != nil {
 					return "", err
 				}
@@ -71,7 +69,7 @@ func benchSections() []benchSection {
 			command: "fixpoint bench lsp",
 			run: func(ctx context.Context, a *app) (string, error) {
 				exe, _ := os.Executable()
-				r, err := server.Bench(ctx, &server.BenchOptions{Binary: exe, Logger: a.logger})
+				r, err := lsp.Run(ctx, &lsp.Options{Binary: exe, Logger: a.logger})
 				if err != nil {
 					return "", err
 				}
@@ -83,11 +81,7 @@ func benchSections() []benchSection {
 			command: "fixpoint bench parity",
 			run:     benchParitySection,
 		},
-		{
-			key: "humaneval", title: "HumanEval self-checks and throughput",
-			command: "fixpoint bench humaneval --data ../shared/data/humaneval/HumanEval.jsonl.gz --oracle --baseline",
-			run:     benchHumanEvalSection,
-		},
+		humanEvalSection(),
 		{
 			key: "firstaction", title: "First action: code action to first test result, cold and warm",
 			command: "fixpoint bench firstaction",
@@ -96,11 +90,27 @@ func benchSections() []benchSection {
 	}
 }
 
+// humanEvalSection is the HumanEval table: `fixpoint bench humaneval
+// --oracle --baseline` writes it too (--write).
+func humanEvalSection() benchSection {
+	return benchSection{
+		key: "humaneval", title: "HumanEval self-checks and throughput",
+		command: "fixpoint bench humaneval --data ./HumanEval.jsonl.gz --oracle --baseline",
+		run:     benchHumanEvalSection,
+	}
+}
+
+// benchHumanEvalSection runs `fixpoint bench humaneval --oracle
+// --baseline` on the official HumanEval.jsonl.gz: $FIXPOINT_HUMANEVAL, or
+// this repository's CI copy in ../shared/data/humaneval.
 func benchHumanEvalSection(ctx context.Context, a *app) (string, error) {
-	data := filepath.Join("..", "shared", "data", "humaneval", "HumanEval.jsonl.gz")
+	data := a.getenv("FIXPOINT_HUMANEVAL")
+	if data == "" {
+		data = filepath.Join("..", "shared", "data", "humaneval", "HumanEval.jsonl.gz")
+	}
 	problems, err := humaneval.Load(data)
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("%w (set FIXPOINT_HUMANEVAL to the official HumanEval.jsonl.gz: github.com/openai/human-eval, data/HumanEval.jsonl.gz)", err)
 	}
 	cfg, err := a.loadConfig("", nil)
 	if err != nil {
@@ -112,21 +122,12 @@ func benchHumanEvalSection(ctx context.Context, a *app) (string, error) {
 	}
 	defer os.RemoveAll(out)
 	s, err := measureHumanEval(ctx, a, cfg, problems, humanEvalRun{
-		data: data, oracle: true, baseline: true, attempts: 1, parallel: 2, out: out, timeout: 3e9,
+		data: data, oracle: true, baseline: true, attempts: 1, parallel: 2, out: out, timeout: 3 * time.Second,
 	})
 	if err != nil {
 		return "", err
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "The oracle submits the canonical solutions through the whole agent loop (plan, SEARCH/REPLACE edit, policy checks, sandbox check): the harness's self-check. All %d problems, parallel %d, official 3 s timeout per check.\n\n", s.Problems, s.Parallel)
-	fmt.Fprintf(&b, "| run | passed | wall |\n|---|---|---|\n")
-	fmt.Fprintf(&b, "| fixpoint: %s | %d/%d | %.1f s |\n", s.Checker, s.Passed, s.Problems, s.WallSeconds)
-	for _, name := range slices.Sorted(maps.Keys(s.Baselines)) {
-		bl := s.Baselines[name]
-		fmt.Fprintf(&b, "| baseline: %s | %d/%d | %.1f s |\n", name, bl.Passed, s.Problems, bl.Seconds)
-	}
-	fmt.Fprintf(&b, "\nThe fixpoint row's wall time includes starting the sandbox sessions and, per problem, a baseline check, the loop's prompts, the edit and its policy check, and the check itself. The check-only rows time the same 164 check programs with no loop. Scripted-model self-checks (run by `go test ./agent/humaneval` through the loop and a scripted OpenAI-compatible server): a model that always answers `return None` scores 0/164; one whose first attempt is broken and second canonical scores pass@1 0 and 164/164 after repair.\n")
-	return b.String(), nil
+	return s.Section(), nil
 }
 
 // benchSectionCommand makes `fixpoint bench KEY [--write FILE]`.
@@ -211,17 +212,11 @@ func benchLoopSection(ctx context.Context, a *app) (string, error) {
 		return "", err
 	}
 	defer done()
-	r, err := agent.BenchLoop(ctx, &agent.BenchOptions{Config: cfg, Backend: backend, Root: root, Runs: 5})
+	r, err := loop.Run(ctx, &loop.Options{Config: cfg, Backend: backend, Root: root, Runs: 5})
 	if err != nil {
 		return "", err
 	}
-	ms := func(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
-	var b strings.Builder
-	fmt.Fprintf(&b, "`fixpoint fix` on a copy of examples/go-bug with an instant scripted model, %d runs on the %s backend, medians. Overhead is the iteration's wall time minus the test command's own time and the model's; the target is under 50 ms.\n\n", r.Runs, r.Backend)
-	fmt.Fprintf(&b, "| measure | median |\n|---|---|\n")
-	fmt.Fprintf(&b, "| wall per iteration | %s |\n| test command (go test -json) | %s |\n| **overhead** (max %s) | **%s** |\n", ms(r.Iteration), ms(r.TestTime), ms(r.OverheadMax), ms(r.Overhead))
-	fmt.Fprintf(&b, "| of which: sandbox sync | %s |\n| of which: sandbox run beyond the test's own time | %s |\n| of which: edit parse and apply | %s |\n", ms(r.Sync), ms(r.SandboxExtra), ms(r.Parse))
-	return b.String(), nil
+	return r.Markdown(), nil
 }
 
 // benchParitySection runs internal/parity over ../shared/realworld and

@@ -12,9 +12,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fixpoint-dev/fixpoint/agent/humaneval"
 	"github.com/fixpoint-dev/fixpoint/agent/llm"
 	"github.com/fixpoint-dev/fixpoint/config"
+	"github.com/fixpoint-dev/fixpoint/internal/bench/humaneval"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/backends"
 	"github.com/fixpoint-dev/fixpoint/sandbox/docker"
@@ -38,7 +38,9 @@ Benchmarks:
   all         every table of docs/BENCHMARKS.md (use --write docs/BENCHMARKS.md)
 Run 'fixpoint bench <benchmark> --help' for its flags.
 Example:
-  fixpoint bench humaneval --data ../shared/data/humaneval/HumanEval.jsonl.gz --oracle`,
+  fixpoint bench humaneval --data ./HumanEval.jsonl.gz --oracle --baseline
+HumanEval.jsonl.gz is the official dataset (MIT): data/HumanEval.jsonl.gz
+of github.com/openai/human-eval.`,
 	}
 	c.run = func(ctx context.Context, a *app, args []string) int {
 		if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
@@ -72,7 +74,7 @@ func benchSubcommands() []*command {
 func benchHumanEvalCommand() *command {
 	c := &command{
 		name: "bench humaneval",
-		usage: `Usage: fixpoint bench humaneval --data FILE [--model M | --oracle] [--attempts N] [--parallel P] [--limit K] [--out DIR] [--engines A,B]
+		usage: `Usage: fixpoint bench humaneval --data FILE [--model M | --oracle [--baseline [--write MD]]] [--attempts N] [--parallel P] [--limit K] [--out DIR] [--engines A,B]
 
 Runs HumanEval problems through fixpoint's agent loop, the one 'fixpoint fix'
 runs: each problem becomes a workspace whose solution.py holds the prompt, the
@@ -85,10 +87,14 @@ log (data/runs/) to --out. --oracle submits the canonical solutions through the
 same loop: the harness's self-check, which must score 164/164. --baseline also
 times the bare checks (no loop) on the warm sessions, with a new container per
 check, and as bare host processes (with --oracle only: the host never runs a
-model's code).
+model's code), and the loop as a user's run (the stub checked, a parser
+process per policy check; run logs in OUT/user-loop), all taking turns with
+the loop 16 problems at a time, and prints the ratios.
 Example:
   FIXPOINT_BASE_URL=http://localhost:11434/v1 fixpoint bench humaneval \
-    --data ../shared/data/humaneval/HumanEval.jsonl.gz --model qwen2.5-coder:7b --parallel 2`,
+    --data ./HumanEval.jsonl.gz --model qwen2.5-coder:7b --parallel 2
+HumanEval.jsonl.gz is the official dataset (MIT): data/HumanEval.jsonl.gz
+of github.com/openai/human-eval.`,
 	}
 	c.run = func(ctx context.Context, a *app, args []string) int {
 		fs := newFlags(c, a.stderr)
@@ -103,6 +109,7 @@ Example:
 		timeout := fs.Duration("timeout", 3*time.Second, "per check program, as the official evaluator's default")
 		dir := fs.String("dir", ".", "project `dir` whose configuration applies")
 		engines := fs.String("engines", "", "comma-separated Docker engine `addresses` (unix://, tcp://, ssh://) to spread the sessions over")
+		write := fs.String("write", "", "also replace the humaneval table of a Markdown `file` (docs/BENCHMARKS.md; needs --oracle --baseline)")
 		if done, code := parseFlags(fs, args); done {
 			return code
 		}
@@ -115,6 +122,8 @@ Example:
 			return a.fail(usagef("--parallel must be at least 1"))
 		case *baseline && !*oracle:
 			return a.fail(usagef("--baseline needs --oracle: the host floor would run a model's code outside the sandbox"))
+		case *write != "" && !*baseline:
+			return a.fail(usagef("--write needs --oracle --baseline: the table compares the loop with the bare checks"))
 		case *oracle && *model != "":
 			return a.fail(usagef("--oracle and --model exclude each other"))
 		}
@@ -144,14 +153,15 @@ Example:
 			*out = filepath.Join("bench-out", "humaneval-"+time.Now().Format("20060102-150405"))
 		}
 		return runHumanEval(ctx, a, cfg, problems, humanEvalRun{
-			engines: splitEngines(*engines),
-			data:    *data, oracle: *oracle, attempts: *attempts, parallel: *parallel, out: *out, baseline: *baseline, timeout: *timeout,
+			engines: splitEngines(*engines), write: *write,
+			data: *data, oracle: *oracle, attempts: *attempts, parallel: *parallel, out: *out, baseline: *baseline, timeout: *timeout,
 		})
 	}
 	return c
 }
 
 type humanEvalRun struct {
+	write            string // a Markdown file whose humaneval table to replace
 	engines          []string
 	data             string
 	oracle, baseline bool
@@ -172,7 +182,19 @@ func runHumanEval(ctx context.Context, a *app, cfg *config.Config, problems []hu
 		bl := s.Baselines[name]
 		fmt.Fprintf(a.stdout, "  baseline %s: %d/%d passed, %.1f s wall\n", name, bl.Passed, s.Problems, bl.Seconds)
 	}
+	if u := s.UserLoop; u != nil {
+		fmt.Fprintf(a.stdout, "  the same loop as a user's run (stub checked, a parser process per policy check): %d/%d passed, %.1f s wall\n", u.Passed, s.Problems, u.Seconds)
+	}
+	if vsBare, oneShotVs, ok := s.Ratios(); ok {
+		fmt.Fprintf(a.stdout, "  loop (sessions warm, taking turns with the baselines) %.1f s: %.2fx the bare checks; a container per check takes %.1fx the loop\n", s.LoopSeconds, vsBare, oneShotVs)
+	}
 	fmt.Fprintf(a.stdout, "Report: %s\n", filepath.Join(r.out, "summary.md"))
+	if r.write != "" {
+		if err := writeSection(r.write, "humaneval", renderSection(humanEvalSection(), s.Section())); err != nil {
+			return a.fail(err)
+		}
+		fmt.Fprintf(a.stderr, "wrote the humaneval table to %s\n", r.write)
+	}
 	return exitOK
 }
 
@@ -180,7 +202,7 @@ func runHumanEval(ctx context.Context, a *app, cfg *config.Config, problems []hu
 // Every problem goes through the agent loop (humaneval.Agent) on warm
 // sandbox sessions; with --baseline the same checks are also timed with no
 // loop, on the warm sessions, with a new container per check, and as bare
-// host processes.
+// host processes, taking turns with the loop (humaneval.Compare).
 func measureHumanEval(ctx context.Context, a *app, cfg *config.Config, problems []humaneval.Problem, r humanEvalRun) (*humaneval.Summary, error) {
 	backend, err := backends.Open(ctx, cfg, &backends.Options{Warn: a.stderr, Logger: a.logger, Engines: r.engines})
 	if err != nil {
@@ -194,46 +216,67 @@ func measureHumanEval(ctx context.Context, a *app, cfg *config.Config, problems 
 		return nil, err
 	}
 	defer pool.Close()
+	started := time.Since(start)
 	reportSpread(a, backend)
 	solver := &humaneval.Agent{Backend: pool, Config: cfg, Dir: r.out, Timeout: r.timeout}
+	defer solver.Close()
 	modelName := "oracle (canonical solutions)"
 	if !r.oracle {
 		solver.Model = llm.New(cfg.Model, &llm.Options{Logger: a.logger})
 		modelName = cfg.Model.RoleModel("coder")
 	}
-	opts := humaneval.Options{Attempts: r.attempts, Parallel: r.parallel, Progress: progressBar(a.stderr, "humaneval")}
-	results, err := humaneval.Run(ctx, problems, solver, opts)
+	var results []humaneval.ProblemResult
+	var lanes []*humaneval.Lane
+	if r.baseline {
+		lanes, err = compareHumanEval(ctx, a, problems, r, solver, pool, backend, spec)
+		results = lanes[0].Results
+	} else {
+		opts := humaneval.Options{Attempts: r.attempts, Parallel: r.parallel, Progress: progressBar(a.stderr, "humaneval")}
+		results, err = humaneval.Run(ctx, problems, solver, opts)
+	}
 	if err != nil {
 		return nil, err
 	}
 	s := humaneval.Summarize(results, r.attempts)
 	s.WallSeconds = time.Since(start).Seconds()
+	s.StartSeconds = started.Seconds()
 	s.Model, s.Temperature, s.Seed = modelName, cfg.Model.Temperature, cfg.Model.Seed
 	s.Parallel, s.Checker = r.parallel, "agent loop on warm sandbox sessions ("+backend.Name()+")"
 	s.Version, s.Date, s.Data = version, time.Now().UTC().Format(time.RFC3339), r.data
-	if r.baseline {
+	if len(lanes) > 0 {
+		s.LoopSeconds = lanes[0].Time.Seconds()
+		s.WallSeconds = s.StartSeconds + s.LoopSeconds // the baselines' turns are not the loop's
 		s.Baselines = map[string]humaneval.Baseline{}
-		for _, b := range []struct {
-			name string
-			c    humaneval.Checker
-		}{
-			{"check only, warm sandbox sessions (" + backend.Name() + ")", pool},
-			{"check only, new container per check (" + backend.Name() + ")", &humaneval.OneShot{Backend: backend, Spec: spec}},
-			{"check only, bare host process, no isolation", &humaneval.Host{}},
-		} {
-			t := time.Now()
-			opts.Progress = progressBar(a.stderr, b.name)
-			res, err := humaneval.Run(ctx, problems, &humaneval.Direct{Checker: b.c, Timeout: r.timeout}, opts)
-			if err != nil {
-				return nil, fmt.Errorf("baseline %s: %w", b.name, err)
+		for _, l := range lanes[1:] {
+			bl := humaneval.Baseline{Seconds: l.Time.Seconds(), Passed: humaneval.Summarize(l.Results, 1).Passed}
+			if l.Name == "user loop" {
+				s.UserLoop = &bl
+				continue
 			}
-			s.Baselines[b.name] = humaneval.Baseline{Seconds: time.Since(t).Seconds(), Passed: humaneval.Summarize(res, 1).Passed}
+			s.Baselines[l.Name] = bl
 		}
 	}
 	if err := humaneval.Write(r.out, results, s); err != nil {
 		return nil, err
 	}
 	return s, nil
+}
+
+// compareHumanEval times the loop and the three baselines in turns; the
+// loop is the first lane returned.
+func compareHumanEval(ctx context.Context, a *app, problems []humaneval.Problem, r humanEvalRun, solver *humaneval.Agent, pool *humaneval.Pool, backend sandbox.Backend, spec sandbox.Spec) ([]*humaneval.Lane, error) {
+	lanes := humaneval.Lanes(solver, r.attempts, pool, backend, spec, r.timeout)
+	// The loop without the benchmark's shortcuts, last: what they save.
+	user := &humaneval.Agent{Model: solver.Model, Backend: pool, Config: solver.Config, Dir: filepath.Join(r.out, "user-loop"),
+		Timeout: r.timeout, RunStub: true, ParserPerCheck: true}
+	defer user.Close()
+	lanes = append(lanes, &humaneval.Lane{Name: "user loop", Solver: user, Attempts: r.attempts})
+	bar := progressBar(a.stderr, "humaneval, loop and baselines in turns")
+	err := humaneval.Compare(ctx, problems, lanes, humaneval.CompareOptions{
+		Parallel: r.parallel,
+		Progress: func(done, total int) { bar(done, total, humaneval.Summarize(lanes[0].Results, 1).Passed) },
+	})
+	return lanes, err
 }
 
 // progressBar returns a progress callback: a bar redrawn in place on a

@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/fixpoint-dev/fixpoint/agent/demo"
-	"github.com/fixpoint-dev/fixpoint/agent/humaneval"
-	"github.com/fixpoint-dev/fixpoint/agent/humaneval/hetest"
 	"github.com/fixpoint-dev/fixpoint/agent/llmtest"
+	"github.com/fixpoint-dev/fixpoint/internal/bench/humaneval"
+	"github.com/fixpoint-dev/fixpoint/internal/bench/humaneval/hetest"
 	"github.com/fixpoint-dev/fixpoint/sandbox/sandboxtest"
 )
 
@@ -25,6 +25,7 @@ func TestBenchHumanEvalUsageErrors(t *testing.T) {
 		{"no data", []string{"bench", "humaneval", "--oracle"}, "--data is required"},
 		{"baseline with a model", []string{"bench", "humaneval", "--data", "x.jsonl", "--baseline"}, "--baseline needs --oracle"},
 		{"oracle and model", []string{"bench", "humaneval", "--data", "x.jsonl", "--oracle", "--model", "m"}, "exclude each other"},
+		{"write without baseline", []string{"bench", "humaneval", "--data", "x.jsonl", "--oracle", "--write", "b.md"}, "--write needs --oracle --baseline"},
 		{"zero attempts", []string{"bench", "humaneval", "--data", "x.jsonl", "--oracle", "--attempts", "0"}, "--attempts"},
 		{"no model", []string{"bench", "humaneval", "--data", "x.jsonl"}, "no model configured"},
 		{"missing data file", []string{"bench", "humaneval", "--data", "/nonexistent/he.jsonl", "--oracle"}, "--data /nonexistent/he.jsonl"},
@@ -49,8 +50,12 @@ func TestBenchHumanEvalOracleCLI(t *testing.T) {
 	cli := sandboxtest.RequireDocker(t)
 	sandboxtest.RequireImage(t, cli, "fixpoint-sandbox-python")
 	out := t.TempDir()
+	md := filepath.Join(t.TempDir(), "BENCHMARKS.md")
+	if err := os.WriteFile(md, []byte("# Benchmarks\n\nkept\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	code, stdout, stderr := runCLI(t, map[string]string{"FIXPOINT_SANDBOX": "docker"},
-		"bench", "humaneval", "--data", data, "--oracle", "--baseline", "--limit", "6", "--timeout", "15s", "--out", out, "--dir", t.TempDir())
+		"bench", "humaneval", "--data", data, "--oracle", "--baseline", "--limit", "6", "--timeout", "15s", "--out", out, "--dir", t.TempDir(), "--write", md)
 	if code != exitOK {
 		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
 	}
@@ -75,6 +80,21 @@ func TestBenchHumanEvalOracleCLI(t *testing.T) {
 	}
 	if len(s.Baselines) != 3 {
 		t.Errorf("baselines = %v, want warm sessions, container per check and host", s.Baselines)
+	}
+	if s.UserLoop == nil || s.UserLoop.Passed != 6 || s.UserLoop.Seconds <= 0 {
+		t.Errorf("user_loop = %+v, want the loop without the shortcuts, 6 passed", s.UserLoop)
+	}
+	if _, _, ok := s.Ratios(); !ok || s.LoopSeconds <= 0 || s.WallSeconds < s.LoopSeconds {
+		t.Errorf("summary.json = %s: want the loop's time and both ratios", b)
+	}
+	if !strings.Contains(stdout, "the bare checks; a container per check takes") {
+		t.Errorf("stdout lacks the ratios:\n%s", stdout)
+	}
+	table := readFile(t, md)
+	for _, want := range []string{"kept\n", "<!-- bench:humaneval begin -->", "| fixpoint: agent loop on warm sandbox sessions (docker) | 6/6 |", "Targets (issue 14): the loop at most 2x the bare checks", "<!-- bench:humaneval end -->"} {
+		if !strings.Contains(table, want) {
+			t.Errorf("--write %s lacks %q:\n%s", md, want, table)
+		}
 	}
 	for name, bl := range s.Baselines {
 		if bl.Passed != 6 || bl.Seconds <= 0 {

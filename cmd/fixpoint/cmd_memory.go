@@ -73,7 +73,7 @@ func memoryCommand() *command {
 			return a.fail(err)
 		}
 		m := &memoryCLI{a: a, asJSON: *asJSON, all: *all, k: *k, limit: *limit, args: fs.Args()}
-		if err := m.open(cfg, root); err != nil {
+		if err := m.open(ctx, cfg, root); err != nil {
 			return a.fail(err)
 		}
 		defer m.store.Close()
@@ -119,7 +119,7 @@ type memoryCLI struct {
 	args   []string
 }
 
-func (m *memoryCLI) open(cfg *config.Config, root string) error {
+func (m *memoryCLI) open(ctx context.Context, cfg *config.Config, root string) error {
 	opts := &memory.Options{Root: root, Cap: cfg.Memory.Cap, Global: cfg.Memory.Global, Logger: m.a.logger}
 	if cfg.Memory.Embedder == "openai" {
 		base := cfg.Memory.EmbedBaseURL
@@ -132,7 +132,7 @@ func (m *memoryCLI) open(cfg *config.Config, root string) error {
 		}
 		opts.Embedder = emb
 	}
-	st, err := memory.Open(cfg.DataDir, opts)
+	st, err := memory.Open(ctx, cfg.DataDir, opts)
 	if err != nil {
 		return fmt.Errorf("open memory under %s: %w", cfg.DataDir, err)
 	}

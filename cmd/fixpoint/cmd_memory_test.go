@@ -24,7 +24,7 @@ type memoryCLIEnv struct {
 func newMemoryCLIEnv(t *testing.T) *memoryCLIEnv {
 	t.Helper()
 	e := &memoryCLIEnv{t: t, data: t.TempDir(), root: t.TempDir()}
-	st, err := memory.Open(e.data, &memory.Options{Root: e.root})
+	st, err := memory.Open(t.Context(), e.data, &memory.Options{Root: e.root})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -440,7 +440,7 @@ func TestFaultRacingRuns(t *testing.T) {
 	if !strings.Contains(string(b), "range(0, len(seq), size)") {
 		t.Errorf("the first run's verified fix was not written:\n%s", b)
 	}
-	st, err := memory.Open(data, &memory.Options{Root: ws})
+	st, err := memory.Open(t.Context(), data, &memory.Options{Root: ws})
 	if err != nil {
 		t.Fatalf("the failure memory does not open after the race: %v", err)
 	}

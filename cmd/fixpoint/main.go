@@ -151,7 +151,8 @@ func (e *usageError) Error() string { return e.msg }
 
 func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
 
-// exitCode maps an error to an exit code and prints it.
+// fail prints err and returns its exit code: exitUsage for usage and
+// configuration errors, else exitNotReached.
 func (a *app) fail(err error) int {
 	var ue *usageError
 	if errors.As(err, &ue) {

@@ -34,7 +34,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fixpoint-dev/fixpoint/internal/txtar"
+	"golang.org/x/tools/txtar"
 )
 
 // Mutant is one targeted bug.
@@ -130,13 +130,13 @@ func fatal(err error) {
 func Parse(s string) ([]Mutant, error) {
 	var out []Mutant
 	seen := map[string]bool{}
-	for _, f := range txtar.Parse(s).Files {
+	for _, f := range txtar.Parse([]byte(s)).Files {
 		m := Mutant{Name: f.Name}
 		if seen[m.Name] {
 			return nil, fmt.Errorf("mutant %q: defined twice", m.Name)
 		}
 		seen[m.Name] = true
-		for _, line := range strings.Split(f.Data, "\n") {
+		for _, line := range strings.Split(string(f.Data), "\n") {
 			if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
 				continue
 			}

@@ -35,6 +35,7 @@ import (
 	"sync"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/volume"
@@ -236,7 +237,7 @@ func Reap(ctx context.Context, cli *client.Client) (removed int, err error) {
 		if !ownerGone(c.Labels) {
 			continue
 		}
-		if err := cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !client.IsErrNotFound(err) {
+		if err := cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !cerrdefs.IsNotFound(err) {
 			errs = append(errs, fmt.Errorf("remove container %.12s: %w", c.ID, err))
 			continue
 		}
@@ -250,7 +251,7 @@ func Reap(ctx context.Context, cli *client.Client) (removed int, err error) {
 		if !ownerGone(v.Labels) {
 			continue
 		}
-		if err := cli.VolumeRemove(ctx, v.Name, true); err != nil && !client.IsErrNotFound(err) {
+		if err := cli.VolumeRemove(ctx, v.Name, true); err != nil && !cerrdefs.IsNotFound(err) {
 			errs = append(errs, fmt.Errorf("remove volume %s: %w", v.Name, err))
 			continue
 		}
@@ -294,7 +295,7 @@ func pruneGoCaches(ctx context.Context, cli *client.Client) (removed int) {
 		}
 		if id := v.Labels[labelGoCacheImage]; !stale && id != "" {
 			_, err := cli.ImageInspect(ctx, id)
-			stale = client.IsErrNotFound(err)
+			stale = cerrdefs.IsNotFound(err)
 		}
 		if stale && cli.VolumeRemove(ctx, v.Name, false) == nil {
 			removed++

@@ -13,11 +13,11 @@ import (
 	"strings"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
 	imagetypes "github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/docker/api/types/volume"
-	"github.com/docker/docker/client"
 	"github.com/docker/docker/pkg/jsonmessage"
 	"github.com/docker/docker/pkg/stdcopy"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
@@ -60,7 +60,7 @@ func (b *Backend) Install(ctx context.Context, spec sandbox.InstallSpec) (*sandb
 	}
 	img, err := b.cli.ImageInspect(ctx, spec.Image)
 	if err != nil {
-		if client.IsErrNotFound(err) {
+		if cerrdefs.IsNotFound(err) {
 			return nil, fmt.Errorf("image %s: %w", spec.Image, sandbox.ErrImageMissing)
 		}
 		return nil, fmt.Errorf("inspect image %s: %w", spec.Image, err)
@@ -282,7 +282,7 @@ func (b *Backend) Probe(ctx context.Context, image string, argv []string) (strin
 	hc := &container.HostConfig{NetworkMode: "none", CapDrop: []string{"ALL"}, SecurityOpt: []string{"no-new-privileges"}, ReadonlyRootfs: true}
 	created, err := b.cli.ContainerCreate(ctx, cfg, hc, nil, nil, name)
 	if err != nil {
-		if client.IsErrNotFound(err) {
+		if cerrdefs.IsNotFound(err) {
 			return "", fmt.Errorf("image %s: %w", image, sandbox.ErrImageMissing)
 		}
 		return "", fmt.Errorf("probe %s: %w", image, err)

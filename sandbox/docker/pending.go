@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/client"
 )
@@ -55,14 +56,16 @@ func (b *Backend) remove(ctx context.Context, l leftover) error {
 			err = b.cli.ContainerRemove(ctx, l.id, container.RemoveOptions{Force: true, RemoveVolumes: true})
 		}
 	}
-	if err != nil && !client.IsErrNotFound(err) {
+	if err != nil && !cerrdefs.IsNotFound(err) {
 		return err
 	}
 	return nil
 }
 
-// removeOrDefer removes l within timeout; when that fails, l is recorded so
-// that the next Start, Session.Close or Backend.Close retries it.
+// removeOrDefer removes l within timeout (every caller passes
+// removeTimeout), even when ctx is already cancelled; when that fails, l is
+// recorded so that the next Start, Session.Close or Backend.Close retries
+// it.
 func (b *Backend) removeOrDefer(ctx context.Context, timeout time.Duration, l leftover) error {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
 	defer cancel()

@@ -89,7 +89,8 @@ func startPodman(t *testing.T, as *rootlessUser) string {
 // TestPodman runs the docker backend against Podman's Docker-compatible
 // API: the engine is told apart from Docker, the sandbox image gets there
 // through the API (ImageSave from the main engine, ImageLoad), and then
-// this package's escape, session, reaping and repair tests run again in a
+// this package's escape, session, reaping and repair tests, and rootful
+// the backend conformance suite (sandboxtest.Conformance), run again in a
 // child process (the same test binary) with DOCKER_HOST on Podman's socket.
 func TestPodman(t *testing.T) {
 	if os.Getenv(podmanChildEnv) != "" {
@@ -98,7 +99,7 @@ func TestPodman(t *testing.T) {
 	local := sandboxtest.RequireDocker(t)
 	sandboxtest.RequireImage(t, local, testImage)
 	t.Run("rootful", func(t *testing.T) {
-		podmanSuite(t, local, startPodman(t, nil), false, "^(TestEscape|TestRun|TestSyncIncremental|TestReadFileRejectsEscapes|TestReapAfterSIGKILL|TestReapKeepsLiveOwners|TestPendingRemoval|TestRefillBrokenSupervisorVolume|TestReplacedAfterSupervisorDies|TestCloseAbortsRun|TestGoModCache)$")
+		podmanSuite(t, local, startPodman(t, nil), false, "^(TestConformance|TestEscape|TestRun|TestSyncIncremental|TestReadFileRejectsEscapes|TestReapAfterSIGKILL|TestReapKeepsLiveOwners|TestPendingRemoval|TestRefillBrokenSupervisorVolume|TestReplacedAfterSupervisorDies|TestCloseAbortsRun|TestGoModCache)$")
 	})
 	t.Run("rootless", func(t *testing.T) {
 		u := requireRootlessUser(t)

@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/build"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
@@ -443,7 +444,7 @@ func TestRemoteEngineTLS(t *testing.T) {
 	if err != nil || n < 1 {
 		t.Errorf("Reap on the remote engine = %d, %v; want the leaked container removed", n, err)
 	}
-	if _, err := cli.ContainerInspect(ctx, leaked.ID); !client.IsErrNotFound(err) {
+	if _, err := cli.ContainerInspect(ctx, leaked.ID); !cerrdefs.IsNotFound(err) {
 		t.Errorf("leaked container %.12s still on the remote engine after Reap (%v)", leaked.ID, err)
 	}
 	vols, err := cli.VolumeList(ctx, volume.ListOptions{Filters: filters.NewArgs(filters.Arg("name", cacheVol))})

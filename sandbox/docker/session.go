@@ -231,8 +231,8 @@ func (s *Session) sync(ctx context.Context, c *conn, snap *sandbox.Snapshot) (sa
 			return st, s.ctxErr(ctx, s.streamErr(c, "sync", err))
 		}
 	}
-	if err := tw.Close(); err == nil {
-		err = fw.flush()
+	if err := endTar(tw, fw); err != nil {
+		return st, s.ctxErr(ctx, s.streamErr(c, "sync", err))
 	}
 	if err := c.write(wire.TarEnd, nil); err != nil {
 		return st, s.ctxErr(ctx, s.streamErr(c, "sync", err))
@@ -243,6 +243,19 @@ func (s *Session) sync(ctx context.Context, c *conn, snap *sandbox.Snapshot) (sa
 	}
 	s.last, s.hashes = snap, hashes
 	return sandbox.SyncStats{Written: done.Written, Deleted: need.Deleted, Bytes: done.Bytes}, nil
+}
+
+// endTar writes the tar trailer and sends the last partial chunk. If
+// either fails the supervisor would see a truncated archive, so the
+// caller must fail the sync rather than send TarEnd.
+func endTar(tw *tar.Writer, fw *frameWriter) error {
+	if err := tw.Close(); err != nil {
+		return fmt.Errorf("close tar stream: %w", err)
+	}
+	if err := fw.flush(); err != nil {
+		return fmt.Errorf("send last tar chunk: %w", err)
+	}
+	return nil
 }
 
 // writeTarEntry adds one snapshot entry to the sync stream: a symlink as

@@ -267,12 +267,13 @@ func TestChanges(t *testing.T) {
 	}
 }
 
-func TestSnapshotFidelity(t *testing.T) {
+// TestConformance runs the contract every backend keeps (sandboxtest).
+func TestConformance(t *testing.T) {
 	cli := sandboxtest.RequireDocker(t)
 	sandboxtest.RequireImage(t, cli, testImage)
 	b, err := docker.New(t.Context(), &docker.Options{Client: cli})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
-	sandboxtest.SnapshotFidelity(t, b, sandbox.Spec{Image: testImage, Limits: sandbox.Limits{Timeout: 30 * time.Second}})
+	sandboxtest.Conformance(t, b, sandbox.Spec{Image: testImage})
 }

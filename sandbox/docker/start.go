@@ -13,11 +13,11 @@ import (
 	"strings"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/docker/api/types/volume"
-	"github.com/docker/docker/client"
 	"github.com/docker/docker/pkg/stdcopy"
 	"github.com/docker/go-units"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
@@ -106,7 +106,7 @@ func (b *Backend) start(ctx context.Context, spec sandbox.Spec) (*Session, error
 	}
 	img, err := b.cli.ImageInspect(ctx, spec.Image)
 	if err != nil {
-		if client.IsErrNotFound(err) {
+		if cerrdefs.IsNotFound(err) {
 			return nil, fmt.Errorf("image %s: %w", spec.Image, sandbox.ErrImageMissing)
 		}
 		return nil, fmt.Errorf("inspect image %s: %w", spec.Image, err)
@@ -383,7 +383,7 @@ func (b *Backend) refillSupervisor(ctx context.Context, image, name string) erro
 	delete(b.volumes, name)
 	err := b.cli.VolumeRemove(ctx, name, false)
 	b.mu.Unlock()
-	if err != nil && !client.IsErrNotFound(err) {
+	if err != nil && !cerrdefs.IsNotFound(err) {
 		return fmt.Errorf("remove volume %s: %w", name, err)
 	}
 	_, err = b.ensureSupervisor(ctx, image)

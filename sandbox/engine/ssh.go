@@ -36,6 +36,9 @@ func dialSSH(ctx context.Context, u *url.URL) (net.Conn, error) {
 		args = append(args, "-p", p)
 	}
 	args = append(args, "--", u.Hostname(), "docker", "system", "dial-stdio")
+	if err := ctx.Err(); err != nil { // a dial already given up starts no ssh
+		return nil, err
+	}
 	// Not CommandContext: the connection outlives the dial's context.
 	cmd := exec.Command(sshCommand, args...)
 	stdin, err := cmd.StdinPipe()

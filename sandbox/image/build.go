@@ -10,13 +10,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/client"
-	"github.com/docker/docker/errdefs"
 	"github.com/docker/docker/pkg/jsonmessage"
 	"github.com/fixpoint-dev/fixpoint/sandbox/engine"
 )
@@ -34,7 +33,8 @@ type Options struct {
 	// Suite is the Debian release; "" = the host's codename, else bookworm.
 	Suite string
 	// GoRoot is copied into the go image; "" = `go env GOROOT`, else
-	// runtime.GOROOT().
+	// $GOROOT when it holds bin/go. (Not runtime.GOROOT: that is the
+	// build machine's, meaningless once the binary is copied.)
 	GoRoot string
 	// Debootstrap is the program to run; "" = "debootstrap" on PATH.
 	Debootstrap string
@@ -126,9 +126,11 @@ func (b *Builder) goRoot(ctx context.Context) (string, error) {
 			return s, nil
 		}
 	}
-	if r := runtime.GOROOT(); r != "" {
-		b.opts.GoRoot = r
-		return r, nil
+	if r := os.Getenv("GOROOT"); r != "" {
+		if _, err := os.Stat(filepath.Join(r, "bin", "go")); err == nil {
+			b.opts.GoRoot = r
+			return r, nil
+		}
 	}
 	return "", errors.New("no Go toolchain found for the go image: install Go or set GOROOT")
 }
@@ -317,7 +319,7 @@ func (b *Builder) progressf(format string, args ...any) {
 }
 
 func isNotFound(err error) bool {
-	return err != nil && (errdefs.IsNotFound(err) || client.IsErrNotFound(err))
+	return err != nil && cerrdefs.IsNotFound(err)
 }
 
 func orNone(s string) string {

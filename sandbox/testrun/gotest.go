@@ -77,7 +77,6 @@ type goParser struct {
 	pkgFail map[string]string // package → FailedBuild ("" when the tests failed)
 	build   map[string]*boundedBuf
 	output  boundedBuf
-	dropped bool
 }
 
 // parseGoJSON parses `go test -json` output. Non-JSON lines (build errors of
@@ -264,7 +263,7 @@ func (p *goParser) finish(t *goTest) {
 		msg := goPanicRe.FindStringSubmatch(lines[i])[1]
 		msg = strings.TrimSuffix(strings.TrimSuffix(msg, " [recovered, repanicked]"), " [recovered]")
 		t.res.Message = clip("panic: "+msg, maxMessage)
-		frames := p.frames(lines[i:], t.res.Package)
+		frames := p.frames(lines[i:])
 		if len(frames) > 0 {
 			t.res.File, t.res.Line = frames[0].File, frames[0].Line
 			t.res.Frames = frames[1:]
@@ -337,7 +336,7 @@ func collapseSpaces(s string) string { return spacesRe.ReplaceAllString(s, " ") 
 // frames reads a goroutine trace (func line, then "\tfile:line +0x..")
 // and returns the frames inside the workspace, innermost first. The first
 // frame of the module's own code teaches the normalizer the workspace root.
-func (p *goParser) frames(lines []string, pkg string) []Frame {
+func (p *goParser) frames(lines []string) []Frame {
 	var out []Frame
 	for i := 1; i < len(lines) && len(out) < maxFrames; i++ {
 		m := goFrameRe.FindStringSubmatch(lines[i])
@@ -393,7 +392,7 @@ func (p *goParser) packageFailure(pkg string, testFailed bool) (Result, bool) {
 			r.Excerpt = trimExcerpt(b.String())
 			if i := panicLine(lines); i >= 0 {
 				r.Message = clip(lines[i], maxMessage)
-				if fr := p.frames(lines[i:], pkg); len(fr) > 0 {
+				if fr := p.frames(lines[i:]); len(fr) > 0 {
 					r.File, r.Line, r.Frames = fr[0].File, fr[0].Line, fr[1:]
 				}
 			} else if l := lastLines(strings.Join(dropStatusLines(lines), "\n"), 3); l != "" {

@@ -184,14 +184,12 @@ func pytestID(c *junitCase, ids map[string]string) (id, file string) {
 		return file, file
 	}
 	parts := strings.Split(c.classname, ".")
-	cands := make([]string, 0, len(parts))
 	for k := len(parts); k >= 1; k-- {
 		f := strings.Join(parts[:k], "/") + ".py"
 		id := strings.Join(append(append([]string{f}, parts[k:]...), c.name), "::")
 		if _, ok := ids[id]; ok || (c.file != "" && c.file == f) {
 			return id, f
 		}
-		cands = append(cands, id)
 	}
 	k := len(parts) // classes start with an upper-case letter, modules rarely do
 	for k > 1 && startsUpper(parts[k-1]) {

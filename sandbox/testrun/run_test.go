@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -29,8 +28,13 @@ type localSession struct {
 
 func newLocalSession(t *testing.T) *localSession {
 	t.Helper()
-	// Debian's python3 has pytest; Go's own bin for go test.
-	p := strings.Join([]string{filepath.Join(runtime.GOROOT(), "bin"), "/usr/bin", "/bin", "/usr/local/bin"}, string(os.PathListSeparator))
+	// Debian's python3 has pytest; the go on PATH (the one running these
+	// tests) for go test.
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("the go tests need the go command on PATH: %v", err)
+	}
+	p := strings.Join([]string{filepath.Dir(goBin), "/usr/bin", "/bin", "/usr/local/bin"}, string(os.PathListSeparator))
 	return &localSession{dir: t.TempDir(), path: p}
 }
 
@@ -115,7 +119,7 @@ func goEnv(key string) string {
 	if v, ok := goEnvOnce.Load(key); ok {
 		return v.(string)
 	}
-	out, _ := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "env", key).Output()
+	out, _ := exec.Command("go", "env", key).Output()
 	v := strings.TrimSpace(string(out))
 	goEnvOnce.Store(key, v)
 	return v

@@ -8,9 +8,8 @@ import (
 var (
 	// "test_add (test_calc.TestCalc.test_add) ... ok"; the subtest form adds
 	// " (i=2)" and an indent. Python before 3.11 prints only the class.
-	unittestLineRe   = regexp.MustCompile(`^\s*(\w+) \(([\w.]+)\)(?: \((.*?)\))?(?: \.\.\. (.*))?$`)
-	unittestHeadRe   = regexp.MustCompile(`^(FAIL|ERROR|UNEXPECTED SUCCESS): (\w+) \(([\w.]+)\)(?: \((.*)\))?$`)
-	unittestStatusRe = regexp.MustCompile(`^(ok|FAIL|ERROR|skipped.*|expected failure|unexpected success)$`)
+	unittestLineRe = regexp.MustCompile(`^\s*(\w+) \(([\w.]+)\)(?: \((.*?)\))?(?: \.\.\. (.*))?$`)
+	unittestHeadRe = regexp.MustCompile(`^(FAIL|ERROR|UNEXPECTED SUCCESS): (\w+) \(([\w.]+)\)(?: \((.*)\))?$`)
 )
 
 const unittestFailedImport = "unittest.loader._FailedTest"

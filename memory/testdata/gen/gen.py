@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generate memory/testdata/errors: real Go, Python and Node failure outputs.
+"""Generate memory/memorytest/testdata/errors: real Go, Python and Node failure outputs.
 
 Each case is a root cause with two variants (a, b) that differ in file names,
 identifiers and values; distractor cases (x) have one variant only. Every
@@ -9,7 +9,7 @@ genuine. Run from the repository root:  python3 memory/testdata/gen/gen.py
 """
 import os, subprocess, sys, tempfile, textwrap
 
-OUT = os.path.join(os.path.dirname(__file__), "..", "errors")
+OUT = os.path.join(os.path.dirname(__file__), "..", "..", "memorytest", "testdata", "errors")
 
 def go_case(name, files, params):
     return ("go", name, files, params)

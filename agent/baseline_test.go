@@ -1,0 +1,84 @@
+package agent
+
+import (
+	"context"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/fixpoint-dev/fixpoint/agent/demo"
+	"github.com/fixpoint-dev/fixpoint/sandbox"
+	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
+)
+
+// runCountingBackend counts the commands its sessions run.
+type runCountingBackend struct {
+	sandbox.Backend
+	runs *atomic.Int64
+}
+
+func (b runCountingBackend) Start(ctx context.Context, spec sandbox.Spec) (sandbox.Session, error) {
+	s, err := b.Backend.Start(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	return runCountingSession{s, b.runs}, nil
+}
+
+type runCountingSession struct {
+	sandbox.Session
+	runs *atomic.Int64
+}
+
+func (s runCountingSession) Run(ctx context.Context, c sandbox.Command) (*sandbox.Result, error) {
+	s.runs.Add(1)
+	return s.Session.Run(ctx, c)
+}
+
+// A request that gives the baseline's report runs no baseline: the only
+// test run is the iteration's, and the report given is the run's
+// baseline, shown to the model.
+func TestRequestBaselineSkipsTheBaselineRun(t *testing.T) {
+	skipShort(t)
+	// The run without a given baseline counts the commands of a run that
+	// tests twice; the one with it must run one command fewer.
+	var ran int64
+	tests := []struct {
+		name     string
+		baseline *testrun.Report
+	}{
+		{name: "run"},
+		{name: "given", baseline: &testrun.Report{Runner: testrun.RunnerExitCode, ExitCode: 1, Failed: 1, Output: "known to fail: Median of an even count",
+			Tests: []testrun.Result{{ID: "(exit)", Name: "exit status 1", Status: testrun.StatusError, Message: "known to fail: Median of an even count"}}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var runs atomic.Int64
+			m := &scripted{rules: []rule{{contains: "", replies: []string{demo.GoBugFix}}}}
+			e := New(testConfig(t), &Options{Model: m, Backend: runCountingBackend{testBackend(t), &runs}})
+			defer e.Close()
+			res, err := e.Run(t.Context(), Request{Mode: ModeFix, Root: copyTree(t, goBugDir), Baseline: tt.baseline}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.Verified {
+				t.Fatalf("run ended %q, want verified", res.StopReason)
+			}
+			if tt.baseline == nil {
+				ran = runs.Load()
+				return
+			}
+			if got := runs.Load(); got != ran-1 {
+				t.Errorf("sandbox commands = %d, want %d (one fewer than a run with its baseline)", got, ran-1)
+			}
+			{
+				if res.Baseline != tt.baseline {
+					t.Errorf("Result.Baseline = %+v, want the report given", res.Baseline)
+				}
+				if len(m.calls) == 0 || !strings.Contains(m.calls[0], "known to fail: Median of an even count") {
+					t.Errorf("the first prompt does not show the given baseline")
+				}
+			}
+		})
+	}
+}

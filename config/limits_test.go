@@ -23,6 +23,10 @@ func TestSandboxLimitsValidated(t *testing.T) {
 		{name: "disk caps", toml: "[sandbox]\nworkspace_size = \"2g\"\ntmp_size = \"64m\"\n"},
 		{name: "tiny workspace", toml: "[sandbox]\nworkspace_size = \"512k\"\n", wantErr: true},
 		{name: "bad tmp size", toml: "[sandbox]\ntmp_size = \"lots\"\n", wantErr: true},
+		{name: "runtime runsc", toml: "[sandbox]\nruntime = \"runsc\"\n"},
+		{name: "runtime gVisor variant", toml: "[sandbox]\nruntime = \"runsc-nodirectfs\"\n"},
+		{name: "runtime bare prefix", toml: "[sandbox]\nruntime = \"runsc-\"\n", wantErr: true},
+		{name: "runtime unknown", toml: "[sandbox]\nruntime = \"kata\"\n", wantErr: true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

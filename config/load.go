@@ -238,10 +238,12 @@ func (c *Config) Validate() error {
 	if !ValidBackend(c.Sandbox.Backend) {
 		return bad("sandbox.backend (FIXPOINT_SANDBOX)", "%q is not one of %s", c.Sandbox.Backend, strings.Join(Backends(), ", "))
 	}
-	switch c.Sandbox.Runtime {
-	case "", "runc", "runsc":
+	switch rt := c.Sandbox.Runtime; {
+	case rt == "", rt == "runc", rt == "runsc":
+	case strings.HasPrefix(rt, "runsc-") && len(rt) > len("runsc-"):
+		// a gVisor variant registered in the engine (.ci/docker-up)
 	default:
-		return bad("sandbox.runtime", "%q is not one of runc, runsc", c.Sandbox.Runtime)
+		return bad("sandbox.runtime", "%q is not one of runc, runsc, runsc-<variant>", rt)
 	}
 	if _, err := ParseSize(c.Sandbox.Memory); err != nil {
 		return bad("sandbox.memory", "%v", err)

@@ -31,7 +31,11 @@ func benchSections() []benchSection {
 				if err != nil {
 					return "", err
 				}
-				return t.Markdown(), nil
+				floor, err := sandboxcost.MeasureFloor(ctx, &sandboxcost.Options{Progress: a.stderr, Logger: a.logger})
+				if err != nil {
+					return "", fmt.Errorf("gVisor floor: %w", err)
+				}
+				return t.Markdown() + "\n### Where a command's time goes (gVisor floor)\n\n" + floor.Markdown(), nil
 			},
 		},
 		{

@@ -28,7 +28,7 @@ func benchCommand() *command {
 
 Benchmarks:
   humaneval   HumanEval through the repair loop, checked in the python sandbox
-  sandbox     the cost of one sandboxed command against bare, bwrap, docker one-shot and docker exec
+  sandbox     the cost of one sandboxed command against bare, bwrap, docker one-shot, docker exec and each gVisor runtime
   loop        the agent loop's own overhead per iteration on examples/go-bug (instant model)
   context     prompt bytes per request and per run, and whether the file to edit was in context (planted bugs)
   memory      failure-memory retrieval quality (recall@1/@3) and latency at 1k and 10k records

@@ -190,7 +190,7 @@ func checkRunsc(ctx context.Context, cli *client.Client) check {
 	}
 	if _, ok := info.Runtimes["runsc"]; !ok {
 		ch.Status, ch.Detail = "warn", "runtime not registered with the engine (optional; runc is used)"
-		ch.Fix = "apt-get install runsc, then `.ci/docker-up` registers it in /etc/docker/daemon.json"
+		ch.Fix = "build the pinned gVisor with `sudo .ci/runsc-install` (or apt-get install runsc, slower), then `sudo .ci/docker-up` registers it in /etc/docker/daemon.json"
 		return ch
 	}
 	var img string
@@ -209,7 +209,7 @@ func checkRunsc(ctx context.Context, cli *client.Client) check {
 	defer cancel()
 	if err := runTiny(ctx, cli, img, "runsc"); err != nil {
 		ch.Status, ch.Detail = "warn", "registered but cannot start a container: "+oneLine(err.Error())
-		ch.Fix = `runsc needs "runtimeArgs": ["--network=none"] in /etc/docker/daemon.json (see .ci/docker-up), then restart dockerd`
+		ch.Fix = `runsc needs "runtimeArgs": ["--network=none", "--platform=systrap"] in /etc/docker/daemon.json (Debian's runsc: ["--network=none"]); sudo .ci/docker-up writes them and reloads dockerd`
 		return ch
 	}
 	ch.Status, ch.Detail = "ok", "started `true` in "+img+" under runsc"

@@ -58,7 +58,8 @@ type Options struct {
 	// Client talks to the engine. nil = client.FromEnv with API version
 	// negotiation; the Backend then owns and closes it.
 	Client *client.Client
-	// Runtime is the OCI runtime: "" (the engine default, runc) or "runsc".
+	// Runtime is the OCI runtime: "" (the engine default, runc), "runsc",
+	// or a gVisor variant registered as "runsc-<name>" (see [IsGVisor]).
 	Runtime string
 	// Logger receives debug logs; nil discards them.
 	Logger *slog.Logger
@@ -311,4 +312,12 @@ type logWriter struct {
 func (w logWriter) Write(p []byte) (int, error) {
 	w.log.Debug("supervisor", "stderr", strings.TrimRight(string(p), "\n"))
 	return len(p), nil
+}
+
+// IsGVisor reports whether the engine runtime name is gVisor: "runsc" or a
+// variant registered as "runsc-<name>" (.ci/docker-up registers the
+// variants `fixpoint bench sandbox` compares). The backend gives gVisor
+// sandboxes the allowances its Sentry needs.
+func IsGVisor(runtime string) bool {
+	return runtime == "runsc" || strings.HasPrefix(runtime, "runsc-")
 }

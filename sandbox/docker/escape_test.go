@@ -1,6 +1,7 @@
 package docker_test
 
 import (
+	"cmp"
 	"context"
 	"net"
 	"os"
@@ -38,23 +39,30 @@ for p in sorted(os.listdir('/proc'), key=lambda s: s.zfill(9)):
 func TestEscape(t *testing.T) { escapeSuite(t, "") }
 
 // TestEscapeRunsc runs the same cases under gVisor when the engine has the
-// runsc runtime (it is optional, so its absence skips even in CI).
+// runsc runtime (it is optional outside CI). FIXPOINT_ESCAPE_RUNTIME names
+// another gVisor runtime to check instead, such as one of the runsc-<name>
+// variants .ci/docker-up registers for `fixpoint bench sandbox`.
 func TestEscapeRunsc(t *testing.T) {
 	cli := sandboxtest.RequireDocker(t)
 	info, err := cli.Info(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := info.Runtimes["runsc"]; !ok {
-		if sandboxtest.InCI() {
-			t.Fatal("CI=true and the engine has no runsc runtime; .ci/docker-up registers it")
-		}
-		t.Skip("skipping outside CI: the engine has no runsc runtime")
+	runtime := cmp.Or(os.Getenv("FIXPOINT_ESCAPE_RUNTIME"), "runsc")
+	if !docker.IsGVisor(runtime) {
+		t.Fatalf("FIXPOINT_ESCAPE_RUNTIME=%s is not a gVisor runtime (runsc or runsc-<name>)", runtime)
 	}
-	escapeSuite(t, "runsc")
+	if _, ok := info.Runtimes[runtime]; !ok {
+		if sandboxtest.InCI() {
+			t.Fatalf("CI=true and the engine has no %s runtime; .ci/docker-up registers it", runtime)
+		}
+		t.Skipf("skipping outside CI: the engine has no %s runtime", runtime)
+	}
+	escapeSuite(t, runtime)
 }
 
 func escapeSuite(t *testing.T, runtime string) {
+	gvisor := docker.IsGVisor(runtime)
 	cli := sandboxtest.RequireDocker(t)
 	sandboxtest.RequireImage(t, cli, testImage)
 	const canary = "FIXPOINT_CANARY_7f3a9c"
@@ -120,7 +128,7 @@ func escapeSuite(t *testing.T, runtime string) {
 			check: func(t *testing.T, res *sandbox.Result) {
 				// runc: the pids limit holds it until the timeout. runsc: it
 				// may run out of memory first (137).
-				if !(res.TimedOut && res.ExitCode == 124) && !(runtime == "runsc" && res.ExitCode == 137) {
+				if !(res.TimedOut && res.ExitCode == 124) && !(gvisor && res.ExitCode == 137) {
 					t.Errorf("fork bomb = exit %d timedOut %v, want 124 after the timeout", res.ExitCode, res.TimedOut)
 				}
 			},
@@ -136,7 +144,7 @@ func escapeSuite(t *testing.T, runtime string) {
 				if res.TimedOut {
 					return
 				}
-				if res.ExitCode == 0 || (res.ExitCode == 137) != (res.OOMKilled || runtime == "runsc") {
+				if res.ExitCode == 0 || (res.ExitCode == 137) != (res.OOMKilled || gvisor) {
 					t.Errorf("4 GiB = exit %d oom %v stderr %q, want 137 + OOMKilled or a MemoryError", res.ExitCode, res.OOMKilled, res.Stderr)
 				}
 			},
@@ -304,7 +312,7 @@ print("suid bit kept:", bool(os.stat("/tmp/suid").st_mode & 0o4000))`),
 			check: func(t *testing.T, res *sandbox.Result) {
 				out := string(res.Stdout)
 				wants := []string{"uid " + uid + " " + uid, "CapEff 0000000000000000", "CapBnd 0000000000000000", "NoNewPrivs 1"}
-				if runtime == "runsc" {
+				if gvisor {
 					// gVisor's /proc lacks NoNewPrivs, and its mknod makes a
 					// node of its own virtual filesystem, harmless.
 					wants = wants[:3]
@@ -349,7 +357,7 @@ print("suid bit kept:", bool(os.stat("/tmp/suid").st_mode & 0o4000))`),
 			switch {
 			case err == nil:
 				tt.check(t, res)
-			case runtime == "runsc" && tt.mayKillSandbox:
+			case gvisor && tt.mayKillSandbox:
 				// Out of memory, gVisor's Sentry (a host process) is
 				// killed with the whole sandbox; the session must replace
 				// it transparently, which assertClean checks.

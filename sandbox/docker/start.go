@@ -241,7 +241,7 @@ func (s *Session) boot(ctx context.Context) error {
 	}
 	l := s.limits
 	init, pids := true, int64(l.Pids)
-	if b.opts.Runtime == "runsc" {
+	if IsGVisor(b.opts.Runtime) {
 		// gVisor runs the sandbox's tasks as goroutines of its Sentry, and
 		// the engine's pids limit applies to the Sentry's host threads: a
 		// small limit kills gVisor itself. Tasks inside stay bounded by

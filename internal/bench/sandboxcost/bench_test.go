@@ -41,7 +41,8 @@ func TestRunSmoke(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	if want := len(AllModes()) * len(DefaultWorkloads()); len(tab.Rows) != want {
+	modes := append(AllModes(), RunscVariantModes(t.Context(), cli)...)
+	if want := len(modes) * len(DefaultWorkloads()); len(tab.Rows) != want {
 		t.Fatalf("Run gave %d rows, want %d", len(tab.Rows), want)
 	}
 	for _, r := range tab.Rows {

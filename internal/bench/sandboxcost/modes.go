@@ -19,6 +19,9 @@ import (
 )
 
 func newRunner(ctx context.Context, mode string, o *Options) (runner, error) {
+	if rt, ok := variantRuntime(mode); ok {
+		return newVariantRunner(ctx, o, rt)
+	}
 	switch mode {
 	case ModeBare:
 		dir, err := os.MkdirTemp("", "fixpoint-bench-")

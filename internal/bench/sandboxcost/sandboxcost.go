@@ -65,8 +65,10 @@ type Options struct {
 	Iterations int
 	// Image for the docker modes; "" = "fixpoint-sandbox-python".
 	Image string
-	// Modes to measure; nil = AllModes. Unavailable modes get a row with
-	// Skipped set instead of failing the run.
+	// Modes to measure; nil = AllModes plus RunscVariantModes (one
+	// fixpoint-runsc-<name> mode per runsc-<name> runtime of the engine).
+	// Unavailable modes get a row with Skipped set instead of failing the
+	// run.
 	Modes []string
 	// Workloads; nil = DefaultWorkloads.
 	Workloads []Workload
@@ -116,9 +118,6 @@ func Run(ctx context.Context, opts *Options) (*Table, error) {
 	if o.Image == "" {
 		o.Image = "fixpoint-sandbox-python"
 	}
-	if o.Modes == nil {
-		o.Modes = AllModes()
-	}
 	if o.Workloads == nil {
 		o.Workloads = DefaultWorkloads()
 	}
@@ -131,6 +130,9 @@ func Run(ctx context.Context, opts *Options) (*Table, error) {
 			defer cli.Close()
 			o.Client = cli
 		}
+	}
+	if o.Modes == nil {
+		o.Modes = append(AllModes(), RunscVariantModes(ctx, o.Client)...)
 	}
 	t := &Table{Iterations: o.Iterations, Image: o.Image, Taken: time.Now().UTC(), Host: hostInfo()}
 

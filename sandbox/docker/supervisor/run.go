@@ -192,16 +192,26 @@ func wait(pid int) (syscall.WaitStatus, syscall.Rusage, error) {
 func (s *server) start(cmd *exec.Cmd, req wire.RunRequest) (*exec.Cmd, *syscall.WaitStatus, error) {
 	if !s.noPtrace {
 		if path, err := lookPathIn(req.Args[0], envPATH(req.Env)); err == nil {
-			traced := &exec.Cmd{Path: path, Args: req.Args, Dir: cmd.Dir, Env: cmd.Env,
-				Stdin: cmd.Stdin, Stdout: cmd.Stdout, Stderr: cmd.Stderr,
-				SysProcAttr: &syscall.SysProcAttr{Setpgid: true, Ptrace: true}}
-			early, err := startTraced(traced, req)
-			if err == nil || traced.Process != nil || !errors.Is(err, syscall.EPERM) {
-				return traced, early, err
+			for {
+				traced := &exec.Cmd{Path: path, Args: req.Args, Dir: cmd.Dir, Env: cmd.Env,
+					Stdin: cmd.Stdin, Stdout: cmd.Stdout, Stderr: cmd.Stderr,
+					SysProcAttr: &syscall.SysProcAttr{Setpgid: true, Ptrace: true}}
+				early, err := startTraced(traced, req, s.traceDumpable)
+				if err == nil || traced.Process != nil || !errors.Is(err, syscall.EPERM) {
+					return traced, early, err
+				}
+				if !s.traceDumpable && s.sweep {
+					// gVisor refuses PTRACE_TRACEME to the child of a
+					// process that is not dumpable: try once dumpable
+					// for the fork (safe only with sweep, see startTraced).
+					s.traceDumpable = true
+					continue
+				}
+				break
 			}
 			// PTRACE_TRACEME refused (seccomp, Yama): use the wrapper from
 			// now on.
-			s.noPtrace = true
+			s.noPtrace, s.traceDumpable = true, false
 		}
 	}
 	limits := fmt.Sprintf("cpu=%d,fsize=%d,nofile=%d", req.CPUSec, req.FileSize, req.NoFile)
@@ -210,11 +220,28 @@ func (s *server) start(cmd *exec.Cmd, req wire.RunRequest) (*exec.Cmd, *syscall.
 	return cmd, nil, cmd.Start()
 }
 
-func startTraced(cmd *exec.Cmd, req wire.RunRequest) (*syscall.WaitStatus, error) {
+// startTraced starts cmd stopped at its first instruction, sets its limits
+// and detaches; it returns the wait status of a command that died first.
+//
+// With dumpable, the supervisor is dumpable while it forks, because gVisor
+// refuses PTRACE_TRACEME to the child of a non-dumpable process (a re-exec
+// of this Go binary per command costs about 10 ms there). That is safe
+// only with sweep: then no process but pid 1, us and the new command
+// exists, and the command is stopped before its first instruction
+// (TRACEME stops it at exec) until after we are non-dumpable again, so
+// nothing can open our /proc/PID/fd or attach to us in between.
+func startTraced(cmd *exec.Cmd, req wire.RunRequest, dumpable bool) (*syscall.WaitStatus, error) {
 	// ptrace requests must come from the thread that started the tracee.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	if err := cmd.Start(); err != nil {
+	if dumpable {
+		setDumpable(true)
+	}
+	err := cmd.Start()
+	if dumpable {
+		setDumpable(false)
+	}
+	if err != nil {
 		return nil, err
 	}
 	pid := cmd.Process.Pid
@@ -372,4 +399,14 @@ func oomKills() int64 {
 		}
 	}
 	return -1
+}
+
+// setDumpable sets PR_SET_DUMPABLE for this process.
+func setDumpable(on bool) {
+	const prSetDumpable = 4
+	v := uintptr(0)
+	if on {
+		v = 1
+	}
+	syscall.RawSyscall(syscall.SYS_PRCTL, prSetDumpable, v, 0)
 }

@@ -28,6 +28,10 @@ type server struct {
 	self     string
 	sweep    bool
 	noPtrace bool // set when ptrace is refused; only the run goroutine touches it
+	// traceDumpable is set when PTRACE_TRACEME is refused only because we
+	// are not dumpable (gVisor checks that, Linux does not); only with
+	// sweep, and only the run goroutine touches it. See startTraced.
+	traceDumpable bool
 
 	mu  sync.Mutex // guards out
 	out io.Writer

@@ -75,7 +75,7 @@ func checkRuntime(ctx context.Context, plan *setup.Plan, img string, d *docker.B
 	rt := &image.Runtimes{Client: d.Client(), HTTP: setup.HTTPClient()}
 	rctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
-	rels, err := rt.Releases(rctx, req.Runtime)
+	rels, err := rt.Releases(rctx, plan.Lang)
 	if err != nil {
 		ch.Status, ch.Detail = "fail", ch.Detail+"; no other release: "+oneLine(err.Error())
 		_, ch.Fix, _ = strings.Cut((&setup.RuntimeError{Req: req}).Error(), "Fix: ")

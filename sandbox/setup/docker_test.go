@@ -278,7 +278,7 @@ func TestRuntimeRefused(t *testing.T) {
 		{"node >=99", "fixpoint-sandbox-node", map[string]string{"package.json": `{"engines":{"node":">=99"}}`},
 			[]string{"package.json (engines.node) requires node >=99", "image fixpoint-sandbox-node has node 18.", "published node releases", "Fix:"}},
 		{"python >=3.12", "fixpoint-sandbox-python", map[string]string{"pyproject.toml": "[project]\nname='x'\nrequires-python = \">=3.12\"\n"},
-			[]string{"pyproject.toml (requires-python) requires python >=3.12", "has python 3.11", "Fix:"}},
+			[]string{"pyproject.toml (requires-python) requires python >=3.12", "has python 3.11", "(python comes only from Debian", "Fix:"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -244,17 +244,9 @@ func New(b sandbox.Backend, opts *Options) *Preparer {
 		p.log = slog.New(slog.DiscardHandler)
 	}
 	if d, ok := b.(*docker.Backend); ok && p.opts.Runtimes == nil {
-		p.opts.Runtimes = &image.Runtimes{Client: d.Client(), HTTP: HTTPClient(),
-			NPMRegistry: p.opts.Getenv("NPM_CONFIG_REGISTRY"), GoProxy: firstProxy(p.opts.Getenv("GOPROXY"))}
+		p.opts.Runtimes = &image.Runtimes{Client: d.Client(), HTTP: HTTPClient(), Getenv: p.opts.Getenv}
 	}
 	return p
-}
-
-// firstProxy is the first entry of a GOPROXY list.
-func firstProxy(list string) string {
-	first, _, _ := strings.Cut(list, ",")
-	first, _, _ = strings.Cut(first, "|")
-	return first
 }
 
 func (p *Preparer) progress(line string) {
@@ -481,7 +473,7 @@ func (p *Preparer) pickImage(ctx context.Context, spec *sandbox.Spec, plan *Plan
 	if p.opts.Runtimes == nil {
 		return rerr
 	}
-	rels, err := p.opts.Runtimes.Releases(ctx, req.Runtime)
+	rels, err := p.opts.Runtimes.Releases(ctx, plan.Lang)
 	if err != nil {
 		rerr.Why = err.Error()
 		return rerr
@@ -503,7 +495,7 @@ func (p *Preparer) pickImage(ctx context.Context, spec *sandbox.Spec, plan *Plan
 		if r.Version == best {
 			start := time.Now()
 			stop := p.ticker(fmt.Sprintf("preparing %s %s", req.Runtime, best), start)
-			name, err := p.opts.Runtimes.Ensure(ctx, req.Runtime, spec.Image, r)
+			name, err := p.opts.Runtimes.Ensure(ctx, plan.Lang, spec.Image, r)
 			stop()
 			if err != nil {
 				rerr.Why = err.Error()

@@ -38,25 +38,31 @@
 //   - [Manifests]: the dependencies a project's manifests declare.
 //   - [FailureReader]: failure-signature normalisation for the memory.
 //   - [HostCaches]: host caches of the toolchain offered read-only.
-//   - [ReleasePicker], [RuntimeHelp]: runtime releases and how to get one.
+//   - [RuntimeSource]: where other releases of the runtime are published
+//     and what a downloaded one adds to the default image; sandbox/image
+//     (Runtimes) downloads, verifies, caches and builds the per-version
+//     image "fixpoint-sandbox-<name>:<version>". Without it the runtime
+//     has the one version of the default image.
+//   - [ReleasePicker], [RuntimeHelp]: which published release to run for a
+//     requirement, and how to get a runtime version.
 //   - [Preflight]: a check of the workspace's files before any sandbox
 //     starts (Rust: every dependency is vendored).
 //
 // lang/golang is the fullest example, one file per concern: golang.go
-// (Language, the image, the prompt hint, host caches), testcmd.go,
-// testfiles.go, sources.go, policy.go, deps.go and signature.go.
+// (Language, the image, the prompt hint, host caches), runtime.go
+// (toolchain releases from the module proxy), testcmd.go, testfiles.go,
+// sources.go, policy.go, deps.go and signature.go.
 //
-// Two things stay outside a language's folder. A test result format that
-// sandbox/testrun cannot parse yet is added there, as a format other
+// One thing may stay outside a language's folder: a test result format
+// that sandbox/testrun cannot parse yet is added there, as a format other
 // languages may share, or the language parses it itself through
 // testrun.Runner.Format (lang/rust reads cargo's libtest output so).
-// Per-version runtime images (sandbox/image Runtimes: Node from the npm
-// registry, Go from the module proxy) still switch on the runtime name
-// there.
 //
 // Import graph: a language may import sandbox, sandbox/testrun and
-// sandbox/image, so those packages never import lang/registry; their
-// callers (agent, memory, cmd, sandbox/backends, sandbox/setup) do.
+// sandbox/image, so those packages never import lang/registry or a
+// language's folder; their callers (agent, memory, cmd, sandbox/backends,
+// sandbox/setup) do. sandbox/image imports this package (Version, Release,
+// RuntimeSource), so this package never imports sandbox/image.
 //
 // Nothing here runs project code: the sandbox backends and sandbox/setup
 // do. A policy check may run an interpreter to parse a file (Python's ast

@@ -131,7 +131,7 @@ func (Language) RuntimeFix(req *lang.Requirement) string {
 
 // Image is the node image: Debian's nodejs and npm; libatomic1 because
 // the official node binaries that per-version images layer on top
-// (image.Runtimes) link against it.
+// (runtime.go, built by image.Runtimes) link against it.
 func (Language) Image() lang.Image {
 	return lang.Image{
 		Extra: []string{"nodejs", "npm", "libatomic1"},

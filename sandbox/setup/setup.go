@@ -201,6 +201,10 @@ type Options struct {
 	// Warn receives warnings (an unavailable devcontainer image); nil =
 	// Progress.
 	Warn func(line string)
+	// LockDir holds the cross-process setup locks: a second process that
+	// sets up the same cache key waits for the first and reuses its
+	// result. "" = fixpoint/setup-locks in the user's cache directory.
+	LockDir string
 }
 
 // Preparer applies plans to specs for one backend.
@@ -237,6 +241,9 @@ func New(b sandbox.Backend, opts *Options) *Preparer {
 	}
 	if p.opts.Tick <= 0 {
 		p.opts.Tick = 5 * time.Second
+	}
+	if p.opts.LockDir == "" {
+		p.opts.LockDir = defaultLockDir()
 	}
 	p.log = p.opts.Logger
 	if p.log == nil {
@@ -303,6 +310,15 @@ func (p *Preparer) Prepare(ctx context.Context, spec *sandbox.Spec, snap *sandbo
 		Labels:      spec.Labels, Output: p.opts.Output,
 		Limits: sandbox.Limits{Timeout: 15 * time.Minute, Memory: spec.Limits.Memory, NanoCPUs: spec.Limits.NanoCPUs},
 	}
+	// Another fixpoint process may be installing the same key: wait for
+	// it, then Install finds its result cached.
+	unlock, err := lockSetup(ctx, p.opts.LockDir, p.b.Name(), is.Key, func() {
+		p.progress(fmt.Sprintf("waiting for another setup of %s (%s)", is.Key, st.Name))
+	})
+	if err != nil {
+		return fmt.Errorf("dependency setup (%s): %w", st.Name, err)
+	}
+	defer unlock()
 	start := time.Now()
 	stop := p.ticker("installing dependencies ("+st.Name+")", start)
 	res, err := inst.Install(ctx, is)

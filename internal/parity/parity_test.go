@@ -59,8 +59,8 @@ func TestTable(t *testing.T) {
 	}
 	got := Table(rows)
 	for _, want := range []string{
-		"| a | 3/0/1 (README) | 1.5 s | 3/0/1 | 2.0 s | 3.0 s | 0.5 s | error: no \\| bwrap | yes |",
-		"| b | 1/0/0 (measured) | – | 0/1/0 (exit 1) | – | – | – | – | **no** |",
+		"| a | 3/0/1 (README) | 1.5 s | 3/0/1 | 2.0 s | 3.0 s | 0.5 s | 2.5 s | 1.67× | error: no \\| bwrap | yes |",
+		"| b | 1/0/0 (measured) | – | 0/1/0 (exit 1) | – | – | – | – | – | – | **no** |",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("Table lacks\n%s\nin\n%s", want, got)

@@ -1,6 +1,13 @@
 package setup_test
 
 import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -57,4 +64,91 @@ func TestBwrapInstallThenOffline(t *testing.T) {
 	if !strings.Contains(strings.Join(lines, "\n"), "cached") {
 		t.Errorf("second Prepare did not reuse the cache: %q", lines)
 	}
+}
+
+// TestBwrapInstallBadRegistry: a lockfile that cannot be installed stops
+// the setup with the command, its exit code, the installer's own reason
+// and what to do, and leaves no cache behind: a private registry that
+// refuses the download (401), and a tarball whose content does not match
+// the lockfile's integrity. The registry is a server on loopback, which
+// the bwrap setup step reaches through the host's network.
+func TestBwrapInstallBadRegistry(t *testing.T) {
+	for _, c := range []string{"bwrap", "node", "npm"} {
+		sandboxtest.RequireCommand(t, c)
+	}
+	tests := []struct {
+		name    string
+		handler http.HandlerFunc
+		want    []string
+	}{
+		{"private registry", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("WWW-Authenticate", `Basic realm="private"`)
+			http.Error(w, `{"error":"authentication required"}`, http.StatusUnauthorized)
+		}, []string{"E401", "asked for credentials", "[sandbox] image"}},
+		{"lockfile integrity mismatch", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/octet-stream")
+			w.Write(tarball(t, map[string]string{"package/package.json": `{"name":"tiny","version":"1.0.0"}`}))
+		}, []string{"EINTEGRITY"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := httptest.NewServer(tt.handler)
+			defer srv.Close()
+			b, err := bwrap.New(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lock := fmt.Sprintf(`{"name":"p","version":"1.0.0","lockfileVersion":3,"requires":true,"packages":{
+"":{"name":"p","version":"1.0.0","dependencies":{"tiny":"1.0.0"}},
+"node_modules/tiny":{"version":"1.0.0","resolved":"%s/tiny/-/tiny-1.0.0.tgz","integrity":"sha512-%s"}}}`,
+				srv.URL, strings.Repeat("A", 86)+"==")
+			snap := snapOf(map[string]string{
+				"package.json":      `{"name":"p","version":"1.0.0","dependencies":{"tiny":"1.0.0"}}`,
+				"package-lock.json": lock,
+				// No retries: npm would retry the download for minutes.
+				".npmrc": "registry=" + srv.URL + "/\nfetch-retries=0\n",
+			})
+			project := "b0" + strings.Repeat("2", 14)
+			spec := sandbox.Spec{Labels: map[string]string{sandbox.LabelProject: project}}
+			p := setup.New(b, &setup.Options{LockDir: t.TempDir(), Getenv: func(string) string { return "" }})
+			err = p.Prepare(t.Context(), &spec, snap, setup.NewPlan(snap, ""))
+			if !errors.Is(err, sandbox.ErrInstall) {
+				t.Fatalf("Prepare = %v, want ErrInstall", err)
+			}
+			t.Logf("Prepare: %v", err)
+			for _, want := range append(tt.want, "`npm ci", "exited with code", "The agent did not start", "[sandbox] setup") {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error lacks %q:\n%v", want, err)
+				}
+			}
+			if credentials := strings.Contains(err.Error(), "asked for credentials"); credentials != (tt.name == "private registry") {
+				t.Errorf("credential hint = %v, want it only for the private registry:\n%v", credentials, err)
+			}
+			if len(spec.Caches) != 0 {
+				t.Errorf("a failed setup left caches in the spec: %v", spec.Caches)
+			}
+		})
+	}
+}
+
+// tarball is a .tgz of files.
+func tarball(t *testing.T, files map[string]string) []byte {
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gz)
+	for name, text := range files {
+		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(text))}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write([]byte(text)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := gz.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }

@@ -325,7 +325,7 @@ func (p *Preparer) Prepare(ctx context.Context, spec *sandbox.Spec, snap *sandbo
 	stop()
 	if err != nil {
 		if errors.Is(err, sandbox.ErrInstall) {
-			return fmt.Errorf("%w\nThe agent did not start. Fix the install (run `%s` in the project), or set [sandbox] setup in .fixpoint.toml (\"off\" turns it off)", err, st.Script)
+			return fmt.Errorf("%w\nThe agent did not start.%s Fix the install (run `%s` in the project), or set [sandbox] setup in .fixpoint.toml (\"off\" turns it off)", err, credentialHint(err), st.Script)
 		}
 		return fmt.Errorf("dependency setup (%s): %w", st.Name, err)
 	}
@@ -554,4 +554,17 @@ func CheckRuntime(ctx context.Context, sess sandbox.Session, plan *Plan, where s
 // settings and CA store, a 10-minute bound.
 func HTTPClient() *http.Client {
 	return &http.Client{Timeout: 10 * time.Minute, Transport: &http.Transport{Proxy: http.ProxyFromEnvironment}}
+}
+
+// credentialHint explains a registry that refused the install for want
+// of credentials ("" for other failures): none of the user's tokens reach
+// a sandbox, so such a registry cannot be used from the setup step.
+func credentialHint(err error) string {
+	msg := err.Error()
+	for _, sign := range []string{"E401", "E403", "401 Unauthorized", "403 Forbidden", "401 Client Error", "403 Client Error", "terminal prompts disabled"} {
+		if strings.Contains(msg, sign) {
+			return " The registry asked for credentials, and no credentials of yours (~/.npmrc, ~/.netrc, ~/.pip, tokens in the environment) reach the setup step: set [sandbox] image to an image that already has these dependencies, or install them with [sandbox] setup from a registry the sandbox can read without credentials."
+		}
+	}
+	return ""
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -151,4 +152,72 @@ func tarball(t *testing.T, files map[string]string) []byte {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
+}
+
+// TestBwrapPipFromLoopbackIndex: under bwrap the setup phase installs the
+// project's Python requirements into a virtualenv (from a package index
+// served on loopback: PyPI is not needed), and the offline test session
+// imports them from it as the sandbox uid, with the host's pytest.
+func TestBwrapPipFromLoopbackIndex(t *testing.T) {
+	sandboxtest.RequireCommand(t, "bwrap")
+	for _, mod := range []string{"pytest", "pip", "venv", "setuptools"} {
+		if out, err := exec.Command("/usr/bin/python3", "-c", "import "+mod).CombinedOutput(); err != nil {
+			if sandboxtest.InCI() {
+				t.Fatalf("CI=true and /usr/bin/python3 lacks %s (apt-get install python3-pytest python3-pip python3-venv): %s", mod, out)
+			}
+			t.Skipf("skipping outside CI: /usr/bin/python3 lacks %s", mod)
+		}
+	}
+	dir := t.TempDir()
+	src, out := filepath.Join(dir, "src"), filepath.Join(dir, "simple", "tinydep")
+	for p, text := range map[string]string{
+		"tinydep/__init__.py": "def answer():\n    return 42\n",
+		"pyproject.toml":      "[project]\nname = \"tinydep\"\nversion = \"0.1\"\n[tool.setuptools]\npackages = [\"tinydep\"]\n[build-system]\nrequires = [\"setuptools\"]\nbuild-backend = \"setuptools.build_meta\"\n",
+	} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(src, p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(src, p), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	build := exec.CommandContext(t.Context(), "/usr/bin/python3", "-m", "pip", "wheel", "--no-build-isolation", "--no-deps", "--no-index", "-w", out, src)
+	build.Env = append(os.Environ(), "PIP_FIND_LINKS=", "PIP_NO_CACHE_DIR=1")
+	if b, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("pip wheel: %v\n%s", err, b)
+	}
+	srv := httptest.NewServer(http.FileServer(http.Dir(dir)))
+	defer srv.Close()
+	getenv := func(k string) string {
+		if k == "PIP_INDEX_URL" {
+			return srv.URL + "/simple/"
+		}
+		return ""
+	}
+	b, err := bwrap.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap := snapOf(map[string]string{
+		"requirements.txt": "tinydep==0.1\n",
+		"test_a.py":        "import tinydep\n\ndef test_answer():\n    assert tinydep.answer() == 42\n",
+	})
+	spec := sandbox.Spec{Labels: map[string]string{sandbox.LabelProject: "b0" + strings.Repeat("3", 14)}}
+	p := setup.New(b, &setup.Options{LockDir: t.TempDir(), Getenv: getenv})
+	if err := p.Prepare(t.Context(), &spec, snap, setup.NewPlan(snap, "")); err != nil {
+		t.Fatalf("Prepare: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(filepath.Dir(filepath.Dir(spec.Caches[0].Source))) })
+	sess, err := b.Start(t.Context(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	if _, err := sess.Sync(t.Context(), snap); err != nil {
+		t.Fatal(err)
+	}
+	res, err := sess.Run(t.Context(), sandbox.Command{Args: []string{"python3", "-m", "pytest", "-q", "-p", "no:cacheprovider"}})
+	if err != nil || res.ExitCode != 0 || !bytes.Contains(res.Stdout, []byte("1 passed")) {
+		t.Fatalf("pytest: %v exit %d:\n%s%s", err, res.ExitCode, res.Stdout, res.Stderr)
+	}
 }

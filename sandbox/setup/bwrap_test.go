@@ -221,3 +221,54 @@ func TestBwrapPipFromLoopbackIndex(t *testing.T) {
 		t.Fatalf("pytest: %v exit %d:\n%s%s", err, res.ExitCode, res.Stdout, res.Stderr)
 	}
 }
+
+// TestBwrapPrebuildsGoStd: before the first test run of a Go project
+// (even one without dependencies, so without an install step), bwrap has
+// the standard library compiled into the project's build cache, once, so
+// that a test run compiles only the project.
+func TestBwrapPrebuildsGoStd(t *testing.T) {
+	for _, c := range []string{"bwrap", "go"} {
+		sandboxtest.RequireCommand(t, c)
+	}
+	// As root, sessions run as other uids: the cache must be reachable by
+	// them, which a t.TempDir (0700) is not.
+	base := filepath.Join(os.TempDir(), fmt.Sprintf("fixpoint-setup-gostd-%d", os.Getpid()))
+	t.Cleanup(func() { os.RemoveAll(base) })
+	b, err := bwrap.New(&bwrap.Options{GoCacheDir: base})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap := snapOf(map[string]string{
+		"go.mod":      "module example.com/m\n\ngo 1.21\n",
+		"m_test.go":   "package m\n\nimport (\n\t\"fmt\"\n\t\"testing\"\n)\n\nfunc TestM(t *testing.T) { _ = fmt.Sprint(1) }\n",
+		"m.go":        "package m\n",
+		"unused.go.x": "",
+	})
+	spec := sandbox.Spec{Labels: map[string]string{sandbox.LabelProject: "b0" + strings.Repeat("4", 14)}}
+	var lines []string
+	p := setup.New(b, &setup.Options{LockDir: t.TempDir(), Progress: func(l string) { lines = append(lines, l) }})
+	if err := p.Prepare(t.Context(), &spec, snap, setup.NewPlan(snap, "")); err != nil {
+		t.Fatalf("Prepare: %v", err)
+	}
+	sess, err := b.Start(t.Context(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	if _, err := sess.Sync(t.Context(), snap); err != nil {
+		t.Fatal(err)
+	}
+	// go build -x prints a compile command for every package it builds.
+	res, err := sess.Run(t.Context(), sandbox.Command{Args: []string{"sh", "-c", "go build -x fmt 2>&1 | grep -c '/compile ' || true"}})
+	if err != nil || strings.TrimSpace(string(res.Stdout)) != "0" {
+		t.Errorf("go build fmt compiled %s packages after Prepare (err %v, %s), want 0: the standard library was not prebuilt; progress: %q", strings.TrimSpace(string(res.Stdout)), err, res.Stderr, lines)
+	}
+	lines = nil
+	spec2 := sandbox.Spec{Labels: spec.Labels}
+	if err := p.Prepare(t.Context(), &spec2, snap, setup.NewPlan(snap, "")); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(strings.Join(lines, "\n"), "compiling the Go standard library") {
+		t.Errorf("second Prepare compiled the standard library again: %q", lines)
+	}
+}

@@ -281,6 +281,9 @@ func (p *Preparer) Prepare(ctx context.Context, spec *sandbox.Spec, snap *sandbo
 	if err := p.pickImage(ctx, spec, plan); err != nil {
 		return err
 	}
+	if err := p.prebuildGo(ctx, spec, plan); err != nil {
+		return err
+	}
 	st := plan.Step
 	if st == nil {
 		return nil
@@ -567,4 +570,28 @@ func credentialHint(err error) string {
 		}
 	}
 	return ""
+}
+
+// goStdPrebuilder is a backend that compiles the Go standard library into
+// a project's build cache before its first test run (bwrap; the docker
+// images carry it prebuilt).
+type goStdPrebuilder interface {
+	PrebuildGoStd(ctx context.Context, labels map[string]string) error
+}
+
+// prebuildGo has a Go project's standard library compiled once per
+// project before any test runs, with progress, when the backend needs it.
+func (p *Preparer) prebuildGo(ctx context.Context, spec *sandbox.Spec, plan *Plan) error {
+	pb, ok := p.b.(goStdPrebuilder)
+	if !ok || plan.Lang == nil || plan.Lang.Name() != "go" {
+		return nil
+	}
+	stop := p.ticker("compiling the Go standard library into the project's build cache (once)", time.Now())
+	err := pb.PrebuildGoStd(ctx, spec.Labels)
+	stop()
+	if err != nil {
+		// Only time is lost: the first test run compiles it instead.
+		p.warn(fmt.Sprintf("the Go standard library was not prebuilt: %v", err))
+	}
+	return nil
 }

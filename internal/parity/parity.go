@@ -50,10 +50,14 @@ type Project struct {
 	// which reuses go's cached test results as the warm fixpoint run
 	// does (Go modules only; 0 = compare with NativeTime).
 	NativeWarm time.Duration
+	// Heavy projects run in `fixpoint bench parity` only, not in CI's
+	// TestParity: golang.org/x/text (multi-MB generated tables, 46,000
+	// tests) adds minutes on two cores.
+	Heavy bool
 }
 
-// Corpus returns the projects: realworld's five (from dir) and two Go
-// modules, one with dependencies.
+// Corpus returns the projects: realworld's five (from dir) and three Go
+// modules: one with dependencies, and golang.org/x/text (Heavy).
 func Corpus(realworld string) []Project {
 	rw := func(name string, c Counts, d time.Duration) Project {
 		return Project{Name: name, Archive: filepath.Join(realworld, name+".tar.gz"), Native: c, NativeTime: d, NativeFrom: "README"}
@@ -66,6 +70,7 @@ func Corpus(realworld string) []Project {
 		rw("bytes-3.1.2", Counts{30, 0, 0}, 460*time.Millisecond),
 		{Name: "go-cmp", Module: "github.com/google/go-cmp@v0.7.0"},
 		{Name: "urfave-cli-v2", Module: "github.com/urfave/cli/v2@v2.27.5"},
+		{Name: "x-text", Module: "golang.org/x/text@v0.43.0", Heavy: true},
 	}
 }
 

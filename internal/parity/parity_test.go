@@ -10,7 +10,8 @@ import (
 )
 
 // TestParity runs `fixpoint test` with a cold setup cache on every corpus
-// project in docker and compares the counts with the native run's.
+// project in docker, except the Heavy ones, and compares the counts with
+// the native run's.
 func TestParity(t *testing.T) {
 	cli := sandboxtest.RequireDocker(t)
 	for _, img := range []string{"fixpoint-sandbox-python", "fixpoint-sandbox-go", "fixpoint-sandbox-node"} {
@@ -28,6 +29,9 @@ func TestParity(t *testing.T) {
 		t.Skipf("skipping outside CI: no realworld corpus at %s (set FIXPOINT_REALWORLD)", rw)
 	}
 	for _, p := range Corpus(rw) {
+		if p.Heavy {
+			continue // fixpoint bench parity only (docs/BENCHMARKS.md)
+		}
 		t.Run(p.Name, func(t *testing.T) {
 			rows, err := Check(t.Context(), []Project{p}, &Options{Backends: []string{"docker"}, WorkDir: t.TempDir()})
 			if err != nil {

@@ -10,8 +10,8 @@ import (
 )
 
 // TestParity runs `fixpoint test` with a cold setup cache on every corpus
-// project in docker, except the Heavy ones, and compares the counts with
-// the native run's.
+// project in docker, except the Heavy ones unless FIXPOINT_PARITY_HEAVY=1,
+// and compares the counts with the native run's.
 func TestParity(t *testing.T) {
 	cli := sandboxtest.RequireDocker(t)
 	for _, img := range []string{"fixpoint-sandbox-python", "fixpoint-sandbox-go", "fixpoint-sandbox-node"} {
@@ -29,8 +29,8 @@ func TestParity(t *testing.T) {
 		t.Skipf("skipping outside CI: no realworld corpus at %s (set FIXPOINT_REALWORLD)", rw)
 	}
 	for _, p := range Corpus(rw) {
-		if p.Heavy {
-			continue // fixpoint bench parity only (docs/BENCHMARKS.md)
+		if p.Heavy && os.Getenv("FIXPOINT_PARITY_HEAVY") != "1" {
+			continue // fixpoint bench parity, or FIXPOINT_PARITY_HEAVY=1 (docs/BENCHMARKS.md)
 		}
 		t.Run(p.Name, func(t *testing.T) {
 			rows, err := Check(t.Context(), []Project{p}, &Options{Backends: []string{"docker"}, WorkDir: t.TempDir()})

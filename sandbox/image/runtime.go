@@ -28,7 +28,7 @@ const LabelRuntime = "fixpoint.runtime"
 
 // runtimeRecipeVersion changes when the way per-version images are made
 // changes, so that existing ones are rebuilt.
-const runtimeRecipeVersion = "3"
+const runtimeRecipeVersion = "4"
 
 // Runtimes builds per-version images: the language's default image with
 // another runtime release layered on top, named "<default image>:<version>".
@@ -203,6 +203,10 @@ func (rt *Runtimes) Ensure(ctx context.Context, runtime, base string, r Release)
 		trees = []tree{{Src: tdir, Dst: "go", Root: true, Skip: func(rel string) bool { return rel == ".done" }}}
 		goroot := "/usr/local/go" + r.Version.String()
 		dockerfile = "FROM " + base + "\nCOPY go " + goroot + "\nENV GOROOT=" + goroot + " PATH=" + goroot + "/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n"
+		if baseImg.Config != nil && baseImg.Config.Labels[LabelGoCache] != "" {
+			files = append(files, goWarmFiles()...)
+			dockerfile += goPrebuildStep(baseImg.Config.Labels[LabelGoCache])
+		}
 	default:
 		return "", fmt.Errorf("no per-version images for %s", runtime)
 	}

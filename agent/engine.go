@@ -130,11 +130,11 @@ func (e *Engine) startPrepared(ctx context.Context, snap *sandbox.Snapshot, prog
 			return sess, done, nil
 		}
 	}
-	return e.startCold(ctx, snap, progress, noScripts)
+	return e.startCold(ctx, snap, progress, noScripts, trusted)
 }
 
 // startCold is startPrepared without the warm session.
-func (e *Engine) startCold(ctx context.Context, snap *sandbox.Snapshot, progress func(string), noScripts bool) (sandbox.Session, func(), error) {
+func (e *Engine) startCold(ctx context.Context, snap *sandbox.Snapshot, progress func(string), noScripts, trusted bool) (sandbox.Session, func(), error) {
 	spec, plan, err := e.prepare(ctx, snap, progress, noScripts)
 	if err != nil {
 		return nil, nil, err

@@ -105,16 +105,23 @@ func (e *Engine) Close() error {
 // The setup phase runs first (prepare), and a runtime version that does
 // not satisfy the project's requirement stops here, before any test.
 func (e *Engine) startSession(ctx context.Context, snap *sandbox.Snapshot, progress func(string)) (sandbox.Session, func(), error) {
-	return e.startPrepared(ctx, snap, progress, false)
+	return e.startPrepared(ctx, snap, progress, false, false)
+}
+
+// startTrusted is startSession for a session that runs only the user's
+// own code (fixpoint test): the test runners' caches persist
+// (sandbox.Spec.RunnerCache).
+func (e *Engine) startTrusted(ctx context.Context, snap *sandbox.Snapshot, progress func(string)) (sandbox.Session, func(), error) {
+	return e.startPrepared(ctx, snap, progress, false, true)
 }
 
 // startSessionNoScripts is startSession for a snapshot the model edited:
 // the install step runs with the installer's scripts off.
 func (e *Engine) startSessionNoScripts(ctx context.Context, snap *sandbox.Snapshot, progress func(string)) (sandbox.Session, func(), error) {
-	return e.startPrepared(ctx, snap, progress, true)
+	return e.startPrepared(ctx, snap, progress, true, false)
 }
 
-func (e *Engine) startPrepared(ctx context.Context, snap *sandbox.Snapshot, progress func(string), noScripts bool) (sandbox.Session, func(), error) {
+func (e *Engine) startPrepared(ctx context.Context, snap *sandbox.Snapshot, progress func(string), noScripts, trusted bool) (sandbox.Session, func(), error) {
 	if e.opts.Backend == nil {
 		return nil, nil, fmt.Errorf("start sandbox: %w: no backend configured", sandbox.ErrUnavailable)
 	}
@@ -123,15 +130,16 @@ func (e *Engine) startPrepared(ctx context.Context, snap *sandbox.Snapshot, prog
 			return sess, done, nil
 		}
 	}
-	return e.startCold(ctx, snap, progress, noScripts)
+	return e.startCold(ctx, snap, progress, noScripts, trusted)
 }
 
 // startCold is startPrepared without the warm session.
-func (e *Engine) startCold(ctx context.Context, snap *sandbox.Snapshot, progress func(string), noScripts bool) (sandbox.Session, func(), error) {
+func (e *Engine) startCold(ctx context.Context, snap *sandbox.Snapshot, progress func(string), noScripts, trusted bool) (sandbox.Session, func(), error) {
 	spec, plan, err := e.prepare(ctx, snap, progress, noScripts)
 	if err != nil {
 		return nil, nil, err
 	}
+	spec.RunnerCache = trusted
 	sess, err := e.opts.Backend.Start(ctx, spec)
 	if err != nil {
 		return nil, nil, fmt.Errorf("start sandbox: %w", err)
@@ -175,7 +183,9 @@ func (e *Engine) Test(ctx context.Context, root string, overlays map[string][]by
 		return nil, err
 	}
 	snap, _ = snap.WithOverlays(overlays)
-	sess, done, err := e.startSession(ctx, snap, func(line string) { fmt.Fprintf(e.warn, "fixpoint: %s\n", line) })
+	// The workspace is the user's own (unsaved buffers included): no
+	// model-written code runs, so the runners' caches may persist.
+	sess, done, err := e.startTrusted(ctx, snap, func(line string) { fmt.Fprintf(e.warn, "fixpoint: %s\n", line) })
 	if err != nil {
 		return nil, err
 	}

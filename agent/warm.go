@@ -88,7 +88,7 @@ func (e *Engine) Prewarm(ctx context.Context, root string, overlays map[string][
 	if old != nil {
 		old.drop()
 	}
-	sess, done, err := e.startCold(ctx, snap, progress, false)
+	sess, done, err := e.startCold(ctx, snap, progress, false, false) // a warm session may serve a fix run: no runner cache
 	if err == nil {
 		if _, err = sess.Sync(ctx, snap); err != nil {
 			done()

@@ -113,6 +113,12 @@ type Spec struct {
 	// Path lists directories put before the image's PATH.
 	Env  []string
 	Path []string
+	// RunnerCache keeps test runners' own caches (jest's transform
+	// cache) in a per-project place that later sessions of the project
+	// reuse (docker). Any code a session runs can write there, so it is
+	// set only for sessions that run no model-written code (fixpoint
+	// test); other sessions start with the runner's cache empty.
+	RunnerCache bool
 }
 
 // CacheMount is one read-only cache directory of a session.

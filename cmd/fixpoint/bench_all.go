@@ -220,7 +220,7 @@ func benchLoopSection(ctx context.Context, a *app) (string, error) {
 }
 
 // benchParitySection runs internal/parity over ../shared/realworld and
-// two Go modules from the proxy, on docker and bwrap.
+// three Go modules from the proxy (golang.org/x/text included), on docker and bwrap.
 func benchParitySection(ctx context.Context, a *app) (string, error) {
 	rw := filepath.Join("..", "shared", "realworld")
 	if v := a.getenv("FIXPOINT_REALWORLD"); v != "" {

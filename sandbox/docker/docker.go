@@ -277,7 +277,12 @@ const (
 // would leave ~170 MB on disk for good. A volume a container still uses
 // is kept: VolumeRemove without force fails on it.
 func pruneGoCaches(ctx context.Context, cli *client.Client) (removed int) {
-	f := filters.NewArgs(filters.Arg("label", LabelCache+"=gocache"))
+	// Test runners' caches (runcache.go) live and go the same way.
+	return pruneCaches(ctx, cli, "gocache") + pruneCaches(ctx, cli, cacheKindRunner)
+}
+
+func pruneCaches(ctx context.Context, cli *client.Client, kind string) (removed int) {
+	f := filters.NewArgs(filters.Arg("label", LabelCache+"="+kind))
 	vols, err := cli.VolumeList(ctx, volume.ListOptions{Filters: f})
 	if err != nil {
 		return 0

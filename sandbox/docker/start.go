@@ -276,6 +276,11 @@ func (s *Session) boot(ctx context.Context) error {
 	} else if m != nil {
 		mounts = append(mounts, *m)
 	}
+	if m, err := b.runnerCacheMount(ctx, s.spec, user); err != nil {
+		return err
+	} else if m != nil {
+		mounts = append(mounts, *m)
+	}
 	hc := &container.HostConfig{
 		NetworkMode:    "none",
 		ReadonlyRootfs: true,

@@ -109,3 +109,26 @@ func tail(b []byte, n int) []byte {
 	}
 	return b
 }
+
+// goWarmFiles is the warm-up module as build context files (warm/).
+func goWarmFiles() []entry {
+	return []entry{
+		{Name: "warm", Mode: 0o755, Dir: true},
+		// No go directive: the module builds with any toolchain version.
+		{Name: "warm/go.mod", Mode: 0o644, Data: []byte("module warm\n")},
+		{Name: "warm/warm_test.go", Mode: 0o644, Data: []byte(warmSource)},
+	}
+}
+
+// goPrebuildStep is the Dockerfile step of a per-version Go image that
+// compiles the standard library and the warm-up test with that toolchain
+// into the image's build cache (cache, the base image's LabelGoCache), as
+// ensureGoCache does for the image's own Go. Without it the first session
+// of every project compiles the standard library before the first test
+// (minutes on two cores). It runs as the image's user with the image's
+// environment, so the cached actions match a session's. A failure only
+// costs that time later, so it does not fail the build.
+func goPrebuildStep(cache string) string {
+	return "COPY warm /tmp/fixpoint-warm\n" +
+		"RUN cd /tmp/fixpoint-warm && go build std && go test -json -count=1 ./... >/dev/null && go vet ./... && rm -f " + cache + "/testexpire.txt || echo 'fixpoint: the Go build cache was not prebuilt'\n"
+}

@@ -25,7 +25,7 @@ const LabelRuntime = "fixpoint.runtime"
 
 // runtimeRecipeVersion changes when the way per-version images are made
 // changes, so that existing ones are rebuilt.
-const runtimeRecipeVersion = "3"
+const runtimeRecipeVersion = "4"
 
 // Runtimes builds per-version images: a language's default image with
 // another runtime release layered on top, named "<default image>:<version>".
@@ -136,6 +136,12 @@ func (rt *Runtimes) Ensure(ctx context.Context, l lang.Language, base string, r 
 	dockerfile, trees, files, err := layerContext(base, layer)
 	if err != nil {
 		return "", fmt.Errorf("%s %s: %w", runtime, r.Version, err)
+	}
+	// A base image with a prebuilt Go build cache (LabelGoCache) gets it
+	// refreshed by the layered toolchain, whose compiled packages differ.
+	if baseImg.Config != nil && baseImg.Config.Labels[LabelGoCache] != "" {
+		files = append(files, goWarmFiles()...)
+		dockerfile += goPrebuildStep(baseImg.Config.Labels[LabelGoCache])
 	}
 	files = append(files, entry{Name: "Dockerfile", Mode: 0o644, Data: []byte(dockerfile)})
 	pr, pw := io.Pipe()

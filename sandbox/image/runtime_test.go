@@ -25,9 +25,9 @@ func TestRuntimeHashStable(t *testing.T) {
 		// Golden values: a change means every per-version image rebuilds,
 		// so it must be deliberate (bump runtimeRecipeVersion and update).
 		// Computed outside Go from the formula before the move (sha256 over
-		// "len:part\x00" of runtime, "3", "3", name, version, URL, SRI, base).
-		{"node", "node", node20, base, "bb5b19b117b4"},
-		{"go", "go", go122, base, "6c6d4a1e333b"},
+		// "len:part\x00" of runtime, "4", "3", name, version, URL, SRI, base).
+		{"node", "node", node20, base, "c7d29054d138"},
+		{"go", "go", go122, base, "f0e57e2d8759"},
 	}
 	for _, tt := range tests {
 		if got := runtimeHash(tt.runtime, tt.r, tt.baseID); got != tt.want {

@@ -202,6 +202,10 @@ type Options struct {
 	// Warn receives warnings (an unavailable devcontainer image); nil =
 	// Progress.
 	Warn func(line string)
+	// LockDir holds the cross-process setup locks: a second process that
+	// sets up the same cache key waits for the first and reuses its
+	// result. "" = fixpoint/setup-locks in the user's cache directory.
+	LockDir string
 }
 
 // Preparer applies plans to specs for one backend.
@@ -239,6 +243,9 @@ func New(b sandbox.Backend, opts *Options) *Preparer {
 	if p.opts.Tick <= 0 {
 		p.opts.Tick = 5 * time.Second
 	}
+	if p.opts.LockDir == "" {
+		p.opts.LockDir = defaultLockDir()
+	}
 	p.log = p.opts.Logger
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
@@ -272,6 +279,9 @@ func (p *Preparer) Prepare(ctx context.Context, spec *sandbox.Spec, snap *sandbo
 	if err := p.pickImage(ctx, spec, plan); err != nil {
 		return err
 	}
+	if err := p.prebuildGo(ctx, spec, plan); err != nil {
+		return err
+	}
 	st := plan.Step
 	if st == nil {
 		return nil
@@ -301,13 +311,22 @@ func (p *Preparer) Prepare(ctx context.Context, spec *sandbox.Spec, snap *sandbo
 		Labels:      spec.Labels, Output: p.opts.Output,
 		Limits: sandbox.Limits{Timeout: 15 * time.Minute, Memory: spec.Limits.Memory, NanoCPUs: spec.Limits.NanoCPUs},
 	}
+	// Another fixpoint process may be installing the same key: wait for
+	// it, then Install finds its result cached.
+	unlock, err := lockSetup(ctx, p.opts.LockDir, p.b.Name(), is.Key, func() {
+		p.progress(fmt.Sprintf("waiting for another setup of %s (%s)", is.Key, st.Name))
+	})
+	if err != nil {
+		return fmt.Errorf("dependency setup (%s): %w", st.Name, err)
+	}
+	defer unlock()
 	start := time.Now()
 	stop := p.ticker("installing dependencies ("+st.Name+")", start)
 	res, err := inst.Install(ctx, is)
 	stop()
 	if err != nil {
 		if errors.Is(err, sandbox.ErrInstall) {
-			return fmt.Errorf("%w\nThe agent did not start. Fix the install (run `%s` in the project), or set [sandbox] setup in .fixpoint.toml (\"off\" turns it off)", err, st.Script)
+			return fmt.Errorf("%w\nThe agent did not start.%s Fix the install (run `%s` in the project), or set [sandbox] setup in .fixpoint.toml (\"off\" turns it off)", err, credentialHint(err), st.Script)
 		}
 		return fmt.Errorf("dependency setup (%s): %w", st.Name, err)
 	}
@@ -541,4 +560,41 @@ func CheckRuntime(ctx context.Context, sess sandbox.Session, plan *Plan, where s
 // settings and CA store, a 10-minute bound.
 func HTTPClient() *http.Client {
 	return &http.Client{Timeout: 10 * time.Minute, Transport: &http.Transport{Proxy: http.ProxyFromEnvironment}}
+}
+
+// credentialHint explains a registry that refused the install for want
+// of credentials ("" for other failures): none of the user's tokens reach
+// a sandbox, so such a registry cannot be used from the setup step.
+func credentialHint(err error) string {
+	msg := err.Error()
+	for _, sign := range []string{"E401", "E403", "401 Unauthorized", "403 Forbidden", "401 Client Error", "403 Client Error", "terminal prompts disabled"} {
+		if strings.Contains(msg, sign) {
+			return " The registry asked for credentials, and no credentials of yours (~/.npmrc, ~/.netrc, ~/.pip, tokens in the environment) reach the setup step: set [sandbox] image to an image that already has these dependencies, or install them with [sandbox] setup from a registry the sandbox can read without credentials."
+		}
+	}
+	return ""
+}
+
+// goStdPrebuilder is a backend that compiles the Go standard library into
+// a project's build cache before its first test run (bwrap; the docker
+// images carry it prebuilt).
+type goStdPrebuilder interface {
+	PrebuildGoStd(ctx context.Context, labels map[string]string) error
+}
+
+// prebuildGo has a Go project's standard library compiled once per
+// project before any test runs, with progress, when the backend needs it.
+func (p *Preparer) prebuildGo(ctx context.Context, spec *sandbox.Spec, plan *Plan) error {
+	pb, ok := p.b.(goStdPrebuilder)
+	if !ok || plan.Lang == nil || plan.Lang.Name() != "go" {
+		return nil
+	}
+	stop := p.ticker("compiling the Go standard library into the project's build cache (once)", time.Now())
+	err := pb.PrebuildGoStd(ctx, spec.Labels)
+	stop()
+	if err != nil {
+		// Only time is lost: the first test run compiles it instead.
+		p.warn(fmt.Sprintf("the Go standard library was not prebuilt: %v", err))
+	}
+	return nil
 }

@@ -133,15 +133,13 @@ func (rt *Runtimes) Ensure(ctx context.Context, l lang.Language, base string, r 
 	if err != nil {
 		return "", err
 	}
-	dockerfile, trees, files, err := layerContext(base, layer)
+	var baseLabels map[string]string
+	if baseImg.Config != nil {
+		baseLabels = baseImg.Config.Labels
+	}
+	dockerfile, trees, files, err := layerContext(base, baseLabels, layer)
 	if err != nil {
 		return "", fmt.Errorf("%s %s: %w", runtime, r.Version, err)
-	}
-	// A base image with a prebuilt Go build cache (LabelGoCache) gets it
-	// refreshed by the layered toolchain, whose compiled packages differ.
-	if baseImg.Config != nil && baseImg.Config.Labels[LabelGoCache] != "" {
-		files = append(files, goWarmFiles()...)
-		dockerfile += goPrebuildStep(baseImg.Config.Labels[LabelGoCache])
 	}
 	files = append(files, entry{Name: "Dockerfile", Mode: 0o644, Data: []byte(dockerfile)})
 	pr, pw := io.Pipe()
@@ -171,8 +169,10 @@ func runtimeHash(runtime string, r lang.Release, baseID string) string {
 
 // layerContext turns a layer into the Dockerfile and build context of a
 // per-version image on base: every file and tree is one context entry
-// ("layer<i>") copied to its path, then one ENV line.
-func layerContext(base string, l *lang.RuntimeLayer) (dockerfile string, trees []tree, files []entry, err error) {
+// ("layer<i>") copied to its path, then one ENV line. A base whose labels
+// name a prebuilt Go build cache (LabelGoCache) gets it refreshed by the
+// layered toolchain, whose compiled packages differ from the base's.
+func layerContext(base string, baseLabels map[string]string, l *lang.RuntimeLayer) (dockerfile string, trees []tree, files []entry, err error) {
 	var b strings.Builder
 	b.WriteString("FROM " + base + "\n")
 	n := 0
@@ -206,6 +206,10 @@ func layerContext(base string, l *lang.RuntimeLayer) (dockerfile string, trees [
 			}
 		}
 		b.WriteString("ENV " + strings.Join(l.Env, " ") + "\n")
+	}
+	if cache := baseLabels[LabelGoCache]; cache != "" {
+		files = append(files, goWarmFiles()...)
+		b.WriteString(goPrebuildStep(cache))
 	}
 	return b.String(), trees, files, nil
 }

@@ -54,6 +54,7 @@ func TestLayerContext(t *testing.T) {
 	skip := func(rel string) bool { return rel == ".done" }
 	tests := []struct {
 		name       string
+		labels     map[string]string // the base image's
 		layer      lang.RuntimeLayer
 		dockerfile string
 		files      []string // context names
@@ -81,6 +82,15 @@ func TestLayerContext(t *testing.T) {
 			files:      []string{"layer0", "layer1"},
 			trees:      []string{"layer2"},
 		},
+		{
+			name:   "go build cache refreshed",
+			labels: map[string]string{LabelGoCache: "/gocache", LabelLang: "go"},
+			layer: lang.RuntimeLayer{Trees: []lang.LayerTree{{Src: "/cache/go-1.22.12", Path: "/usr/local/go1.22.12"}},
+				Env: []string{"GOROOT=/usr/local/go1.22.12"}},
+			dockerfile: "FROM fixpoint-sandbox-node\nCOPY layer0 /usr/local/go1.22.12\nENV GOROOT=/usr/local/go1.22.12\n" + goPrebuildStep("/gocache"),
+			files:      []string{"warm", "warm/go.mod", "warm/warm_test.go"},
+			trees:      []string{"layer0"},
+		},
 		{name: "relative path", layer: lang.RuntimeLayer{Files: []lang.LayerFile{{Path: "usr/bin/node"}}}, err: "absolute path"},
 		{name: "path with space", layer: lang.RuntimeLayer{Trees: []lang.LayerTree{{Src: "/t", Path: "/opt/my go"}}}, err: "absolute path"},
 		{name: "env without value", layer: lang.RuntimeLayer{Env: []string{"GOROOT"}}, err: "KEY=VALUE"},
@@ -89,7 +99,7 @@ func TestLayerContext(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			df, trees, files, err := layerContext("fixpoint-sandbox-node", &tt.layer)
+			df, trees, files, err := layerContext("fixpoint-sandbox-node", tt.labels, &tt.layer)
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) {
 					t.Fatalf("layerContext = %v, want an error with %q", err, tt.err)
@@ -105,6 +115,9 @@ func TestLayerContext(t *testing.T) {
 			var fn, tn []string
 			for i, f := range files {
 				fn = append(fn, f.Name)
+				if i >= len(tt.layer.Files) {
+					continue // the build-cache warm-up module
+				}
 				if want := int64(tt.layer.Files[i].Mode); f.Mode != want || string(f.Data) != string(tt.layer.Files[i].Data) {
 					t.Errorf("context file %s: mode %o data %q, want %o %q", f.Name, f.Mode, f.Data, want, tt.layer.Files[i].Data)
 				}

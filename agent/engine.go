@@ -193,7 +193,7 @@ func (e *Engine) Test(ctx context.Context, root string, overlays map[string][]by
 	if _, err := sess.Sync(ctx, snap); err != nil {
 		return nil, fmt.Errorf("sync workspace: %w", err)
 	}
-	return e.runTests(ctx, sess, snap, nil)
+	return e.runTests(ctx, sess, snap, nil, false)
 }
 
 // newRunID is sortable by time and unique: 20261122-001234-1a2b3c.

@@ -5,15 +5,23 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/fixpoint-dev/fixpoint/lang"
 	"github.com/fixpoint-dev/fixpoint/lang/registry"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
 )
 
 // runTests runs the workspace's test command (detected, or cfg.TestCmd) in
-// the session; stream, when non-nil, receives the output live.
-func (e *Engine) runTests(ctx context.Context, sess sandbox.Session, snap *sandbox.Snapshot, stream io.Writer) (*testrun.Report, error) {
+// the session; stream, when non-nil, receives the output live. untrusted
+// runs (model-written code in the workspace) never take a result from a
+// runner's own result cache ([lang.UntrustedRuns]).
+func (e *Engine) runTests(ctx context.Context, sess sandbox.Session, snap *sandbox.Snapshot, stream io.Writer, untrusted bool) (*testrun.Report, error) {
 	r := registry.TestCommand(snap, e.cfg.TestCmd).WithEnv(e.cfg.Test.Env)
+	if untrusted {
+		if u, ok := registry.Detect(snap).(lang.UntrustedRuns); ok {
+			r = u.Untrusted(r)
+		}
+	}
 	rep, err := testrun.Run(ctx, sess, r, limits(e.cfg), stream)
 	if err != nil {
 		return nil, fmt.Errorf("run tests: %w", err)

@@ -210,6 +210,15 @@ type PolicyParser interface {
 	ParsePolicy(ctx context.Context, src []byte) ([]PolicyFinding, error)
 }
 
+// UntrustedRuns is implemented by languages whose test runner can answer
+// from a cache that code a test runs may write (Go's test-result cache in
+// GOCACHE). In runs where model-written code runs (fix, solve) the agent
+// asks it for a runner that does not read results from that cache, so
+// an earlier iteration's code cannot plant a verdict for a later one.
+type UntrustedRuns interface {
+	Untrusted(r testrun.Runner) testrun.Runner
+}
+
 // HostCaches is implemented by languages whose toolchain keeps a cache on
 // the host that sessions may reuse read-only (Go's module cache): each is
 // a [sandbox.CacheMount] with HostDir set. The config's

@@ -2,6 +2,7 @@ package golang
 
 import (
 	"regexp"
+	"strings"
 
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
@@ -19,5 +20,24 @@ func (Language) TestCommand(snap *sandbox.Snapshot) testrun.Runner {
 			r.Module = string(m[2])
 		}
 	}
+	return r
+}
+
+// Untrusted adds -count=1 to a `go test` runner, so no test result is read
+// from Go's test cache: a test binary run in an earlier iteration of a fix
+// could have written one into GOCACHE, which the project's sessions
+// share. Compiled packages stay cached (their cache keys hash the inputs
+// a build reads). A custom test command given as one shell string is
+// left as written.
+func (Language) Untrusted(r testrun.Runner) testrun.Runner {
+	if len(r.Args) < 2 || r.Args[0] != "go" || r.Args[1] != "test" {
+		return r
+	}
+	for _, a := range r.Args[2:] {
+		if a == "-count" || strings.HasPrefix(a, "-count=") || strings.HasPrefix(a, "--count") {
+			return r
+		}
+	}
+	r.Args = append([]string{"go", "test", "-count=1"}, r.Args[2:]...)
 	return r
 }

@@ -92,6 +92,13 @@ type Backend struct {
 	supervisorVolume string // overrides the supervisor volume's name (tests)
 }
 
+// engineContactTimeout bounds the first contact with the engine (ping and
+// version). An absent socket fails at once; the bound is for an engine
+// that accepts and then answers slowly: Podman's API service answers its
+// first requests in seconds on a loaded machine (5 s was seen to be too
+// short on 2 busy cores), and a hung engine must still fail.
+const engineContactTimeout = 15 * time.Second
+
 // New connects to the engine, pings it and reaps containers left by dead
 // fixpoint processes. When no engine answers, the error wraps
 // sandbox.ErrUnavailable.
@@ -112,7 +119,7 @@ func New(ctx context.Context, opts *Options) (*Backend, error) {
 		}
 		b.cli, b.ownsCli = cli, true
 	}
-	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	pctx, cancel := context.WithTimeout(ctx, engineContactTimeout)
 	defer cancel()
 	if _, err := b.cli.Ping(pctx); err != nil {
 		b.Close()

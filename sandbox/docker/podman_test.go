@@ -35,6 +35,10 @@ func startPodman(t *testing.T, as *rootlessUser) string {
 	host := "unix://" + filepath.Join(dir, "podman.sock")
 	cmd := exec.Command(podman, "system", "service", "--time=0", host)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	// conmon writes an empty "oom" file into the service's working
+	// directory when a container is OOM-killed (the 4 GiB escape case):
+	// keep it in the temporary directory, not the package's source.
+	cmd.Dir = dir
 	if as != nil {
 		// The service runs as the user: its own storage under ~/.local and
 		// its runtime directory; the socket's directory must be theirs.

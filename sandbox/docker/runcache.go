@@ -7,10 +7,10 @@ import (
 	"strconv"
 	"strings"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/docker/api/types/volume"
-	"github.com/docker/docker/client"
 
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 )
@@ -48,7 +48,7 @@ func (b *Backend) runnerCacheMount(ctx context.Context, spec sandbox.Spec, user 
 		return nil, fmt.Errorf("inspect image %s: %w", spec.Image, err)
 	}
 	name := fmt.Sprintf("fixpoint-runcache-%s-%s-%d", shortImageID(img.ID), projectHash(project), uid)
-	if _, err := b.cli.VolumeInspect(ctx, name); client.IsErrNotFound(err) {
+	if _, err := b.cli.VolumeInspect(ctx, name); cerrdefs.IsNotFound(err) {
 		if err := b.newRunnerCache(ctx, spec.Image, name, img.ID, user); err != nil {
 			// The cache only saves time: run without it.
 			b.log.Warn("no persistent test runner cache", "volume", name, "err", err)

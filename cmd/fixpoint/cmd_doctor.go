@@ -15,6 +15,7 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/client"
 	"github.com/fixpoint-dev/fixpoint/lang/registry"
+	"github.com/fixpoint-dev/fixpoint/sandbox/docker"
 	"github.com/fixpoint-dev/fixpoint/sandbox/engine"
 
 	"github.com/fixpoint-dev/fixpoint/config"
@@ -218,7 +219,7 @@ func checkRunsc(ctx context.Context, cli *client.Client) check {
 
 func runTiny(ctx context.Context, cli *client.Client, img, runtime string) error {
 	created, err := cli.ContainerCreate(ctx,
-		&container.Config{Image: img, Cmd: []string{"true"}, Labels: map[string]string{"fixpoint.component": "doctor"}},
+		&container.Config{Image: img, Cmd: []string{"true"}, Labels: docker.OwnerLabels("doctor", map[string]string{"fixpoint.component": "doctor"})},
 		&container.HostConfig{Runtime: runtime, NetworkMode: "none"}, nil, nil, "")
 	if err != nil {
 		return err

@@ -182,6 +182,19 @@ func (b *Backend) Close() error {
 	return errors.Join(errs...)
 }
 
+// OwnerLabels are the labels [Reap] reads: a container or volume created
+// with them (and any labels of the caller's own added) is removed once
+// this process is gone, as the backend's own are. Code outside the
+// backend that creates containers directly (doctor's probe, benchmarks)
+// labels them with these, so a crash leaves nothing behind for good.
+func OwnerLabels(name string, extra map[string]string) map[string]string {
+	l := ownerLabels(name)
+	for k, v := range extra {
+		l[k] = v
+	}
+	return l
+}
+
 // ownerLabels identifies this process on resources it creates.
 func ownerLabels(session string) map[string]string {
 	host, _ := os.Hostname()

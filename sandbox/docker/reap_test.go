@@ -128,3 +128,16 @@ func TestReapPrunesGoCachesOfGoneImages(t *testing.T) {
 		t.Errorf("Reap removed the cache of an existing image: %v", err)
 	}
 }
+
+// Containers created outside the backend with OwnerLabels (doctor's
+// probe, the sandbox benchmark's raw containers) carry what Reap reads:
+// the owner's pid and start time, and the caller's own labels.
+func TestOwnerLabelsAreReapable(t *testing.T) {
+	l := docker.OwnerLabels("bench-exec", map[string]string{"fixpoint.bench": "exec"})
+	if l["fixpoint.bench"] != "exec" {
+		t.Errorf("the caller's label is missing: %v", l)
+	}
+	if l[docker.LabelPID] != strconv.Itoa(os.Getpid()) || l[docker.LabelPIDStart] == "" || l[docker.LabelSession] != "bench-exec" {
+		t.Errorf("OwnerLabels = %v, want this process's pid, its start time and the session name", l)
+	}
+}

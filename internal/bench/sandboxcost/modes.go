@@ -135,7 +135,7 @@ type oneShotRunner struct {
 func (r *oneShotRunner) run(ctx context.Context, w Workload) (time.Duration, error) {
 	start := time.Now()
 	c, err := r.cli.ContainerCreate(ctx, &container.Config{Image: r.image, Cmd: w.Args, WorkingDir: "/tmp",
-		Labels: map[string]string{"fixpoint.bench": "oneshot"}},
+		Labels: docker.OwnerLabels("bench-oneshot", map[string]string{"fixpoint.bench": "oneshot"})},
 		&container.HostConfig{NetworkMode: "none"}, nil, nil, "")
 	if err != nil {
 		return 0, err
@@ -169,7 +169,7 @@ type execRunner struct {
 
 func newExecRunner(ctx context.Context, cli *client.Client, image string) (*execRunner, error) {
 	c, err := cli.ContainerCreate(ctx, &container.Config{Image: image, Cmd: []string{"sleep", "infinity"}, WorkingDir: "/tmp",
-		Labels: map[string]string{"fixpoint.bench": "exec"}},
+		Labels: docker.OwnerLabels("bench-exec", map[string]string{"fixpoint.bench": "exec"})},
 		&container.HostConfig{NetworkMode: "none", Init: ptr(true)}, nil, nil, "")
 	if err != nil {
 		return nil, err

@@ -47,6 +47,12 @@
 //     requirement, and how to get a runtime version.
 //   - [Preflight]: a check of the workspace's files before any sandbox
 //     starts (Rust: every dependency is vendored).
+//   - [UntrustedRuns]: the test runner as used in fix and solve runs, where
+//     model-written code runs (Go: `go test -count=1`, so no result is read
+//     from a cache that code could have written).
+//   - [PolicyParser] (through [PolicyOptions]): a long-lived parser a
+//     language's policy check may use instead of a process per file
+//     (lang/python's Parser).
 //
 // lang/golang is the fullest example, one file per concern: golang.go
 // (Language, the image, the prompt hint, host caches), runtime.go

@@ -582,11 +582,13 @@ type goStdPrebuilder interface {
 	PrebuildGoStd(ctx context.Context, labels map[string]string) error
 }
 
-// prebuildGo has a Go project's standard library compiled once per
-// project before any test runs, with progress, when the backend needs it.
+// prebuildGo has the standard library compiled once per project before
+// any test runs, with progress, when the backend needs it and the
+// project's language builds with the Go toolchain (its image carries
+// GOROOT: [lang.Image]).
 func (p *Preparer) prebuildGo(ctx context.Context, spec *sandbox.Spec, plan *Plan) error {
 	pb, ok := p.b.(goStdPrebuilder)
-	if !ok || plan.Lang == nil || plan.Lang.Name() != "go" {
+	if !ok || plan.Lang == nil || !plan.Lang.Image().GoRoot {
 		return nil
 	}
 	stop := p.ticker("compiling the Go standard library into the project's build cache (once)", time.Now())

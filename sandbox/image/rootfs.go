@@ -203,7 +203,7 @@ func (b *Builder) deriveRootfs(ctx context.Context, r Recipe, in Inputs, dir str
 	}
 	defer logf.Close()
 	debs := filepath.Join(b.cacheDir, "debs")
-	args := []string{"--bind", tmp, "/", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
+	args := []string{"--bind", tmp, "/", "--proc", "/proc", "--dev", "/dev", "--perms", "01777", "--tmpfs", "/tmp", // apt runs gpgv as _apt, which writes to /tmp
 		"--bind", debs, "/var/cache/apt/archives",
 		"--clearenv", "--setenv", "PATH", "/usr/sbin:/usr/bin:/sbin:/bin", "--setenv", "DEBIAN_FRONTEND", "noninteractive", "--setenv", "LC_ALL", "C"}
 	if _, err := os.Stat("/etc/resolv.conf"); err == nil {
@@ -213,6 +213,23 @@ func (b *Builder) deriveRootfs(ctx context.Context, r Recipe, in Inputs, dir str
 	install := "apt-get install -y -q --no-install-recommends -o Dpkg::Use-Pty=0 -o Dpkg::Options::=--force-unsafe-io " + strings.Join(r.Extra, " ")
 	script := install + " || { apt-get update -q && " + install + "; }"
 	args = append(args, "--", "/bin/sh", "-c", script)
+	// Every image's apt-get shares the downloaded-package cache (debs,
+	// bound at /var/cache/apt/archives), and apt-get locks that directory:
+	// a second apt-get on it fails at once ("Could not get lock
+	// /var/cache/apt/archives/lock"). Builds of several images run in
+	// parallel, so their apt steps take turns on a lock of our own.
+	aptLock := filepath.Join(b.cacheDir, "debs.lock")
+	if f, err := os.OpenFile(aptLock, os.O_RDWR|os.O_CREATE, 0o644); err == nil {
+		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
+			b.progressf("%s: waiting for another image's apt-get (shared package cache)", r.Name)
+		}
+		f.Close()
+	}
+	unlock, err := lockFile(aptLock)
+	if err != nil {
+		return fmt.Errorf("lock the package cache %s: %w", aptLock, err)
+	}
+	defer unlock()
 	cmd := exec.CommandContext(ctx, bwrap, args...)
 	pr, pw := io.Pipe()
 	cmd.Stdout, cmd.Stderr = pw, pw

@@ -90,6 +90,14 @@ type Backend struct {
 	pending map[string]leftover // removals that failed, by id; retried (pending.go)
 
 	supervisorVolume string // overrides the supervisor volume's name (tests)
+	volumeLocks      string // overrides the volume lock directory (tests)
+}
+
+func (b *Backend) volumeLockDir() string {
+	if b.volumeLocks != "" {
+		return b.volumeLocks
+	}
+	return volumeLockDir()
 }
 
 // engineContactTimeout bounds the first contact with the engine (ping and

@@ -404,7 +404,9 @@ func (b *Backend) refillSupervisor(ctx context.Context, image, name string) erro
 // ensureVolume makes sure a shared cache volume exists and was filled by
 // fill (a tar stream extracted at the volume's root). A volume this
 // process has not seen yet and that exists already is trusted: its name
-// carries the hash of its contents. After filling a new volume, older
+// carries the hash of its contents, and fixpoint processes on this host
+// create and fill a volume under a lock ([lockVolume]), so one that exists
+// here is complete. After filling a new volume, older
 // volumes of the same kind and source that no container uses are removed.
 func (b *Backend) ensureVolume(ctx context.Context, image, name, kind, source string, fill func() (io.Reader, error)) error {
 	b.mu.Lock()
@@ -412,6 +414,11 @@ func (b *Backend) ensureVolume(ctx context.Context, image, name, kind, source st
 	if b.volumes[name] {
 		return nil
 	}
+	unlock, err := lockVolume(ctx, b.volumeLockDir(), name)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	if _, err := b.cli.VolumeInspect(ctx, name); err == nil {
 		b.volumes[name] = true
 		return nil

@@ -10,8 +10,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/fixpoint-dev/fixpoint/internal/flock"
 )
 
 // ensureRootfs returns the cached debootstrapped tree for r, creating it
@@ -27,7 +28,7 @@ func (b *Builder) ensureRootfs(ctx context.Context, r Recipe, in Inputs) (string
 	if err := os.MkdirAll(b.cacheDir, 0o755); err != nil {
 		return "", fmt.Errorf("create cache dir: %w", err)
 	}
-	unlock, err := lockFile(dir + ".lock")
+	unlock, err := flock.Lock(ctx, dir+".lock", nil)
 	if err != nil {
 		return "", err
 	}
@@ -156,19 +157,6 @@ func (b *Builder) follow(name string, r io.Reader, log io.Writer, phases []phase
 	return tail
 }
 
-// lockFile takes an exclusive flock on path; the returned func releases it.
-func lockFile(path string) (func(), error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("lock %s: %w", path, err)
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("lock %s: %w", path, err)
-	}
-	return func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
-}
-
 // deriveRootfs builds dir as a copy of the recipe's base tree with
 // r.Extra installed by apt-get, run under bwrap with the tree as its root
 // (so /proc and /dev exist and nothing stays mounted afterwards).
@@ -219,13 +207,9 @@ func (b *Builder) deriveRootfs(ctx context.Context, r Recipe, in Inputs, dir str
 	// /var/cache/apt/archives/lock"). Builds of several images run in
 	// parallel, so their apt steps take turns on a lock of our own.
 	aptLock := filepath.Join(b.cacheDir, "debs.lock")
-	if f, err := os.OpenFile(aptLock, os.O_RDWR|os.O_CREATE, 0o644); err == nil {
-		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
-			b.progressf("%s: waiting for another image's apt-get (shared package cache)", r.Name)
-		}
-		f.Close()
-	}
-	unlock, err := lockFile(aptLock)
+	unlock, err := flock.Lock(ctx, aptLock, func() {
+		b.progressf("%s: waiting for another image's apt-get (shared package cache)", r.Name)
+	})
 	if err != nil {
 		return fmt.Errorf("lock the package cache %s: %w", aptLock, err)
 	}

@@ -228,9 +228,11 @@ type UntrustedRuns interface {
 // HostCaches is implemented by languages whose toolchain keeps a cache on
 // the host that sessions may reuse read-only (Go's module cache): each is
 // a [sandbox.CacheMount] with HostDir set. The config's
-// sandbox.go_mod_cache = false turns them off.
+// sandbox.go_mod_cache = false turns them off. snap is the workspace
+// (nil: offer every cache); a language offers none to a project that
+// needs nothing from them.
 type HostCaches interface {
-	HostCaches() []sandbox.CacheMount
+	HostCaches(snap *sandbox.Snapshot) []sandbox.CacheMount
 }
 
 // Manifests is implemented by languages whose projects declare

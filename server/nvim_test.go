@@ -267,6 +267,14 @@ func TestNeovimPluginE2E(t *testing.T) {
 	err := cmd.Run()
 	out, _ := os.ReadFile(outFile)
 	t.Logf("nvim results:\n%s", out)
+	// fixpoint serve's stderr (FIXPOINT_LOG=debug) is in Neovim's lsp.log
+	// under the test's HOME: shown whenever the test fails.
+	defer func() {
+		if t.Failed() {
+			lspLog, _ := os.ReadFile(filepath.Join(envValue(cmd.Env, "HOME"), ".cache", "nvim", "lsp.log"))
+			t.Logf("lsp.log (fixpoint serve's stderr):\n%s", lspLog)
+		}
+	}()
 	if err != nil {
 		t.Fatalf("nvim: %v\n%s", err, stderr.String())
 	}
@@ -361,4 +369,15 @@ func TestNeovimPluginE2E(t *testing.T) {
 	if string(got["too_wide"]) != "[]" && string(got["too_wide"]) != "{}" {
 		t.Errorf("echoed lines that do not fit the echo area (hit-enter prompt): %s", got["too_wide"])
 	}
+}
+
+// envValue is the last value of key in env (exec.Cmd.Env: later wins).
+func envValue(env []string, key string) string {
+	v := ""
+	for _, kv := range env {
+		if val, ok := strings.CutPrefix(kv, key+"="); ok {
+			v = val
+		}
+	}
+	return v
 }

@@ -131,8 +131,18 @@ func (Language) PropertyHint() string {
 // HostCaches offers the host's module cache ($GOMODCACHE, else
 // $GOPATH/pkg/mod, else ~/go/pkg/mod, when that directory exists) at
 // /gomodcache, resolved offline: modules the project needs that are not
-// in it fail to resolve instead of being downloaded.
-func (Language) HostCaches() []sandbox.CacheMount {
+// in it fail to resolve instead of being downloaded. A module whose
+// go.mod requires nothing (and no go.work) needs no module: it gets no
+// host cache, whose copy into a docker volume would cost as much as the
+// host's whole module cache (hundreds of MB on a developer's machine),
+// again after each change to it.
+func (l Language) HostCaches(snap *sandbox.Snapshot) []sandbox.CacheMount {
+	if snap != nil {
+		_, work := snap.Files["go.work"]
+		if _, mod := snap.Files["go.mod"]; mod && !work && l.SetupStep(snap) == nil {
+			return nil
+		}
+	}
 	dir := os.Getenv("GOMODCACHE")
 	if dir == "" {
 		gopath := os.Getenv("GOPATH")

@@ -194,7 +194,7 @@ func SpecFor(cfg *config.Config, snap *sandbox.Snapshot) sandbox.Spec {
 		spec.Image = image.ImageName(name)
 	}
 	if hc, ok := l.(lang.HostCaches); ok && (cfg.Sandbox.GoModCache == nil || *cfg.Sandbox.GoModCache) {
-		spec.Caches = append(spec.Caches, hc.HostCaches()...)
+		spec.Caches = append(spec.Caches, hc.HostCaches(snap)...)
 	}
 	if snap.Root != "" {
 		// Keys the writable caches (the Go build cache) this project's

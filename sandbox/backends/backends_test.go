@@ -27,6 +27,11 @@ func TestSpecFor(t *testing.T) {
 	modCache := t.TempDir()
 	t.Setenv("GOMODCACHE", modCache)
 	f := false
+	withDeps := func(files ...string) *sandbox.Snapshot {
+		s := snap(files...)
+		s.Files["go.mod"] = sandbox.File{Data: []byte("module example.com/m\n\nrequire github.com/google/go-cmp v0.6.0\n")}
+		return s
+	}
 	cases := []struct {
 		name      string
 		mod       func(*config.Config)
@@ -34,13 +39,14 @@ func TestSpecFor(t *testing.T) {
 		wantImage string
 		wantCache bool
 	}{
-		{"go", nil, snap("go.mod", "main.go"), "fixpoint-sandbox-go", true},
-		{"go without cache", func(c *config.Config) { c.Sandbox.GoModCache = &f }, snap("go.mod"), "fixpoint-sandbox-go", false},
+		{"go", nil, withDeps("main.go"), "fixpoint-sandbox-go", true},
+		{"go without requirements", nil, snap("go.mod", "main.go"), "fixpoint-sandbox-go", false},
+		{"go without cache", func(c *config.Config) { c.Sandbox.GoModCache = &f }, withDeps(), "fixpoint-sandbox-go", false},
 		{"node", nil, snap("package.json", "index.js"), "fixpoint-sandbox-node", false},
 		{"python", nil, snap("pyproject.toml"), "fixpoint-sandbox-python", false},
 		{"py files", nil, snap("src/app.py"), "fixpoint-sandbox-python", false},
 		{"unknown", nil, snap("README"), "fixpoint-sandbox-python", false},
-		{"configured image", func(c *config.Config) { c.Sandbox.Image = "python:3.12-slim" }, snap("go.mod"), "python:3.12-slim", true},
+		{"configured image", func(c *config.Config) { c.Sandbox.Image = "python:3.12-slim" }, withDeps(), "python:3.12-slim", true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -31,7 +31,7 @@ func TestGoModCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := func() *docker.Session {
-		sess, err := b.Start(t.Context(), sandbox.Spec{Image: testImage, Caches: golang.Language{}.HostCaches()})
+		sess, err := b.Start(t.Context(), sandbox.Spec{Image: testImage, Caches: golang.Language{}.HostCaches(nil)})
 		if err != nil {
 			t.Fatalf("Start: %v", err)
 		}

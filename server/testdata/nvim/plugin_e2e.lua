@@ -76,7 +76,8 @@ local ok, err = pcall(function()
   -- 1. Run the tests: each failing case is visible.
   vim.cmd("FixpointTest")
   if not vim.wait(180000, function() return #vim.diagnostic.get(testbuf) >= 2 end, 100) then
-    return fail("fewer than 2 diagnostics after :FixpointTest: " .. vim.inspect(vim.diagnostic.get(testbuf)))
+    return fail("fewer than 2 diagnostics after :FixpointTest: " .. vim.inspect(vim.diagnostic.get(testbuf))
+      .. " status: " .. vim.inspect(fp.status_table()) .. " log:\n" .. table.concat(fp.log_lines(), "\n"))
   end
   local diags = {}
   for _, d in ipairs(vim.diagnostic.get(testbuf)) do

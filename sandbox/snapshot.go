@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // File is one entry of a snapshot: a regular file, or a symlink (Link set)
@@ -32,6 +33,7 @@ type File struct {
 	Link string
 
 	disk   *diskSource // where on-disk contents live; nil for in-memory files
+	mtime  time.Time   // the file's modification time on disk; zero for in-memory files
 	size   int64
 	sum    [sha256.Size]byte
 	hasSum bool
@@ -45,6 +47,20 @@ type diskSource struct {
 // ErrChanged is returned when a file read on demand no longer has the
 // contents it had when the snapshot was taken.
 var ErrChanged = errors.New("changed on disk since the snapshot was taken")
+
+// ModTime is the modification time the file had on disk when the
+// snapshot was taken; zero for contents held in memory (an editor buffer,
+// a model edit), which a backend then writes with the current time.
+// Backends give the sandbox's copy this time, so that tools keyed on
+// modification times see an unchanged file as unchanged across sessions,
+// as on the host: Go's test cache re-runs a test whose opened files' times
+// differ.
+func (f File) ModTime() time.Time {
+	if f.Data != nil || f.Link != "" {
+		return time.Time{}
+	}
+	return f.mtime
+}
 
 // IsLink reports whether the entry is a symlink.
 func (f File) IsLink() bool { return f.Link != "" }

@@ -384,7 +384,7 @@ func (w *walker) entry(rel string, e fs.DirEntry, inIgnored bool) error {
 		return nil
 	}
 	w.total += info.Size()
-	w.snap.Files[rel] = File{Mode: info.Mode().Perm(), size: info.Size(), disk: &diskSource{root: w.root, rel: rel}}
+	w.snap.Files[rel] = File{Mode: info.Mode().Perm(), size: info.Size(), mtime: info.ModTime(), disk: &diskSource{root: w.root, rel: rel}}
 	return nil
 }
 

@@ -270,7 +270,11 @@ func writeTarEntry(tw *tar.Writer, p string, f sandbox.File) error {
 		return err
 	}
 	defer r.Close()
+	// The supervisor gives the copy the host file's time (zero: now).
 	hdr := &tar.Header{Name: p, Typeflag: tar.TypeReg, Mode: int64(fileMode(f)), Size: f.Size(), ModTime: time.Unix(0, 0)}
+	if mt := f.ModTime(); !mt.IsZero() {
+		hdr.ModTime, hdr.Format = mt, tar.FormatPAX // PAX keeps sub-second times
+	}
 	if err := tw.WriteHeader(hdr); err != nil {
 		return err
 	}

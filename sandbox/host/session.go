@@ -298,7 +298,16 @@ func (s *Session) writeFile(root *os.Root, rel string, f sandbox.File, made map[
 			return err
 		}
 	}
-	return w.Close()
+	if err := w.Close(); err != nil {
+		return err
+	}
+	// The host file's time, so that tools keyed on times (Go's test cache)
+	// see an unchanged file as unchanged across sessions (see
+	// sandbox.File.ModTime); a buffer's contents keep the current time.
+	if mt := f.ModTime(); !mt.IsZero() {
+		return root.Chtimes(rel, mt, mt)
+	}
+	return nil
 }
 
 // copyContents streams a snapshot file into w: a file read from the

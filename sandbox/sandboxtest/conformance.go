@@ -3,6 +3,9 @@ package sandboxtest
 import (
 	"bytes"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -30,6 +33,7 @@ func Conformance(t *testing.T, b sandbox.Backend, spec sandbox.Spec) {
 		{"Stdin", stdin},
 		{"Timeout", timeout},
 		{"SyncDeletes", syncDeletes},
+		{"ModTimes", modTimes},
 		{"SnapshotFidelity", func(t *testing.T, b sandbox.Backend, spec sandbox.Spec) {
 			spec.Limits = sandbox.Limits{Timeout: 30 * time.Second}
 			SnapshotFidelity(t, b, spec)
@@ -135,6 +139,56 @@ func syncDeletes(t *testing.T, b sandbox.Backend, spec sandbox.Spec) {
 	if string(res.Stdout) != "new" {
 		t.Errorf("after the second Sync: stdout %q (stderr %q), want %q and no deleted file", res.Stdout, res.Stderr, "new")
 	}
+}
+
+// modTimes: a file from disk keeps its modification time in the sandbox,
+// across a second session too, so tools keyed on times (Go's test cache)
+// see it unchanged; a buffer's contents (in memory) get the current time.
+func modTimes(t *testing.T, b sandbox.Backend, spec sandbox.Spec) {
+	spec.Limits = sandbox.Limits{Timeout: time.Minute}
+	dir := t.TempDir()
+	onDisk := time.Date(2021, 3, 4, 5, 6, 7, 123456789, time.UTC)
+	for name, text := range map[string]string{"data/in.txt": "from disk", "buf.txt": "on disk"} {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, onDisk, onDisk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	snap, err := sandbox.SnapshotDir(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, _ = snap.WithOverlays(map[string][]byte{"buf.txt": []byte("unsaved")})
+	before := time.Now().Add(-time.Minute)
+	for i := range 2 {
+		sess := start(t, b, spec)
+		if _, err := sess.Sync(t.Context(), snap); err != nil {
+			t.Fatalf("Sync: %v", err)
+		}
+		res := run(t, sess, sandbox.Command{Args: []string{"stat", "-c", "%.9Y", "data/in.txt", "buf.txt"}, Limits: spec.Limits})
+		lines := strings.Fields(string(res.Stdout))
+		if res.ExitCode != 0 || len(lines) != 2 {
+			t.Fatalf("session %d: stat: exit %d, stdout %q, stderr %q", i+1, res.ExitCode, res.Stdout, res.Stderr)
+		}
+		if want := fmt.Sprintf("%d.%09d", onDisk.Unix(), onDisk.Nanosecond()); lines[0] != want {
+			t.Errorf("session %d: data/in.txt modified at %s in the sandbox, want the host's %s", i+1, lines[0], want)
+		}
+		if sec, _, _ := strings.Cut(lines[1], "."); atoi(sec) < before.Unix() {
+			t.Errorf("session %d: the unsaved buffer's file modified at %s, want the current time (after %d)", i+1, lines[1], before.Unix())
+		}
+		sess.Close()
+	}
+}
+
+func atoi(s string) int64 {
+	n, _ := strconv.ParseInt(s, 10, 64)
+	return n
 }
 
 // tapGen prints a TAP stream of n tests, each after a 500-byte diagnostic

@@ -352,6 +352,12 @@ func (s *server) writeFile(h *tar.Header, r io.Reader) (fileRecord, error) {
 	if err == nil {
 		err = os.Chmod(p, mode) // umask may have cleared bits
 	}
+	// The host file's modification time (the Unix epoch: none, keep now),
+	// so that tools keyed on times (Go's test cache) see an unchanged file
+	// as unchanged across sessions.
+	if err == nil && h.ModTime.After(time.Unix(0, 0)) {
+		err = os.Chtimes(p, h.ModTime, h.ModTime)
+	}
 	if err != nil {
 		return fileRecord{}, fmt.Errorf("write %s: %w", h.Name, err)
 	}

@@ -37,6 +37,11 @@ type Options struct {
 	// process that the caller owns (and closes), shared by every run;
 	// nil starts a parser process per checked file.
 	PolicyParser lang.PolicyParser
+	// CloseInBackground lets Run and Test return before their session is
+	// removed (a container removal takes a good part of a second); Close
+	// waits for those removals. The daemon that keeps `fixpoint test`
+	// warm sets it, so that its client has the report at once.
+	CloseInBackground bool
 }
 
 // Engine runs the loop for one workspace configuration. An Engine may run
@@ -51,8 +56,9 @@ type Engine struct {
 	mu       sync.Mutex // guards sessions, closers and warm
 	sessions map[sandbox.Session]bool
 	closers  []func() error
-	warm     *warmSession // the session Prewarm started for the next Run or Test (warm.go)
-	closed   bool         // Close was called: Prewarm starts nothing
+	warm     *warmSession   // the session Prewarm started for the next Run or Test (warm.go)
+	closed   bool           // Close was called: Prewarm starts nothing
+	closing  sync.WaitGroup // sessions being closed in the background (CloseInBackground)
 }
 
 // New returns an Engine. cfg must be a loaded configuration (config.Load);
@@ -93,6 +99,7 @@ func (e *Engine) Close() error {
 			errs = append(errs, err)
 		}
 	}
+	e.closing.Wait()
 	for i := len(closers) - 1; i >= 0; i-- {
 		if err := closers[i](); err != nil {
 			errs = append(errs, err)
@@ -126,7 +133,7 @@ func (e *Engine) startPrepared(ctx context.Context, snap *sandbox.Snapshot, prog
 		return nil, nil, fmt.Errorf("start sandbox: %w: no backend configured", sandbox.ErrUnavailable)
 	}
 	if !noScripts {
-		if sess, done, ok := e.takeWarm(ctx, snap); ok {
+		if sess, done, ok := e.takeWarm(ctx, snap, trusted); ok {
 			return sess, done, nil
 		}
 	}
@@ -156,10 +163,21 @@ func (e *Engine) startCold(ctx context.Context, snap *sandbox.Snapshot, progress
 		_, live := e.sessions[sess]
 		delete(e.sessions, sess)
 		e.mu.Unlock()
-		if live {
-			if err := sess.Close(); err != nil {
-				e.log.Warn("close sandbox session", "err", err)
-			}
+		if !live {
+			return
+		}
+		if e.opts.CloseInBackground {
+			e.closing.Add(1)
+			go func() {
+				defer e.closing.Done()
+				if err := sess.Close(); err != nil {
+					e.log.Warn("close sandbox session", "err", err)
+				}
+			}()
+			return
+		}
+		if err := sess.Close(); err != nil {
+			e.log.Warn("close sandbox session", "err", err)
 		}
 	}, nil
 }

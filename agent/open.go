@@ -30,6 +30,8 @@ type OpenOptions struct {
 	Approve func(ctx context.Context, deps []string) (bool, error)
 	// NoModel skips the model client: the Engine can Test but not Run.
 	NoModel bool
+	// CloseInBackground: see Options.CloseInBackground.
+	CloseInBackground bool
 }
 
 // Open wires an Engine from the configuration for the workspace at root:
@@ -40,7 +42,7 @@ func Open(ctx context.Context, cfg *config.Config, root string, opts *OpenOption
 	if opts != nil {
 		o = *opts
 	}
-	eo := &Options{Memory: o.Memory, Model: o.Model, Backend: o.Backend, Logger: o.Logger, Warn: o.Warn, Approve: o.Approve}
+	eo := &Options{Memory: o.Memory, Model: o.Model, Backend: o.Backend, Logger: o.Logger, Warn: o.Warn, Approve: o.Approve, CloseInBackground: o.CloseInBackground}
 	var closers []func() error
 	if eo.Backend == nil {
 		b, err := openBackend(ctx, cfg, &o)

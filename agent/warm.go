@@ -28,7 +28,8 @@ import (
 // tracked in Engine.sessions once started, so Close removes it; a
 // session taken by a Run is no longer warm.
 type warmSession struct {
-	key    string
+	key     string
+	trusted bool // started for Test only (PrewarmTests): it has the runner cache
 	cancel context.CancelFunc
 	ready  chan struct{} // closed when the start ended; sess, done, err are set before
 	sess   sandbox.Session
@@ -53,6 +54,20 @@ var ErrWarmReplaced = errors.New("warm session dropped before it was ready")
 // A warm session with the same setup inputs is kept (Prewarm returns
 // nil at once); one with other inputs is closed first.
 func (e *Engine) Prewarm(ctx context.Context, root string, overlays map[string][]byte, progress func(string)) error {
+	return e.prewarm(ctx, root, overlays, progress, false)
+}
+
+// PrewarmTests is Prewarm for a session that only Test may take: it is
+// started as Test starts its own (the user's code only, so with the test
+// runners' caches, Spec.RunnerCache), and a Run drops it instead of
+// taking it, since model-written code must not leave entries in those
+// caches for a later verdict. `fixpoint test --keep-warm` keeps one ready
+// between runs.
+func (e *Engine) PrewarmTests(ctx context.Context, root string, progress func(string)) error {
+	return e.prewarm(ctx, root, nil, progress, true)
+}
+
+func (e *Engine) prewarm(ctx context.Context, root string, overlays map[string][]byte, progress func(string), trusted bool) error {
 	if progress == nil {
 		progress = func(string) {}
 	}
@@ -67,14 +82,14 @@ func (e *Engine) Prewarm(ctx context.Context, root string, overlays map[string][
 	key := warmKey(e.cfg, snap)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	w := &warmSession{key: key, cancel: cancel, ready: make(chan struct{})}
+	w := &warmSession{key: key, trusted: trusted, cancel: cancel, ready: make(chan struct{})}
 	e.mu.Lock()
 	if e.closed {
 		e.mu.Unlock()
 		return fmt.Errorf("prewarm: %w", ErrWarmReplaced)
 	}
 	old := e.warm
-	if old != nil && old.key == key && old.err == nil {
+	if old != nil && old.key == key && old.trusted == trusted && old.err == nil {
 		e.mu.Unlock()
 		select {
 		case <-old.ready:
@@ -88,7 +103,8 @@ func (e *Engine) Prewarm(ctx context.Context, root string, overlays map[string][
 	if old != nil {
 		old.drop()
 	}
-	sess, done, err := e.startCold(ctx, snap, progress, false, false) // a warm session may serve a fix run: no runner cache
+	// A warm session that may serve a fix run has no runner cache.
+	sess, done, err := e.startCold(ctx, snap, progress, false, trusted)
 	if err == nil {
 		if _, err = sess.Sync(ctx, snap); err != nil {
 			done()
@@ -160,11 +176,18 @@ func (w *warmSession) drop() {
 // takeWarm hands the warm session to a Run or Test on snap when its setup
 // inputs match, waiting for a start in progress. It reports false when
 // there is none, it failed, or snap's inputs differ (then it is closed).
-func (e *Engine) takeWarm(ctx context.Context, snap *sandbox.Snapshot) (sandbox.Session, func(), bool) {
+// A session started for tests only (PrewarmTests) is closed, not handed,
+// when the start is not trusted (a Run's).
+func (e *Engine) takeWarm(ctx context.Context, snap *sandbox.Snapshot, trusted bool) (sandbox.Session, func(), bool) {
 	e.mu.Lock()
 	w := e.warm
 	e.mu.Unlock()
 	if w == nil {
+		return nil, nil, false
+	}
+	if w.trusted && !trusted {
+		e.log.Debug("warm session dropped: it has the runner caches and this run is the model's")
+		e.Cool()
 		return nil, nil, false
 	}
 	if w.key != warmKey(e.cfg, snap) {

@@ -17,11 +17,12 @@ import (
 // the synced snapshot's files) and Close. Starting fails with err when set.
 // The agent's own logic (keys, hand-over, closing) is what is tested.
 type countingBackend struct {
-	mu     sync.Mutex
-	starts int
-	closed int
-	synced [][]string // paths of every Sync, in order
-	err    error
+	mu          sync.Mutex
+	starts      int
+	closed      int
+	synced      [][]string // paths of every Sync, in order
+	runnerCache []bool     // Spec.RunnerCache of every Start
+	err         error
 }
 
 func (b *countingBackend) Name() string { return "none" }
@@ -33,6 +34,7 @@ func (b *countingBackend) Start(ctx context.Context, spec sandbox.Spec) (sandbox
 		return nil, b.err
 	}
 	b.starts++
+	b.runnerCache = append(b.runnerCache, spec.RunnerCache)
 	return &countingSession{b: b}, nil
 }
 
@@ -181,5 +183,55 @@ func TestPrewarmFailureLeavesNothing(t *testing.T) {
 	done()
 	if starts, closed := b.counts(); starts != 1 || closed != 1 {
 		t.Errorf("starts %d, closed %d; want 1 and 1", starts, closed)
+	}
+}
+
+// TestPrewarmTestsOnlyForTests: a session kept warm for `fixpoint test`
+// has the runner caches; Test takes it, and a Run (model-written code)
+// drops it and starts its own without them.
+func TestPrewarmTestsOnlyForTests(t *testing.T) {
+	ctx := t.Context()
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "go.mod"), []byte("module w\n\ngo 1.21\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.Defaults(func(string) string { return "" })
+	cfg.Sandbox.Backend = "none"
+	b := &countingBackend{}
+	e := New(cfg, &Options{Backend: b})
+	defer e.Close()
+	s, err := e.snapshot(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	if err := e.PrewarmTests(ctx, root, nil); err != nil || !e.Warm() {
+		t.Fatalf("PrewarmTests = %v, warm %v", err, e.Warm())
+	}
+	_, done, err := e.startTrusted(ctx, s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done()
+	if starts, _ := b.counts(); starts != 1 || e.Warm() {
+		t.Errorf("Test's start: starts %d, warm %v; want the kept session taken", starts, e.Warm())
+	}
+
+	if err := e.PrewarmTests(ctx, root, nil); err != nil {
+		t.Fatal(err)
+	}
+	_, done, err = e.startSession(ctx, s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done()
+	starts, closed := b.counts()
+	if starts != 3 || closed != 3 || e.Warm() {
+		t.Errorf("a Run after PrewarmTests: starts %d, closed %d, warm %v; want 3, 3 (the kept one dropped, not taken), false", starts, closed, e.Warm())
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if want := []bool{true, true, false}; !slices.Equal(b.runnerCache, want) {
+		t.Errorf("RunnerCache of the starts = %v, want %v", b.runnerCache, want)
 	}
 }

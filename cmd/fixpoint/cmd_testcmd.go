@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 
 	"github.com/fixpoint-dev/fixpoint/agent"
 	"github.com/fixpoint-dev/fixpoint/config"
+	"github.com/fixpoint-dev/fixpoint/internal/warmd"
 	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
 )
 
@@ -28,6 +30,8 @@ Example:
 		dir := fs.String("dir", ".", "workspace `directory`")
 		asJSON := fs.Bool("json", false, "print the report as JSON")
 		testCmd := fs.String("test-cmd", "", "test `command` (overrides detection and test_cmd)")
+		keepDefault, kerr := keepWarmDefault(a.getenv)
+		keepWarm := fs.Duration("keep-warm", keepDefault, "run through the fixpoint daemon, which keeps the sandbox warm for the next run and exits after this `idle time` (0: off; default FIXPOINT_KEEP_WARM)")
 		var sf sandboxFlags
 		sf.register(fs)
 		if done, code := parseFlags(fs, args); done {
@@ -35,6 +39,9 @@ Example:
 		}
 		if fs.NArg() > 0 {
 			return a.fail(usagef("test takes no arguments (got %q)", fs.Arg(0)))
+		}
+		if kerr != nil {
+			return a.fail(kerr)
 		}
 		root, err := workspaceDir(*dir)
 		if err != nil {
@@ -49,14 +56,26 @@ Example:
 		if err != nil {
 			return a.fail(err)
 		}
-		eng, err := agent.Open(ctx, cfg, root, &agent.OpenOptions{Logger: a.logger, Warn: a.stderr, NoModel: true})
-		if err != nil {
-			return a.fail(err)
+		var rep *testrun.Report
+		if *keepWarm > 0 {
+			rep, err = a.testThroughDaemon(ctx, warmd.Request{Op: warmd.OpTest, Root: root, Backend: sf.backend, Image: sf.image, TestCmd: *testCmd, Idle: *keepWarm})
+			if errors.Is(err, errDaemonFailed) {
+				fmt.Fprintf(a.stderr, "fixpoint: %v; running the tests in this process\n", err)
+				rep, err = nil, nil
+			} else if err != nil {
+				return a.fail(err)
+			}
 		}
-		defer eng.Close()
-		rep, err := eng.Test(ctx, root, nil)
-		if err != nil {
-			return a.fail(err)
+		if rep == nil {
+			eng, err := agent.Open(ctx, cfg, root, &agent.OpenOptions{Logger: a.logger, Warn: a.stderr, NoModel: true})
+			if err != nil {
+				return a.fail(err)
+			}
+			defer eng.Close()
+			rep, err = eng.Test(ctx, root, nil)
+			if err != nil {
+				return a.fail(err)
+			}
 		}
 		if *asJSON {
 			enc := json.NewEncoder(a.stdout)

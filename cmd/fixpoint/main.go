@@ -58,6 +58,7 @@ func commands() []*command {
 		historyCommand(),
 		benchCommand(),
 		doctorCommand(),
+		daemonCommand(),
 		versionCommand(),
 	}
 }

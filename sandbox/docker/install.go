@@ -158,7 +158,7 @@ func (b *Backend) runInstall(ctx context.Context, spec sandbox.InstallSpec, user
 		Tmpfs:       map[string]string{"/tmp": "rw,nosuid,nodev,exec,size=2g,mode=1777"},
 		Resources:   container.Resources{Memory: l.Memory, MemorySwap: l.Memory, NanoCPUs: l.NanoCPUs, PidsLimit: &pids},
 	}
-	created, err := b.cli.ContainerCreate(ctx, cfg, hc, nil, nil, name)
+	created, err := b.createContainer(ctx, cfg, hc, name, name)
 	if err != nil {
 		return fmt.Errorf("create setup container: %w", err)
 	}
@@ -280,7 +280,7 @@ func (b *Backend) Probe(ctx context.Context, image string, argv []string) (strin
 	name := newSessionName() + "-probe"
 	cfg := &container.Config{Image: image, Entrypoint: argv, Cmd: nil, NetworkDisabled: true, Labels: ownerLabels(name)}
 	hc := &container.HostConfig{NetworkMode: "none", CapDrop: []string{"ALL"}, SecurityOpt: []string{"no-new-privileges"}, ReadonlyRootfs: true}
-	created, err := b.cli.ContainerCreate(ctx, cfg, hc, nil, nil, name)
+	created, err := b.createContainer(ctx, cfg, hc, name, name)
 	if err != nil {
 		if cerrdefs.IsNotFound(err) {
 			return "", fmt.Errorf("image %s: %w", image, sandbox.ErrImageMissing)

@@ -126,3 +126,27 @@ func (b *Backend) retryPending(ctx context.Context, timeout time.Duration) (int,
 	}
 	return b.Pending(), first
 }
+
+// createTimeout bounds a container create that no longer follows its
+// caller's context.
+const createTimeout = 2 * time.Minute
+
+// createContainer creates a container and, unlike a plain ContainerCreate
+// with ctx, never leaves one nobody knows of: a request cancelled while
+// in flight may still create the container in the engine, with no ID
+// returned to remove it by. The create runs to its end; when ctx ended
+// meanwhile, the container is removed and ctx's error returned. session
+// names it in a deferred removal.
+func (b *Backend) createContainer(ctx context.Context, cfg *container.Config, hc *container.HostConfig, name, session string) (container.CreateResponse, error) {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), createTimeout)
+	defer cancel()
+	created, err := b.cli.ContainerCreate(cctx, cfg, hc, nil, nil, name)
+	if err != nil {
+		return created, err
+	}
+	if ctx.Err() != nil {
+		b.removeOrDefer(ctx, removeTimeout, leftover{id: created.ID, session: session})
+		return container.CreateResponse{}, ctx.Err()
+	}
+	return created, nil
+}

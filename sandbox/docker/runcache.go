@@ -89,7 +89,7 @@ func (b *Backend) chownVolume(ctx context.Context, image, name, user string) err
 	hc := &container.HostConfig{NetworkMode: "none", CapDrop: []string{"ALL"}, CapAdd: []string{"CHOWN"},
 		SecurityOpt: []string{"no-new-privileges"}, ReadonlyRootfs: true, Runtime: b.opts.Runtime,
 		Mounts: []mount.Mount{{Type: mount.TypeVolume, Source: name, Target: "/fill"}}}
-	created, err := b.cli.ContainerCreate(ctx, cfg, hc, nil, nil, cname)
+	created, err := b.createContainer(ctx, cfg, hc, cname, cname)
 	if err != nil {
 		return fmt.Errorf("chown volume %s: %w", name, err)
 	}

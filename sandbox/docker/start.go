@@ -312,7 +312,7 @@ func (s *Session) boot(ctx context.Context) error {
 		// a sandbox, so give a modest per-uid cap explicitly.
 		hc.Resources.Ulimits = append(hc.Resources.Ulimits, &units.Ulimit{Name: "nproc", Soft: podmanNproc, Hard: podmanNproc})
 	}
-	created, err := b.cli.ContainerCreate(ctx, cfg, hc, nil, nil, name)
+	created, err := b.createContainer(ctx, cfg, hc, name, name)
 	if err != nil {
 		return fmt.Errorf("create sandbox container: %w", err)
 	}
@@ -463,7 +463,7 @@ func (b *Backend) fillVolume(ctx context.Context, image, name string, content io
 	cfg := &container.Config{Image: image, Entrypoint: []string{"/nonexistent"}, NetworkDisabled: true,
 		Labels: ownerLabels("fill-" + name)}
 	hc := &container.HostConfig{NetworkMode: "none", Mounts: []mount.Mount{{Type: mount.TypeVolume, Source: name, Target: "/fill"}}}
-	c, err := b.cli.ContainerCreate(ctx, cfg, hc, nil, nil, "")
+	c, err := b.createContainer(ctx, cfg, hc, "", "fill-"+name)
 	if err != nil {
 		return fmt.Errorf("fill volume %s: %w", name, err)
 	}

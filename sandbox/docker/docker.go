@@ -89,6 +89,9 @@ type Backend struct {
 	pmu     sync.Mutex          // guards pending
 	pending map[string]leftover // removals that failed, by id; retried (pending.go)
 
+	reaped     chan struct{}      // closed when the start-up reap ended
+	stopReap   context.CancelFunc // cancels the start-up reap (Close)
+
 	supervisorVolume string // overrides the supervisor volume's name (tests)
 	volumeLocks      string // overrides the volume lock directory (tests)
 }
@@ -155,15 +158,36 @@ func New(ctx context.Context, opts *Options) (*Backend, error) {
 			return nil, fmt.Errorf("docker runtime %q is not configured in the engine: %w", b.opts.Runtime, sandbox.ErrUnavailable)
 		}
 	}
-	if !b.opts.NoReap {
-		if n, err := Reap(ctx, b.cli); err != nil {
+	// Leftovers of dead fixpoint processes are removed in the background:
+	// a container whose removal hangs in the engine (one dying of an OOM
+	// kill, a gVisor sandbox tearing down) must not hold up this start.
+	b.reaped = make(chan struct{})
+	rctx, stop := context.WithTimeout(context.WithoutCancel(ctx), reapTimeout)
+	b.stopReap = stop
+	go func() {
+		defer close(b.reaped)
+		defer stop()
+		if b.opts.NoReap {
+			return
+		}
+		if n, err := Reap(rctx, b.cli); err != nil {
 			b.log.Warn("reap leftover sandboxes", "err", err)
 		} else if n > 0 {
 			b.log.Info("reaped leftover sandboxes", "removed", n)
 		}
-	}
+	}()
 	return b, nil
 }
+
+// reapTimeout bounds the start-up reap; reapOneTimeout each removal in it.
+const (
+	reapTimeout    = 2 * time.Minute
+	reapOneTimeout = 30 * time.Second
+)
+
+// Reaped is closed when the start-up reap of dead processes' sandboxes
+// has ended (at once with Options.NoReap).
+func (b *Backend) Reaped() <-chan struct{} { return b.reaped }
 
 // Engine returns "docker" or "podman": the engine behind the API.
 func (b *Backend) Engine() string { return b.kind }
@@ -179,6 +203,10 @@ func (b *Backend) Client() *client.Client { return b.cli }
 // the client if New created it. Sessions must be closed first. The error
 // says what could not be removed; Reap removes it once this process is gone.
 func (b *Backend) Close() error {
+	if b.stopReap != nil {
+		b.stopReap()
+		<-b.reaped
+	}
 	var errs []error
 	if n, err := b.retryPending(context.Background(), retryOnClose); n > 0 {
 		b.log.Debug("sandbox resources left behind", "count", n, "err", err)
@@ -265,7 +293,13 @@ func Reap(ctx context.Context, cli *client.Client) (removed int, err error) {
 		if !ownerGone(c.Labels) {
 			continue
 		}
-		if err := cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !cerrdefs.IsNotFound(err) {
+		rctx, cancel := context.WithTimeout(ctx, reapOneTimeout)
+		err := cli.ContainerRemove(rctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true})
+		cancel()
+		if cerrdefs.IsConflict(err) {
+			continue // "removal already in progress": another process reaps it
+		}
+		if err != nil && !cerrdefs.IsNotFound(err) {
 			errs = append(errs, fmt.Errorf("remove container %.12s: %w", c.ID, err))
 			continue
 		}

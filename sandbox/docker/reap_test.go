@@ -83,6 +83,11 @@ func TestReapAfterSIGKILL(t *testing.T) {
 		t.Fatalf("New: %v", err)
 	}
 	defer b.Close()
+	select {
+	case <-b.Reaped():
+	case <-time.After(3 * time.Minute):
+		t.Fatal("the start-up reap did not end")
+	}
 	sandboxtest.RequireNoContainers(t, cli, docker.LabelSession, name)
 }
 

@@ -183,9 +183,17 @@ type Snapshot struct {
 	// Skipped lists what SnapshotDir left out and why.
 	Skipped SkipReport
 
+	dirs   map[string]time.Time  // modification times of the directories SnapshotDir walked ("." is the root); never mutated
 	ignore *Ignore               // rules from outside the workspace's .gitignore files (info/exclude, core.excludesFile, parent directories)
 	admit  func(rel string) bool // SnapshotDir's verdict for a path it did not see; nil admits all
 }
+
+// DirModTimes are the modification times the workspace's directories had
+// on disk ("." is the root; nil for a snapshot not read from disk), which
+// backends give the directories of the sandbox's copy after a sync: a Go
+// test that reads a directory is cached on its time, as on the host. The
+// map is shared: do not modify it.
+func (s *Snapshot) DirModTimes() map[string]time.Time { return s.dirs }
 
 // Read returns the contents of path p.
 func (s *Snapshot) Read(p string) ([]byte, error) {
@@ -214,7 +222,7 @@ func (s *Snapshot) Text(p string) (string, bool) {
 // deletes the path). The receiver is unchanged. A replaced file keeps its
 // mode and holds the new contents in memory.
 func (s *Snapshot) With(changes map[string][]byte) *Snapshot {
-	out := &Snapshot{Root: s.Root, Files: make(map[string]File, len(s.Files)+len(changes)), Skipped: s.Skipped, ignore: s.ignore, admit: s.admit}
+	out := &Snapshot{Root: s.Root, Files: make(map[string]File, len(s.Files)+len(changes)), Skipped: s.Skipped, dirs: s.dirs, ignore: s.ignore, admit: s.admit}
 	for k, v := range s.Files {
 		out.Files[k] = v
 	}

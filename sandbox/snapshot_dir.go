@@ -13,6 +13,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -219,7 +220,7 @@ func SnapshotDir(root string, opts *SnapshotOptions) (*Snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("snapshot %s: %w", root, err)
 	}
-	w := &walker{o: o, root: abs, real: real, snap: &Snapshot{Root: abs, Files: map[string]File{}}}
+	w := &walker{o: o, root: abs, real: real, snap: &Snapshot{Root: abs, Files: map[string]File{}, dirs: map[string]time.Time{}}}
 	w.setup()
 	// the rules that do not come from the workspace's own .gitignore files
 	w.snap.ignore = &Ignore{prefix: w.ig.prefix, rules: append([]ignoreRule(nil), w.ig.rules...)}
@@ -323,6 +324,13 @@ func (w *walker) walk(dir string, inIgnored bool) error {
 	entries, err := os.ReadDir(abs)
 	if err != nil {
 		return unreadable(dir, err)
+	}
+	if st, err := os.Stat(abs); err == nil {
+		key := dir
+		if key == "" {
+			key = "."
+		}
+		w.snap.dirs[key] = st.ModTime()
 	}
 	if data, err := readSmall(filepath.Join(abs, ".gitignore"), 1<<20); err == nil {
 		w.ig.AddPatterns(w.full(dir), string(data))

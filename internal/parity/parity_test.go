@@ -71,7 +71,7 @@ func TestTable(t *testing.T) {
 	}
 	got := Table(rows)
 	for _, want := range []string{
-		"| a | 3/0/1 (README) | 1.5 s | 3/0/1 | 2.0 s | 3.0 s | 0.5 s | 2.5 s | 1.67× | 1.6 s | 1.10× | error: no \\| bwrap | yes |",
+		"| a | 3/0/1 (README) | 1.5 s | 3/0/1 | 2.0 s | 3.0 s | 0.5 s | 2.5 s | 1.67× | 1.6 s (tests 1.6 s) | 1.10× | error: no \\| bwrap | yes |",
 		"| b | 1/0/0 (measured) | – | 0/1/0 (exit 1) | – | – | – | – | – | – | – | – | **no** |",
 		"| c | 2/0/0 (measured) | 8.0 s | 2/0/0 | 8.0 s | 1.0 s | 0.5 s | 1.5 s | 1.50× | error: the second run did not take the session started ahead | – | – | yes |",
 	} {

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -229,6 +230,25 @@ func (s *Session) sync(ctx context.Context, c *conn, snap *sandbox.Snapshot) (sa
 				c.dead = true                          // the stream stopped mid-file: restart before the next use
 				return st, fmt.Errorf("sync: %w", err) // the workspace's fault, not the sandbox's
 			}
+			return st, s.ctxErr(ctx, s.streamErr(c, "sync", err))
+		}
+	}
+	// Directories get their host times last, after the files written into
+	// them (see sandbox.Snapshot.DirModTimes); the supervisor sets the time
+	// of those that exist and creates none.
+	dirs := snap.DirModTimes()
+	names := make([]string, 0, len(dirs))
+	for d := range dirs {
+		names = append(names, d)
+	}
+	sort.Strings(names)
+	for _, d := range names {
+		if d != "." {
+			if _, err := sandbox.CleanRel(d); err != nil {
+				continue
+			}
+		}
+		if err := tw.WriteHeader(&tar.Header{Name: d + "/", Typeflag: tar.TypeDir, Mode: 0o755, ModTime: dirs[d], Format: tar.FormatPAX}); err != nil {
 			return st, s.ctxErr(ctx, s.streamErr(c, "sync", err))
 		}
 	}

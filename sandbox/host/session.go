@@ -246,6 +246,21 @@ func (s *Session) Sync(ctx context.Context, snap *sandbox.Snapshot) (sandbox.Syn
 		}
 		st.Deleted++
 	}
+	// Directories get their host times last: writing a file inside one
+	// changes its time (see sandbox.Snapshot.DirModTimes).
+	for rel, mt := range snap.DirModTimes() {
+		clean := "."
+		if rel != "." {
+			if clean, err = sandbox.CleanRel(rel); err != nil {
+				continue
+			}
+		}
+		if fi, err := root.Lstat(clean); err == nil && fi.IsDir() {
+			if err := root.Chtimes(clean, mt, mt); err != nil {
+				return st, fmt.Errorf("sync: %s: %w", rel, err)
+			}
+		}
+	}
 	s.mu.Lock()
 	s.last = snap
 	s.mu.Unlock()

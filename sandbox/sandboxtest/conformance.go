@@ -142,8 +142,9 @@ func syncDeletes(t *testing.T, b sandbox.Backend, spec sandbox.Spec) {
 }
 
 // modTimes: a file from disk keeps its modification time in the sandbox,
-// across a second session too, so tools keyed on times (Go's test cache)
-// see it unchanged; a buffer's contents (in memory) get the current time.
+// across a second session too, and so does its directory, so tools keyed
+// on times (Go's test cache) see them unchanged; a buffer's contents (in
+// memory) get the current time.
 func modTimes(t *testing.T, b sandbox.Backend, spec sandbox.Spec) {
 	spec.Limits = sandbox.Limits{Timeout: time.Minute}
 	dir := t.TempDir()
@@ -160,6 +161,10 @@ func modTimes(t *testing.T, b sandbox.Backend, spec sandbox.Spec) {
 			t.Fatal(err)
 		}
 	}
+	dirTime := time.Date(2022, 5, 6, 7, 8, 9, 0, time.UTC)
+	if err := os.Chtimes(filepath.Join(dir, "data"), dirTime, dirTime); err != nil {
+		t.Fatal(err)
+	}
 	snap, err := sandbox.SnapshotDir(dir, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -171,13 +176,16 @@ func modTimes(t *testing.T, b sandbox.Backend, spec sandbox.Spec) {
 		if _, err := sess.Sync(t.Context(), snap); err != nil {
 			t.Fatalf("Sync: %v", err)
 		}
-		res := run(t, sess, sandbox.Command{Args: []string{"stat", "-c", "%.9Y", "data/in.txt", "buf.txt"}, Limits: spec.Limits})
+		res := run(t, sess, sandbox.Command{Args: []string{"stat", "-c", "%.9Y", "data/in.txt", "buf.txt", "data"}, Limits: spec.Limits})
 		lines := strings.Fields(string(res.Stdout))
-		if res.ExitCode != 0 || len(lines) != 2 {
+		if res.ExitCode != 0 || len(lines) != 3 {
 			t.Fatalf("session %d: stat: exit %d, stdout %q, stderr %q", i+1, res.ExitCode, res.Stdout, res.Stderr)
 		}
 		if want := fmt.Sprintf("%d.%09d", onDisk.Unix(), onDisk.Nanosecond()); lines[0] != want {
 			t.Errorf("session %d: data/in.txt modified at %s in the sandbox, want the host's %s", i+1, lines[0], want)
+		}
+		if want := fmt.Sprintf("%d.%09d", dirTime.Unix(), 0); lines[2] != want {
+			t.Errorf("session %d: directory data modified at %s in the sandbox, want the host's %s (a Go test reading it would miss its cache)", i+1, lines[2], want)
 		}
 		if sec, _, _ := strings.Cut(lines[1], "."); atoi(sec) < before.Unix() {
 			t.Errorf("session %d: the unsaved buffer's file modified at %s, want the current time (after %d)", i+1, lines[1], before.Unix())

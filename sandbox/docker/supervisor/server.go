@@ -311,6 +311,11 @@ func (s *server) extract(r io.Reader) (wire.SyncReply, error) {
 		}
 		var rec fileRecord
 		switch h.Typeflag {
+		case tar.TypeDir:
+			if err := s.dirTime(h); err != nil {
+				return rep, err
+			}
+			continue
 		case tar.TypeReg:
 			rec, err = s.writeFile(h, tr)
 		case tar.TypeSymlink:
@@ -325,6 +330,28 @@ func (s *server) extract(r io.Reader) (wire.SyncReply, error) {
 		rep.Written++
 		rep.Bytes += rec.size
 	}
+}
+
+// dirTime gives an existing directory of the workspace the host's time;
+// it creates none, and leaves anything that is not a directory (a command
+// may have put a symlink there) alone.
+func (s *server) dirTime(h *tar.Header) error {
+	name := strings.TrimSuffix(h.Name, "/")
+	p := s.root
+	if name != "." {
+		var err error
+		if p, err = s.workPath(name); err != nil || p == s.root {
+			return fmt.Errorf("tar entry %q: bad path", h.Name)
+		}
+	}
+	st, err := os.Lstat(p)
+	if err != nil || !st.IsDir() || !h.ModTime.After(time.Unix(0, 0)) {
+		return nil
+	}
+	if err := os.Chtimes(p, h.ModTime, h.ModTime); err != nil {
+		return fmt.Errorf("time of %s: %w", name, err)
+	}
+	return nil
 }
 
 func (s *server) writeFile(h *tar.Header, r io.Reader) (fileRecord, error) {

@@ -108,6 +108,10 @@ func (e *Engine) Close() error {
 	return errors.Join(errs...)
 }
 
+// WaitClosing waits for the sessions being closed in the background
+// (Options.CloseInBackground) to be gone.
+func (e *Engine) WaitClosing() { e.closing.Wait() }
+
 // startSession starts and tracks a session; the returned func closes it.
 // The setup phase runs first (prepare), and a runtime version that does
 // not satisfy the project's requirement stops here, before any test.

@@ -349,7 +349,7 @@ func warmCell(r Run) string {
 // keptCell is the kept-warm run's wall time and, of it, the test
 // command's, or why it failed.
 func keptCell(r Run) string {
-	if r.Err != "" {
+	if r.Err != "" || r == (Run{}) {
 		return runCell(r)
 	}
 	return fmt.Sprintf("%s (tests %s)", sec(r.Wall), sec(r.TestTime))

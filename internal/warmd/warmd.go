@@ -58,7 +58,7 @@ const (
 	OpTest  = "test"
 	OpStop  = "stop"
 	OpPing  = "ping"
-	OpReady = "ready" // answers once every session started ahead is up (or failed): for benchmarks and tests
+	OpReady = "ready" // answers once every session started ahead is up (or failed) and every used one removed: for benchmarks and tests
 )
 
 // Message is one line the daemon sends back.
@@ -76,6 +76,8 @@ type Engine interface {
 	Test(ctx context.Context, root string, overlays map[string][]byte) (*testrun.Report, error)
 	PrewarmTests(ctx context.Context, root string, progress func(string)) error
 	Warm() bool
+	// WaitClosing waits for sessions still being removed in the background.
+	WaitClosing()
 	Close() error
 }
 
@@ -218,6 +220,7 @@ func (s *Server) handle(ctx context.Context, c net.Conn) {
 		s.mu.Unlock()
 		for _, e := range entries {
 			e.prewarm.Wait()
+			e.eng.WaitClosing()
 		}
 		out.send(Message{PID: os.Getpid()})
 	case OpStop:

@@ -60,6 +60,8 @@ func (f *fakeEngine) Warm() bool {
 	return f.warm
 }
 
+func (f *fakeEngine) WaitClosing() {}
+
 func (f *fakeEngine) Close() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()

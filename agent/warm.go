@@ -30,11 +30,11 @@ import (
 type warmSession struct {
 	key     string
 	trusted bool // started for Test only (PrewarmTests): it has the runner cache
-	cancel context.CancelFunc
-	ready  chan struct{} // closed when the start ended; sess, done, err are set before
-	sess   sandbox.Session
-	done   func() // closes sess (from startPrepared)
-	err    error
+	cancel  context.CancelFunc
+	ready   chan struct{} // closed when the start ended; sess, done, err are set before
+	sess    sandbox.Session
+	done    func() // closes sess (from startPrepared)
+	err     error
 }
 
 // ErrWarmReplaced is returned by Prewarm when Cool, Close or a newer

@@ -13,10 +13,10 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"time"
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 )
 
 // SnapshotOptions say what SnapshotDir takes in. Zero values are defaults.

@@ -89,8 +89,8 @@ type Backend struct {
 	pmu     sync.Mutex          // guards pending
 	pending map[string]leftover // removals that failed, by id; retried (pending.go)
 
-	reaped     chan struct{}      // closed when the start-up reap ended
-	stopReap   context.CancelFunc // cancels the start-up reap (Close)
+	reaped   chan struct{}      // closed when the start-up reap ended
+	stopReap context.CancelFunc // cancels the start-up reap (Close)
 
 	supervisorVolume string // overrides the supervisor volume's name (tests)
 	volumeLocks      string // overrides the volume lock directory (tests)

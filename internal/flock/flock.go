@@ -27,6 +27,23 @@ func Dir(kind string) string {
 	return filepath.Join(os.TempDir(), fmt.Sprintf("fixpoint-%s-%d", kind, os.Getuid()))
 }
 
+// UserDir is the directory for locks that every process of this user
+// must share whatever its HOME (the docker engine's shared volumes are the
+// engine's, not one HOME's): a directory of this uid under the system's
+// temporary directory, mode 0700. When it cannot be had (another user
+// made it first), Dir(kind).
+func UserDir(kind string) string {
+	d := filepath.Join(os.TempDir(), fmt.Sprintf("fixpoint-%s-%d", kind, os.Getuid()))
+	if err := os.MkdirAll(d, 0o700); err == nil {
+		if st, err := os.Lstat(d); err == nil && st.IsDir() && st.Mode().Perm()&0o077 == 0 {
+			if sys, ok := st.Sys().(*syscall.Stat_t); ok && int(sys.Uid) == os.Getuid() {
+				return d
+			}
+		}
+	}
+	return Dir(kind)
+}
+
 // Lock takes the exclusive lock of path, creating the file and its
 // directory. When another holder has it, waiting (if non-nil) is called
 // once and Lock waits until the lock is free or ctx ends. Two Locks of

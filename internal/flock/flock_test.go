@@ -3,6 +3,7 @@ package flock
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -54,5 +55,21 @@ func TestLock(t *testing.T) {
 	defer cancel()
 	if _, err := Lock(ctx, path, nil); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("second Lock of a held path = %v, want the context's deadline error", err)
+	}
+}
+
+// UserDir is one directory for every HOME of this user, open to nobody
+// else.
+func TestUserDir(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("XDG_CACHE_HOME", "")
+	a := UserDir("test-locks")
+	t.Setenv("HOME", t.TempDir())
+	if b := UserDir("test-locks"); a != b {
+		t.Errorf("UserDir with another HOME = %s, want %s", b, a)
+	}
+	st, err := os.Stat(a)
+	if err != nil || st.Mode().Perm() != 0o700 {
+		t.Errorf("UserDir %s: %v, mode %v; want 0700", a, err, st.Mode().Perm())
 	}
 }

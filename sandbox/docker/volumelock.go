@@ -8,8 +8,9 @@ import (
 	"github.com/fixpoint-dev/fixpoint/internal/flock"
 )
 
-// volumeLockDir holds the lock files of shared cache volumes.
-func volumeLockDir() string { return flock.Dir("volume-locks") }
+// volumeLockDir holds the lock files of shared cache volumes: one per
+// user, whatever the HOME of the process (the volumes are the engine's).
+func volumeLockDir() string { return flock.UserDir("volume-locks") }
 
 // lockVolume takes a cross-process lock on the shared volume name, so that
 // two fixpoint processes on this host never create and fill the same

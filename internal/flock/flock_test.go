@@ -69,7 +69,10 @@ func TestUserDir(t *testing.T) {
 		t.Errorf("UserDir with another HOME = %s, want %s", b, a)
 	}
 	st, err := os.Stat(a)
-	if err != nil || st.Mode().Perm() != 0o700 {
-		t.Errorf("UserDir %s: %v, mode %v; want 0700", a, err, st.Mode().Perm())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode().Perm() != 0o700 {
+		t.Errorf("UserDir %s: mode %v; want 0700", a, st.Mode().Perm())
 	}
 }

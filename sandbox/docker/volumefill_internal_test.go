@@ -3,6 +3,7 @@ package docker
 import (
 	"archive/tar"
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"sync"
@@ -21,7 +22,7 @@ func TestEnsureVolumeConcurrentFill(t *testing.T) {
 	const image = "fixpoint-sandbox-python"
 	sandboxtest.RequireImage(t, cli, image)
 	name := fmt.Sprintf("fixpoint-test-fill-%d", time.Now().UnixNano())
-	t.Cleanup(func() { cli.VolumeRemove(t.Context(), name, true) })
+	t.Cleanup(func() { cli.VolumeRemove(context.Background(), name, true) }) // t.Context() is cancelled before cleanups run
 	locks := t.TempDir()
 
 	tree := func() (io.Reader, error) {

@@ -40,6 +40,7 @@ import (
 
 	"github.com/fixpoint-dev/fixpoint/config"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
+	"github.com/fixpoint-dev/fixpoint/sandbox/host"
 	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
 )
 
@@ -250,10 +251,14 @@ func (s *Server) test(ctx context.Context, req Request, out *sender) {
 		out.send(Message{Error: err.Error(), Config: errors.Is(err, config.ErrInvalid)})
 		return
 	}
-	e, err := s.entryFor(ctx, req.Root, cfg)
+	e, created, err := s.entryFor(ctx, req.Root, cfg, progressWriter(out))
 	if err != nil {
 		out.send(Message{Error: err.Error()})
 		return
+	}
+	if !created && cfg.Sandbox.Backend == config.BackendNone {
+		// Opening the backend warned on the first run; every run must.
+		out.send(Message{Progress: host.Warning})
 	}
 	e.turn.Lock()
 	defer e.turn.Unlock()
@@ -287,10 +292,10 @@ func (s *Server) test(ctx context.Context, req Request, out *sender) {
 // entryFor returns the engine for root under cfg, making it on first use.
 // The key covers the whole resolved configuration: a changed setting gets
 // its own engine.
-func (s *Server) entryFor(ctx context.Context, root string, cfg *config.Config) (*entry, error) {
+func (s *Server) entryFor(ctx context.Context, root string, cfg *config.Config, first io.Writer) (*entry, bool, error) {
 	js, err := json.Marshal(cfg)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	sum := sha256.Sum256(js)
 	key := root + "\x00" + fmt.Sprintf("%x", sum[:8])
@@ -298,12 +303,13 @@ func (s *Server) entryFor(ctx context.Context, root string, cfg *config.Config) 
 	e := s.engines[key]
 	s.mu.Unlock()
 	if e != nil {
-		return e, nil
+		return e, false, nil
 	}
-	warn := &switchWriter{}
+	warn := &switchWriter{w: first} // what opening the engine says goes to this request
 	eng, err := s.Open(ctx, cfg, root, warn)
+	warn.set(nil)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	ectx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	e = &entry{eng: eng, warn: warn, ctx: ectx, cancel: cancel}
@@ -312,11 +318,11 @@ func (s *Server) entryFor(ctx context.Context, root string, cfg *config.Config) 
 		s.mu.Unlock()
 		cancel()
 		eng.Close()
-		return other, nil
+		return other, false, nil
 	}
 	s.engines[key] = e
 	s.mu.Unlock()
-	return e, nil
+	return e, true, nil
 }
 
 // sender writes Messages to one connection; progress may come from the

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fixpoint-dev/fixpoint/config"
+	"github.com/fixpoint-dev/fixpoint/sandbox/host"
 	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
 )
 
@@ -97,6 +98,9 @@ func serve(t *testing.T, idle time.Duration, mk func() *fakeEngine) (string, fun
 			return cfg, nil
 		},
 		Open: func(ctx context.Context, cfg *config.Config, root string, warn io.Writer) (Engine, error) {
+			if cfg.Sandbox.Backend == config.BackendNone {
+				fmt.Fprintln(warn, host.Warning) // as backends.Open does
+			}
 			e := mk()
 			e.warn = warn
 			mu.Lock()
@@ -270,5 +274,27 @@ func TestPrivateDir(t *testing.T) {
 	os.WriteFile(file, nil, 0o600)
 	if err := PrivateDir(file); err == nil {
 		t.Errorf("PrivateDir on a file succeeded")
+	}
+}
+
+// With the "none" backend every run through the daemon carries the host
+// warning, not only the one that opened the engine.
+func TestNoneWarnsEveryRun(t *testing.T) {
+	sock, _, _ := serve(t, time.Hour, func() *fakeEngine { return &fakeEngine{} })
+	root := t.TempDir()
+	for i := range 3 {
+		_, lines, err := do(t, t.Context(), sock, Request{Op: OpTest, Root: root, Backend: config.BackendNone})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, l := range lines {
+			if l == host.Warning {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("run %d: the host warning came %d times in %q, want once", i+1, n, lines)
+		}
 	}
 }

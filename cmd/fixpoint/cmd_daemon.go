@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -12,7 +11,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/fixpoint-dev/fixpoint/agent"
 	"github.com/fixpoint-dev/fixpoint/config"
 	"github.com/fixpoint-dev/fixpoint/internal/flock"
 	"github.com/fixpoint-dev/fixpoint/internal/warmd"
@@ -90,9 +88,6 @@ func (a *app) serveDaemon(ctx context.Context, socket string, idle time.Duration
 				}
 				(&sandboxFlags{backend: req.Backend, image: req.Image}).apply(c)
 			})
-		},
-		Open: func(ctx context.Context, cfg *config.Config, root string, warn io.Writer) (warmd.Engine, error) {
-			return agent.Open(ctx, cfg, root, &agent.OpenOptions{Logger: a.logger, Warn: warn, NoModel: true, CloseInBackground: true})
 		},
 	}
 	if err := s.Serve(ctx, ln); err != nil {

@@ -284,9 +284,6 @@ func KeptWarm(ctx context.Context, dir, backend string) Run {
 		Load: func(req warmd.Request) (*config.Config, error) {
 			return config.Load(config.LoadOptions{Root: req.Root, Getenv: os.Getenv, Flags: func(c *config.Config) { c.Sandbox.Backend = req.Backend }})
 		},
-		Open: func(ctx context.Context, cfg *config.Config, root string, warn io.Writer) (warmd.Engine, error) {
-			return agent.Open(ctx, cfg, root, &agent.OpenOptions{NoModel: true, Warn: warn, CloseInBackground: true})
-		},
 	}
 	sctx, cancel := context.WithCancel(ctx)
 	served := make(chan struct{})

@@ -38,9 +38,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fixpoint-dev/fixpoint/agent"
 	"github.com/fixpoint-dev/fixpoint/config"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
-	"github.com/fixpoint-dev/fixpoint/sandbox/host"
 	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
 )
 
@@ -87,7 +87,8 @@ type Server struct {
 	// Load resolves the configuration of a request, as the CLI would.
 	Load func(req Request) (*config.Config, error)
 	// Open makes the engine of a workspace; warn receives its warnings
-	// (the snapshot summary, setup progress), which go to the client.
+	// (the snapshot summary, setup progress), which go to the client. nil:
+	// agent.Open without a model, removing used sessions in the background.
 	Open func(ctx context.Context, cfg *config.Config, root string, warn io.Writer) (Engine, error)
 	// Idle is how long the daemon stays up without a request.
 	Idle   time.Duration
@@ -103,12 +104,13 @@ type Server struct {
 
 // entry is one workspace's engine; its requests take turns.
 type entry struct {
-	turn    sync.Mutex
-	eng     Engine
-	warn    *switchWriter
-	ctx     context.Context // the entry's lifetime: cancelled by Close
-	cancel  context.CancelFunc
-	prewarm sync.WaitGroup
+	turn      sync.Mutex
+	eng       Engine
+	openLines []string // what the engine said while it was opened
+	warn      *switchWriter
+	ctx       context.Context // the entry's lifetime: cancelled by Close
+	cancel    context.CancelFunc
+	prewarm   sync.WaitGroup
 }
 
 // Serve accepts requests on ln until the idle time passes without one,
@@ -117,6 +119,11 @@ type entry struct {
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	if s.Logger == nil {
 		s.Logger = slog.New(slog.DiscardHandler)
+	}
+	if s.Open == nil {
+		s.Open = func(ctx context.Context, cfg *config.Config, root string, warn io.Writer) (Engine, error) {
+			return agent.Open(ctx, cfg, root, &agent.OpenOptions{Logger: s.Logger, Warn: warn, NoModel: true, CloseInBackground: true})
+		}
 	}
 	s.mu.Lock()
 	s.engines, s.last, s.stop = map[string]*entry{}, time.Now(), make(chan struct{})
@@ -251,14 +258,18 @@ func (s *Server) test(ctx context.Context, req Request, out *sender) {
 		out.send(Message{Error: err.Error(), Config: errors.Is(err, config.ErrInvalid)})
 		return
 	}
-	e, created, err := s.entryFor(ctx, req.Root, cfg, progressWriter(out))
+	e, created, err := s.entryFor(ctx, req.Root, cfg, out)
 	if err != nil {
 		out.send(Message{Error: err.Error()})
 		return
 	}
-	if !created && cfg.Sandbox.Backend == config.BackendNone {
-		// Opening the backend warned on the first run; every run must.
-		out.send(Message{Progress: host.Warning})
+	if !created {
+		// What opening the engine said (the none backend's host warning, a
+		// degraded memory) is said on every run, as a run without the
+		// daemon opens its engine and says it each time.
+		for _, line := range e.openLines {
+			out.send(Message{Progress: line})
+		}
 	}
 	e.turn.Lock()
 	defer e.turn.Unlock()
@@ -292,7 +303,7 @@ func (s *Server) test(ctx context.Context, req Request, out *sender) {
 // entryFor returns the engine for root under cfg, making it on first use.
 // The key covers the whole resolved configuration: a changed setting gets
 // its own engine.
-func (s *Server) entryFor(ctx context.Context, root string, cfg *config.Config, first io.Writer) (*entry, bool, error) {
+func (s *Server) entryFor(ctx context.Context, root string, cfg *config.Config, out *sender) (*entry, bool, error) {
 	js, err := json.Marshal(cfg)
 	if err != nil {
 		return nil, false, err
@@ -305,14 +316,21 @@ func (s *Server) entryFor(ctx context.Context, root string, cfg *config.Config, 
 	if e != nil {
 		return e, false, nil
 	}
-	warn := &switchWriter{w: first} // what opening the engine says goes to this request
+	// What opening the engine says goes to this request, and is kept.
+	var opened []string
+	warn := &switchWriter{w: writerFunc(func(p []byte) {
+		for _, line := range lines(p) {
+			opened = append(opened, line)
+			out.send(Message{Progress: line})
+		}
+	})}
 	eng, err := s.Open(ctx, cfg, root, warn)
-	warn.set(nil)
+	warn.set(nil) // from now on, set by each request
 	if err != nil {
 		return nil, false, err
 	}
 	ectx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	e = &entry{eng: eng, warn: warn, ctx: ectx, cancel: cancel}
+	e = &entry{eng: eng, warn: warn, openLines: opened, ctx: ectx, cancel: cancel}
 	s.mu.Lock()
 	if other := s.engines[key]; other != nil {
 		s.mu.Unlock()
@@ -341,35 +359,61 @@ func (o *sender) send(m Message) {
 // progressWriter turns the engine's warning lines into Progress messages.
 func progressWriter(out *sender) io.Writer {
 	return writerFunc(func(p []byte) {
-		for _, line := range strings.Split(strings.TrimRight(string(p), "\n"), "\n") {
-			if line != "" {
-				out.send(Message{Progress: line})
-			}
+		for _, line := range lines(p) {
+			out.send(Message{Progress: line})
 		}
 	})
+}
+
+// lines are the non-empty lines of one write.
+func lines(p []byte) []string {
+	var out []string
+	for _, line := range strings.Split(strings.TrimRight(string(p), "\n"), "\n") {
+		if line != "" {
+			out = append(out, line)
+		}
+	}
+	return out
 }
 
 type writerFunc func([]byte)
 
 func (f writerFunc) Write(p []byte) (int, error) { f(p); return len(p), nil }
 
-// switchWriter forwards to the current request's writer, or nowhere
-// between requests (a background start's lines are dropped).
+// switchWriter forwards to the current request's writer. Between
+// requests it keeps what the background start of the next session says
+// (the none backend's host warning, the setup phase's lines) and hands it
+// to the request that takes that session, first.
 type switchWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu      sync.Mutex
+	w       io.Writer
+	pending []string
 }
+
+// maxPending bounds the lines kept between requests.
+const maxPending = 200
 
 func (s *switchWriter) set(w io.Writer) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.w = w
-	s.mu.Unlock()
+	if w != nil {
+		for _, line := range s.pending {
+			io.WriteString(w, line+"\n")
+		}
+		s.pending = nil
+	}
 }
 
 func (s *switchWriter) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.w == nil {
+		for _, line := range lines(p) {
+			if len(s.pending) < maxPending {
+				s.pending = append(s.pending, line)
+			}
+		}
 		return len(p), nil
 	}
 	return s.w.Write(p)

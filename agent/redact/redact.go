@@ -18,27 +18,8 @@ import (
 // Mask replaces each secret.
 const Mask = "[REDACTED]"
 
-// tokenRE matches self-identifying tokens: the prefix says what they are.
-var tokenRE = regexp.MustCompile(strings.Join([]string{
-	`\bsk-(?:proj-|ant-(?:api\d\d-)?|or-v1-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}`, // OpenAI, Anthropic, OpenRouter
-	`\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}`,                                 // Stripe
-	`\bgh[pousr]_[A-Za-z0-9]{30,}`,                                               // GitHub
-	`\bgithub_pat_[A-Za-z0-9_]{22,}`,                                             // GitHub fine-grained
-	`\bglpat-[A-Za-z0-9_-]{20,}`,                                                 // GitLab
-	`\bxox[abposr]-[A-Za-z0-9-]{10,}`,                                            // Slack
-	`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`,                                              // AWS access key id
-	`\bAIza[0-9A-Za-z_-]{35}`,                                                    // Google API key
-	`\bhf_[A-Za-z0-9]{30,}`,                                                      // Hugging Face
-	`\bnpm_[A-Za-z0-9]{36}`,                                                      // npm
-	`\bpypi-[A-Za-z0-9_-]{50,}`,                                                  // PyPI
-	`\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}`,         // JWT
-}, "|"))
-
 // bearerRE matches an Authorization header value.
 var bearerRE = regexp.MustCompile(`(?i)\b(bearer|token|basic)(\s+)([A-Za-z0-9._~+/-]{16,}=*)`)
-
-// pemRE matches a private key block, or its start when it is cut off.
-var pemRE = regexp.MustCompile(`-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----(?:[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|[\s\S]*$)`)
 
 // urlCredRE matches a password in a URL: scheme://user:password@host.
 var urlCredRE = regexp.MustCompile(`\b([a-z][a-z0-9+.-]*://[^\s:/@]+:)([^\s@/]{3,})(@)`)
@@ -56,9 +37,13 @@ func containsAny(s string, subs ...string) bool {
 }
 
 // Cheap literal checks decide which (slow) patterns run on a line.
-func hasTokenPrefix(line string) bool {
-	return containsAny(line, "sk-", "sk_", "rk_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-",
-		"xox", "AKIA", "ASIA", "AIza", "hf_", "npm_", "pypi-", "eyJ")
+func hasTokenPrefix(lower string) bool {
+	for _, r := range Rules {
+		if maskedRule(r) && hasAny(lower, r.Keywords) {
+			return true
+		}
+	}
+	return false
 }
 
 func hasKeyword(lower string) bool {
@@ -66,7 +51,7 @@ func hasKeyword(lower string) bool {
 }
 
 func hasTrigger(line, lower string) bool {
-	return hasTokenPrefix(line) || hasKeyword(lower) || strings.Contains(line, "://") || containsAny(lower, "bearer ", "basic ")
+	return hasTokenPrefix(lower) || hasKeyword(lower) || strings.Contains(line, "://") || containsAny(lower, "bearer ", "basic ")
 }
 
 // String returns s with secrets replaced by [Mask]. Only lines containing
@@ -76,7 +61,7 @@ func String(s string) string {
 		return s
 	}
 	if strings.Contains(s, "PRIVATE KEY") {
-		s = pemRE.ReplaceAllString(s, Mask)
+		s = privateKey.Regex.ReplaceAllString(s, Mask)
 	}
 	lower := asciiLower(s)
 	if !hasTrigger(s, lower) {
@@ -113,9 +98,7 @@ func asciiLower(s string) string {
 }
 
 func redactLine(s, lower string) string {
-	if hasTokenPrefix(s) {
-		s = tokenRE.ReplaceAllString(s, Mask)
-	}
+	s = maskTokens(s, lower)
 	if strings.Contains(s, "://") && strings.Contains(s, "@") {
 		s = urlCredRE.ReplaceAllString(s, "${1}"+Mask+"${3}")
 	}
@@ -132,6 +115,25 @@ func redactLine(s, lower string) string {
 		return s
 	}
 	return redactAssignments(s)
+}
+
+// maskTokens masks the secrets of the rules whose keywords the line
+// holds: the first group of a match when the rule has one, else all of it.
+func maskTokens(s, lower string) string {
+	for _, r := range Rules {
+		if !maskedRule(r) || !hasAny(lower, r.Keywords) {
+			continue
+		}
+		s = r.Regex.ReplaceAllStringFunc(s, func(m string) string {
+			sub := r.Regex.FindStringSubmatchIndex(m)
+			if len(sub) < 4 || sub[2] < 0 {
+				return Mask
+			}
+			return m[:sub[2]] + Mask + m[sub[3]:]
+		})
+		lower = asciiLower(s)
+	}
+	return s
 }
 
 // keywords end the names whose assigned values may be secrets.

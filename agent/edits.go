@@ -13,9 +13,13 @@ func parseEdits(reply string) ([]edit.Block, error) { return edit.Parse(reply) }
 
 // applyEdits applies blocks all or nothing. Every path is checked by name
 // (git directories, secret and protected files, with the configuration's
-// allow_protected) and resolved on the host without following symlinks.
+// allow_protected; files the snapshot found a credential in are secret) and resolved on the host without following symlinks.
 func applyEdits(cfg *config.Config, snap *sandbox.Snapshot, blocks []edit.Block) (map[string][]byte, error) {
-	return edit.Apply(snap, blocks, editOptions(cfg, snap.Root))
+	o := editOptions(cfg, snap.Root)
+	for p := range snap.Credentials() {
+		o.Secrets = append(o.Secrets, p)
+	}
+	return edit.Apply(snap, blocks, o)
 }
 
 func editOptions(cfg *config.Config, root string) *edit.ApplyOptions {

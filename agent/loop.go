@@ -122,12 +122,14 @@ func (r *run) setup(ctx context.Context) error {
 		e.log.Debug("snapshot: unsaved buffer left out (ignored, excluded or secret)", "path", p)
 	}
 	r.cur = r.base
-	r.masker = newSecretMasker(r.req.Root, r.base)
+	r.masker = newSecretMasker(r.req.Root, r.base, envSecrets(e.cfg))
 	r.lang = registry.Name(r.base)
 	ig := newIgnorer(r.base)
+	creds := r.base.Credentials()
 	r.include = func(p string) bool {
 		// a symlink is carried into the sandbox, but has no text to show
-		return !isSecretPath(p) && !r.base.Files[p].IsLink() && (e.cfg.Policy.IncludeIgnored || !ig.Ignored(p))
+		_, cred := creds[p]
+		return !isSecretPath(p) && !cred && !r.base.Files[p].IsLink() && (e.cfg.Policy.IncludeIgnored || !ig.Ignored(p))
 	}
 	if r.req.GoalComment != nil {
 		r.cur = removeLine(r.cur, *r.req.GoalComment)

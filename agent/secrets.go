@@ -8,13 +8,16 @@ import (
 	"path/filepath"
 
 	"github.com/fixpoint-dev/fixpoint/agent/redact"
+	"github.com/fixpoint-dev/fixpoint/config"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
 )
 
 // Secret masking: a run builds one [redact.Masker] from the values in the
-// workspace's secret files (redact.IsSecretPath) and applies it at three
-// sinks, one place each:
+// workspace's secret files (named like one, redact.IsSecretPath, or found
+// holding a credential by the snapshot, sandbox.Snapshot.Credentials) and
+// in the environment (the model's API key, credential variables, proxy
+// passwords: envSecrets), and applies it at three sinks, one place each:
 //
 //   - the model: every message in [run.chat] and every tool result;
 //   - the run log: the runlog.Writer's Redact option;
@@ -39,21 +42,49 @@ func hostSkipDir(name string) bool {
 	return false
 }
 
+// envSecrets are the secret values fixpoint itself holds: the model's API
+// key, and those of the process environment (redact.EnvValues).
+func envSecrets(cfg *config.Config) []string {
+	out := redact.EnvValues(os.Environ())
+	if k := cfg.Model.APIKey; k != "" {
+		out = append(out, k)
+	}
+	return out
+}
+
+// fileValues are the values a Masker masks for one secret file: those
+// redact.Values finds, and every credential the rule table detects.
+func fileValues(rel string, data []byte) []string {
+	out := redact.Values(rel, data)
+	for _, f := range redact.Detect(string(data), 0) {
+		out = append(out, f.Secret)
+	}
+	return out
+}
+
 // newSecretMasker collects the secret values of the workspace: the secret
-// files of snap (editor overlays included) and those on disk under root
-// that snap does not hold (too large for a snapshot, or kept out of it).
-// Symlinks are not followed.
-func newSecretMasker(root string, snap *sandbox.Snapshot) *redact.Masker {
-	var values []string
+// files of snap (editor overlays included), those on disk under root that
+// snap does not hold (too large for a snapshot, or kept out of it), the
+// files it found a credential in, and extra (envSecrets). Symlinks are not
+// followed.
+func newSecretMasker(root string, snap *sandbox.Snapshot, extra []string) *redact.Masker {
+	values := append([]string(nil), extra...)
 	seen := map[string]bool{}
+	creds := snap.Credentials()
 	for _, p := range snap.Paths() {
-		if redact.IsSecretPath(p) {
+		if _, cred := creds[p]; cred || redact.IsSecretPath(p) {
 			data, err := snap.Files[p].Bytes()
 			if err != nil {
 				continue // changed or gone since the snapshot: the disk walk below reads it
 			}
 			seen[p] = true
-			values = append(values, redact.Values(p, data)...)
+			values = append(values, fileValues(p, data)...)
+		}
+	}
+	for _, c := range snap.Skipped.Credentials {
+		if data, ok := readSmall(filepath.Join(root, filepath.FromSlash(c.Path))); ok && root != "" {
+			seen[c.Path] = true
+			values = append(values, fileValues(c.Path, data)...)
 		}
 	}
 	if root != "" {
@@ -73,7 +104,7 @@ func newSecretMasker(root string, snap *sandbox.Snapshot) *redact.Masker {
 				return nil
 			}
 			if data, ok := readSmall(p); ok {
-				values = append(values, redact.Values(rel, data)...)
+				values = append(values, fileValues(rel, data)...)
 			}
 			return nil
 		})

@@ -85,7 +85,7 @@ func TestMaskReportCoversEveryText(t *testing.T) {
 		Frames: []testrun.Frame{{Func: "f " + v, File: "a.py", Line: 1}},
 	}}}
 	snap := &sandbox.Snapshot{Files: map[string]sandbox.File{".env": snapFile("TOKEN=" + v + "\n")}}
-	got := maskReport(rep, newSecretMasker("", snap).String)
+	got := maskReport(rep, newSecretMasker("", snap, nil).String)
 	if s := strings.Join([]string{got.Output, got.Tests[0].ID, got.Tests[0].Name, got.Tests[0].Message, got.Tests[0].Expected,
 		got.Tests[0].Actual, got.Tests[0].Excerpt, got.Tests[0].Frames[0].Func}, "|"); strings.Contains(s, v) || strings.Count(s, "[REDACTED]") != 8 {
 		t.Errorf("maskReport left the value in: %s", s)
@@ -123,7 +123,7 @@ func TestSecretMaskerSources(t *testing.T) {
 		t.Fatal(err)
 	}
 	snap := &sandbox.Snapshot{Files: map[string]sandbox.File{".env": snapFile("API_KEY=inSnapshot4Rt7\n"), "src/app.py": snapFile("print('hello')\n")}}
-	m := newSecretMasker(root, snap)
+	m := newSecretMasker(root, snap, nil)
 	text := "inSnapshot4Rt7 onDiskOnly9Q2w npmDirSkipped7Zx viaSymlink3Kq8Lp"
 	got := m.String(text)
 	if want := "[REDACTED] [REDACTED] npmDirSkipped7Zx viaSymlink3Kq8Lp"; got != want {

@@ -13,9 +13,10 @@ import (
 
 // SnapshotOptions are the snapshot settings of cfg ([sandbox] include,
 // exclude, include_secrets, max_file_size, max_workspace_size). Secret
-// files (redact.IsSecretPath) never enter a snapshot unless
-// include_secrets names them: every snapshot that may reach a sandbox
-// must be taken with these options.
+// files never enter a snapshot unless include_secrets names them: those
+// named like one (redact.IsSecretPath) and those whose contents hold a
+// credential (redact.Rules, as the snapshot hashes them). Every snapshot
+// that may reach a sandbox must be taken with these options.
 func SnapshotOptions(cfg *config.Config) *sandbox.SnapshotOptions {
 	sf := cfg.Sandbox.SandboxFiles
 	maxFile, maxTotal := sf.Sizes()
@@ -27,7 +28,18 @@ func SnapshotOptions(cfg *config.Config) *sandbox.SnapshotOptions {
 		IsSecret:       redact.IsSecretPath,
 		IncludeSecrets: sf.IncludeSecrets,
 		HoldsSecret:    holdsSecret,
+		ScanSecret:     func(string) sandbox.SecretScanner { return &ruleScanner{} },
 	}
+}
+
+// ruleScanner is redact.Scanner as a sandbox.SecretScanner.
+type ruleScanner struct{ redact.Scanner }
+
+func (s *ruleScanner) Rule() string {
+	if f := s.Finding(); f != nil {
+		return f.Rule.ID
+	}
+	return ""
 }
 
 // credentialKeys end the keys of credential settings in package manager
@@ -70,13 +82,24 @@ func holdsCredential(text string) bool {
 }
 
 // holdsSecret: package manager configs are secret only when they hold a
-// credential; every other file redact.IsSecretPath names is secret.
+// credential, and PEM files (.pem, .key) only when they hold a private
+// key or are not PEM text (a DER key); every other file
+// redact.IsSecretPath names is secret.
 func holdsSecret(rel string, head []byte) bool {
-	switch strings.ToLower(path.Base(rel)) {
-	case ".npmrc", ".pypirc", ".yarnrc", ".yarnrc.yml":
+	switch lower := strings.ToLower(path.Base(rel)); {
+	case lower == ".npmrc", lower == ".pypirc", lower == ".yarnrc", lower == ".yarnrc.yml":
 		return holdsCredential(string(head))
+	case strings.HasSuffix(lower, ".pem"), strings.HasSuffix(lower, ".key"):
+		return !publicPEM(string(head))
 	}
 	return true
+}
+
+// publicPEM reports PEM text that holds only public material:
+// certificates, public keys, certificate requests.
+func publicPEM(text string) bool {
+	return strings.Contains(text, "-----BEGIN ") && !strings.Contains(text, "PRIVATE KEY") &&
+		!strings.Contains(text, "ENCRYPTED") && len(redact.Detect(text, 1)) == 0
 }
 
 // snapshot takes the workspace snapshot and tells what it left out: one

@@ -183,9 +183,14 @@ type Snapshot struct {
 	// Skipped lists what SnapshotDir left out and why.
 	Skipped SkipReport
 
-	dirs   map[string]time.Time  // modification times of the directories SnapshotDir walked ("." is the root); never mutated
-	ignore *Ignore               // rules from outside the workspace's .gitignore files (info/exclude, core.excludesFile, parent directories)
-	admit  func(rel string) bool // SnapshotDir's verdict for a path it did not see; nil admits all
+	dirs map[string]time.Time // modification times of the directories SnapshotDir walked ("." is the root); never mutated
+	// credentials are the files SnapshotDir found a credential in (path →
+	// rule), left out or let in by IncludeSecrets; never mutated
+	credentials map[string]string
+	scan        func(rel string) SecretScanner // SnapshotOptions.ScanSecret
+	secretOK    func(rel string) bool          // IncludeSecrets matches rel
+	ignore      *Ignore                        // rules from outside the workspace's .gitignore files (info/exclude, core.excludesFile, parent directories)
+	admit       func(rel string) bool          // SnapshotDir's verdict for a path it did not see; nil admits all
 }
 
 // DirModTimes are the modification times the workspace's directories had
@@ -222,7 +227,8 @@ func (s *Snapshot) Text(p string) (string, bool) {
 // deletes the path). The receiver is unchanged. A replaced file keeps its
 // mode and holds the new contents in memory.
 func (s *Snapshot) With(changes map[string][]byte) *Snapshot {
-	out := &Snapshot{Root: s.Root, Files: make(map[string]File, len(s.Files)+len(changes)), Skipped: s.Skipped, dirs: s.dirs, ignore: s.ignore, admit: s.admit}
+	out := &Snapshot{Root: s.Root, Files: make(map[string]File, len(s.Files)+len(changes)), Skipped: s.Skipped, dirs: s.dirs, ignore: s.ignore, admit: s.admit,
+		credentials: s.credentials, scan: s.scan, secretOK: s.secretOK}
 	for k, v := range s.Files {
 		out.Files[k] = v
 	}
@@ -236,14 +242,28 @@ func (s *Snapshot) With(changes map[string][]byte) *Snapshot {
 	return out
 }
 
+// Credentials returns the files SnapshotDir found a credential in, path →
+// rule: those it left out (Skipped.Credentials) and those IncludeSecrets
+// let in. The map is shared: do not modify it.
+func (s *Snapshot) Credentials() map[string]string { return s.credentials }
+
 // WithOverlays is [Snapshot.With] for editor buffers: a buffer replaces a
 // file of the snapshot, and adds a new one only where SnapshotDir would
-// have taken a file in — an unsaved .env or a buffer under an ignored
-// directory stays out of the sandbox. It returns the paths left out.
+// have taken a file in — an unsaved .env, a buffer under an ignored
+// directory or one holding a credential (SnapshotOptions.ScanSecret)
+// stays out of the sandbox. It returns the paths left out.
 func (s *Snapshot) WithOverlays(overlays map[string][]byte) (*Snapshot, []string) {
 	keep := make(map[string][]byte, len(overlays))
 	var out []string
 	for p, data := range overlays {
+		if s.scan != nil && (s.secretOK == nil || !s.secretOK(p)) {
+			sc := s.scan(p)
+			sc.Write(data)
+			if sc.Rule() != "" {
+				out = append(out, p)
+				continue
+			}
+		}
 		if _, ok := s.Files[p]; ok || s.admit == nil || s.admit(p) {
 			keep[p] = data
 			continue

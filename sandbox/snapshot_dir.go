@@ -45,6 +45,27 @@ type SnapshotOptions struct {
 	// `engine-strict=true` changes how npm behaves; one with an
 	// `_authToken` stays out).
 	HoldsSecret func(rel string, head []byte) bool
+	// ScanSecret, when set, returns a scanner for the contents of the file
+	// at rel; SnapshotDir writes every regular file it takes in to one as
+	// it hashes it (nothing is read twice). A file whose scanner names a
+	// rule is left out like a secret file and listed, with the rule, in
+	// Skipped.Credentials, unless IncludeSecrets lets it in. Editor
+	// buffers are scanned by [Snapshot.WithOverlays] the same way.
+	ScanSecret func(rel string) SecretScanner
+}
+
+// SecretScanner looks for a credential in the contents written to it
+// (agent/redact's rule table). Write never fails.
+type SecretScanner interface {
+	io.Writer
+	// Rule names the rule of the first credential found, "" for none.
+	Rule() string
+}
+
+// CredentialFile is a file whose contents hold a credential, and the rule
+// that found it (never the value).
+type CredentialFile struct {
+	Path, Rule string
 }
 
 // ErrTooLarge is returned when a workspace exceeds SnapshotOptions.MaxTotalSize.
@@ -64,10 +85,13 @@ type SkipReport struct {
 	IgnoredFiles int      // files left out by gitignore rules
 	IgnoredDirs  []string // directories not entered because ignored
 	Excluded     []string // paths left out by [sandbox] exclude
-	Secrets      []string // secret files (.env, keys, credentials) left out
-	TooLarge     []SizedPath
-	Links        []SkippedLink // symlinks that leave the workspace, loop or dangle
-	Special      []string      // sockets, devices, named pipes
+	Secrets      []string // secret files (.env, keys, credentials) left out by name
+	// Credentials are files left out because their contents hold a
+	// credential (SnapshotOptions.ScanSecret), sorted by path.
+	Credentials []CredentialFile
+	TooLarge    []SizedPath
+	Links       []SkippedLink // symlinks that leave the workspace, loop or dangle
+	Special     []string      // sockets, devices, named pipes
 	// GitFiles are .git files (a submodule's or worktree's "gitdir: …"
 	// pointer) left out like every .git entry; the edit checks read them
 	// from disk to learn which directories are git directories.
@@ -88,7 +112,7 @@ type SkippedLink struct {
 // Empty reports whether nothing was left out.
 func (r SkipReport) Empty() bool {
 	return r.IgnoredFiles == 0 && len(r.IgnoredDirs) == 0 && len(r.Excluded) == 0 && len(r.Secrets) == 0 &&
-		len(r.TooLarge) == 0 && len(r.Links) == 0 && len(r.Special) == 0
+		len(r.Credentials) == 0 && len(r.TooLarge) == 0 && len(r.Links) == 0 && len(r.Special) == 0
 }
 
 // Summary is one line for the user: what was left out, with the first few
@@ -103,6 +127,14 @@ func (r SkipReport) Summary() string {
 	}
 	if len(r.Secrets) > 0 {
 		parts = append(parts, fmt.Sprintf("%s (%s; [sandbox] include_secrets lets one in)", plural(len(r.Secrets), "secret file"), firstFew(r.Secrets)))
+	}
+	if len(r.Credentials) > 0 {
+		names := make([]string, len(r.Credentials))
+		for i, c := range r.Credentials {
+			names[i] = c.Path + ": " + c.Rule
+		}
+		parts = append(parts, fmt.Sprintf("%s holding a credential (%s; if it is a fake, [sandbox] include_secrets lets it in)",
+			plural(len(r.Credentials), "file"), firstFew(names)))
 	}
 	if len(r.TooLarge) > 0 {
 		names := make([]string, len(r.TooLarge))
@@ -142,6 +174,9 @@ func (r SkipReport) Lines() []string {
 	}
 	for _, p := range r.Secrets {
 		out = append(out, "secret file, not synced: "+p)
+	}
+	for _, c := range r.Credentials {
+		out = append(out, "holds a credential ("+c.Rule+"), not synced: "+c.Path)
 	}
 	for _, f := range r.TooLarge {
 		out = append(out, fmt.Sprintf("over [sandbox] max_file_size: %s (%s)", f.Path, FormatBytes(f.Size)))
@@ -227,15 +262,17 @@ func SnapshotDir(root string, opts *SnapshotOptions) (*Snapshot, error) {
 	if err := w.walk("", false); err != nil {
 		return nil, err
 	}
-	w.dropLinksToMissing()
 	if err := w.checkTotal(); err != nil {
 		return nil, err
 	}
 	if err := w.hashAll(); err != nil {
 		return nil, err
 	}
+	w.dropCredentials()
+	w.dropLinksToMissing()
 	sort.Strings(w.snap.Skipped.IgnoredDirs)
 	w.snap.admit = w.admits
+	w.snap.scan, w.snap.secretOK = w.o.ScanSecret, w.secretsOK.Ignored
 	return w.snap, nil
 }
 
@@ -410,7 +447,23 @@ func (w *walker) admits(rel string) bool {
 	if w.ig.Ignored(rel) && !w.include.Ignored(rel) {
 		return false
 	}
+	if _, ok := w.snap.credentials[rel]; ok && !w.secretsOK.Ignored(rel) {
+		return false
+	}
 	return w.o.IsSecret == nil || !w.o.IsSecret(rel) || w.secretsOK.Ignored(rel)
+}
+
+// dropCredentials leaves out the files hashAll found a credential in,
+// unless IncludeSecrets lets them in.
+func (w *walker) dropCredentials() {
+	for _, rel := range slices.Sorted(maps.Keys(w.snap.credentials)) {
+		if w.secretsOK.Ignored(rel) {
+			continue
+		}
+		w.total -= w.snap.Files[rel].size
+		delete(w.snap.Files, rel)
+		w.snap.Skipped.Credentials = append(w.snap.Skipped.Credentials, CredentialFile{Path: rel, Rule: w.snap.credentials[rel]})
+	}
 }
 
 // holdsSecret asks HoldsSecret about a regular file; anything else that
@@ -519,9 +572,10 @@ func unreadable(rel string, err error) error {
 // into waiting for the disk. All workers exit before it returns.
 func (w *walker) hashAll() error {
 	type job struct {
-		rel string
-		sum [sha256.Size]byte
-		n   int64
+		rel  string
+		sum  [sha256.Size]byte
+		n    int64
+		rule string // the credential ScanSecret found
 	}
 	var jobs []job
 	for rel, f := range w.snap.Files {
@@ -544,13 +598,20 @@ func (w *walker) hashAll() error {
 					return
 				}
 				j := &jobs[i]
-				sum, n, err := hashFile(filepath.Join(w.root, filepath.FromSlash(j.rel)), buf)
+				var sc SecretScanner
+				if w.o.ScanSecret != nil {
+					sc = w.o.ScanSecret(j.rel)
+				}
+				sum, n, err := hashFile(filepath.Join(w.root, filepath.FromSlash(j.rel)), buf, sc)
 				if err != nil {
 					errs[i] = unreadable(j.rel, err)
 					next.Store(int64(len(jobs))) // stop the others early
 					return
 				}
 				j.sum, j.n = sum, n
+				if sc != nil {
+					j.rule = sc.Rule()
+				}
 			}
 		}()
 	}
@@ -562,11 +623,19 @@ func (w *walker) hashAll() error {
 		f := w.snap.Files[j.rel]
 		f.sum, f.hasSum, f.size = j.sum, true, j.n
 		w.snap.Files[j.rel] = f
+		if j.rule != "" {
+			if w.snap.credentials == nil {
+				w.snap.credentials = map[string]string{}
+			}
+			w.snap.credentials[j.rel] = j.rule
+		}
 	}
 	return nil
 }
 
-func hashFile(p string, buf []byte) ([sha256.Size]byte, int64, error) {
+// hashFile hashes the file at p, writing its contents to sc too when sc
+// is not nil.
+func hashFile(p string, buf []byte, sc SecretScanner) ([sha256.Size]byte, int64, error) {
 	var sum [sha256.Size]byte
 	fh, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
@@ -577,7 +646,11 @@ func hashFile(p string, buf []byte) ([sha256.Size]byte, int64, error) {
 		return sum, 0, &fs.PathError{Op: "read", Path: p, Err: errors.New("no longer a regular file")}
 	}
 	h := sha256.New()
-	n, err := io.CopyBuffer(h, struct{ io.Reader }{fh}, buf) // hide WriteTo: it would allocate a buffer per file
+	var dst io.Writer = h
+	if sc != nil {
+		dst = io.MultiWriter(h, sc)
+	}
+	n, err := io.CopyBuffer(dst, struct{ io.Reader }{fh}, buf) // hide WriteTo: it would allocate a buffer per file
 	if err != nil {
 		return sum, 0, &fs.PathError{Op: "read", Path: p, Err: err}
 	}

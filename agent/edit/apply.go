@@ -26,6 +26,9 @@ type ApplyOptions struct {
 	// to the protected ones, such as a sandbox Dockerfile the
 	// configuration names.
 	Protect []string
+	// Secrets adds workspace paths to the secret files: files whose
+	// contents hold a credential (sandbox.Snapshot.Credentials).
+	Secrets []string
 }
 
 // ApplyError is a block that cannot be applied. Its message is precise

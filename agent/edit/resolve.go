@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -31,7 +32,8 @@ var (
 	// ErrProtected: the file configures fixpoint, the sandbox, CI, git or
 	// an editor (see Protected); [policy] allow_protected may allow it.
 	ErrProtected = errors.New("protected file")
-	// ErrSecret: the file holds secrets (redact.IsSecretPath).
+	// ErrSecret: the file holds secrets (redact.IsSecretPath, or
+	// ApplyOptions.Secrets).
 	ErrSecret = errors.New("secret file")
 	// ErrNotRegular: the path exists on the host as something other than
 	// a regular file with one link (a directory, a hard link, a device).
@@ -259,7 +261,7 @@ func checkName(rel string, o *ApplyOptions) error {
 	if hasGitName(rel) {
 		return refuse(ErrGitDir, "%s is inside .git, which edits may not touch (a hook or config there would run commands on the host)", rel)
 	}
-	if redact.IsSecretPath(rel) {
+	if redact.IsSecretPath(rel) || slices.Contains(o.Secrets, rel) {
 		return refuse(ErrSecret, "%s holds secrets; fixpoint never lets the model read or change it", rel)
 	}
 	kind := Protected(rel)

@@ -356,8 +356,12 @@ func entropy(s string) float64 {
 // IsSecretPath reports whether a workspace-relative, slash-separated path
 // names a file that must never be put into a prompt: .env files, keys and
 // certificates with private parts, SSH keys, and credential files of common
-// tools. An id_* file counts when it has no extension or ".pub" (id_rsa,
+// tools. An id_* file counts when it has no extension (id_rsa,
 // id_ed25519), so source files such as id_generator.go stay visible.
+// Public keys and certificates (id_rsa.pub, key.pub.pem, public.pem,
+// cert.pem, *.crt) are ordinary files; a .pem or .key file with another
+// name is judged by its contents when a snapshot is taken
+// (agent.SnapshotOptions lets one holding only certificates in).
 func IsSecretPath(rel string) bool {
 	rel = strings.TrimPrefix(path.Clean("/"+strings.ReplaceAll(rel, "\\", "/")), "/")
 	base := path.Base(rel)
@@ -372,8 +376,10 @@ func IsSecretPath(rel string) bool {
 	switch {
 	case lower == ".env" || strings.HasPrefix(lower, ".env.") || ext == ".env":
 		return true
-	case strings.HasPrefix(lower, "id_") && (ext == "" || ext == ".pub"):
-		return true
+	case strings.HasPrefix(lower, "id_") && ext == "":
+		return true // id_rsa, id_ed25519; not id_rsa.pub
+	case publicKeyName(lower):
+		return false
 	}
 	switch ext {
 	case ".pem", ".key", ".p12", ".pfx", ".jks", ".keystore", ".ppk", ".kdbx", ".tfvars", ".age":
@@ -393,4 +399,22 @@ func IsSecretPath(rel string) bool {
 		}
 	}
 	return strings.HasSuffix(rel, ".docker/config.json")
+}
+
+// publicKeyName reports file names that say they hold public keys or
+// certificates.
+func publicKeyName(lower string) bool {
+	switch ext := path.Ext(lower); {
+	case ext == ".pub", ext == ".crt", ext == ".cer", ext == ".csr":
+		return true
+	case ext != ".pem":
+		return false
+	}
+	stem := strings.TrimSuffix(lower, ".pem")
+	for _, w := range []string{".pub", "_pub", "-pub", "public", "cert", "chain", "bundle"} {
+		if strings.HasSuffix(stem, w) || strings.Contains(stem, w) && w != ".pub" && w != "_pub" && w != "-pub" {
+			return true
+		}
+	}
+	return stem == "ca" || strings.HasPrefix(stem, "ca-") || strings.HasPrefix(stem, "ca_")
 }

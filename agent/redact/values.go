@@ -339,3 +339,35 @@ func (m *Masker) maskValues(s string) string {
 	b.WriteString(s[last:])
 	return b.String()
 }
+
+// EnvValues returns the secret values of an environment (os.Environ's
+// KEY=VALUE form): the values of variables named like credentials
+// (FIXPOINT_API_KEY, GITHUB_TOKEN, AWS_SECRET_ACCESS_KEY, DB_PASSWORD)
+// and the passwords in URL values (HTTPS_PROXY=http://user:pass@proxy,
+// PIP_INDEX_URL with credentials). A [Masker] given them masks what the
+// model, the logs and the memory could otherwise repeat.
+func EnvValues(environ []string) []string {
+	set := map[string]bool{}
+	for _, kv := range environ {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || v == "" {
+			continue
+		}
+		lk := asciiLower(k)
+		// PWD and its kind hold paths, which masking would erase from every text
+		isPath := strings.HasPrefix(v, "/") || strings.HasPrefix(v, "~") || lk == "pwd" || lk == "oldpwd"
+		if (strongNameRE.MatchString(lk) || keywordRE.MatchString(lk)) && !isPath && !trivialValue(k, v) && !strings.ContainsAny(v, " \t\n") {
+			set[v] = true
+		}
+		if strings.Contains(v, "://") && strings.Contains(v, "@") {
+			for _, f := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' }) {
+				if u, err := url.Parse(f); err == nil && u.User != nil {
+					if pw, set2 := u.User.Password(); set2 && len(pw) >= MinValueLen {
+						set[pw] = true
+					}
+				}
+			}
+		}
+	}
+	return sortedValues(set)
+}

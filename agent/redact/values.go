@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"path"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -193,7 +194,8 @@ func trivialValue(key, v string) bool {
 }
 
 // Masker masks a fixed set of secret values in text: each value plain,
-// reversed, in hex (lower and upper case), in URL encoding and in base64
+// reversed, in hex (lower and upper case), URL-encoded (query and path),
+// escaped in a JSON or Go/Python string literal, and in base64
 // (standard and URL alphabets, at the three byte alignments a value can
 // have inside a longer encoded blob), and, for long random values, any
 // fragment of windowLen characters of these forms. [Masker.String] then
@@ -268,8 +270,17 @@ func (m *Masker) Len() int {
 func variants(v string) []string {
 	b := []byte(v)
 	out := []string{v, reverse(v), hex.EncodeToString(b), strings.ToUpper(hex.EncodeToString(b))}
-	if q := url.QueryEscape(v); q != v {
-		out = append(out, q)
+	// escaped forms: URL query and path encoding, JSON (with and without
+	// HTML escaping) and Go/Python-style string quoting
+	var js, jsHTML strings.Builder
+	enc := json.NewEncoder(&js)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+	_ = json.NewEncoder(&jsHTML).Encode(v)
+	for _, q := range []string{url.QueryEscape(v), url.PathEscape(v), unquote(js.String()), unquote(jsHTML.String()), unquote(strconv.Quote(v))} {
+		if q != v && len(q) >= MinValueLen {
+			out = append(out, q)
+		}
 	}
 	for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
 		for k := 0; k < 3; k++ {
@@ -284,6 +295,15 @@ func variants(v string) []string {
 		}
 	}
 	return out
+}
+
+// unquote strips the quotes (and a trailing newline) of a quoted form.
+func unquote(q string) string {
+	q = strings.TrimSuffix(q, "\n")
+	if len(q) >= 2 {
+		return q[1 : len(q)-1]
+	}
+	return q
 }
 
 func reverse(s string) string {

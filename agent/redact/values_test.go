@@ -3,8 +3,11 @@ package redact
 import (
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
+	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -163,4 +166,93 @@ func TestMaskerManyValues(t *testing.T) {
 	if got, want := m.String(text), "a [REDACTED] b [REDACTED] c [REDACTED] d [REDACTED]"; got != want {
 		t.Errorf("String = %q, want %q", got, want)
 	}
+}
+
+// TestMaskerEscapedAndTrailing: a value is masked in its URL-encoded and
+// quoted forms, and when it ends the text: short values (exact match) and
+// long random ones (windows) alike, the last possible start included.
+func TestMaskerEscapedAndTrailing(t *testing.T) {
+	const special = `p@ss/w0rd+K"q9\z!& x` // needs escaping in URLs, JSON and Go strings
+	const short = "Zq9!xK2p"               // exactly MinValueLen
+	const long = "Tz8Kp2Lq9Xw3Nv7Tb4Mc6Hd1Jf5Gs0Ra2Ye"
+	if len(short) != MinValueLen || len(long) < 2*windowLen {
+		t.Fatal("fixture lengths changed")
+	}
+	m := NewMasker([]string{special, short, long})
+	js, _ := json.Marshal(special)
+	tests := []struct{ name, text, want string }{
+		{"query escaped", "GET /login?pw=" + url.QueryEscape(special) + "&x=1", "GET /login?pw=[REDACTED]&x=1"},
+		{"path escaped", "GET /u/" + url.PathEscape(special) + "/x", "GET /u/[REDACTED]/x"},
+		{"json string", `{"pw":` + string(js) + `}`, `{"pw":"[REDACTED]"}`},
+		{"go quoted", "got " + strconv.Quote(special), `got "[REDACTED]"`},
+		{"query escaped at the end", "pw=" + url.QueryEscape(special), "pw=[REDACTED]"},
+		{"plain at the end", "value: " + special, "value: [REDACTED]"},
+		{"short value at the end", "value: " + short, "value: [REDACTED]"},
+		{"short value is the text", short, "[REDACTED]"},
+		{"long value at the end", "value: " + long, "value: [REDACTED]"},
+		{"last window of a long value at the end", "tail " + long[len(long)-windowLen:], "tail [REDACTED]"},
+		{"hex at the end", "hex " + hex.EncodeToString([]byte(short)), "hex [REDACTED]"},
+	}
+	for _, tt := range tests {
+		if got := m.String(tt.text); got != tt.want {
+			t.Errorf("%s: String(%q) = %q, want %q", tt.name, tt.text, got, tt.want)
+		}
+	}
+	// base64 at the end: every character whose bits all come from the
+	// value is masked (the last one or two share bits with the padding)
+	enc := base64.StdEncoding.EncodeToString([]byte(long))
+	if got := m.String("b64 " + enc); !strings.HasPrefix(got, "b64 [REDACTED]") || len(got) > len("b64 [REDACTED]")+2 {
+		t.Errorf("String(base64 at the end) = %q, want it masked", got)
+	}
+}
+
+func TestEnvValues(t *testing.T) {
+	env := []string{
+		"FIXPOINT_API_KEY=fxk-Q7w2Er9Ty4Ui1Op8",
+		"GITHUB_TOKEN=" + ghToken,
+		"HTTPS_PROXY=http://alice:pr0xyPassw0rd@proxy.corp:3128",
+		"PWD=/home/alice/project",
+		"HOME=/home/alice",
+		"TOKENIZERS_PARALLELISM=false",
+		"LANG=en_US.UTF-8",
+		"NO_PROXY=localhost,127.0.0.1",
+	}
+	got := EnvValues(env)
+	for _, w := range []string{"fxk-Q7w2Er9Ty4Ui1Op8", ghToken, "pr0xyPassw0rd"} {
+		if !slices.Contains(got, w) {
+			t.Errorf("EnvValues = %q, want %q among them", got, w)
+		}
+	}
+	for _, n := range []string{"/home/alice/project", "false", "en_US.UTF-8", "localhost,127.0.0.1"} {
+		if slices.Contains(got, n) {
+			t.Errorf("EnvValues = %q, want no %q", got, n)
+		}
+	}
+	m := NewMasker(got)
+	if s := m.String("proxy said: 407 for " + base64.StdEncoding.EncodeToString([]byte("alice:pr0xyPassw0rd"))); strings.Contains(s, "cHIweHlQ") {
+		t.Errorf("the proxy password's base64 survived: %q", s)
+	}
+}
+
+// FuzzMasker: whatever surrounds a value, it does not survive masking
+// plain, URL-encoded or base64-encoded, and masking is idempotent.
+func FuzzMasker(f *testing.F) {
+	f.Add("prefix ", " suffix", "Zq9!xK2p/+&=")
+	f.Add("", "", "Tz8Kp2Lq9Xw3Nv7Tb4Mc6Hd1Jf5Gs0Ra2Ye")
+	f.Add("a\n", "\x00", "p@ss w0rd%")
+	f.Fuzz(func(t *testing.T, before, after, value string) {
+		if len(value) < MinValueLen || len(value) > 200 || strings.Contains(value, Mask) || strings.ContainsAny(value, "[]") {
+			return
+		}
+		m := NewMasker([]string{value})
+		for _, form := range []string{value, url.QueryEscape(value), hex.EncodeToString([]byte(value))} {
+			got := m.String(before + form + after)
+			if strings.Contains(got, form) && !strings.Contains(before+after, form) {
+				t.Fatalf("String(%q) = %q keeps %q", before+form+after, got, form)
+			}
+			if again := m.String(got); again != got {
+				t.Fatalf("not idempotent: %q → %q", got, again)
+			}
+		}
+	})
 }

@@ -198,7 +198,8 @@ func sandboxWhere(backend, image string) string {
 func limits(cfg *config.Config) sandbox.Limits { return backends.Limits(cfg) }
 
 // Test snapshots root (with overlays), runs the test command once in a
-// fresh sandbox session and returns the report.
+// fresh sandbox session and returns the report, its texts masked
+// (secrets.go).
 func (e *Engine) Test(ctx context.Context, root string, overlays map[string][]byte) (*testrun.Report, error) {
 	snap, err := e.snapshot(root)
 	if err != nil {
@@ -215,7 +216,13 @@ func (e *Engine) Test(ctx context.Context, root string, overlays map[string][]by
 	if _, err := sess.Sync(ctx, snap); err != nil {
 		return nil, fmt.Errorf("sync workspace: %w", err)
 	}
-	return e.runTests(ctx, sess, snap, nil, false)
+	rep, err := e.runTests(ctx, sess, snap, nil, false)
+	if err != nil {
+		return nil, err
+	}
+	// what reaches the terminal, the editor and the daemon's client is
+	// masked like what reaches the model
+	return maskReport(rep, newSecretMasker(root, snap, envSecrets(e.cfg)).String), nil
 }
 
 // newRunID is sortable by time and unique: 20261122-001234-1a2b3c.

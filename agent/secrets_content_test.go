@@ -129,3 +129,44 @@ func TestMaskerHasCredentialFileValues(t *testing.T) {
 		}
 	}
 }
+
+// leakTest prints the notes' secret, split in its source so that the test
+// file itself holds no credential, plain and base64-encoded.
+const leakTest = `package stats
+
+import (
+	"encoding/base64"
+	"testing"
+)
+
+func TestLeak(t *testing.T) {
+	v := "q7Rz/3kPw9Xv+2Lm" + "N8bT4yHc6JdF1sGa5KuE0oVi"
+	t.Fatalf("LEAKTEST %s %s", v, base64.StdEncoding.EncodeToString([]byte(v)))
+}
+`
+
+// TestEngineTestMasksReport: what `fixpoint test` prints (and the editor
+// shows) is masked like what the model sees.
+func TestEngineTestMasksReport(t *testing.T) {
+	skipShort(t)
+	root := copyTree(t, goBugDir)
+	writeFiles(t, root, map[string]string{"notes.txt": notesWithKeys, "stats/leak_test.go": leakTest})
+	e := New(testConfig(t), &Options{Backend: testBackend(t)})
+	defer e.Close()
+	rep, err := e.Test(t.Context(), root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := rep.Output
+	for _, r := range rep.Tests {
+		text += r.Message + r.Excerpt + r.Actual
+	}
+	if !strings.Contains(text, "LEAKTEST") {
+		t.Fatalf("the report does not show the leaking test: the check below would prove nothing:\n%s", rep.Output)
+	}
+	for _, c := range []string{notesSecret[4:30], base64.StdEncoding.EncodeToString([]byte(notesSecret))[4:36]} {
+		if strings.Contains(text, c) {
+			t.Errorf("the report keeps %q", c)
+		}
+	}
+}

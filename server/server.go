@@ -91,7 +91,9 @@ type Options struct {
 	// Version is reported in serverInfo. "" = "dev".
 	Version string
 	// Redact masks secrets in text sent to the client as log messages.
-	// nil = agent/redact.String.
+	// nil = an agent/redact.Masker of the process environment's secret
+	// values (redact.EnvValues: API keys, tokens, proxy passwords), which
+	// also applies redact.String.
 	Redact func(string) string
 	// StopTimeout bounds how long Serve waits for runs to stop after the
 	// connection ends. 0 = 5s.
@@ -165,7 +167,7 @@ func New(opts *Options) *Server {
 		o.Version = "dev"
 	}
 	if o.Redact == nil {
-		o.Redact = redact.String
+		o.Redact = redact.NewMasker(redact.EnvValues(os.Environ())).String
 	}
 	if o.StopTimeout == 0 {
 		o.StopTimeout = 5 * time.Second

@@ -8,9 +8,8 @@ import (
 	"testing"
 )
 
-// BenchmarkString redacts about 1 MiB of Go source (the standard library's
-// net/http), as a large prompt would be.
-func BenchmarkString(b *testing.B) {
+// netHTTP is about 1 MiB of Go source (the standard library's net/http).
+func netHTTP(b *testing.B) string {
 	goroot, err := exec.Command("go", "env", "GOROOT").Output()
 	if err != nil {
 		b.Fatalf("go env GOROOT: %v", err)
@@ -27,9 +26,32 @@ func BenchmarkString(b *testing.B) {
 			break
 		}
 	}
-	src := sb.String()
+	return sb.String()
+}
+
+// BenchmarkString redacts net/http's source, as a large prompt would be.
+func BenchmarkString(b *testing.B) {
+	src := netHTTP(b)
 	b.SetBytes(int64(len(src)))
 	for b.Loop() {
 		String(src)
+	}
+}
+
+// BenchmarkScanner detects credentials in net/http's source, as a
+// snapshot does for every file it hashes.
+func BenchmarkScanner(b *testing.B) {
+	src := []byte(netHTTP(b))
+	b.SetBytes(int64(len(src)))
+	for b.Loop() {
+		var s Scanner
+		for p := src; len(p) > 0; {
+			k := min(len(p), 64<<10)
+			s.Write(p[:k])
+			p = p[k:]
+		}
+		if f := s.Finding(); f != nil {
+			b.Fatalf("net/http holds a %s: %q", f.Rule.ID, f.Secret)
+		}
 	}
 }

@@ -2,12 +2,14 @@ package agent
 
 import (
 	"encoding/base64"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/fixpoint-dev/fixpoint/agent/edit"
 	"github.com/fixpoint-dev/fixpoint/config"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 )
@@ -168,5 +170,28 @@ func TestEngineTestMasksReport(t *testing.T) {
 		if strings.Contains(text, c) {
 			t.Errorf("the report keeps %q", c)
 		}
+	}
+}
+
+// TestApplyRefusesCredentialFiles: a reply that writes a file the
+// snapshot left out for holding a credential (which would overwrite the
+// user's notes with whatever the model chose) is refused like an edit of
+// a named secret file; the ordinary file next to it may be edited.
+func TestApplyRefusesCredentialFiles(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"notes.txt": notesWithKeys, "main.py": "print(1)\n"})
+	cfg := config.Defaults(func(string) string { return "" })
+	snap, err := sandbox.SnapshotDir(dir, SnapshotOptions(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := applyEdits(cfg, snap, []edit.Block{{Index: 1, Path: "notes.txt", Replace: "gone\n"}}); !errors.Is(err, edit.ErrSecret) {
+		t.Errorf("applyEdits(notes.txt) = %v, want edit.ErrSecret", err)
+	}
+	if _, err := applyEdits(cfg, snap.With(nil), []edit.Block{{Index: 1, Path: "notes.txt", Replace: "gone\n"}}); !errors.Is(err, edit.ErrSecret) {
+		t.Errorf("applyEdits(notes.txt) on a derived snapshot = %v, want edit.ErrSecret", err)
+	}
+	if _, err := applyEdits(cfg, snap, []edit.Block{{Index: 1, Path: "main.py", Search: "print(1)\n", Replace: "print(2)\n"}}); err != nil {
+		t.Errorf("applyEdits(main.py) = %v, want it applied", err)
 	}
 }

@@ -81,7 +81,7 @@ var Rules = []*Rule{
 	// (redactAssignments), which also knows weak names and code values.
 	{ID: "generic-api-key", Description: "high-entropy value assigned to a password, secret, token or key name",
 		Keywords: []string{"passw", "pwd", "secret", "token", "key", "credential"}, Entropy: 3.5,
-		Regex:    regexp.MustCompile(`(?i)` + genericNames + `[\w.-]{0,20}["'\x60]?\s*(?::=|=>|==?|:)\s*["'\x60]?([A-Za-z0-9_./+=~@!#%^&*-]{12,150})(?:["'\x60\s;,)}\]]|$)`),
+		Regex:    regexp.MustCompile(`(?i)` + genericNames + `[\w.-]{0,20}["'\x60]?\s*(?::=|=>|==?|:)\s*["'\x60]?([A-Za-z0-9_./+=~@!#%^-]{12,150})(?:["'\x60\s;,)}\]]|$)`),
 		Validate: genericValue},
 }
 
@@ -191,6 +191,11 @@ func forLines(text, lower string, keywords []string, f func(line string) bool) {
 var stopwords = []string{"example", "dummy", "fake", "sample", "placeholder", "changeme", "redacted", "xxxx", "your",
 	"insecure", "notreal", "not-a-real", "not_a_real", "0000", "1234", "abcdef"}
 
+// genericStopwords mark a generic value that names itself rather than
+// being generated ("MyTestSecret-a1b2c3", "export-token-…",
+// "generatedpassword1"): generated tokens hold no English words.
+var genericStopwords = []string{"test", "secret", "password", "passwd", "token", "key", "mock", "demo"}
+
 // allowedValue reports an example value: a secret that, with the rule's
 // fixed prefix taken off, holds a stopword, or one character in more than
 // half its places (ghp_aaaaaaaa…).
@@ -202,7 +207,7 @@ func allowedValue(r *Rule, secret string) bool {
 			break
 		}
 	}
-	if hasAny(body, stopwords) || strings.Contains(secret, Mask) {
+	if hasAny(body, stopwords) || strings.Contains(secret, Mask) || r.ID == "generic-api-key" && hasAny(body, genericStopwords) {
 		return true
 	}
 	var counts [256]int
@@ -253,15 +258,32 @@ func mixedClasses(s string) bool {
 	return letter && digit
 }
 
+// uuidRE matches a UUID: an id (request, client token, resource), far more
+// often than a credential.
+var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+
 // genericValue: what a generic assignment holds is a credential when it
 // looks generated, not when it is code, a path, a word or a template.
 func genericValue(v string) bool {
 	switch {
-	case isPlaceholder(v), looksLikeCode(v), strings.Contains(v, "${"), strings.Contains(v, "{{"),
+	case isPlaceholder(v), looksLikeCode(v), uuidRE.MatchString(v), strings.Contains(v, "${"), strings.Contains(v, "{{"),
+		strings.HasPrefix(v, "eyJ") && !strings.Contains(v, "."), // base64 JSON: a pagination token, not a JWT
 		strings.HasPrefix(v, "/"), strings.HasPrefix(v, "./"), strings.Count(v, ".") > 2 && !strings.ContainsAny(v, "0123456789"):
 		return false
 	}
+	if isHex(v) && len(v) < 32 {
+		return false // a short hash or id; hex credentials are 32 characters or more
+	}
 	return looksRandom(v, 12)
+}
+
+func isHex(s string) bool {
+	for _, c := range []byte(s) {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+			return false
+		}
+	}
+	return true
 }
 
 // Scanner detects a credential in a stream (a file being hashed): write

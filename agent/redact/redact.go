@@ -1,11 +1,16 @@
 // Package redact keeps secrets out of prompts, run logs, memory records and
 // LSP log messages.
 //
+// [Rules] is the one table of credential shapes (after gitleaks' rules).
 // [String] masks values that look like API keys, tokens and private keys
-// with [Mask]; [IsSecretPath] names files that are never put into prompts.
-// Both err on the side of masking for well-known token shapes and of
-// keeping ordinary code intact: git SHAs, UUIDs and hashes in code are not
-// keys unless they are assigned to a key-like name.
+// with [Mask]; [Detect] and its streaming form [Scanner] find credentials
+// in a file's contents, with the stricter checks that decide a file is a
+// secret file; [IsSecretPath] names files that are secret by name. A
+// [Masker] masks known values ([Values] of secret files, [EnvValues] of
+// the environment) in every encoding it knows, then applies String. All
+// err on the side of masking for well-known token shapes and of keeping
+// ordinary code intact: git SHAs, UUIDs and hashes in code are not keys
+// unless they are assigned to a key-like name.
 package redact
 
 import (

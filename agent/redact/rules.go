@@ -44,7 +44,8 @@ type Rule struct {
 const genericNames = `(?:password|passwd|pwd|secret|token|api[_.-]?key|apikey|access[_.-]?key|auth[_.-]?key|credentials?)`
 
 // Rules is the rule table, most specific first: a text matching several
-// rules is reported under the first.
+// rules is reported under the first. Its keywords are indexed when the
+// package is initialised: extend the table here, never at run time.
 var Rules = []*Rule{
 	privateKey,
 	{ID: "aws-access-token", Description: "AWS access key id", Keywords: []string{"akia", "asia", "abia", "acca", "a3t"}, Entropy: 3,
@@ -101,36 +102,94 @@ type Finding struct {
 }
 
 // Detect returns the credentials in text that pass their rule's checks,
-// at most limit of them (limit <= 0: all).
+// at most limit of them (limit <= 0: all). It finds every rule's keywords
+// in one pass over the text, then runs a rule's expression only on the
+// lines (or, for a multi-line rule, the text) holding one of them.
 func Detect(text string, limit int) []Finding {
 	var out []Finding
 	lower := asciiLower(text)
-	full := func() bool { return limit > 0 && len(out) >= limit }
-	for _, r := range Rules {
-		if !hasAny(lower, r.Keywords) {
+	hits := keywordHits(lower)
+	for ri, r := range Rules {
+		if len(hits[ri]) == 0 {
 			continue
 		}
 		if r.MultiLine {
 			for _, m := range r.Regex.FindAllStringSubmatch(text, -1) {
-				if out = appendFinding(out, r, m); full() {
+				if out = appendFinding(out, r, m); limit > 0 && len(out) >= limit {
 					return out
 				}
 			}
 			continue
 		}
-		forLines(text, lower, r.Keywords, func(line string) bool {
-			for _, m := range r.Regex.FindAllStringSubmatch(line, -1) {
-				if out = appendFinding(out, r, m); full() {
-					return false
+		lineEnd := -1
+		for _, i := range hits[ri] {
+			if i < lineEnd {
+				continue // this line was matched already
+			}
+			start := strings.LastIndexByte(text[:i], '\n') + 1
+			lineEnd = strings.IndexByte(text[i:], '\n')
+			if lineEnd < 0 {
+				lineEnd = len(text)
+			} else {
+				lineEnd += i
+			}
+			for _, m := range r.Regex.FindAllStringSubmatch(text[start:lineEnd], -1) {
+				if out = appendFinding(out, r, m); limit > 0 && len(out) >= limit {
+					return out
 				}
 			}
-			return true
-		})
-		if full() {
-			return out
 		}
 	}
 	return out
+}
+
+// keywordRef is one keyword of one rule.
+type keywordRef struct {
+	rule int
+	word string
+}
+
+// keywordIndex finds the rules' keywords in one pass: by the keywords'
+// first two bytes, with a bitmap of those pairs for the common case of
+// no keyword at a position.
+type keywordIndex struct {
+	first [1 << 16 / 8]byte
+	refs  map[uint16][]keywordRef
+}
+
+var keywords = newKeywordIndex(Rules)
+
+func newKeywordIndex(rules []*Rule) *keywordIndex {
+	x := &keywordIndex{refs: map[uint16][]keywordRef{}}
+	for ri, r := range rules {
+		for _, k := range r.Keywords {
+			if len(k) < 2 {
+				panic("redact: rule " + r.ID + ": keyword " + k + " is shorter than two bytes")
+			}
+			pair := uint16(k[0])<<8 | uint16(k[1])
+			x.first[pair/8] |= 1 << (pair % 8)
+			x.refs[pair] = append(x.refs[pair], keywordRef{ri, k})
+		}
+	}
+	return x
+}
+
+// keywordHits returns, for each rule, the positions in lower where one of
+// its keywords starts, in increasing order.
+func keywordHits(lower string) [][]int {
+	hits := make([][]int, len(Rules))
+	for i := 0; i+1 < len(lower); i++ {
+		pair := uint16(lower[i])<<8 | uint16(lower[i+1])
+		if keywords.first[pair/8]&(1<<(pair%8)) == 0 {
+			continue
+		}
+		for _, ref := range keywords.refs[pair] {
+			if strings.HasPrefix(lower[i:], ref.word) {
+				hits[ref.rule] = append(hits[ref.rule], i)
+			}
+		}
+	}
+	return hits
 }
 
 func appendFinding(out []Finding, r *Rule, m []string) []Finding {
@@ -151,38 +210,6 @@ func hasAny(lower string, keywords []string) bool {
 		}
 	}
 	return false
-}
-
-// forLines calls f with each line of text whose lower-cased form holds
-// one of keywords, until f returns false.
-func forLines(text, lower string, keywords []string, f func(line string) bool) {
-	seen := -1 // start of the last line given to f
-	for _, k := range keywords {
-		for from := 0; ; {
-			i := strings.Index(lower[from:], k)
-			if i < 0 {
-				break
-			}
-			i += from
-			start := strings.LastIndexByte(text[:i], '\n') + 1
-			end := strings.IndexByte(text[i:], '\n')
-			if end < 0 {
-				end = len(text)
-			} else {
-				end += i
-			}
-			if start != seen {
-				seen = start
-				if !f(text[start:end]) {
-					return
-				}
-			}
-			from = end
-			if from >= len(text) {
-				break
-			}
-		}
-	}
 }
 
 // stopwords mark values that stand for a credential in documentation and

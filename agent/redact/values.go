@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"html"
 	"net/url"
 	"path"
 	"sort"
@@ -194,8 +195,9 @@ func trivialValue(key, v string) bool {
 }
 
 // Masker masks a fixed set of secret values in text: each value plain,
-// reversed, in hex (lower and upper case), URL-encoded (query and path),
-// escaped in a JSON or Go/Python string literal, and in base64
+// reversed, in hex (lower and upper case), URL-encoded (query and path,
+// either case of hex digits), escaped in a JSON or Go/Python string
+// literal or in HTML, and in base64
 // (standard and URL alphabets, at the three byte alignments a value can
 // have inside a longer encoded blob), and, for long random values, any
 // fragment of windowLen characters of these forms. [Masker.String] then
@@ -277,7 +279,11 @@ func variants(v string) []string {
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(v)
 	_ = json.NewEncoder(&jsHTML).Encode(v)
-	for _, q := range []string{url.QueryEscape(v), url.PathEscape(v), unquote(js.String()), unquote(jsHTML.String()), unquote(strconv.Quote(v))} {
+	forms := []string{url.QueryEscape(v), url.PathEscape(v), unquote(js.String()), unquote(jsHTML.String()), unquote(strconv.Quote(v)), html.EscapeString(v)}
+	for _, q := range forms[:2] { // percent-encoding with lower-case hex digits (%2f)
+		forms = append(forms, lowerPercent(q))
+	}
+	for _, q := range forms {
 		if q != v && len(q) >= MinValueLen {
 			out = append(out, q)
 		}
@@ -295,6 +301,24 @@ func variants(v string) []string {
 		}
 	}
 	return out
+}
+
+// lowerPercent writes the hex digits of q's %XX escapes in lower case.
+func lowerPercent(q string) string {
+	b := []byte(q)
+	for i := 0; i+2 < len(b); i++ {
+		if b[i] == '%' {
+			b[i+1], b[i+2] = lowerHex(b[i+1]), lowerHex(b[i+2])
+		}
+	}
+	return string(b)
+}
+
+func lowerHex(c byte) byte {
+	if c >= 'A' && c <= 'F' {
+		return c + 'a' - 'A'
+	}
+	return c
 }
 
 // unquote strips the quotes (and a trailing newline) of a quoted form.

@@ -5,7 +5,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"html"
 	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -185,6 +187,8 @@ func TestMaskerEscapedAndTrailing(t *testing.T) {
 		{"path escaped", "GET /u/" + url.PathEscape(special) + "/x", "GET /u/[REDACTED]/x"},
 		{"json string", `{"pw":` + string(js) + `}`, `{"pw":"[REDACTED]"}`},
 		{"go quoted", "got " + strconv.Quote(special), `got "[REDACTED]"`},
+		{"lower-case percent escapes", "pw=" + regexp.MustCompile("%[0-9A-F]{2}").ReplaceAllStringFunc(url.QueryEscape(special), strings.ToLower), "pw=[REDACTED]"},
+		{"html escaped", "<td>" + html.EscapeString(special) + "</td>", "<td>[REDACTED]</td>"},
 		{"query escaped at the end", "pw=" + url.QueryEscape(special), "pw=[REDACTED]"},
 		{"plain at the end", "value: " + special, "value: [REDACTED]"},
 		{"short value at the end", "value: " + short, "value: [REDACTED]"},

@@ -205,7 +205,8 @@ func (e *Engine) Test(ctx context.Context, root string, overlays map[string][]by
 	if err != nil {
 		return nil, err
 	}
-	snap, _ = snap.WithOverlays(overlays)
+	snap, dropped := snap.WithOverlays(overlays)
+	e.warnDropped(dropped)
 	// The workspace is the user's own (unsaved buffers included): no
 	// model-written code runs, so the runners' caches may persist.
 	sess, done, err := e.startTrusted(ctx, snap, func(line string) { fmt.Fprintf(e.warn, "fixpoint: %s\n", line) })

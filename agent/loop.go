@@ -118,9 +118,7 @@ func (r *run) setup(ctx context.Context) error {
 	}
 	var dropped []string
 	r.base, dropped = snap.WithOverlays(r.req.Overlays)
-	for _, p := range dropped {
-		e.log.Debug("snapshot: unsaved buffer left out (ignored, excluded or secret)", "path", p)
-	}
+	e.warnDropped(dropped)
 	r.cur = r.base
 	r.masker = newSecretMasker(r.req.Root, r.base, envSecrets(e.cfg))
 	r.lang = registry.Name(r.base)

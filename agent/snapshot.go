@@ -117,6 +117,15 @@ func (e *Engine) snapshot(root string) (*sandbox.Snapshot, error) {
 	return snap, nil
 }
 
+// warnDropped tells the user which unsaved editor buffers stayed out of
+// the sandbox: a buffer of a secret file, or one that now holds a
+// credential, is tested as it is on disk.
+func (e *Engine) warnDropped(paths []string) {
+	if len(paths) > 0 {
+		fmt.Fprintf(e.warn, "fixpoint: unsaved buffers left out of the sandbox (ignored, excluded, secret or holding a credential): %s\n", strings.Join(paths, ", "))
+	}
+}
+
 // SnapshotSummary is the one line that says what a snapshot holds and
 // what it left out.
 func SnapshotSummary(snap *sandbox.Snapshot) string {

@@ -250,6 +250,9 @@ func allowedValue(r *Rule, secret string) bool {
 // header, so that code naming the header ("-----BEGIN RSA PRIVATE
 // KEY-----" in a parser) is not a key.
 func pemHasBody(block string) bool {
+	// a key inside a JSON or code string has its newlines escaped
+	// ("private_key": "-----BEGIN PRIVATE KEY-----\nMIIE…")
+	block = strings.NewReplacer(`\r\n`, "\n", `\n`, "\n", "\r\n", "\n").Replace(block)
 	i := strings.Index(block, "-----\n")
 	if i < 0 {
 		return false

@@ -54,6 +54,8 @@ func TestDetectRules(t *testing.T) {
 		{"anthropic: short", "sk-ant-api03-Q7w2", "", ""},
 		{"private key", "-----BEGIN RSA PRIVATE KEY-----\n" + detPEMBody + "-----END RSA PRIVATE KEY-----\n", "private-key", ""},
 		{"openssh private key", "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\nQyNTUxOQAAACDk1xq\n-----END OPENSSH PRIVATE KEY-----", "private-key", ""},
+		{"private key in a JSON string (a GCP service account)", `{"type": "service_account", "private_key": "-----BEGIN PRIVATE KEY-----\n` +
+			strings.ReplaceAll(detPEMBody, "\n", `\n`) + `-----END PRIVATE KEY-----\n", "client_email": "x@y.iam.gserviceaccount.com"}`, "private-key", ""},
 		{"private key: a parser names the header", `if strings.HasPrefix(s, "-----BEGIN RSA PRIVATE KEY-----") {` + "\n\treturn parse(s)\n}", "", ""},
 		{"public key is not secret", "-----BEGIN PUBLIC KEY-----\n" + detPEMBody + "-----END PUBLIC KEY-----\n", "", ""},
 		{"certificate is not secret", "-----BEGIN CERTIFICATE-----\n" + detPEMBody + "-----END CERTIFICATE-----\n", "", ""},

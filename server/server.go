@@ -92,8 +92,9 @@ type Options struct {
 	Version string
 	// Redact masks secrets in text sent to the client as log messages.
 	// nil = an agent/redact.Masker of the process environment's secret
-	// values (redact.EnvValues: API keys, tokens, proxy passwords), which
-	// also applies redact.String.
+	// values (redact.EnvValues: API keys, tokens, proxy passwords) and of
+	// the API key variables Getenv gives, which also applies
+	// redact.String.
 	Redact func(string) string
 	// StopTimeout bounds how long Serve waits for runs to stop after the
 	// connection ends. 0 = 5s.
@@ -167,7 +168,11 @@ func New(opts *Options) *Server {
 		o.Version = "dev"
 	}
 	if o.Redact == nil {
-		o.Redact = redact.NewMasker(redact.EnvValues(os.Environ())).String
+		env := os.Environ()
+		for _, k := range []string{"FIXPOINT_API_KEY", "OPENAI_API_KEY"} { // the keys config.Load reads, through Getenv
+			env = append(env, k+"="+o.Getenv(k))
+		}
+		o.Redact = redact.NewMasker(redact.EnvValues(env)).String
 	}
 	if o.StopTimeout == 0 {
 		o.StopTimeout = 5 * time.Second

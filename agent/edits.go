@@ -13,7 +13,8 @@ func parseEdits(reply string) ([]edit.Block, error) { return edit.Parse(reply) }
 
 // applyEdits applies blocks all or nothing. Every path is checked by name
 // (git directories, secret and protected files, with the configuration's
-// allow_protected; files the snapshot found a credential in are secret) and resolved on the host without following symlinks.
+// allow_protected; files the snapshot found a credential in are secret)
+// and resolved on the host without following symlinks.
 func applyEdits(cfg *config.Config, snap *sandbox.Snapshot, blocks []edit.Block) (map[string][]byte, error) {
 	o := editOptions(cfg, snap.Root)
 	for p := range snap.Credentials() {

@@ -82,7 +82,10 @@ func newSecretMasker(root string, snap *sandbox.Snapshot, extra []string) *redac
 		}
 	}
 	for _, c := range snap.Skipped.Credentials {
-		if data, ok := readSmall(filepath.Join(root, filepath.FromSlash(c.Path))); ok && root != "" {
+		if root == "" {
+			break
+		}
+		if data, ok := readSmall(filepath.Join(root, filepath.FromSlash(c.Path))); ok {
 			seen[c.Path] = true
 			values = append(values, fileValues(c.Path, data)...)
 		}

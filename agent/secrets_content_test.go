@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fixpoint-dev/fixpoint/agent/demo"
 	"github.com/fixpoint-dev/fixpoint/agent/edit"
 	"github.com/fixpoint-dev/fixpoint/config"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
@@ -193,5 +194,47 @@ func TestApplyRefusesCredentialFiles(t *testing.T) {
 	}
 	if _, err := applyEdits(cfg, snap, []edit.Block{{Index: 1, Path: "main.py", Search: "print(1)\n", Replace: "print(2)\n"}}); err != nil {
 		t.Errorf("applyEdits(main.py) = %v, want it applied", err)
+	}
+}
+
+// TestRunHidesLetInCredentialFiles: a file holding a credential that
+// include_secrets lets into the sandbox (a fixture the tests need) is
+// still not shown to the model, even named as a focus file, and an edit of
+// it is refused; the run recovers and is verified.
+func TestRunHidesLetInCredentialFiles(t *testing.T) {
+	skipShort(t)
+	const fixture = "# stripe fixture\nSTRIPE_KEY = sk_live_4eC39HqLyjWDarjtT1zdp7dc\nmarkerwordinfixture\n"
+	editFixture := "testdata/stripe.txt\n<<<<<<< SEARCH\nmarkerwordinfixture\n=======\nchanged\n>>>>>>> REPLACE\n"
+	m := goBugModel(editFixture, demo.GoBugFix)
+	root := copyTree(t, goBugDir)
+	writeFiles(t, root, map[string]string{"testdata/stripe.txt": fixture})
+	cfg := testConfig(t)
+	cfg.Sandbox.IncludeSecrets = []string{"testdata/stripe.txt"}
+	e := New(cfg, &Options{Model: m, Backend: testBackend(t)})
+	defer e.Close()
+	res, err := e.Run(t.Context(), Request{Mode: ModeFix, Root: root, Focus: []string{"testdata/stripe.txt", "stats/stats.go"}}, nil)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if len(m.calls) < 2 {
+		t.Fatalf("model calls = %d, want the refused edit and the fix", len(m.calls))
+	}
+	for i, p := range m.calls {
+		for _, marker := range []string{"markerwordinfixture", "## File: testdata/stripe.txt", "4eC39HqLyjWDarjtT1zdp7dc"} {
+			if strings.Contains(p, marker) {
+				t.Errorf("prompt %d shows %q", i+1, marker)
+			}
+		}
+	}
+	if !strings.Contains(m.calls[1], "## Your last reply was not applied") {
+		t.Errorf("the prompt after an edit of the fixture does not say the reply was refused:\n%s", m.calls[1])
+	}
+	for _, c := range res.Changes {
+		if c.Path == "testdata/stripe.txt" {
+			t.Error("the run changed the credential fixture")
+		}
+	}
+	if !res.Verified {
+		t.Errorf("Verified = false (%s), want the run to recover", res.StopReason)
 	}
 }

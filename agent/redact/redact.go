@@ -42,14 +42,7 @@ func containsAny(s string, subs ...string) bool {
 }
 
 // Cheap literal checks decide which (slow) patterns run on a line.
-func hasTokenPrefix(lower string) bool {
-	for _, r := range Rules {
-		if maskedRule(r) && hasAny(lower, r.Keywords) {
-			return true
-		}
-	}
-	return false
-}
+func hasTokenPrefix(lower string) bool { return maskKeywords.any(lower) }
 
 func hasKeyword(lower string) bool {
 	return containsAny(lower, "key", "token", "secret", "passw", "pwd", "credential")

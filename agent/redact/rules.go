@@ -157,11 +157,18 @@ type keywordIndex struct {
 	refs  map[uint16][]keywordRef
 }
 
-var keywords = newKeywordIndex(Rules)
+// keywords indexes every rule's keywords (Detect); maskKeywords those of
+// the rules String masks line by line.
+var keywords, maskKeywords = newKeywordIndex(Rules, nil), newKeywordIndex(Rules, maskedRule)
 
-func newKeywordIndex(rules []*Rule) *keywordIndex {
+// newKeywordIndex indexes the keywords of the rules keep accepts (nil:
+// all).
+func newKeywordIndex(rules []*Rule, keep func(*Rule) bool) *keywordIndex {
 	x := &keywordIndex{refs: map[uint16][]keywordRef{}}
 	for ri, r := range rules {
+		if keep != nil && !keep(r) {
+			continue
+		}
 		for _, k := range r.Keywords {
 			if len(k) < 2 {
 				panic("redact: rule " + r.ID + ": keyword " + k + " is shorter than two bytes")
@@ -172,6 +179,22 @@ func newKeywordIndex(rules []*Rule) *keywordIndex {
 		}
 	}
 	return x
+}
+
+// any reports whether one of x's keywords occurs in lower.
+func (x *keywordIndex) any(lower string) bool {
+	for i := 0; i+1 < len(lower); i++ {
+		pair := uint16(lower[i])<<8 | uint16(lower[i+1])
+		if x.first[pair/8]&(1<<(pair%8)) == 0 {
+			continue
+		}
+		for _, ref := range x.refs[pair] {
+			if strings.HasPrefix(lower[i:], ref.word) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // keywordHits returns, for each rule, the positions in lower where one of

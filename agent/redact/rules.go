@@ -269,9 +269,11 @@ func allowedValue(r *Rule, secret string) bool {
 	return false
 }
 
-// pemHasBody: a key has at least 64 characters of base64 after its
-// header, so that code naming the header ("-----BEGIN RSA PRIVATE
-// KEY-----" in a parser) is not a key.
+// pemHasBody: a key has at least 64 characters of base64 on the lines
+// right after its header (Proc-Type and DEK-Info headers and blank lines
+// aside), so that code or prose naming the header ("-----BEGIN RSA
+// PRIVATE KEY-----" in a parser, or in a document about keys) is not a
+// key.
 func pemHasBody(block string) bool {
 	// a key inside a JSON or code string has its newlines escaped
 	// ("private_key": "-----BEGIN PRIVATE KEY-----\nMIIE…")
@@ -280,23 +282,27 @@ func pemHasBody(block string) bool {
 	if i < 0 {
 		return false
 	}
-	body := block[i+6:]
-	if j := strings.Index(body, "-----END"); j >= 0 {
-		body = body[:j]
-	}
 	n := 0
-	for _, l := range strings.Split(body, "\n") {
+	for _, l := range strings.Split(block[i+6:], "\n") {
 		l = strings.TrimSpace(l)
-		if strings.Contains(l, ":") { // Proc-Type, DEK-Info headers
+		switch {
+		case l == "" || strings.Contains(l, ":"): // Proc-Type, DEK-Info headers
 			continue
+		case strings.HasPrefix(l, "-----END"), !isBase64(l):
+			return n >= 64
 		}
-		for _, c := range []byte(l) {
-			if c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '+' || c == '/' || c == '=' {
-				n++
-			}
-		}
+		n += len(l)
 	}
 	return n >= 64
+}
+
+func isBase64(s string) bool {
+	for _, c := range []byte(s) {
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '+' || c == '/' || c == '=') {
+			return false
+		}
+	}
+	return true
 }
 
 // mixedClasses: tokens with a short prefix (sk-, hf_) are only random

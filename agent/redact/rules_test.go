@@ -57,6 +57,8 @@ func TestDetectRules(t *testing.T) {
 		{"private key in a JSON string (a GCP service account)", `{"type": "service_account", "private_key": "-----BEGIN PRIVATE KEY-----\n` +
 			strings.ReplaceAll(detPEMBody, "\n", `\n`) + `-----END PRIVATE KEY-----\n", "client_email": "x@y.iam.gserviceaccount.com"}`, "private-key", ""},
 		{"private key: a parser names the header", `if strings.HasPrefix(s, "-----BEGIN RSA PRIVATE KEY-----") {` + "\n\treturn parse(s)\n}", "", ""},
+		{"private key: a document about keys", "# Keys\n\nA key file starts with\n\n-----BEGIN RSA PRIVATE KEY-----\n\nand is followed by its base64 body and the matching end line, which we do not show here.\n", "", ""},
+		{"private key: encrypted, with headers", "-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,3F17F5316E2BAC89\n\n" + detPEMBody + "-----END RSA PRIVATE KEY-----\n", "private-key", ""},
 		{"public key is not secret", "-----BEGIN PUBLIC KEY-----\n" + detPEMBody + "-----END PUBLIC KEY-----\n", "", ""},
 		{"certificate is not secret", "-----BEGIN CERTIFICATE-----\n" + detPEMBody + "-----END CERTIFICATE-----\n", "", ""},
 		{"jwt", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dBjftJeZ4CVPmB92K27uhbUJU1p1r_wW1gFWFOEjXk", "jwt", ""},

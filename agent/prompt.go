@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"unicode"
 
 	"github.com/fixpoint-dev/fixpoint/agent/repomap"
 	"github.com/fixpoint-dev/fixpoint/lang/registry"
@@ -345,7 +346,7 @@ func contextFiles(snap *sandbox.Snapshot, req *Request, rep *testrun.Report, inc
 			}
 			src, _ := snap.Read(p)
 			for _, s := range repomap.Symbols(p, src) {
-				if names[symbolName(s)] {
+				if nameMatch(names, symbolName(s)) {
 					add(p)
 					break
 				}
@@ -369,10 +370,21 @@ func contextFiles(snap *sandbox.Snapshot, req *Request, rep *testrun.Report, inc
 			}
 		}
 	}
-	// Nothing named: the sources, smallest first (solve mode from scratch).
+	// Nothing named (solve mode from scratch, or a run that failed before
+	// any test: the runner or the build): the project's own sources first —
+	// not examples, benchmarks, docs, scripts or tests — shallowest, then
+	// smallest first.
 	if len(out) == 0 {
 		ps := snap.Paths()
-		sort.SliceStable(ps, func(i, j int) bool { return snap.Files[ps[i]].Size() < snap.Files[ps[j]].Size() })
+		sort.SliceStable(ps, func(i, j int) bool {
+			if ti, tj := peripheral(ps[i]), peripheral(ps[j]); ti != tj {
+				return !ti
+			}
+			if di, dj := strings.Count(ps[i], "/"), strings.Count(ps[j], "/"); di != dj {
+				return di < dj
+			}
+			return snap.Files[ps[i]].Size() < snap.Files[ps[j]].Size()
+		})
 		for _, p := range ps {
 			if isSource(p) || path.Base(p) == "go.mod" || path.Base(p) == "package.json" || path.Base(p) == "pyproject.toml" {
 				add(p)
@@ -380,6 +392,22 @@ func contextFiles(snap *sandbox.Snapshot, req *Request, rep *testrun.Report, inc
 		}
 	}
 	return out
+}
+
+// peripheral reports files that are rarely the code to fix: tests,
+// examples, benchmarks, docs, scripts, fixtures and vendored code.
+func peripheral(p string) bool {
+	if IsTestFile(p) {
+		return true
+	}
+	for _, d := range strings.Split(path.Dir(p), "/") {
+		switch strings.ToLower(d) {
+		case "example", "examples", "_examples", "bench", "benches", "benchmark", "benchmarks", "doc", "docs",
+			"script", "scripts", "tools", "fixtures", "testdata", "vendor", "third_party", "node_modules", "fuzz":
+			return true
+		}
+	}
+	return false
 }
 
 // smallDirBytes is the size up to which all sources of a failing test's
@@ -427,15 +455,94 @@ func failureNames(rep *testrun.Report, goal string) map[string]bool {
 				part = strings.TrimSuffix(strings.TrimSuffix(part, "Tests"), "Test")
 				addText(part)
 			}
+			// … in every naming convention: TestIncPatchOverflow names
+			// IncPatch, test_parse_version names parseVersion.
+			addNameKeys(names, whole)
 		}
 	}
 	return names
+}
+
+// nameKeyPrefix marks the normalized name keys in a name set: the runs of
+// adjacent words of a test name, lower-cased and joined, which match an
+// identifier whatever its convention (see [nameMatch]).
+const nameKeyPrefix = "~"
+
+// nameWords splits an identifier into its words: at underscores, at
+// lower-to-upper case changes (IncPatch → Inc, Patch), before the last
+// capital of an acronym (HTTPServer → HTTP, Server) and around digits.
+func nameWords(id string) []string {
+	var words []string
+	var cur []rune
+	rs := []rune(id)
+	flush := func() {
+		if len(cur) > 0 {
+			words = append(words, string(cur))
+			cur = cur[:0]
+		}
+	}
+	for i, r := range rs {
+		switch {
+		case r == '_' || r == '-' || r == ' ':
+			flush()
+			continue
+		case i > 0 && unicode.IsUpper(r) && (unicode.IsLower(rs[i-1]) || unicode.IsDigit(rs[i-1])):
+			flush()
+		case i > 0 && unicode.IsUpper(r) && unicode.IsUpper(rs[i-1]) && i+1 < len(rs) && unicode.IsLower(rs[i+1]):
+			flush()
+		case i > 0 && unicode.IsDigit(r) != unicode.IsDigit(rs[i-1]):
+			flush()
+		}
+		cur = append(cur, r)
+	}
+	flush()
+	return words
+}
+
+// normName is an identifier's convention-free key: its words, lower-case,
+// joined (IncPatch, inc_patch, incPatch → incpatch).
+func normName(id string) string { return strings.ToLower(strings.Join(nameWords(id), "")) }
+
+// addNameKeys adds the keys of every run of adjacent words of a test
+// name, less the words that only mark a test (Test, test, should, it).
+func addNameKeys(names map[string]bool, testName string) {
+	var words []string
+	for _, w := range nameWords(testName) {
+		switch strings.ToLower(w) {
+		case "test", "tests", "should", "it", "spec":
+			continue
+		}
+		words = append(words, strings.ToLower(w))
+	}
+	for i := range words {
+		key := ""
+		for j := i; j < len(words) && j < i+4; j++ {
+			key += words[j]
+			if len(key) >= 4 && !commonWords[key] {
+				names[nameKeyPrefix+key] = true
+			}
+		}
+	}
+}
+
+// nameMatch reports whether a declared identifier is one the failure
+// names: exactly, or through a test name's words in any convention.
+func nameMatch(names map[string]bool, ident string) bool {
+	if names[ident] {
+		return true
+	}
+	k := normName(ident)
+	return len(k) >= 4 && names[nameKeyPrefix+k]
 }
 
 // frameLines is how many locations per failing test (its own, then the
 // innermost stack frames) lend their source line's identifiers to the
 // names: the code a failing line calls is where the bug often is.
 const frameLines = 3
+
+// frameWindow is how many lines above a failing line also lend their
+// identifiers (got := Max(2, 1) above if got != 2).
+const frameWindow = 4
 
 // frameNames collects the identifiers on the source lines of the first
 // locations of each failure (s.curPath.Index(-2).Type() → curPath, Index,
@@ -464,9 +571,13 @@ func frameNames(snap *sandbox.Snapshot, rep *testrun.Report) map[string]bool {
 			if f.Line > len(lines) {
 				continue
 			}
-			for _, w := range identRe.FindAllString(lines[f.Line-1], -1) {
-				if len(w) >= 3 && !commonWords[strings.ToLower(w)] {
-					names[w] = true
+			// The failing line and the lines just before it: the call whose
+			// result an assertion checks is often a line or two above.
+			for l := max(f.Line-frameWindow, 1); l <= f.Line; l++ {
+				for _, w := range identRe.FindAllString(lines[l-1], -1) {
+					if len(w) >= 3 && !commonWords[strings.ToLower(w)] {
+						names[w] = true
+					}
 				}
 			}
 		}
@@ -597,7 +708,7 @@ func fileExcerpt(content string, lines []int, names map[string]bool, max int) (s
 		}
 	}
 	for i, l := range ls {
-		if m := declRe.FindStringSubmatch(l); m != nil && names[m[1]] {
+		if m := declRe.FindStringSubmatch(l); m != nil && nameMatch(names, m[1]) {
 			mark(i, declEnd(ls, i))
 			any = true
 		}

@@ -9,6 +9,7 @@ package repomap
 
 import (
 	"fmt"
+	"path"
 	"sort"
 	"strings"
 
@@ -50,17 +51,32 @@ func Build(snap *sandbox.Snapshot, opts *Options) string {
 			rank[p] = i + 1
 		}
 	}
-	// Symbol lines, granted in relevance order while they fit.
+	// Symbol lines, granted in relevance order while they fit: the
+	// relevant files, then the other files of their directories, then the
+	// rest, tests last (their symbols are test names, rarely what a model
+	// must find).
+	relDirs := map[string]bool{}
+	for _, p := range o.Relevant {
+		relDirs[path.Dir(p)] = true
+	}
+	tier := func(p string) int {
+		switch {
+		case registry.IsTestFile(p):
+			return 3
+		case rank[p] > 0:
+			return 0
+		case relDirs[path.Dir(p)]:
+			return 1
+		}
+		return 2
+	}
 	order := append([]string(nil), paths...)
 	sort.SliceStable(order, func(i, j int) bool {
-		ri, rj := rank[order[i]], rank[order[j]]
-		if ri == 0 {
-			ri = 1 << 30
+		ti, tj := tier(order[i]), tier(order[j])
+		if ti != tj {
+			return ti < tj
 		}
-		if rj == 0 {
-			rj = 1 << 30
-		}
-		return ri < rj
+		return rank[order[i]] < rank[order[j]]
 	})
 	base := 0
 	for _, p := range paths {
@@ -75,7 +91,25 @@ func Build(snap *sandbox.Snapshot, opts *Options) string {
 			continue
 		}
 		line := ": " + strings.Join(s, "; ")
-		if len(line) > budget {
+		if len(line) > budget && !registry.IsTestFile(p) {
+			// As many of its symbols as still fit, rather than none: a
+			// file to fix should not appear as a bare name.
+			line = ""
+			for _, sym := range s {
+				add := "; " + sym
+				if line == "" {
+					add = ": " + sym
+				}
+				if len(line)+len(add)+len("; …") > budget {
+					break
+				}
+				line += add
+			}
+			if line == "" {
+				continue
+			}
+			line += "; …"
+		} else if len(line) > budget {
 			continue
 		}
 		budget -= len(line)

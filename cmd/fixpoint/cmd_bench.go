@@ -28,6 +28,7 @@ func benchCommand() *command {
 
 Benchmarks:
   humaneval   HumanEval through the repair loop, checked in the python sandbox
+  swe         real bug-fix commits (SWE-bench style) through fix: reproduced, verified, code to fix in the first prompt
   sandbox     the cost of one sandboxed command against bare, bwrap, docker one-shot, docker exec and each gVisor runtime
   loop        the agent loop's own overhead per iteration on examples/go-bug (instant model)
   context     prompt bytes per request and per run, and whether the file to edit was in context (planted bugs)
@@ -62,7 +63,7 @@ of github.com/openai/human-eval.`,
 }
 
 func benchSubcommands() []*command {
-	cmds := []*command{benchHumanEvalCommand()}
+	cmds := []*command{benchHumanEvalCommand(), benchSWECommand()}
 	for _, s := range benchSections() {
 		if s.key != "humaneval" {
 			cmds = append(cmds, benchSectionCommand(s))

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
+	"time"
 
 	"github.com/fixpoint-dev/fixpoint/agent"
 	"github.com/fixpoint-dev/fixpoint/config"
@@ -74,6 +76,12 @@ Example:
 			defer eng.Close()
 			rep, err = eng.Test(ctx, root, nil)
 			if err != nil {
+				if *asJSON {
+					// A script reading --json gets an answer on every path.
+					enc := json.NewEncoder(a.stdout)
+					enc.SetIndent("", "  ")
+					enc.Encode(map[string]string{"error": err.Error()})
+				}
 				return a.fail(err)
 			}
 		}
@@ -116,7 +124,9 @@ func printReport(w io.Writer, rep *testrun.Report) {
 	extra := ""
 	switch {
 	case rep.TimedOut:
-		extra = " · timed out"
+		extra = fmt.Sprintf(" · timed out after %s: the test command hit its time limit ([sandbox] timeout in your fixpoint config); tests still running then are marked \"timed out\", results read before it are kept", rep.Duration.Round(time.Second))
+	case len(rep.Tests) == 0 && rep.ExitCode == 0 || rep.Runner == "pytest" && rep.ExitCode == 5:
+		extra = fmt.Sprintf(" · no tests found: %q ran and reported no test (set test_cmd if that is not how the project runs its tests)", strings.Join(rep.Command, " "))
 	case rep.OOM:
 		extra = " · killed: out of memory"
 	}

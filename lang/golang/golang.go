@@ -4,9 +4,9 @@
 package golang
 
 import (
-	"bytes"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -29,9 +29,13 @@ var (
 	goVersionOut  = regexp.MustCompile(`go version go([0-9][0-9a-z.]*)`)
 )
 
-func (Language) Name() string                       { return "go" }
-func (Language) Detect(snap *sandbox.Snapshot) bool { _, ok := snap.Files["go.mod"]; return ok }
-func (Language) VersionCommand() []string           { return []string{"go", "version"} }
+func (Language) Name() string { return "go" }
+func (Language) Detect(snap *sandbox.Snapshot) bool {
+	_, mod := snap.Files["go.mod"]
+	_, work := snap.Files["go.work"]
+	return mod || work
+}
+func (Language) VersionCommand() []string { return []string{"go", "version"} }
 
 // ParseVersion reads `go version` output ("go version go1.26.8 linux/amd64").
 func (Language) ParseVersion(out string) (lang.Version, error) {
@@ -52,9 +56,14 @@ func (Language) PickRelease(r lang.Range, published []lang.Version) (lang.Versio
 // toolchain builds any module whose go line is not newer than itself, so
 // the requirement is a minimum, as GOTOOLCHAIN treats it.
 func (Language) Requirement(snap *sandbox.Snapshot) (*lang.Requirement, error) {
-	f, ok := snap.Files["go.mod"]
+	name := "go.mod"
+	f, ok := snap.Files[name]
 	if !ok {
-		return nil, nil
+		// A workspace without a root module: go.work's go line.
+		if f, ok = snap.Files["go.work"]; !ok {
+			return nil, nil
+		}
+		name = "go.work"
 	}
 	m := goLine.FindSubmatch(lang.Contents(f))
 	if m == nil {
@@ -62,13 +71,13 @@ func (Language) Requirement(snap *sandbox.Snapshot) (*lang.Requirement, error) {
 	}
 	v, err := lang.ParseVersion(string(m[1]))
 	if err != nil {
-		return nil, fmt.Errorf("go.mod: go line: %w", err)
+		return nil, fmt.Errorf("%s: go line: %w", name, err)
 	}
-	req := &lang.Requirement{Runtime: "go", Constraint: ">= " + string(m[1]), Source: "go.mod (go " + string(m[1]) + ")"}
+	req := &lang.Requirement{Runtime: "go", Constraint: ">= " + string(m[1]), Source: name + " (go " + string(m[1]) + ")"}
 	if t := toolchainLine.FindSubmatch(lang.Contents(f)); t != nil {
 		if tv, err := lang.ParseVersion(string(t[1])); err == nil && tv.Compare(v) > 0 {
 			v = tv
-			req.Constraint, req.Source = ">= "+strings.TrimPrefix(string(t[1]), "go"), "go.mod (toolchain "+string(t[1])+")"
+			req.Constraint, req.Source = ">= "+strings.TrimPrefix(string(t[1]), "go"), name+" (toolchain "+string(t[1])+")"
 		}
 	}
 	req.Range = lang.AtLeast(v)
@@ -76,25 +85,38 @@ func (Language) Requirement(snap *sandbox.Snapshot) (*lang.Requirement, error) {
 }
 
 // SetupStep downloads the modules the main module's packages and tests
-// need into the module cache, when go.mod requires any.
+// need into the module cache, when go.mod (or a go.work member) requires
+// any.
 func (Language) SetupStep(snap *sandbox.Snapshot) *lang.Setup {
-	f, ok := snap.Files["go.mod"]
-	if !ok || !requireLine.Match(lang.Contents(f)) && !bytes.Contains(lang.Contents(f), []byte("\nrequire")) {
+	if !requiresModules(snap) {
 		return nil
+	}
+	flags := modFlags(snap)
+	script := "go mod download && go list -e -deps -test ./... >/dev/null"
+	if mods, patterns := workspaceModules(snap); len(mods) > 0 {
+		// In workspace mode `go mod download` needs the member modules'
+		// requirements; `go list` over every member fetches them all.
+		script = "go list -e -deps -test " + strings.Join(patterns, " ") + " >/dev/null"
+	}
+	inputs := []string{"go.mod", "go.sum", "go.work", "go.work.sum"}
+	if gowork, ok := snap.Text("go.work"); ok {
+		for _, d := range workspaceUses(gowork) {
+			inputs = append(inputs, path.Join(d, "go.mod"), path.Join(d, "go.sum"))
+		}
 	}
 	return &lang.Setup{
 		Name:   "go mod download",
-		Script: "go mod download && go list -e -deps -test ./... >/dev/null",
-		Inputs: lang.InputsOf(snap, "go.mod", "go.sum", "go.work", "go.work.sum"),
+		Script: script,
+		Inputs: lang.InputsOf(snap, inputs...),
 		Caches: []lang.Cache{{Name: "gomod", Path: ModCache}},
 		// sum.golang.org is often unreachable behind a proxy: go.sum still
 		// verifies every module it lists. GOFLAGS=-mod=mod lets go add
 		// missing go.sum lines, as `go mod download` would.
 		Env: []string{"GOMODCACHE=" + ModCache, "GOPROXY=https://proxy.golang.org,direct", "GOSUMDB=off",
-			"GOFLAGS=-mod=mod -buildvcs=false", "GOTOOLCHAIN=local"},
+			"GOFLAGS=" + flags, "GOTOOLCHAIN=local"},
 		// Tests are offline: modules come from the cache the setup step
 		// filled (and verified against go.sum), never from sum.golang.org.
-		TestEnv: []string{"GOMODCACHE=" + ModCache, "GOPROXY=off", "GOSUMDB=off", "GOFLAGS=-mod=mod -buildvcs=false", "GOTOOLCHAIN=local"},
+		TestEnv: []string{"GOMODCACHE=" + ModCache, "GOPROXY=off", "GOSUMDB=off", "GOFLAGS=" + flags, "GOTOOLCHAIN=local"},
 	}
 }
 
@@ -157,6 +179,6 @@ func (l Language) HostCaches(snap *sandbox.Snapshot) []sandbox.CacheMount {
 	}
 	return []sandbox.CacheMount{{
 		HostDir: dir, Target: ModCache, Name: "gomod",
-		DirEnv: "GOMODCACHE", Env: []string{"GOFLAGS=-mod=mod", "GOPROXY=off", "GOSUMDB=off", "GOTOOLCHAIN=local"},
+		DirEnv: "GOMODCACHE", Env: []string{"GOFLAGS=" + modFlags(snap), "GOPROXY=off", "GOSUMDB=off", "GOTOOLCHAIN=local"},
 	}}
 }

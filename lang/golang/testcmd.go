@@ -15,6 +15,12 @@ var goModuleRe = regexp.MustCompile(`(?m)^\s*module\s+("?)([^\s"]+)("?)\s*(?://.
 // package-relative file names of go test into workspace-relative ones.
 func (Language) TestCommand(snap *sandbox.Snapshot) testrun.Runner {
 	r := testrun.Runner{Name: testrun.RunnerGo, Args: []string{"go", "test", "-json", "./..."}}
+	if mods, patterns := workspaceModules(snap); len(mods) > 0 {
+		// A workspace: every member module, as `go test` in each would.
+		r.Args = append([]string{"go", "test", "-json"}, patterns...)
+		r.ModuleDirs = mods
+		return r
+	}
 	if gomod, ok := snap.Text("go.mod"); ok {
 		if m := goModuleRe.FindSubmatch([]byte(gomod)); m != nil {
 			r.Module = string(m[2])

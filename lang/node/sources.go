@@ -3,6 +3,7 @@ package node
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"path"
 	"regexp"
 	"strings"
@@ -12,7 +13,7 @@ import (
 
 var (
 	jsDecl     = regexp.MustCompile(`^(?:export\s+)?(?:default\s+)?(?:async\s+)?(function\*?|class|interface|type|const|let)\s+([A-Za-z_$][\w$]*)`)
-	jsImportRe = regexp.MustCompile(`(?:require\(\s*|from\s+|import\s+)['"](\.{1,2}/[^'"]+)['"]`)
+	jsImportRe = regexp.MustCompile(`(?:require\(\s*|from\s+|import\s+|import\(\s*)['"](\.{1,2}(?:/[^'"]*)?)['"]`)
 )
 
 // isSource reports whether p is a JavaScript or TypeScript source file.
@@ -51,21 +52,95 @@ func jsSymbols(data []byte) []string {
 }
 
 // LocalImports resolves the workspace files a JavaScript or TypeScript
-// file imports by relative path: require('../src/x') → src/x.js.
+// file imports by relative path: require('../src/x') → src/x.js, and a
+// directory — require('..'), require('./lib') — to its package.json main
+// (or exports ".") or index file: the package under test.
 func (Language) LocalImports(snap *sandbox.Snapshot, p string) (files, dirs []string) {
 	if !isSource(p) {
 		return nil, nil
 	}
 	data, _ := snap.Text(p)
 	for _, m := range jsImportRe.FindAllStringSubmatch(data, -1) {
-		rel := path.Join(path.Dir(p), m[1])
-		for _, c := range []string{rel, rel + ".js", rel + ".ts", rel + ".mjs", rel + ".cjs", rel + "/index.js", rel + "/index.ts"} {
-			c = path.Clean(c)
-			if _, ok := snap.Files[c]; ok {
-				files = append(files, c)
-				break
+		rel := path.Clean(path.Join(path.Dir(p), m[1]))
+		if rel == "." || strings.HasPrefix(rel, "../") || rel == ".." {
+			if rel != "." {
+				continue // outside the workspace
 			}
+			rel = ""
+		}
+		if f := resolveModule(snap, rel); f != "" {
+			files = append(files, f)
 		}
 	}
 	return files, nil
+}
+
+// resolveModule finds the file a relative module path names, as Node
+// does: the file, with an extension, or a directory's main or index.
+func resolveModule(snap *sandbox.Snapshot, rel string) string {
+	if rel != "" {
+		for _, c := range []string{rel, rel + ".js", rel + ".ts", rel + ".mjs", rel + ".cjs", rel + ".jsx", rel + ".tsx"} {
+			if _, ok := snap.Files[c]; ok {
+				return c
+			}
+		}
+	}
+	dir := rel
+	if pkg, ok := snap.Text(path.Join(dir, "package.json")); ok {
+		var m struct {
+			Main    string          `json:"main"`
+			Module  string          `json:"module"`
+			Exports json.RawMessage `json:"exports"`
+		}
+		if json.Unmarshal([]byte(pkg), &m) == nil {
+			for _, entry := range []string{m.Main, m.Module, exportsDot(m.Exports)} {
+				if entry == "" {
+					continue
+				}
+				e := path.Clean(path.Join(dir, entry))
+				if strings.HasPrefix(e, "../") || e == ".." {
+					continue
+				}
+				for _, c := range []string{e, e + ".js", e + ".ts", e + "/index.js", e + "/index.ts"} {
+					if _, ok := snap.Files[c]; ok {
+						return c
+					}
+				}
+			}
+		}
+	}
+	for _, c := range []string{"index.js", "index.ts", "index.mjs", "index.cjs"} {
+		c = path.Join(dir, c)
+		if _, ok := snap.Files[c]; ok {
+			return c
+		}
+	}
+	return ""
+}
+
+// exportsDot is the file package.json's exports maps "." to (a string, or
+// the first string of its conditions: require, import, node, default).
+func exportsDot(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		return ""
+	}
+	if dot, ok := m["."]; ok {
+		return exportsDot(dot)
+	}
+	for _, k := range []string{"require", "import", "node", "default"} {
+		if v, ok := m[k]; ok {
+			if s := exportsDot(v); s != "" {
+				return s
+			}
+		}
+	}
+	return ""
 }

@@ -65,7 +65,8 @@ func (Language) CheckPolicy(_ context.Context, rel string, src []byte, _ lang.Po
 	return out, nil
 }
 
-// Deps lists the crates every Cargo.toml in snap depends on (normal,
+// Deps lists the crates every Cargo.toml of the build (buildManifests: not
+// a fuzz/ crate with its own workspace) depends on (normal,
 // dev and build dependencies, also per target), except path and
 // workspace-inherited ones, and every package Cargo.lock takes from a
 // registry or git: an edit that adds one needs approval, as the sandbox
@@ -77,8 +78,8 @@ func (Language) Deps(snap *sandbox.Snapshot) []lang.Dep {
 			out = append(out, lang.Dep{Ecosystem: "cargo", Name: p.Name, File: "Cargo.lock"})
 		}
 	}
-	for _, p := range snap.Paths() {
-		if path.Base(p) != "Cargo.toml" || strings.HasPrefix(p, "vendor/") || strings.Contains(p, "/vendor/") {
+	for _, p := range buildManifests(snap) {
+		if strings.HasPrefix(p, "vendor/") || strings.Contains(p, "/vendor/") {
 			continue
 		}
 		text, _ := snap.Text(p)

@@ -249,19 +249,22 @@ func (s *Session) boot(ctx context.Context) error {
 		pids += 1024
 	}
 	cfg := &container.Config{
-		Image:           s.spec.Image,
-		User:            user,
-		Entrypoint:      []string{supervisorPath},
-		Cmd:             []string{"-sweep", "-workspace", workspaceDir},
-		WorkingDir:      workspaceDir,
-		Env:             s.baseEnv,
-		AttachStdin:     true,
-		AttachStdout:    true,
-		AttachStderr:    true,
-		OpenStdin:       true,
-		StdinOnce:       true, // when fixpoint goes away, stdin closes and the supervisor exits
-		NetworkDisabled: true,
-		Labels:          labels,
+		Image:        s.spec.Image,
+		User:         user,
+		Entrypoint:   []string{supervisorPath},
+		Cmd:          []string{"-sweep", "-workspace", workspaceDir},
+		WorkingDir:   workspaceDir,
+		Env:          s.baseEnv,
+		AttachStdin:  true,
+		AttachStdout: true,
+		AttachStderr: true,
+		OpenStdin:    true,
+		StdinOnce:    true, // when fixpoint goes away, stdin closes and the supervisor exits
+		// No NetworkDisabled: NetworkMode "none" (below) already leaves the
+		// container only its loopback, and unlike NetworkDisabled it lets
+		// the engine write /etc/hosts, so "localhost" resolves as it does
+		// natively (a test server on localhost:PORT).
+		Labels: labels,
 	}
 	mounts := []mount.Mount{{Type: mount.TypeVolume, Source: s.supVol, Target: supervisorDir, ReadOnly: true}}
 	for _, c := range s.spec.Caches {

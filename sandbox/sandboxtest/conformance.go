@@ -34,6 +34,7 @@ func Conformance(t *testing.T, b sandbox.Backend, spec sandbox.Spec) {
 		{"Timeout", timeout},
 		{"SyncDeletes", syncDeletes},
 		{"ModTimes", modTimes},
+		{"Localhost", localhost},
 		{"SnapshotFidelity", func(t *testing.T, b sandbox.Backend, spec sandbox.Spec) {
 			spec.Limits = sandbox.Limits{Timeout: 30 * time.Second}
 			SnapshotFidelity(t, b, spec)
@@ -98,6 +99,31 @@ func exitCodeAndStreams(t *testing.T, b sandbox.Backend, spec sandbox.Spec) {
 		if res.ExitCode != tt.code || string(res.Stdout) != tt.stdout || string(res.Stderr) != tt.stderr || res.TimedOut {
 			t.Errorf("sh -c %q = exit %d, stdout %q, stderr %q, timed out %v; want %d, %q, %q", tt.script, res.ExitCode, res.Stdout, res.Stderr, res.TimedOut, tt.code, tt.stdout, tt.stderr)
 		}
+	}
+}
+
+// localhost resolves and a server a test starts on it is reachable, as
+// natively (docker with its network disabled had an empty /etc/hosts),
+// while the sandbox still has no way out: the only interface is loopback.
+func localhost(t *testing.T, b sandbox.Backend, spec sandbox.Spec) {
+	spec.Limits = sandbox.Limits{Timeout: time.Minute}
+	sess := start(t, b, spec)
+	script := `import socket, threading
+srv = socket.socket(socket.AF_INET6 if socket.getaddrinfo("localhost", 0)[0][0] == socket.AF_INET6 else socket.AF_INET)
+srv.bind(("localhost", 0)); srv.listen(1)
+port = srv.getsockname()[1]
+threading.Thread(target=lambda: srv.accept()[0].sendall(b"hello"), daemon=True).start()
+c = socket.create_connection(("localhost", port), timeout=10)
+print(c.recv(5).decode())
+try:
+    socket.create_connection(("192.0.2.1", 80), timeout=3)
+    print("reached the outside")
+except OSError:
+    print("no route out")
+`
+	res := run(t, sess, sandbox.Command{Args: []string{"python3", "-c", script}, Limits: spec.Limits})
+	if res.ExitCode != 0 || string(res.Stdout) != "hello\nno route out\n" {
+		t.Errorf("a server on localhost: exit %d, stdout %q, stderr %q; want hello, then no route out", res.ExitCode, res.Stdout, res.Stderr)
 	}
 }
 

@@ -69,6 +69,7 @@ type goTest struct {
 
 type goParser struct {
 	module  string
+	modDirs map[string]string // module path → workspace-relative dir (a Go workspace)
 	n       *normalizer
 	tests   []*goTest
 	byKey   map[string]int
@@ -82,9 +83,9 @@ type goParser struct {
 // parseGoJSON parses `go test -json` output. Non-JSON lines (build errors of
 // Go before 1.24, `go:` errors) are read as build output. It returns the
 // tests, the indexes of tests that never finished, and the combined output.
-func parseGoJSON(stdout, stderr []byte, module string, n *normalizer) ([]Result, []int, string) {
+func parseGoJSON(stdout, stderr []byte, module string, modDirs map[string]string, n *normalizer) ([]Result, []int, string) {
 	p := &goParser{
-		module: module, n: n, byKey: map[string]int{}, pkgOut: map[string]*boundedBuf{},
+		module: module, modDirs: modDirs, n: n, byKey: map[string]int{}, pkgOut: map[string]*boundedBuf{},
 		pkgFail: map[string]string{}, build: map[string]*boundedBuf{},
 	}
 	var loose []string
@@ -217,8 +218,24 @@ func (p *goParser) test(pkg, name string) *goTest {
 	return t
 }
 
-// pkgDir is the workspace-relative directory of a package of the module.
+// pkgDir is the workspace-relative directory of a package of the module,
+// or of the workspace module whose path is the longest prefix of pkg.
 func (p *goParser) pkgDir(pkg string) string {
+	if len(p.modDirs) > 0 {
+		best, dir := "", ""
+		for m, d := range p.modDirs {
+			if (pkg == m || strings.HasPrefix(pkg, m+"/")) && len(m) > len(best) {
+				best, dir = m, d
+			}
+		}
+		if best == "" {
+			return ""
+		}
+		if d := path.Join(dir, strings.TrimPrefix(strings.TrimPrefix(pkg, best), "/")); d != "." {
+			return d
+		}
+		return ""
+	}
 	switch {
 	case p.module == "":
 		return ""

@@ -67,7 +67,7 @@ func Parse(r Runner, res *sandbox.Result, report []byte) *Report {
 		}
 		rep.Output = trimOutput(joinOutput(stdout, stderr))
 	case RunnerGo:
-		rep.Tests, running, rep.Output = parseGoJSON(stdout, stderr, r.Module, n)
+		rep.Tests, running, rep.Output = parseGoJSON(stdout, stderr, r.Module, r.ModuleDirs, n)
 	case RunnerPytest:
 		rep.Tests = parsePytest(report, stdout, n)
 		rep.Output = trimOutput(joinOutput(stdout, stderr))

@@ -48,6 +48,9 @@ type Runner struct {
 	// Module is the Go module path from go.mod (added field), used to turn
 	// the package-relative file names of `go test` into workspace-relative ones.
 	Module string
+	// ModuleDirs maps the module paths of a Go workspace (go.work's use
+	// lines) to their workspace-relative directories; Module is then "".
+	ModuleDirs map[string]string
 	// Root is the absolute workspace directory as the command sees it
 	// (added field). "" means /workspace, the sandbox convention; Run fills
 	// it from sessions that implement WorkDir() string.

@@ -1,0 +1,101 @@
+package agent
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/fixpoint-dev/fixpoint/agent/repomap"
+	"github.com/fixpoint-dev/fixpoint/sandbox"
+	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
+)
+
+func TestNameWords(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string
+	}{
+		{"TestIncPatchOverflow", []string{"Test", "Inc", "Patch", "Overflow"}},
+		{"test_parse_version", []string{"test", "parse", "version"}},
+		{"HTTPServerTimeout", []string{"HTTP", "Server", "Timeout"}},
+		{"parseV2Header", []string{"parse", "V", "2", "Header"}},
+	}
+	for _, tt := range tests {
+		if got := nameWords(tt.in); !slices.Equal(got, tt.want) {
+			t.Errorf("nameWords(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+	names := map[string]bool{}
+	addNameKeys(names, "TestIncPatchOverflow")
+	for _, id := range []string{"IncPatch", "incPatch", "inc_patch", "PatchOverflow"} {
+		if !nameMatch(names, id) {
+			t.Errorf("TestIncPatchOverflow does not name %s", id)
+		}
+	}
+	if nameMatch(names, "Test") || nameMatch(names, "Inc") {
+		t.Error("a test name's marker word or a word under 4 letters names a symbol")
+	}
+}
+
+// A Go test whose name joins the function's words (TestIncPatchOverflow →
+// IncPatch) and whose failing line only checks a result computed a line
+// above reaches the file that defines the function, in a package too large
+// to show whole.
+func TestContextFollowsTestNamesAndCallsAbove(t *testing.T) {
+	snap := &sandbox.Snapshot{Files: map[string]sandbox.File{"go.mod": {Data: []byte("module example.com/v\n")}}}
+	filler := strings.Repeat("// filler to make the package large\n", 60)
+	for _, n := range []string{"alpha", "beta", "gamma", "delta"} {
+		snap.Files["v/"+n+".go"] = sandbox.File{Data: []byte("package v\n\nfunc " + strings.ToUpper(n[:1]) + n[1:] + "() int { return 1 }\n" + filler)}
+	}
+	snap.Files["v/patch.go"] = sandbox.File{Data: []byte("package v\n\nfunc (v *Version) IncPatch() { v.patch++ }\n" + filler)}
+	snap.Files["v/minor.go"] = sandbox.File{Data: []byte("package v\n\nfunc (v *Version) normalize() string { return \"\" }\n" + filler)}
+	snap.Files["v/v_test.go"] = sandbox.File{Data: []byte("package v\n\nimport \"testing\"\n\nfunc TestIncPatchOverflow(t *testing.T) {\n\tv := &Version{}\n\ts := v.normalize()\n\tif s != \"1\" {\n\t\tt.Fatal(s)\n\t}\n}\n")}
+	rep := &testrun.Report{Runner: "go", ExitCode: 1, Failed: 1, Tests: []testrun.Result{{
+		ID: "example.com/v/v.TestIncPatchOverflow", Name: "TestIncPatchOverflow", Status: testrun.StatusFail,
+		File: "v/v_test.go", Line: 9, Message: "\"\"",
+	}}}
+	ranked := contextFiles(snap, &Request{Mode: ModeFix}, rep, func(string) bool { return true })
+	for _, want := range []string{"v/patch.go", "v/minor.go"} {
+		if !slices.Contains(ranked, want) {
+			t.Errorf("contextFiles = %q, want %s (named by the test name / called above the failing line)", ranked, want)
+		}
+	}
+	if slices.Contains(ranked, "v/alpha.go") {
+		t.Errorf("contextFiles = %q: shows a file nothing names", ranked)
+	}
+}
+
+// With no test file named (the build or the runner failed), the project's
+// own sources come before examples and benchmarks, however small.
+func TestContextFallbackPrefersProjectSources(t *testing.T) {
+	snap := &sandbox.Snapshot{Files: map[string]sandbox.File{
+		"examples/tiny.go":   {Data: []byte("package main\n")},
+		"bench/b.go":         {Data: []byte("package bench\n")},
+		"lib/core.go":        {Data: []byte("package lib\n\nfunc Core() {}\n" + strings.Repeat("//\n", 50))},
+		"lib/core_test.go":   {Data: []byte("package lib\n")},
+		"internal/deep/x.go": {Data: []byte("package deep\n")},
+	}}
+	rep := &testrun.Report{Runner: "go", ExitCode: 2, Failed: 1, Output: "go: something failed"}
+	ranked := contextFiles(snap, &Request{Mode: ModeFix}, rep, func(string) bool { return true })
+	if len(ranked) < 2 || ranked[0] != "lib/core.go" {
+		t.Errorf("contextFiles = %q, want lib/core.go first", ranked)
+	}
+	if i, j := slices.Index(ranked, "examples/tiny.go"), slices.Index(ranked, "internal/deep/x.go"); i >= 0 && i < j {
+		t.Errorf("contextFiles = %q: an example before the project's code", ranked)
+	}
+}
+
+// A relevant file whose whole symbol line does not fit the map still shows
+// the symbols that fit, not a bare name.
+func TestRepoMapTruncatesInsteadOfDropping(t *testing.T) {
+	var syms strings.Builder
+	syms.WriteString("package big\n\n")
+	for i := range 200 {
+		syms.WriteString("func Function" + strings.Repeat("x", 10) + string(rune('A'+i%26)) + string(rune('a'+i/26)) + "() {}\n")
+	}
+	snap := &sandbox.Snapshot{Files: map[string]sandbox.File{"big/big.go": {Data: []byte(syms.String())}, "go.mod": {Data: []byte("module m\n")}}}
+	m := repomap.Build(snap, &repomap.Options{MaxBytes: 400, Relevant: []string{"big/big.go"}})
+	if !strings.Contains(m, "big/big.go: func FunctionxxxxxxxxxxAa()") || !strings.Contains(m, "; …") {
+		t.Errorf("map = %q: want big.go's first symbols and an ellipsis", m)
+	}
+}

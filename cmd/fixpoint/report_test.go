@@ -1,0 +1,41 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
+)
+
+// The summary line names what a user must know: a time limit and where it
+// is set, or that no test ran at all (not a green "0 passed").
+func TestPrintReportExplains(t *testing.T) {
+	tests := []struct {
+		name string
+		rep  *testrun.Report
+		want []string
+	}{
+		{"timed out", &testrun.Report{Runner: "go", TimedOut: true, Duration: 120 * time.Second, Passed: 3, Failed: 1,
+			Tests: []testrun.Result{{ID: "p.TestHang", Status: testrun.StatusError, Message: "timed out"}}},
+			[]string{"3 passed, 1 failed", "timed out after 2m0s", "[sandbox] timeout", "ERROR p.TestHang"}},
+		{"no tests", &testrun.Report{Runner: "go", Command: []string{"go", "test", "./..."}},
+			[]string{"no tests found", `"go test ./..."`, "test_cmd"}},
+		{"pytest no tests", &testrun.Report{Runner: "pytest", ExitCode: 5, Command: []string{"pytest"}},
+			[]string{"no tests found"}},
+	}
+	for _, tt := range tests {
+		var b strings.Builder
+		printReport(&b, tt.rep)
+		for _, w := range tt.want {
+			if !strings.Contains(b.String(), w) {
+				t.Errorf("%s: output lacks %q:\n%s", tt.name, w, b.String())
+			}
+		}
+	}
+	var b strings.Builder
+	printReport(&b, &testrun.Report{Runner: "go", Passed: 2, Tests: []testrun.Result{{ID: "a", Status: testrun.StatusPass}, {ID: "b", Status: testrun.StatusPass}}})
+	if strings.Contains(b.String(), "no tests found") || strings.Contains(b.String(), "timed out") {
+		t.Errorf("a green run says more than its counts:\n%s", b.String())
+	}
+}

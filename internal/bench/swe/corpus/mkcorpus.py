@@ -1,0 +1,183 @@
+#!/usr/bin/env python3
+"""Builds instances of the real-bug corpus from one repository's history.
+
+    mkcorpus.py MIRROR OWNER/NAME LANG [--max 3] [--out DIR] [--fixpoint BIN]
+
+MIRROR is a git directory (a clone or bare mirror). Commits are taken by the
+rule in README.md (newest first, no merges, subject matching "fix", test and
+non-test source files touched, at most 3 non-test source files and 100
+changed lines in them); each candidate is verified natively with
+`fixpoint test --sandbox bwrap --json` (the project's own test command on the
+host): the fail_to_pass tests must fail (or be missing) with the test patch
+alone and pass with the gold patch. Kept instances are appended to
+DIR/instances.jsonl with their archive in DIR/archives; the others, with the
+reason, to DIR/rejected.txt. Not run in CI: it needs the network (npm) and
+runs the projects' tests on the host.
+"""
+import argparse, hashlib, json, os, re, subprocess, sys, tempfile, time
+
+SRC_EXT = {"go": (".go",), "python": (".py",), "node": (".js", ".mjs", ".cjs", ".ts", ".mts", ".cts"), "rust": (".rs",)}
+MAX_ARCHIVE = 1_500_000
+
+
+def is_test(lang, p):
+    parts = p.split("/")
+    base = parts[-1]
+    if lang == "go":
+        return base.endswith("_test.go") or "testdata" in parts
+    if lang == "python":
+        return (base.startswith("test_") or base.endswith("_test.py") or base == "conftest.py"
+                or any(d in ("tests", "test", "testing") for d in parts[:-1]))
+    if lang == "node":
+        return (any(d in ("test", "tests", "__tests__", "spec") for d in parts[:-1])
+                or re.search(r"\.(test|spec|test-d)\.[cm]?[jt]sx?$", base) is not None
+                or base in ("test.js", "test.mjs", "test.ts", "tests.js", "index.test-d.ts"))
+    if lang == "rust":
+        return parts[0] == "tests" or "tests" in parts[:-1] or base.endswith("_test.rs") or base == "tests.rs"
+    return False
+
+
+def git(mirror, *args, binary=False):
+    out = subprocess.run(["git", "--git-dir", mirror, *args], capture_output=True, check=True)
+    return out.stdout if binary else out.stdout.decode("utf-8", "replace")
+
+
+def split_id(iid):
+    return "heldout" if hashlib.sha256(iid.encode()).digest()[0] % 2 else "tuning"
+
+
+def candidates(mirror, lang):
+    log = git(mirror, "log", "--no-merges", "-i", "--grep=fix", "--format=%H%x09%P%x09%s")
+    for line in log.splitlines():
+        sha, parents, subject = line.split("\t", 2)
+        if not re.search(r"fix", subject, re.I) or len(parents.split()) != 1:
+            continue
+        stat = git(mirror, "diff", "--numstat", parents, sha)
+        tests, src, lines = [], [], 0
+        for row in stat.splitlines():
+            add, dele, p = row.split("\t", 2)
+            if add == "-":
+                src = None
+                break
+            if is_test(lang, p):
+                tests.append(p)
+            elif p.endswith(SRC_EXT[lang]):
+                src.append(p)
+                lines += int(add) + int(dele)
+        if src is None or not tests or not src or len(src) > 3 or lines > 100:
+            continue
+        yield sha, parents, subject, tests, src
+
+
+NATIVE = {"go": "go test -count=1 ./...", "python": "python3 -m pytest -q -p no:cacheprovider",
+          "node": "(test -d node_modules || npm install --no-audit --no-fund >/dev/null 2>&1) && npm test", "rust": "cargo test --offline"}
+
+
+def native_time(lang, d):
+    """Wall time of the project's own test command run natively (not in a sandbox)."""
+    if lang == "node":
+        subprocess.run("npm install --no-audit --no-fund", shell=True, cwd=d, capture_output=True, timeout=900)
+    start = time.time()
+    subprocess.run(NATIVE[lang].split(" && ")[-1] if lang == "node" else NATIVE[lang], shell=True, cwd=d,
+                   capture_output=True, timeout=900)
+    return time.time() - start
+
+
+def native(fixpoint, d, timeout=900):
+    """The per-test results of the project's test command, as fixpoint names them (bwrap: the host's toolchains)."""
+    start = time.time()
+    p = subprocess.run([fixpoint, "test", "--sandbox", "bwrap", "--json", "--dir", d],
+                       capture_output=True, timeout=timeout, env={**os.environ, "CI": "true"})
+    secs = time.time() - start
+    try:
+        rep = json.loads(p.stdout.decode("utf-8", "replace"))
+    except json.JSONDecodeError:
+        return None, secs, (p.stderr.decode("utf-8", "replace").strip().splitlines() or ["no report"])[-1]
+    if "error" in rep:
+        return None, secs, rep["error"].splitlines()[0]
+    return rep, rep.get("duration", secs * 1e9) / 1e9, ""
+
+
+def statuses(rep):
+    return {t["id"]: t["status"] for t in rep.get("tests") or []}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("mirror"); ap.add_argument("repo"); ap.add_argument("lang")
+    ap.add_argument("--max", type=int, default=3)
+    ap.add_argument("--tries", type=int, default=8, help="candidates verified at most")
+    ap.add_argument("--out", default=os.path.dirname(os.path.abspath(__file__)))
+    ap.add_argument("--fixpoint", default="bin/fixpoint")
+    a = ap.parse_args()
+    fixpoint = os.path.abspath(a.fixpoint)
+    os.makedirs(os.path.join(a.out, "archives"), exist_ok=True)
+    kept = tried = 0
+    rejected = open(os.path.join(a.out, "rejected.txt"), "a")
+    for sha, parent, subject, tests, src in candidates(a.mirror, a.lang):
+        if kept >= a.max or tried >= a.tries:
+            break
+        tried += 1
+        iid = "%s-%s" % (a.repo.replace("/", "__"), sha[:7])
+        def reject(why):
+            rejected.write("%s\t%s\t%s\n" % (iid, subject[:80], why)); rejected.flush()
+            print("reject", iid, why, file=sys.stderr)
+        test_patch = git(a.mirror, "diff", "--full-index", parent, sha, "--", *tests)
+        gold_patch = git(a.mirror, "diff", "--full-index", parent, sha, "--", *src)
+        archive = git(a.mirror, "archive", "--format=tar.gz", parent, binary=True)
+        if len(archive) > MAX_ARCHIVE:
+            reject("archive %d bytes > %d" % (len(archive), MAX_ARCHIVE)); continue
+        with tempfile.TemporaryDirectory() as d:
+            subprocess.run(["tar", "-xzf", "-", "-C", d], input=archive, check=True)
+            def apply(patch):
+                if not patch.strip():
+                    return True
+                r = subprocess.run(["git", "apply", "--whitespace=nowarn", "-"], cwd=d, input=patch.encode(), capture_output=True)
+                return r.returncode == 0
+            if not apply(test_patch):
+                reject("test patch does not apply"); continue
+            try:
+                before, secs, err = native(fixpoint, d)
+            except subprocess.TimeoutExpired:
+                reject("native run timed out"); continue
+            if before is None:
+                reject("native run before the fix: " + err[:200]); continue
+            if not apply(gold_patch):
+                reject("gold patch does not apply"); continue
+            try:
+                after, _, err = native(fixpoint, d)
+            except subprocess.TimeoutExpired:
+                reject("native run after the fix timed out"); continue
+            if after is None:
+                reject("native run after the fix: " + err[:200]); continue
+            try:
+                secs = native_time(a.lang, d)
+            except subprocess.TimeoutExpired:
+                reject("native timing run timed out"); continue
+        b, f = statuses(before), statuses(after)
+        f2p = sorted(t for t, s in f.items() if s == "pass" and b.get(t) != "pass")
+        p2p = sorted(t for t, s in f.items() if s == "pass" and b.get(t) == "pass")
+        broken = sorted(t for t, s in b.items() if s == "pass" and f.get(t) not in ("pass", "skip"))
+        if not f2p:
+            reject("no test fails before and passes after (before: %d passed %d failed; after: %d passed %d failed)" % (
+                before.get("passed", 0), before.get("failed", 0), after.get("passed", 0), after.get("failed", 0))); continue
+        if broken:
+            reject("the fix breaks %d passing tests natively" % len(broken)); continue
+        if after.get("failed", 0):
+            reject("%d tests still fail after the fix (flaky or environment)" % after["failed"]); continue
+        name = iid + ".tar.gz"
+        with open(os.path.join(a.out, "archives", name), "wb") as fh:
+            fh.write(archive)
+        inst = {"id": iid, "repo": a.repo, "language": a.lang, "base_commit": parent, "fix_commit": sha,
+                "archive": "archives/" + name, "test_patch": test_patch, "gold_patch": gold_patch,
+                "fail_to_pass": f2p, "pass_to_pass": p2p[:200], "native_seconds": round(secs, 2),
+                "split": split_id(iid), "problem": subject[:200]}
+        with open(os.path.join(a.out, "instances.jsonl"), "a") as fh:
+            fh.write(json.dumps(inst) + "\n")
+        kept += 1
+        print("kept", iid, "f2p", len(f2p), file=sys.stderr)
+    print("%s: kept %d of %d tried" % (a.repo, kept, tried), file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,280 @@
+package swe
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// FilePatch is one file of a unified diff (git's format).
+type FilePatch struct {
+	Old, New string // paths without a/ b/; "" for /dev/null
+	Hunks    []Hunk
+}
+
+// Path is the file the patch edits (its new path, or the old one for a
+// deletion).
+func (f FilePatch) Path() string {
+	if f.New != "" {
+		return f.New
+	}
+	return f.Old
+}
+
+// Hunk is one @@ section: the lines before (context and removed) and
+// after (context and added) the change, at OldStart/NewStart (1-based).
+type Hunk struct {
+	OldStart, NewStart int
+	Old, New           []string // lines without their newline
+	// Removed are the lines the hunk deletes or replaces; Around, for a
+	// hunk that only adds, the context lines on either side of the
+	// insertion. Together they are the code a model must see to make it.
+	Removed, Around []string
+}
+
+// ParsePatch reads a unified diff. It accepts git's headers (diff --git,
+// index, mode lines) and plain ---/+++ pairs; binary patches are an error.
+func ParsePatch(text string) ([]FilePatch, error) {
+	var out []FilePatch
+	lines := strings.Split(text, "\n")
+	if n := len(lines); n > 0 && lines[n-1] == "" {
+		lines = lines[:n-1]
+	}
+	var cur *FilePatch
+	for i := 0; i < len(lines); i++ {
+		l := lines[i]
+		switch {
+		case strings.HasPrefix(l, "Binary files ") || strings.HasPrefix(l, "GIT binary patch"):
+			return nil, fmt.Errorf("line %d: binary patches are not supported", i+1)
+		case strings.HasPrefix(l, "--- ") && i+1 < len(lines) && strings.HasPrefix(lines[i+1], "+++ "):
+			out = append(out, FilePatch{Old: patchPath(l[4:]), New: patchPath(lines[i+1][4:])})
+			cur = &out[len(out)-1]
+			i++
+		case strings.HasPrefix(l, "@@ "):
+			if cur == nil {
+				return nil, fmt.Errorf("line %d: hunk before a file header", i+1)
+			}
+			h, n, err := readHunk(lines, i)
+			if err != nil {
+				return nil, err
+			}
+			cur.Hunks = append(cur.Hunks, h)
+			i = n - 1
+		}
+	}
+	return out, nil
+}
+
+func patchPath(s string) string {
+	if i := strings.IndexByte(s, '\t'); i >= 0 {
+		s = s[:i]
+	}
+	s = strings.TrimSpace(s)
+	if s == "/dev/null" {
+		return ""
+	}
+	if strings.HasPrefix(s, "a/") || strings.HasPrefix(s, "b/") {
+		return s[2:]
+	}
+	return s
+}
+
+// readHunk reads the hunk whose header is lines[i]; it returns the index
+// after its last line.
+func readHunk(lines []string, i int) (Hunk, int, error) {
+	var h Hunk
+	hdr := lines[i]
+	end := strings.Index(hdr[3:], " @@")
+	if end < 0 {
+		return h, 0, fmt.Errorf("line %d: bad hunk header %q", i+1, hdr)
+	}
+	parts := strings.Fields(hdr[3 : 3+end])
+	if len(parts) != 2 {
+		return h, 0, fmt.Errorf("line %d: bad hunk header %q", i+1, hdr)
+	}
+	var oldN, newN int
+	var err error
+	if h.OldStart, oldN, err = hunkRange(parts[0], '-'); err != nil {
+		return h, 0, fmt.Errorf("line %d: %w", i+1, err)
+	}
+	if h.NewStart, newN, err = hunkRange(parts[1], '+'); err != nil {
+		return h, 0, fmt.Errorf("line %d: %w", i+1, err)
+	}
+	j := i + 1
+	lastCtx, added := "", false
+	for ; j < len(lines) && (oldN > 0 || newN > 0); j++ {
+		l := lines[j]
+		if l == "" { // a context line whose space was stripped
+			l = " "
+		}
+		switch l[0] {
+		case ' ':
+			h.Old, h.New = append(h.Old, l[1:]), append(h.New, l[1:])
+			oldN, newN = oldN-1, newN-1
+			if added {
+				h.Around, added = append(h.Around, l[1:]), false
+			}
+			lastCtx = l[1:]
+		case '-':
+			h.Old = append(h.Old, l[1:])
+			h.Removed = append(h.Removed, l[1:])
+			oldN--
+		case '+':
+			h.New = append(h.New, l[1:])
+			newN--
+			if !added && lastCtx != "" {
+				h.Around = append(h.Around, lastCtx)
+			}
+			added = true
+		case '\\': // "\ No newline at end of file"
+		default:
+			return h, 0, fmt.Errorf("line %d: unexpected %q inside a hunk", j+1, l)
+		}
+	}
+	for j < len(lines) && strings.HasPrefix(lines[j], "\\") {
+		j++
+	}
+	if oldN != 0 || newN != 0 {
+		return h, 0, fmt.Errorf("line %d: hunk shorter than its header says", i+1)
+	}
+	return h, j, nil
+}
+
+func hunkRange(s string, sign byte) (start, n int, err error) {
+	if s == "" || s[0] != sign {
+		return 0, 0, fmt.Errorf("bad hunk range %q", s)
+	}
+	s = s[1:]
+	n = 1
+	if a, b, ok := strings.Cut(s, ","); ok {
+		if n, err = strconv.Atoi(b); err != nil {
+			return 0, 0, fmt.Errorf("bad hunk range %q", s)
+		}
+		s = a
+	}
+	if start, err = strconv.Atoi(s); err != nil {
+		return 0, 0, fmt.Errorf("bad hunk range %q", s)
+	}
+	return start, n, nil
+}
+
+// Apply applies the hunks of f to content (the file's text before; "" for
+// a new file) and returns the text after. Hunks are found at their line
+// number, or else where their old lines occur.
+func (f FilePatch) Apply(content string) (string, error) {
+	lines := splitKeep(content)
+	offset := 0
+	for k, h := range f.Hunks {
+		at := h.OldStart - 1 + offset
+		if len(h.Old) == 0 { // pure insertion: OldStart is the line before
+			at = h.OldStart + offset
+		}
+		if !matchAt(lines, at, h.Old) {
+			at = find(lines, h.Old)
+			if at < 0 {
+				return "", fmt.Errorf("%s: hunk %d does not apply", f.Path(), k+1)
+			}
+		}
+		repl := make([]string, len(h.New))
+		copy(repl, h.New)
+		lines = append(lines[:at], append(repl, lines[at+len(h.Old):]...)...)
+		offset += len(h.New) - len(h.Old)
+	}
+	if len(lines) == 0 {
+		return "", nil
+	}
+	return strings.Join(lines, "\n") + "\n", nil
+}
+
+func splitKeep(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(strings.TrimSuffix(s, "\n"), "\n")
+}
+
+func matchAt(lines []string, at int, want []string) bool {
+	if at < 0 || at+len(want) > len(lines) {
+		return false
+	}
+	for i, w := range want {
+		if lines[at+i] != w {
+			return false
+		}
+	}
+	return true
+}
+
+func find(lines, want []string) int {
+	if len(want) == 0 {
+		return -1
+	}
+	for i := range lines {
+		if matchAt(lines, i, want) {
+			return i
+		}
+	}
+	return -1
+}
+
+// Edits turns f into SEARCH/REPLACE blocks of fixpoint's edit format that
+// change before into the patched text: one block per hunk, its SEARCH
+// grown with surrounding lines until it is unique in the file. A new file
+// is one block with an empty SEARCH.
+func (f FilePatch) Edits(before string) (string, error) {
+	after, err := f.Apply(before)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	if before == "" {
+		fmt.Fprintf(&b, "%s\n<<<<<<< SEARCH\n=======\n%s>>>>>>> REPLACE\n", f.Path(), after)
+		return b.String(), nil
+	}
+	offset := 0
+	cur := splitKeep(before)
+	for k, h := range f.Hunks {
+		at := h.OldStart - 1 + offset
+		if len(h.Old) == 0 {
+			at = h.OldStart + offset
+		}
+		if !matchAt(cur, at, h.Old) {
+			if at = find(cur, h.Old); at < 0 {
+				return "", fmt.Errorf("%s: hunk %d does not apply", f.Path(), k+1)
+			}
+		}
+		// Grow the block until its SEARCH text is unique in the current file.
+		lo, hi := at, at+len(h.Old)
+		for (hi == lo || count(cur, cur[lo:hi]) != 1) && (lo > 0 || hi < len(cur)) {
+			if lo > 0 {
+				lo--
+			}
+			if hi < len(cur) {
+				hi++
+			}
+		}
+		search := cur[lo:hi]
+		repl := append(append(append([]string{}, cur[lo:at]...), h.New...), cur[at+len(h.Old):hi]...)
+		fmt.Fprintf(&b, "%s\n<<<<<<< SEARCH\n%s=======\n%s>>>>>>> REPLACE\n", f.Path(), joinLines(search), joinLines(repl))
+		cur = append(append(append([]string{}, cur[:lo]...), repl...), cur[hi:]...)
+		offset += len(h.New) - len(h.Old)
+	}
+	return b.String(), nil
+}
+
+func count(lines, want []string) int {
+	n := 0
+	for i := range lines {
+		if matchAt(lines, i, want) {
+			n++
+		}
+	}
+	return n
+}
+
+func joinLines(l []string) string {
+	if len(l) == 0 {
+		return ""
+	}
+	return strings.Join(l, "\n") + "\n"
+}

@@ -1,0 +1,333 @@
+package swe
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fixpoint-dev/fixpoint/agent"
+	"github.com/fixpoint-dev/fixpoint/agent/llm"
+	"github.com/fixpoint-dev/fixpoint/config"
+	"github.com/fixpoint-dev/fixpoint/sandbox"
+	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
+)
+
+// Options configure [Run]. The zero value asks no model (set Model or
+// Oracle) and reports nothing while it runs.
+type Options struct {
+	// Model is the user's model; ignored when Oracle is set.
+	Model agent.Model
+	// Oracle replies to every request with the instance's gold patch.
+	Oracle bool
+	// Progress receives a line per instance; nil discards.
+	Progress io.Writer
+}
+
+// Result is what one instance measured.
+type Result struct {
+	ID    string `json:"id"`
+	Repo  string `json:"repo"`
+	Split string `json:"split"`
+	// Reproduced: the baseline (tests patched in, code unfixed) fails every
+	// FAIL_TO_PASS test (a failing or missing test counts; a pass does not).
+	Reproduced bool `json:"reproduced"`
+	// Verified: fixpoint said VERIFIED and every FAIL_TO_PASS test passed.
+	Verified bool `json:"verified"`
+	// TargetInPrompt: the code every gold hunk edits was in the first
+	// prompt; Missing names the hunks whose code was not ("file:line").
+	TargetInPrompt bool     `json:"target_in_prompt"`
+	Missing        []string `json:"missing,omitempty"`
+	PromptBytes    int      `json:"prompt_bytes"` // the first request's
+	Requests       int      `json:"requests"`
+	Wall           float64  `json:"wall_seconds"`
+	// Native is twice the instance's native suite time (before and after
+	// the fix), the work a fix replaces; 0 when unknown.
+	Native     float64 `json:"native_seconds,omitempty"`
+	StopReason string  `json:"stop_reason"`
+	Error      string  `json:"error,omitempty"`
+}
+
+// Run puts each instance through `fixpoint fix`. cfg is copied; its DataDir
+// should be a temporary directory. An instance that cannot be set up gets
+// a Result with Error; Run returns an error only when ctx ends.
+func Run(ctx context.Context, cfg *config.Config, backend sandbox.Backend, instances []Instance, opts *Options) ([]Result, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	progress := opts.Progress
+	if progress == nil {
+		progress = io.Discard
+	}
+	var out []Result
+	for i, in := range instances {
+		if err := ctx.Err(); err != nil {
+			return out, err
+		}
+		r := runInstance(ctx, cfg, backend, in, opts)
+		out = append(out, r)
+		status := "not verified"
+		switch {
+		case r.Error != "":
+			status = "error: " + r.Error
+		case r.Verified:
+			status = "verified"
+		}
+		fmt.Fprintf(progress, "[%d/%d] %s: %s · reproduced %v · target in prompt %v · %d KB · %.1fs\n",
+			i+1, len(instances), in.ID, status, r.Reproduced, r.TargetInPrompt, r.PromptBytes/1024, r.Wall)
+	}
+	return out, nil
+}
+
+func runInstance(ctx context.Context, cfg *config.Config, backend sandbox.Backend, in Instance, opts *Options) Result {
+	r := Result{ID: in.ID, Repo: in.Repo, Split: in.Split, Native: 2 * in.NativeSeconds}
+	root, err := os.MkdirTemp("", "fixpoint-bench-swe-")
+	if err != nil {
+		r.Error = err.Error()
+		return r
+	}
+	defer os.RemoveAll(root)
+	gold, err := prepare(ctx, root, in)
+	if err != nil {
+		r.Error = err.Error()
+		return r
+	}
+	var model agent.Model = opts.Model
+	rec := &recorder{}
+	if opts.Oracle {
+		reply, err := goldReply(root, gold)
+		if err != nil {
+			r.Error = err.Error()
+			return r
+		}
+		model = &oracle{reply: reply}
+	}
+	if model == nil {
+		r.Error = "no model: set one, or use the oracle"
+		return r
+	}
+	rec.next = model
+	cc := *cfg
+	cc.TestCmd = in.TestCmd
+	e := agent.New(&cc, &agent.Options{Model: rec, Backend: backend, Warn: io.Discard})
+	defer e.Close()
+	start := time.Now()
+	res, err := e.Run(ctx, agent.Request{Mode: agent.ModeFix, Root: root}, nil)
+	r.Wall = time.Since(start).Seconds()
+	if err != nil {
+		r.Error = err.Error()
+		return r
+	}
+	r.StopReason = res.StopReason
+	r.Reproduced = res.StopReason != agent.StopAlreadyPassing && noneP(res.Baseline, in.FailToPass)
+	r.Verified = res.Verified && allPass(res.Final, in.FailToPass)
+	prompts := rec.all()
+	r.Requests = len(prompts)
+	if len(prompts) > 0 {
+		r.PromptBytes = len(prompts[0])
+		r.Missing = missingTargets(prompts[0], gold)
+		r.TargetInPrompt = len(r.Missing) == 0
+	}
+	return r
+}
+
+// prepare lays out the instance's base tree with the test patch applied
+// and returns the gold patch's files.
+func prepare(ctx context.Context, root string, in Instance) ([]FilePatch, error) {
+	if _, err := os.Stat(in.Archive); err != nil {
+		return nil, fmt.Errorf("archive: %w", err)
+	}
+	if out, err := exec.CommandContext(ctx, "tar", "-xzf", in.Archive, "-C", root).CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("tar -xzf %s: %v: %s", in.Archive, err, out)
+	}
+	tests, err := ParsePatch(in.TestPatch)
+	if err != nil {
+		return nil, fmt.Errorf("test_patch: %w", err)
+	}
+	for _, f := range tests {
+		if err := applyFile(root, f); err != nil {
+			return nil, fmt.Errorf("test_patch: %w", err)
+		}
+	}
+	return ParsePatch(in.GoldPatch)
+}
+
+// applyFile applies one file's patch in root (creating or deleting it).
+func applyFile(root string, f FilePatch) error {
+	if f.Path() == "" || filepath.IsAbs(f.Path()) || strings.Contains("/"+f.Path()+"/", "/../") {
+		return fmt.Errorf("bad path %q", f.Path())
+	}
+	p := filepath.Join(root, filepath.FromSlash(f.Path()))
+	var before []byte
+	if f.Old != "" {
+		var err error
+		if before, err = os.ReadFile(filepath.Join(root, filepath.FromSlash(f.Old))); err != nil {
+			return err
+		}
+	}
+	if f.New == "" {
+		return os.Remove(p)
+	}
+	after, err := f.Apply(string(before))
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(p, []byte(after), 0o644)
+}
+
+// goldReply is the oracle's reply: a plan line and the gold patch as
+// SEARCH/REPLACE blocks against the files in root.
+func goldReply(root string, gold []FilePatch) (string, error) {
+	var b strings.Builder
+	b.WriteString("Plan: apply the maintainers' fix.\n\n")
+	for _, f := range gold {
+		if f.New == "" {
+			return "", fmt.Errorf("gold patch deletes %s: the edit format cannot", f.Old)
+		}
+		var before []byte
+		if f.Old != "" {
+			var err error
+			if before, err = os.ReadFile(filepath.Join(root, filepath.FromSlash(f.Old))); err != nil {
+				return "", fmt.Errorf("gold patch: %w", err)
+			}
+		}
+		edits, err := f.Edits(string(before))
+		if err != nil {
+			return "", fmt.Errorf("gold patch: %w", err)
+		}
+		b.WriteString(edits + "\n")
+	}
+	return b.String(), nil
+}
+
+// missingTargets lists the gold hunks whose edited code the prompt does
+// not show in a "## File:" section of their file: for each hunk, every
+// non-blank line it removes (or, for an addition, the lines around it).
+func missingTargets(prompt string, gold []FilePatch) []string {
+	var missing []string
+	for _, f := range gold {
+		if f.Old == "" {
+			continue // a new file: nothing to see
+		}
+		shown := fileSections(prompt, f.Old)
+		for _, h := range f.Hunks {
+			want := h.Removed
+			if len(want) == 0 {
+				want = h.Around
+			}
+			ok := shown != ""
+			for _, l := range want {
+				if t := strings.TrimSpace(l); t != "" && !strings.Contains(shown, t) {
+					ok = false
+					break
+				}
+			}
+			if !ok {
+				missing = append(missing, fmt.Sprintf("%s:%d", f.Old, h.OldStart))
+			}
+		}
+	}
+	return missing
+}
+
+// fileSections returns the text of every "## File: path" section of the
+// prompt (whole files and excerpts), joined.
+func fileSections(prompt, path string) string {
+	var b strings.Builder
+	for _, head := range []string{"## File: " + path + "\n", "## File: " + path + " ("} {
+		rest := prompt
+		for {
+			i := strings.Index(rest, head)
+			if i < 0 {
+				break
+			}
+			rest = rest[i+len(head):]
+			if j := strings.Index(rest, "```\n"); j >= 0 {
+				rest = rest[j+4:] // past the header line's end and the opening fence
+			}
+			end := strings.Index(rest, "\n```\n")
+			if end < 0 {
+				end = len(rest)
+			}
+			b.WriteString(rest[:end] + "\n")
+		}
+	}
+	return b.String()
+}
+
+func noneP(rep *testrun.Report, names []string) bool {
+	if rep == nil {
+		return true
+	}
+	for _, n := range names {
+		if st, ok := status(rep, n); ok && st == testrun.StatusPass {
+			return false
+		}
+	}
+	return true
+}
+
+func allPass(rep *testrun.Report, names []string) bool {
+	if rep == nil {
+		return false
+	}
+	for _, n := range names {
+		if st, ok := status(rep, n); !ok || st != testrun.StatusPass {
+			return false
+		}
+	}
+	return true
+}
+
+// status finds a test by its id, or by a name that ends its id.
+func status(rep *testrun.Report, name string) (testrun.Status, bool) {
+	for _, t := range rep.Tests {
+		if t.ID == name || t.Name == name || strings.HasSuffix(t.ID, "."+name) || strings.HasSuffix(t.ID, "::"+name) || strings.HasSuffix(t.ID, "/"+name) {
+			return t.Status, true
+		}
+	}
+	return "", false
+}
+
+// recorder passes requests to the model and keeps their prompts.
+type recorder struct {
+	next    agent.Model
+	mu      sync.Mutex
+	prompts []string
+}
+
+func (m *recorder) Chat(ctx context.Context, req llm.Request, onDelta func(string)) (*llm.Response, error) {
+	var all strings.Builder
+	for _, msg := range req.Messages {
+		all.WriteString(msg.Content)
+	}
+	m.mu.Lock()
+	m.prompts = append(m.prompts, all.String())
+	m.mu.Unlock()
+	return m.next.Chat(ctx, req, onDelta)
+}
+
+func (m *recorder) all() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]string(nil), m.prompts...)
+}
+
+// oracle replies with the gold patch.
+type oracle struct{ reply string }
+
+func (o *oracle) Chat(ctx context.Context, req llm.Request, onDelta func(string)) (*llm.Response, error) {
+	var n int
+	for _, msg := range req.Messages {
+		n += len(msg.Content)
+	}
+	return &llm.Response{Content: o.reply, Usage: llm.Usage{In: (n + 3) / 4, Out: (len(o.reply) + 3) / 4}}, nil
+}

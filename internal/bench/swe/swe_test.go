@@ -1,0 +1,114 @@
+package swe
+
+import (
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fixpoint-dev/fixpoint/config"
+	"github.com/fixpoint-dev/fixpoint/sandbox/backends"
+	"github.com/fixpoint-dev/fixpoint/sandbox/sandboxtest"
+)
+
+// A small real-shaped instance: a Go module whose Max is wrong, a test
+// patch that adds the test catching it, the fix as the gold patch.
+func writeInstance(t *testing.T) string {
+	t.Helper()
+	tree := t.TempDir()
+	files := map[string]string{
+		"go.mod":            "module example.com/calc\n\ngo 1.22\n",
+		"calc/calc.go":      calcBefore,
+		"calc/calc_test.go": "package calc\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(1, 2) != 3 {\n\t\tt.Fatal(\"Add\")\n\t}\n}\n",
+	}
+	for p, c := range files {
+		full := filepath.Join(tree, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := t.TempDir()
+	if out, err := exec.Command("tar", "-czf", filepath.Join(dir, "calc.tar.gz"), "-C", tree, ".").CombinedOutput(); err != nil {
+		t.Fatalf("tar: %v: %s", err, out)
+	}
+	testPatch := "--- a/calc/calc_test.go\n+++ b/calc/calc_test.go\n@@ -7,3 +7,9 @@ func TestAdd(t *testing.T) {\n \t\tt.Fatal(\"Add\")\n \t}\n }\n+\n+func TestMaxOverflow(t *testing.T) {\n+\tif Max(2, 1) != 2 {\n+\t\tt.Fatal(\"Max(2, 1) != 2\")\n+\t}\n+}\n"
+	gold, _, _ := strings.Cut(goldDiff, "diff --git a/calc/new.go")
+	in := Instance{ID: "example__calc-0001", Repo: "example/calc", Language: "go", BaseCommit: strings.Repeat("a", 40),
+		Archive: "calc.tar.gz", TestPatch: testPatch, GoldPatch: gold, FailToPass: []string{"TestMaxOverflow"},
+		PassToPass: []string{"TestAdd"}, NativeSeconds: 0.5, Split: "heldout"}
+	line, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, "instances.jsonl")
+	if err := os.WriteFile(p, append(line, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestLoadRejectsBadInstances(t *testing.T) {
+	dir := t.TempDir()
+	for name, line := range map[string]string{
+		"unknown field": `{"id":"x","archive":"a","gold_patch":"--- a/x\n+++ b/x\n","fail_to_pass":["T"],"bogus":1}`,
+		"no tests":      `{"id":"x","archive":"a","gold_patch":"--- a/x\n+++ b/x\n"}`,
+		"bad split":     `{"id":"x","archive":"a","gold_patch":"--- a/x\n+++ b/x\n","fail_to_pass":["T"],"split":"train"}`,
+	} {
+		p := filepath.Join(dir, "i.jsonl")
+		os.WriteFile(p, []byte(line+"\n"), 0o644)
+		if _, err := Load(p); err == nil {
+			t.Errorf("%s: Load accepted %s", name, line)
+		}
+	}
+}
+
+// The oracle run on each sandbox backend: the failure is reproduced, the
+// gold patch is verified, the code it edits is in the first prompt, and
+// the report says so for the split.
+func TestOracleRun(t *testing.T) {
+	for _, backend := range []string{config.BackendBwrap, config.BackendDocker} {
+		t.Run(backend, func(t *testing.T) {
+			if backend == config.BackendDocker {
+				cli := sandboxtest.RequireDocker(t)
+				sandboxtest.RequireImage(t, cli, "fixpoint-sandbox-go")
+			} else {
+				sandboxtest.RequireCommand(t, "bwrap")
+			}
+			instances, err := Load(writeInstance(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := config.Load(config.LoadOptions{Getenv: func(string) string { return "" }, UserFile: "-"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.DataDir = t.TempDir()
+			cfg.Sandbox.Backend = backend
+			cfg.Sandbox.Timeout = config.Duration(10 * time.Minute)
+			be, err := backends.Open(t.Context(), cfg, &backends.Options{Warn: io.Discard})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { be.(io.Closer).Close() })
+			res, err := Run(t.Context(), cfg, be, instances, &Options{Oracle: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := res[0]
+			if r.Error != "" || !r.Reproduced || !r.Verified || !r.TargetInPrompt || r.Requests != 1 || r.PromptBytes == 0 || r.Native != 1 {
+				t.Fatalf("result %+v: want reproduced, verified in one request, target in prompt", r)
+			}
+			md := Markdown(backend, true, res)
+			if !strings.Contains(md, "| heldout | 1 | 1 | 1 | 1 | 1 |") {
+				t.Errorf("Markdown lacks the held-out summary row:\n%s", md)
+			}
+		})
+	}
+}

@@ -44,6 +44,8 @@ Example:
 		limit := fs.Int("limit", 0, "only the first `K` instances (0 = all)")
 		out := fs.String("out", "", "output `dir` for results.jsonl and summary.md (default bench-out/swe-<time>)")
 		write := fs.String("write", "", "also replace the swe table of a Markdown `file` (docs/BENCHMARKS.md)")
+		var sf sandboxFlags
+		sf.register(fs)
 		if done, code := parseFlags(fs, args); done {
 			return code
 		}
@@ -67,6 +69,7 @@ Example:
 			if *model != "" {
 				c.Model.Name = *model
 			}
+			sf.apply(c)
 		})
 		if err != nil {
 			return a.fail(err)

@@ -44,6 +44,10 @@ func TestNewPlan(t *testing.T) {
 			script: "npm install --no-audit --no-fund", dockerfile: "/p/.devcontainer/Dockerfile"},
 		{name: "config beats devcontainer", files: map[string]string{"package.json": pkg, ".devcontainer/devcontainer.json": `{"postCreateCommand": "x"}`}, override: "y",
 			script: "y", override2: ".fixpoint.toml ([sandbox] setup)"},
+		{name: "devcontainer trailing comma then comment", files: map[string]string{"package.json": pkg, ".devcontainer/devcontainer.json": "{\"postCreateCommand\": \"npm ci\", // the last key\n}"},
+			script: "npm ci", override2: ".devcontainer/devcontainer.json (postCreateCommand)"},
+		{name: "devcontainer comment markers inside strings", files: map[string]string{"package.json": pkg, ".devcontainer.json": `{"image": "reg//x/*y*/", "postCreateCommand": ["echo", ",}", /* c */ ],}`},
+			script: "echo ',}'", override2: ".devcontainer/devcontainer.json (postCreateCommand)", image: "reg//x/*y*/"},
 		{name: "broken devcontainer", files: map[string]string{"package.json": pkg, ".devcontainer/devcontainer.json": `{`}, script: "npm install --no-audit --no-fund", warn: "devcontainer.json ignored"},
 		{name: "broken engines", files: map[string]string{"package.json": `{"engines":{"node":"banana"}}`}, warn: "package.json (engines.node)"},
 	}

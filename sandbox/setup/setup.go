@@ -26,6 +26,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tailscale/hujson"
+
 	"github.com/fixpoint-dev/fixpoint/lang"
 	"github.com/fixpoint-dev/fixpoint/lang/registry"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
@@ -134,21 +136,29 @@ func (d *devcontainer) command() string {
 }
 
 func readDevcontainer(snap *sandbox.Snapshot) (*devcontainer, error) {
-	f, ok := snap.Files[".devcontainer/devcontainer.json"]
+	name := ".devcontainer/devcontainer.json"
+	f, ok := snap.Files[name]
 	if !ok {
-		if f, ok = snap.Files[".devcontainer.json"]; !ok {
+		name = ".devcontainer.json"
+		if f, ok = snap.Files[name]; !ok {
 			return nil, nil
 		}
 	}
 	data, err := f.Bytes()
 	if err != nil {
-		return nil, fmt.Errorf(".devcontainer/devcontainer.json ignored: %v", err)
+		return nil, fmt.Errorf("%s ignored: %v", name, err)
 	}
-	var d devcontainer
-	if err := json.Unmarshal(stripJSONC(data), &d); err != nil {
-		return nil, fmt.Errorf(".devcontainer/devcontainer.json ignored: %v", err)
+	// devcontainer.json is JSON with comments and trailing commas
+	// (JSONC); hujson parses it exactly where a hand-written stripper
+	// mis-read ", // comment" before a closing brace.
+	std, err := hujson.Standardize(data)
+	if err == nil {
+		var d devcontainer
+		if err = json.Unmarshal(std, &d); err == nil {
+			return &d, nil
+		}
 	}
-	return &d, nil
+	return nil, fmt.Errorf("%s ignored: %v; fix the file (JSON with comments and trailing commas)", name, err)
 }
 
 // RuntimeError is a declared runtime version the sandbox cannot provide.

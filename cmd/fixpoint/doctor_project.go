@@ -81,20 +81,14 @@ func checkRuntime(ctx context.Context, plan *setup.Plan, img string, d *docker.B
 		_, ch.Fix, _ = strings.Cut((&setup.RuntimeError{Req: req}).Error(), "Fix: ")
 		return ch, false, img
 	}
-	var vs []lang.Version
-	for _, r := range rels {
-		vs = append(vs, r.Version)
-	}
-	best, found := req.Range.Best(vs)
-	if p, isPicker := plan.Lang.(lang.ReleasePicker); isPicker {
-		best, found = p.PickRelease(req.Range, vs)
-	}
+	rel, found := lang.ChooseRelease(plan.Lang, req.Range, rels)
+	best := rel.Version
 	if !found {
 		ch.Status, ch.Detail = "fail", ch.Detail+fmt.Sprintf("; none of %d published releases satisfies it", len(rels))
 		_, ch.Fix, _ = strings.Cut((&setup.RuntimeError{Req: req}).Error(), "Fix: ")
 		return ch, false, img
 	}
-	name := img + ":" + best.String()
+	name := image.RuntimeImage(img, best)
 	state := "built on first use"
 	if _, err := d.Client().ImageInspect(ctx, name); err == nil {
 		state = "built"

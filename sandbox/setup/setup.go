@@ -508,33 +508,21 @@ func (p *Preparer) pickImage(ctx context.Context, spec *sandbox.Spec, plan *Plan
 		return rerr
 	}
 	p.progress(fmt.Sprintf("%s requires %s %s; fetching a release", req.Source, req.Runtime, req.Constraint))
-	var vs []lang.Version
-	for _, r := range rels {
-		vs = append(vs, r.Version)
-	}
-	best, ok := req.Range.Best(vs)
-	if rp, isPicker := plan.Lang.(lang.ReleasePicker); isPicker {
-		best, ok = rp.PickRelease(req.Range, vs)
-	}
+	r, ok := lang.ChooseRelease(plan.Lang, req.Range, rels)
 	if !ok {
 		rerr.Why = fmt.Sprintf("none of the %d published %s releases satisfies it", len(rels), req.Runtime)
 		return rerr
 	}
-	for _, r := range rels {
-		if r.Version == best {
-			start := time.Now()
-			stop := p.ticker(fmt.Sprintf("preparing %s %s", req.Runtime, best), start)
-			name, err := p.opts.Runtimes.Ensure(ctx, plan.Lang, spec.Image, r)
-			stop()
-			if err != nil {
-				rerr.Why = err.Error()
-				return rerr
-			}
-			spec.Image = name
-			return nil
-		}
+	start := time.Now()
+	stop := p.ticker(fmt.Sprintf("preparing %s %s", req.Runtime, r.Version), start)
+	name, err := p.opts.Runtimes.Ensure(ctx, plan.Lang, spec.Image, r)
+	stop()
+	if err != nil {
+		rerr.Why = err.Error()
+		return rerr
 	}
-	return rerr
+	spec.Image = name
+	return nil
 }
 
 func (p *Preparer) imageVersion(ctx context.Context, pr Prober, img string, l lang.Language) (lang.Version, error) {

@@ -5,7 +5,9 @@
 // that every later, offline test run mounts read-only.
 //
 // The main types are [Plan] (what a workspace needs, read from its files
-// by lang) and [Preparer] (which makes it so for one backend). A version
+// by its language, which the caller detected and passes to [NewPlan]) and
+// [Preparer] (which makes it so for one backend). The package does not
+// import lang/registry: it sits below the languages. A version
 // nobody publishes is a [*RuntimeError] before any test runs, so that a
 // mismatch never reaches the model.
 package setup
@@ -29,7 +31,6 @@ import (
 	"github.com/tailscale/hujson"
 
 	"github.com/fixpoint-dev/fixpoint/lang"
-	"github.com/fixpoint-dev/fixpoint/lang/registry"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/backends"
 	"github.com/fixpoint-dev/fixpoint/sandbox/docker"
@@ -48,11 +49,13 @@ type Plan struct {
 	Warnings []string
 }
 
-// NewPlan reads what snap needs. override is [sandbox] setup: "" keeps the
-// detected step (or .devcontainer's postCreateCommand), "off" turns setup
-// off, anything else replaces the step's script.
-func NewPlan(snap *sandbox.Snapshot, override string) *Plan {
-	p := &Plan{Lang: registry.Detect(snap)}
+// NewPlan reads what snap needs; l is its detected language (nil when
+// none; the caller detects it once, with lang/registry). override is
+// [sandbox] setup: "" keeps the language's step (or .devcontainer's
+// postCreateCommand), "off" turns setup off, anything else replaces the
+// step's script.
+func NewPlan(l lang.Language, snap *sandbox.Snapshot, override string) *Plan {
+	p := &Plan{Lang: l}
 	if p.Lang != nil {
 		req, err := p.Lang.Requirement(snap)
 		if err != nil {
@@ -164,9 +167,10 @@ func readDevcontainer(snap *sandbox.Snapshot) (*devcontainer, error) {
 // RuntimeError is a declared runtime version the sandbox cannot provide.
 type RuntimeError struct {
 	Req   *lang.Requirement
-	Have  string // the version the sandbox has ("" when unknown)
-	Where string // "image fixpoint-sandbox-node", "the host (bwrap)"
-	Why   string // why no other version could be had
+	Lang  lang.Language // the language that declared Req; its lang.RuntimeHelp says the fix (nil = a generic fix)
+	Have  string        // the version the sandbox has ("" when unknown)
+	Where string        // "image fixpoint-sandbox-node", "the host (bwrap)"
+	Why   string        // why no other version could be had
 }
 
 func (e *RuntimeError) Error() string {
@@ -181,12 +185,12 @@ func (e *RuntimeError) Error() string {
 		fmt.Fprintf(&b, " (%s)", e.Why)
 	}
 	b.WriteString("; no test was run. Fix: ")
-	b.WriteString(fixFor(e.Req))
+	b.WriteString(fixFor(e.Req, e.Lang))
 	return b.String()
 }
 
-func fixFor(req *lang.Requirement) string {
-	if h, ok := registry.ByName(req.Runtime).(lang.RuntimeHelp); ok {
+func fixFor(req *lang.Requirement, l lang.Language) string {
+	if h, ok := l.(lang.RuntimeHelp); ok {
 		return h.RuntimeFix(req)
 	}
 	return "set [sandbox] image to an image with a matching " + req.Runtime
@@ -447,13 +451,11 @@ func (p *Preparer) projectImage(ctx context.Context, spec *sandbox.Spec, plan *P
 	return nil
 }
 
+// isDefaultImage reports whether img is fixpoint's own image for a
+// language, not one the configuration named.
 func isDefaultImage(img string) bool {
-	for _, l := range registry.Names() {
-		if img == image.ImageName(l) {
-			return true
-		}
-	}
-	return false
+	_, ok := image.ImageLang(img)
+	return ok
 }
 
 // networkFor is "bridge" unless a proxy variable points at the host's
@@ -498,7 +500,7 @@ func (p *Preparer) pickImage(ctx context.Context, spec *sandbox.Spec, plan *Plan
 	if req.Range.Allows(have) {
 		return nil
 	}
-	rerr := &RuntimeError{Req: req, Have: have.String(), Where: "image " + spec.Image}
+	rerr := &RuntimeError{Req: req, Lang: plan.Lang, Have: have.String(), Where: "image " + spec.Image}
 	if p.opts.Runtimes == nil {
 		return rerr
 	}
@@ -546,10 +548,10 @@ func CheckRuntime(ctx context.Context, sess sandbox.Session, plan *Plan, where s
 	}
 	v, perr := plan.Lang.ParseVersion(string(res.Stdout) + string(res.Stderr))
 	if res.ExitCode != 0 || perr != nil {
-		return &RuntimeError{Req: plan.Requirement, Where: where}
+		return &RuntimeError{Req: plan.Requirement, Lang: plan.Lang, Where: where}
 	}
 	if !plan.Requirement.Range.Allows(v) {
-		return &RuntimeError{Req: plan.Requirement, Have: v.String(), Where: where}
+		return &RuntimeError{Req: plan.Requirement, Lang: plan.Lang, Have: v.String(), Where: where}
 	}
 	return nil
 }

@@ -16,8 +16,9 @@ import (
 // remote is the URL of remote "origin" in the repository's git config (or
 // of the first remote listed when there is no origin), with any user
 // credentials removed; it is "" when root is not a git checkout or has no
-// remote. The git config is read directly (root/.git/config, following a
-// "gitdir:" file for worktrees and submodules); git is not executed.
+// remote. The git config is read directly by gitrepo (root/.git/config,
+// following a "gitdir:" file for worktrees and submodules, never a
+// symlink or a named pipe); git is not executed.
 //
 // So the same checkout always maps to the same memory; two clones at
 // different paths, or one directory whose remote changes, get separate

@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 
+	"github.com/fixpoint-dev/fixpoint/flock"
 	"github.com/fixpoint-dev/fixpoint/memory"
 )
 
@@ -52,9 +52,9 @@ func LockProject(dataDir, root string) (unlock func(), err error) {
 	if err != nil {
 		return nil, fmt.Errorf("lock project: %w", err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	if err := flock.TryExclusive(f); err != nil {
 		defer f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
+		if errors.Is(err, flock.ErrLocked) {
 			b := make([]byte, 32)
 			n, _ := f.ReadAt(b, 0)
 			pid, _ := strconv.Atoi(strings.TrimSpace(string(b[:n])))
@@ -68,7 +68,7 @@ func LockProject(dataDir, root string) (unlock func(), err error) {
 	}
 	return func() {
 		f.Truncate(0)
-		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		_ = flock.Unlock(f)
 		f.Close()
 	}, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/fixpoint-dev/fixpoint/lang/registry"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/setup"
 )
@@ -12,8 +13,9 @@ import (
 // image for the project's runtime version and the dependency install,
 // whose caches the spec mounts. progress receives the phase lines.
 func (e *Engine) prepare(ctx context.Context, snap *sandbox.Snapshot, progress func(string), noScripts bool) (sandbox.Spec, *setup.Plan, error) {
-	spec := specFor(e.cfg, snap)
-	plan := setup.NewPlan(snap, e.cfg.Sandbox.Setup)
+	l := registry.Detect(snap) // once for the spec and the plan
+	spec := specFor(e.cfg, l, snap)
+	plan := setup.NewPlan(l, snap, e.cfg.Sandbox.Setup)
 	if noScripts && plan.Step != nil {
 		st := *plan.Step
 		st.Env = append(append([]string(nil), st.Env...), st.NoScripts...)
@@ -33,7 +35,7 @@ func (e *Engine) prepare(ctx context.Context, snap *sandbox.Snapshot, progress f
 // setupKey identifies the installed dependencies of snap: it changes when
 // a manifest or lockfile does ("" when nothing is installed).
 func setupKey(cfg string, snap *sandbox.Snapshot) string {
-	plan := setup.NewPlan(snap, cfg)
+	plan := setup.NewPlan(registry.Detect(snap), snap, cfg)
 	if plan.Step == nil || plan.Step.Script == "" {
 		return ""
 	}
@@ -62,7 +64,7 @@ func (r *run) resetupIfChanged(ctx context.Context, it int, next *sandbox.Snapsh
 		return nil
 	}
 	changed, deleted := r.base.Diff(next)
-	plan := setup.NewPlan(next, r.e.cfg.Sandbox.Setup)
+	plan := setup.NewPlan(registry.Detect(next), next, r.e.cfg.Sandbox.Setup)
 	if why := resetupRefused(plan, append(changed, deleted...)); why != "" {
 		r.e.warnf("dependencies changed but the setup phase is not re-run: %s", why)
 		r.setupKey = key

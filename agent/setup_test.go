@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fixpoint-dev/fixpoint/lang/registry"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/setup"
 )
@@ -32,13 +33,13 @@ func TestResetupRefused(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := resetupRefused(setup.NewPlan(tt.snap, ""), tt.changed)
+			got := resetupRefused(setup.NewPlan(registry.Detect(tt.snap), tt.snap, ""), tt.changed)
 			if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
 				t.Errorf("resetupRefused(%v) = %q, want %q", tt.changed, got, tt.want)
 			}
 		})
 	}
-	st := setup.NewPlan(node, "").Step
+	st := setup.NewPlan(registry.Detect(node), node, "").Step
 	if !strings.Contains(strings.Join(st.NoScripts, " "), "NPM_CONFIG_IGNORE_SCRIPTS=true") {
 		t.Errorf("node step has no way to turn scripts off: %v", st.NoScripts)
 	}

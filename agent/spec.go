@@ -2,14 +2,15 @@ package agent
 
 import (
 	"github.com/fixpoint-dev/fixpoint/config"
+	"github.com/fixpoint-dev/fixpoint/lang"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/backends"
 )
 
-// specFor is the session spec: image by language, limits from the config
-// (sandbox/backends).
-func specFor(cfg *config.Config, snap *sandbox.Snapshot) sandbox.Spec {
-	spec := backends.SpecFor(cfg, snap)
+// specFor is the session spec: image by language l (detected by the
+// caller), limits from the config (sandbox/backends).
+func specFor(cfg *config.Config, l lang.Language, snap *sandbox.Snapshot) sandbox.Spec {
+	spec := backends.SpecFor(cfg, l, snap)
 	if spec.Labels == nil {
 		spec.Labels = map[string]string{}
 	}

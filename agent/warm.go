@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/fixpoint-dev/fixpoint/config"
+	"github.com/fixpoint-dev/fixpoint/lang/registry"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/setup"
 )
@@ -216,9 +217,10 @@ func (e *Engine) takeWarm(ctx context.Context, snap *sandbox.Snapshot, trusted b
 // recipe. Source files are not in it: Sync sends them.
 func warmKey(cfg *config.Config, snap *sandbox.Snapshot) string {
 	h := sha256.New()
-	spec, _ := json.Marshal(specFor(cfg, snap))
+	l := registry.Detect(snap)
+	spec, _ := json.Marshal(specFor(cfg, l, snap))
 	h.Write(spec)
-	plan := setup.NewPlan(snap, cfg.Sandbox.Setup)
+	plan := setup.NewPlan(l, snap, cfg.Sandbox.Setup)
 	if plan.Lang != nil {
 		fmt.Fprintf(h, "\x00lang %s", plan.Lang.Name())
 	}

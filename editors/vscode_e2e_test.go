@@ -135,7 +135,14 @@ func killGroup(t *testing.T, pgid int) {
 	if syscall.Kill(-pgid, syscall.SIGTERM) != nil {
 		return // no process left in the group
 	}
-	time.Sleep(3 * time.Second)
+	// Wait for the group to exit (it removes its containers first), at
+	// most a few seconds, checking every few milliseconds.
+	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); {
+		if syscall.Kill(-pgid, 0) != nil {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	if syscall.Kill(-pgid, syscall.SIGKILL) == nil {
 		t.Logf("killed processes left in group %d", pgid)
 	}

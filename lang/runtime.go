@@ -69,3 +69,28 @@ type LayerTree struct {
 	// entered.
 	Skip func(rel string) bool
 }
+
+// ChooseRelease is the release fixpoint runs for a requirement r among the
+// published releases: the one l's ReleasePicker picks when l has one, else
+// the newest release r allows. ok is false when none satisfies r. The
+// setup phase (which builds the per-version image) and `fixpoint doctor`
+// (which reports it) both ask here, so they name the same release.
+func ChooseRelease(l Language, r Range, published []Release) (Release, bool) {
+	vs := make([]Version, len(published))
+	for i, rel := range published {
+		vs[i] = rel.Version
+	}
+	best, ok := r.Best(vs)
+	if p, isPicker := l.(ReleasePicker); isPicker {
+		best, ok = p.PickRelease(r, vs)
+	}
+	if !ok {
+		return Release{}, false
+	}
+	for _, rel := range published {
+		if rel.Version == best {
+			return rel, true
+		}
+	}
+	return Release{}, false
+}

@@ -12,7 +12,9 @@
 // root (absolute, symlinks resolved) and the git remote URL: "origin", else
 // the first remote listed in .git/config (worktrees and submodules are
 // followed through their "gitdir:" file), with credentials removed; "" when
-// there is no repository or no remote. git is not executed. The same
+// there is no repository or no remote. git is not executed: the config is
+// read by package gitrepo, whose no-follow, non-blocking, bounded open
+// keeps a planted symlink or named pipe from redirecting or blocking it. The same
 // checkout therefore always finds its memory; two clones at different paths
 // keep separate memories; changing the remote URL starts a new one.
 //

@@ -11,7 +11,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
-	"syscall"
+
+	"github.com/fixpoint-dev/fixpoint/flock"
 )
 
 // The journal is the store's source of truth: an append-only file of lines
@@ -266,18 +267,12 @@ func openLock(dir string) (*fileLock, bool, error) {
 }
 
 func (l *fileLock) lock(exclusive bool) error {
-	how := syscall.LOCK_SH
 	if exclusive {
-		how = syscall.LOCK_EX
+		return flock.Exclusive(l.f)
 	}
-	for {
-		err := syscall.Flock(int(l.f.Fd()), how)
-		if !errors.Is(err, syscall.EINTR) {
-			return err
-		}
-	}
+	return flock.Shared(l.f)
 }
 
-func (l *fileLock) unlock() { _ = syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN) }
+func (l *fileLock) unlock() { _ = flock.Unlock(l.f) }
 
 func (l *fileLock) close() error { return l.f.Close() }

@@ -3,6 +3,7 @@ package memory
 import (
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 )
 
@@ -49,5 +50,36 @@ func TestProjectID(t *testing.T) {
 	write(filepath.Join(repo, ".git", "config"), "[remote \"origin\"]\n\turl = git@github.com:acme/other.git\n")
 	if ProjectID(repo) == before {
 		t.Error("ProjectID did not change with the remote URL")
+	}
+}
+
+// A named pipe planted at .git/config (or a symlink to one) would block a
+// plain open forever: Open must read past it, as if there were no remote.
+// If the reader regressed, this test hangs until go test's timeout.
+func TestOpenNamedPipeGitConfig(t *testing.T) {
+	for _, link := range []bool{false, true} {
+		root := t.TempDir()
+		git := filepath.Join(root, ".git")
+		if err := os.Mkdir(git, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		fifo := filepath.Join(git, "config")
+		if link {
+			fifo = filepath.Join(t.TempDir(), "fifo")
+			if err := os.Symlink(fifo, filepath.Join(git, "config")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+			t.Fatalf("mkfifo: %v", err)
+		}
+		st, err := Open(t.Context(), t.TempDir(), &Options{Root: root})
+		if err != nil {
+			t.Fatalf("Open(root with a FIFO .git/config, symlink=%v) = %v, want a store", link, err)
+		}
+		st.Close()
+		if got := GitRemote(root); got != "" {
+			t.Errorf("GitRemote(FIFO config) = %q, want empty", got)
+		}
 	}
 }

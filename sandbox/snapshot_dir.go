@@ -17,6 +17,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/fixpoint-dev/fixpoint/gitrepo"
 )
 
 // SnapshotOptions say what SnapshotDir takes in. Zero values are defaults.
@@ -303,21 +305,21 @@ func patterns(list []string) *Ignore {
 func (w *walker) setup() {
 	w.ig = &Ignore{}
 	w.include, w.exclude, w.secretsOK = patterns(w.o.Include), patterns(w.o.Exclude), patterns(w.o.IncludeSecrets)
-	repo, ok := findGitRepo(w.root)
+	repo, ok := gitrepo.Find(w.root)
 	if !ok {
 		return
 	}
-	prefix, inside := relTo(repo.workTree, w.root)
+	prefix, inside := relTo(repo.WorkTree, w.root)
 	if !inside {
 		return
 	}
 	w.ig.prefix = prefix
-	if ex := repo.excludesFile(); ex != "" {
-		if data, err := readSmall(ex, 1<<20); err == nil {
+	if ex := repo.ExcludesFile(); ex != "" {
+		if data, err := gitrepo.ReadSmall(ex, 1<<20); err == nil {
 			w.ig.AddPatterns("", string(data))
 		}
 	}
-	if data, err := readSmall(filepath.Join(repo.common, "info", "exclude"), 1<<20); err == nil {
+	if data, err := gitrepo.ReadSmall(filepath.Join(repo.Common, "info", "exclude"), 1<<20); err == nil {
 		w.ig.AddPatterns("", string(data))
 	}
 	// .gitignore files of the directories between the repository's top and
@@ -326,12 +328,12 @@ func (w *walker) setup() {
 		dirs := strings.Split(prefix, "/")
 		for i := 0; i < len(dirs); i++ {
 			base := strings.Join(dirs[:i], "/")
-			if data, err := readSmall(filepath.Join(repo.workTree, filepath.FromSlash(base), ".gitignore"), 1<<20); err == nil {
+			if data, err := gitrepo.ReadSmall(filepath.Join(repo.WorkTree, filepath.FromSlash(base), ".gitignore"), 1<<20); err == nil {
 				w.ig.AddPatterns(base, string(data))
 			}
 		}
 	}
-	tracked, err := repo.trackedFiles()
+	tracked, err := repo.TrackedFiles()
 	if err != nil {
 		// An index this reader does not understand: go on with the ignore
 		// rules alone (tracked-but-ignored files are then left out).
@@ -369,7 +371,7 @@ func (w *walker) walk(dir string, inIgnored bool) error {
 		}
 		w.snap.dirs[key] = st.ModTime()
 	}
-	if data, err := readSmall(filepath.Join(abs, ".gitignore"), 1<<20); err == nil {
+	if data, err := gitrepo.ReadSmall(filepath.Join(abs, ".gitignore"), 1<<20); err == nil {
 		w.ig.AddPatterns(w.full(dir), string(data))
 	}
 	for _, e := range entries {
@@ -472,7 +474,7 @@ func (w *walker) holdsSecret(rel string, e fs.DirEntry) bool {
 	if w.o.HoldsSecret == nil || !e.Type().IsRegular() {
 		return true
 	}
-	head, err := readSmall(filepath.Join(w.root, filepath.FromSlash(rel)), 64<<10)
+	head, err := gitrepo.ReadSmall(filepath.Join(w.root, filepath.FromSlash(rel)), 64<<10)
 	return err != nil || w.o.HoldsSecret(rel, head)
 }
 
@@ -704,3 +706,17 @@ type tooLargeError struct{ msg string }
 
 func (e *tooLargeError) Error() string { return e.msg }
 func (e *tooLargeError) Unwrap() error { return ErrTooLarge }
+
+// relTo returns p relative to base in slash form, or "", false when p is
+// not inside base.
+func relTo(base, p string) (string, bool) {
+	rel, err := filepath.Rel(base, p)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", false
+	}
+	rel = filepath.ToSlash(rel)
+	if rel == "." {
+		rel = ""
+	}
+	return path.Clean("/" + rel)[1:], true
+}

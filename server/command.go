@@ -42,6 +42,58 @@ type afterReply struct {
 	then   func()
 }
 
+// serverCommand is one workspace/executeCommand command. commands() is
+// the one declaration of them: initialize advertises the ids of those
+// with a handler, executeCommand dispatches on it, and commandName takes
+// the shipped plugins' names for a command from it.
+type serverCommand struct {
+	id string
+	// nvim and emacs are how the shipped plugins invoke the command
+	// (":FixpointFix", "M-x fixpoint-fix-tests"); "" when they have none.
+	nvim, emacs string
+	// elsewhere is what commandName says in other clients; "" = the id.
+	elsewhere string
+	// handle answers the command. callID is the executeCommand request's
+	// id ($/cancelRequest names it), nil for a notification. A nil handle
+	// is a pseudo-command: a name for messages, never advertised.
+	handle func(s *Server, ctx context.Context, callID *jsonrpc2.ID, args []json.RawMessage) (any, error)
+}
+
+// commands lists the server's commands, in the order they are advertised.
+func commands() []serverCommand {
+	return []serverCommand{
+		{id: cmdSolveGoal, nvim: ":FixpointSolve", emacs: "M-x fixpoint-solve-goal", handle: (*Server).solveGoal},
+		{id: cmdFixTests, nvim: ":FixpointFix", emacs: "M-x fixpoint-fix-tests", handle: runCommand(runFix)},
+		{id: cmdRunTests, nvim: ":FixpointTest", emacs: "M-x fixpoint-run-tests", handle: runCommand(runTest)},
+		{id: cmdCancel, nvim: ":FixpointCancel", emacs: "M-x fixpoint-cancel", handle: (*Server).cancelCommand},
+		{id: cmdListModels, handle: func(s *Server, ctx context.Context, _ *jsonrpc2.ID, args []json.RawMessage) (any, error) {
+			return s.listModels(ctx, args)
+		}},
+		{id: logWhere, nvim: ":FixpointLog", emacs: "M-x fixpoint-show-diff", elsewhere: "the fixpoint output log"},
+	}
+}
+
+// advertisedCommands are the ids of executeCommandProvider.
+func advertisedCommands() []string {
+	var ids []string
+	for _, c := range commands() {
+		if c.handle != nil {
+			ids = append(ids, c.id)
+		}
+	}
+	return ids
+}
+
+// lookupCommand finds a command (or pseudo-command) by id.
+func lookupCommand(id string) (serverCommand, bool) {
+	for _, c := range commands() {
+		if c.id == id {
+			return c, true
+		}
+	}
+	return serverCommand{}, false
+}
+
 func (s *Server) executeCommand(ctx context.Context, req jsonrpc2.Request) (any, error) {
 	var p struct {
 		Command   string            `json:"command"`
@@ -55,39 +107,46 @@ func (s *Server) executeCommand(ctx context.Context, req jsonrpc2.Request) (any,
 		id := c.ID()
 		callID = &id
 	}
-	switch p.Command {
-	case cmdSolveGoal:
-		var a solveArgs
-		if err := firstArg(p.Arguments, &a); err != nil || strings.TrimSpace(a.Goal) == "" {
-			return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, cmdSolveGoal+" needs [{goal, uri?, range?}] with a non-empty goal")
-		}
-		return s.startRun(ctx, callID, runSolve, a.URI, a)
-	case cmdFixTests, cmdRunTests:
-		var a uriArgs
-		if err := firstArg(p.Arguments, &a); err != nil {
-			return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, p.Command+" needs [{uri?}]")
-		}
-		kind := runFix
-		if p.Command == cmdRunTests {
-			kind = runTest
-		}
-		return s.startRun(ctx, callID, kind, a.URI, solveArgs{})
-	case cmdListModels:
-		return s.listModels(ctx, p.Arguments)
-	case cmdCancel:
-		var a uriArgs
-		_ = firstArg(p.Arguments, &a)
-		n := s.countRuns(a.URI)
-		msg := fmt.Sprintf("cancelling %d %s", n, plural(n, "run", "runs"))
-		if n == 0 {
-			msg = "nothing to cancel: no fixpoint run is active"
-		}
-		return afterReply{
-			result: commandResult{Message: msg},
-			then:   func() { s.cancelRuns(a.URI) },
-		}, nil
+	if c, ok := lookupCommand(p.Command); ok && c.handle != nil {
+		return c.handle(s, ctx, callID, p.Arguments)
 	}
 	return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, fmt.Sprintf("unknown command %q", p.Command))
+}
+
+// solveGoal answers fixpoint.solveGoal [{goal, uri?, range?}].
+func (s *Server) solveGoal(ctx context.Context, callID *jsonrpc2.ID, args []json.RawMessage) (any, error) {
+	var a solveArgs
+	if err := firstArg(args, &a); err != nil || strings.TrimSpace(a.Goal) == "" {
+		return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, cmdSolveGoal+" needs [{goal, uri?, range?}] with a non-empty goal")
+	}
+	return s.startRun(ctx, callID, runSolve, a.URI, a)
+}
+
+// runCommand answers fixpoint.fixTests and fixpoint.runTests [{uri?}].
+func runCommand(kind runKind) func(*Server, context.Context, *jsonrpc2.ID, []json.RawMessage) (any, error) {
+	return func(s *Server, ctx context.Context, callID *jsonrpc2.ID, args []json.RawMessage) (any, error) {
+		var a uriArgs
+		if err := firstArg(args, &a); err != nil {
+			return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, kind.command()+" needs [{uri?}]")
+		}
+		return s.startRun(ctx, callID, kind, a.URI, solveArgs{})
+	}
+}
+
+// cancelCommand answers fixpoint.cancel [{uri?}]: the runs in uri's
+// folder, or all runs, are cancelled once the reply is written.
+func (s *Server) cancelCommand(_ context.Context, _ *jsonrpc2.ID, args []json.RawMessage) (any, error) {
+	var a uriArgs
+	_ = firstArg(args, &a)
+	n := s.countRuns(a.URI)
+	msg := fmt.Sprintf("cancelling %d %s", n, plural(n, "run", "runs"))
+	if n == 0 {
+		msg = "nothing to cancel: no fixpoint run is active"
+	}
+	return afterReply{
+		result: commandResult{Message: msg},
+		then:   func() { s.cancelRuns(a.URI) },
+	}, nil
 }
 
 // firstArg decodes arguments[0] into v; no arguments leaves v zero.
@@ -122,6 +181,19 @@ func (k runKind) title(goal string) string {
 	return string(k)
 }
 
+// command is the id of the command that starts a run of the kind.
+func (k runKind) command() string {
+	switch k {
+	case runSolve:
+		return cmdSolveGoal
+	case runFix:
+		return cmdFixTests
+	case runTest:
+		return cmdRunTests
+	}
+	return string(k)
+}
+
 // mode is the agent mode a run of the kind asks for; "" for runTest,
 // which only runs the tests and never calls the agent loop.
 func (k runKind) mode() agent.Mode {
@@ -152,6 +224,7 @@ type run struct {
 	staleEngine            bool         // the configuration changed: close the engine when done
 	settling               bool         // the engine has returned: only applying or asking remain
 	status                 statusParams // the last $/fixpoint/status; written only by the run's goroutine
+	end                    runEnd       // how far the run's reporting has ended; only the run's goroutine
 }
 
 // busy reports whether r still holds its folder: its engine is working

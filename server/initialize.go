@@ -42,25 +42,21 @@ func (c clientCaps) canDelete() bool {
 
 // commandName is how the user invokes a server command in the client at
 // hand, for messages that tell them what to do next: the shipped plugins'
-// commands in Neovim and Emacs, the command id elsewhere.
+// commands in Neovim and Emacs, the command id elsewhere (see commands).
 func (s *Server) commandName(cmd string) string {
 	s.mu.Lock()
 	client := strings.ToLower(s.caps.client)
 	s.mu.Unlock()
-	names := map[string][2]string{ // command → Neovim, Emacs
-		cmdSolveGoal: {":FixpointSolve", "M-x fixpoint-solve-goal"},
-		cmdFixTests:  {":FixpointFix", "M-x fixpoint-fix-tests"},
-		cmdRunTests:  {":FixpointTest", "M-x fixpoint-run-tests"},
-		cmdCancel:    {":FixpointCancel", "M-x fixpoint-cancel"},
-		logWhere:     {":FixpointLog", "M-x fixpoint-show-diff"},
-	}
-	switch n, ok := names[cmd]; {
-	case ok && client == "neovim":
-		return n[0]
-	case ok && (client == "eglot" || strings.Contains(client, "emacs")):
-		return n[1]
-	case cmd == logWhere:
-		return "the fixpoint output log"
+	c, ok := lookupCommand(cmd)
+	switch {
+	case !ok:
+		return cmd
+	case client == "neovim" && c.nvim != "":
+		return c.nvim
+	case (client == "eglot" || strings.Contains(client, "emacs")) && c.emacs != "":
+		return c.emacs
+	case c.elsewhere != "":
+		return c.elsewhere
 	}
 	return cmd
 }
@@ -106,7 +102,7 @@ type initializeParams struct {
 	} `json:"capabilities"`
 }
 
-// Commands advertised in executeCommandProvider.
+// Command ids; commands() declares what each one is.
 const (
 	cmdSolveGoal = "fixpoint.solveGoal"
 	cmdFixTests  = "fixpoint.fixTests"
@@ -170,7 +166,7 @@ func (s *Server) initialize(ctx context.Context, req jsonrpc2.Request) (any, err
 				CodeActionKinds: []protocol.CodeActionKind{protocol.QuickFix, protocol.RefactorRewrite, kindFixTests, kindRunTests},
 			},
 			ExecuteCommandProvider: &protocol.ExecuteCommandOptions{
-				Commands: []string{cmdSolveGoal, cmdFixTests, cmdRunTests, cmdCancel, cmdListModels},
+				Commands: advertisedCommands(),
 			},
 			Workspace: &protocol.ServerCapabilitiesWorkspace{
 				WorkspaceFolders: &protocol.ServerCapabilitiesWorkspaceFolders{Supported: true, ChangeNotifications: true},

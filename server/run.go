@@ -14,9 +14,11 @@ import (
 
 // execute is a run's goroutine. It ends when the engine returns, which it
 // must do promptly once ctx is cancelled. Every run sends
-// $/fixpoint/status while it works and exactly one final status.
+// $/fixpoint/status while it works and exactly one final status, through
+// endStatus (status.go), which ends the progress with it.
 func (s *Server) execute(ctx context.Context, r *run) {
 	defer s.finishRun(r)
+	defer s.endUnended(ctx, r)
 	if r.prev != nil {
 		if !s.awaitPrev(ctx, r) {
 			s.endStatus(ctx, r, stateCancelled, "Cancelled", "")
@@ -33,8 +35,9 @@ func (s *Server) execute(ctx context.Context, r *run) {
 		return
 	}
 	prog := s.beginProgress(ctx, r.token, "fixpoint: "+r.title, "starting")
+	r.end.prog = prog
 	if r.kind.mode() == "" {
-		s.executeTest(ctx, r, eng, prog)
+		s.executeTest(ctx, r, eng)
 		return
 	}
 	res, err := eng.Run(ctx, r.req, func(ev agent.Event) {
@@ -49,7 +52,7 @@ func (s *Server) execute(ctx context.Context, r *run) {
 	})
 	s.settle(r)
 	if err != nil {
-		s.endFailed(ctx, r, prog, err)
+		s.endFailed(ctx, r, err)
 		return
 	}
 	s.mu.Lock()
@@ -65,7 +68,7 @@ func (s *Server) execute(ctx context.Context, r *run) {
 		s.publishReport(ctx, r.root, res.Final)
 	}
 	if res.Verified {
-		prog.end(ctx, "Verified")
+		s.endProgress(ctx, r, "Verified")
 		s.land(ctx, r, res)
 		return
 	}
@@ -74,27 +77,26 @@ func (s *Server) execute(ctx context.Context, r *run) {
 		// result (during planning, between iterations): the user asked
 		// it to stop, so this is a cancellation, not a failed run with a
 		// best attempt to offer.
-		prog.end(ctx, "Cancelled")
 		s.endStatus(ctx, r, stateCancelled, "Cancelled", "")
 		return
 	}
-	prog.end(ctx, "Not verified: "+res.StopReason)
+	s.endProgress(ctx, r, "Not verified: "+res.StopReason)
 	s.offerUnverified(ctx, r, res)
 }
 
 // executeTest is a Run Tests run: the report becomes diagnostics, and the
 // final status says how many tests fail ("tests-failing" is not a failed run).
-func (s *Server) executeTest(ctx context.Context, r *run, eng Engine, prog *progress) {
+func (s *Server) executeTest(ctx context.Context, r *run, eng Engine) {
 	rep, err := eng.Test(ctx, r.root, r.req.Overlays)
 	s.settle(r)
 	if err != nil {
-		s.endFailed(ctx, r, prog, err)
+		s.endFailed(ctx, r, err)
 		return
 	}
 	s.publishReport(ctx, r.root, rep)
 	sum := summary(rep)
-	prog.end(ctx, sum)
-	if prog.fallback() {
+	s.endProgress(ctx, r, sum)
+	if r.end.prog.fallback() {
 		s.showMessage(ctx, protocol.MessageTypeInfo, "fixpoint: Run tests: "+sum)
 	}
 	r.reportCounts(rep)
@@ -136,9 +138,8 @@ func (s *Server) land(ctx context.Context, r *run, res *agent.Result) {
 }
 
 // endFailed ends a run whose engine returned an error.
-func (s *Server) endFailed(ctx context.Context, r *run, prog *progress, err error) {
+func (s *Server) endFailed(ctx context.Context, r *run, err error) {
 	msg := s.failure(ctx, err)
-	prog.end(ctx, msg)
 	if msg == "Cancelled" {
 		s.endStatus(ctx, r, stateCancelled, msg, "")
 		return
@@ -248,7 +249,6 @@ func (s *Server) finishRun(r *run) {
 			s.logger.Warn("close engine", "err", err)
 		}
 	}
-	s.logger.Info("run end", "run", r.id)
 	close(r.done)
 	// Warm the folder for the next action; a failed prewarm is tried
 	// again (and logged if its error changed).

@@ -115,10 +115,55 @@ func (s *Server) runningStatus(ctx context.Context, r *run, ev agent.Event) {
 	}
 }
 
-// endStatus sends r's final status.
+// runEnd is the one reporter of how a run ends: its work-done progress
+// (ended once), its final $/fixpoint/status (sent once) and the server
+// log's "run end" line, together. execute begins the progress into it,
+// every exit path ends through endStatus, and endUnended, deferred by
+// execute, ends a run that returned without a final status, so no client
+// is left showing "running". Only the run's goroutine touches it.
+type runEnd struct {
+	prog      *progress // nil until the progress begins (a nil progress is a no-op)
+	progEnded bool
+	ended     bool
+}
+
+// endProgress ends r's progress with message, once; the final status is
+// still to come (the outcome may first be applied or asked about).
+func (s *Server) endProgress(ctx context.Context, r *run, message string) {
+	if r.end.progEnded {
+		return
+	}
+	r.end.progEnded = true
+	r.end.prog.end(ctx, message)
+}
+
+// endStatus ends r: its progress (with message, unless endProgress ended
+// it already), its final status and the log line. Only the first call
+// counts: a run has exactly one final status.
 func (s *Server) endStatus(ctx context.Context, r *run, state, message, reason string) {
+	if r.end.ended {
+		s.logger.Warn("run ended twice", "run", r.id, "state", state)
+		return
+	}
+	s.endProgress(ctx, r, message)
+	r.end.ended = true
 	r.status.State, r.status.Message, r.status.Reason = state, message, reason
 	s.sendStatus(ctx, r)
+	s.logger.Info("run end", "run", r.id, "state", state)
+}
+
+// endUnended ends a run that returned without a final status: cancelled
+// when its context ended, else failed.
+func (s *Server) endUnended(ctx context.Context, r *run) {
+	if r.end.ended {
+		return
+	}
+	if ctx.Err() != nil {
+		s.endStatus(ctx, r, stateCancelled, "Cancelled", "")
+		return
+	}
+	s.logger.Error("run returned without a final status", "run", r.id)
+	s.endStatus(ctx, r, stateFailed, "Failed: the run ended without a result", "internal error: no final status")
 }
 
 // reportCounts copies a test report's counts into r's status.

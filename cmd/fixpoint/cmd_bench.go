@@ -15,6 +15,7 @@ import (
 	"github.com/fixpoint-dev/fixpoint/agent/llm"
 	"github.com/fixpoint-dev/fixpoint/config"
 	"github.com/fixpoint-dev/fixpoint/internal/bench/humaneval"
+	"github.com/fixpoint-dev/fixpoint/lang/registry"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/backends"
 	"github.com/fixpoint-dev/fixpoint/sandbox/docker"
@@ -210,7 +211,7 @@ func measureHumanEval(ctx context.Context, a *app, cfg *config.Config, problems 
 		return nil, err
 	}
 	pySnap := &sandbox.Snapshot{Files: map[string]sandbox.File{"main.py": {Data: []byte("\n")}}}
-	spec := backends.SpecFor(cfg, pySnap)
+	spec := backends.SpecFor(cfg, registry.Detect(pySnap), pySnap)
 	start := time.Now()
 	pool, err := humaneval.NewPool(ctx, backend, spec, r.parallel)
 	if err != nil {

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/fixpoint-dev/fixpoint/config"
-	"github.com/fixpoint-dev/fixpoint/internal/flock"
+	"github.com/fixpoint-dev/fixpoint/flock"
 	"github.com/fixpoint-dev/fixpoint/internal/warmd"
 	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
 )

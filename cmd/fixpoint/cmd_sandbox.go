@@ -239,7 +239,7 @@ Example:
 	if *img != "" && backend.Name() != config.BackendDocker {
 		fmt.Fprintf(a.stderr, "fixpoint: note: --image is ignored by the %s sandbox, which uses this machine's /usr\n", backend.Name())
 	}
-	spec := backends.SpecFor(cfg, snap)
+	spec := backends.SpecFor(cfg, registry.Detect(snap), snap)
 	spec.Labels["fixpoint.component"] = "sandbox-run"
 	if memBytes > 0 {
 		spec.Limits.Memory = memBytes

@@ -9,6 +9,7 @@ import (
 
 	"github.com/fixpoint-dev/fixpoint/config"
 	"github.com/fixpoint-dev/fixpoint/lang"
+	"github.com/fixpoint-dev/fixpoint/lang/registry"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/backends"
 	"github.com/fixpoint-dev/fixpoint/sandbox/docker"
@@ -24,7 +25,7 @@ func checkProject(ctx context.Context, cfg *config.Config, root string) (checks 
 	if err != nil {
 		return []check{{Name: "project", Status: "warn", Detail: oneLine(err.Error())}}, true
 	}
-	plan := setup.NewPlan(snap, cfg.Sandbox.Setup)
+	plan := setup.NewPlan(registry.Detect(snap), snap, cfg.Sandbox.Setup)
 	if plan.Lang == nil {
 		return []check{{Name: "project", Status: "info", Detail: root + ": no language detected (go.mod, package.json, pyproject.toml, *.py)"}}, true
 	}
@@ -32,7 +33,7 @@ func checkProject(ctx context.Context, cfg *config.Config, root string) (checks 
 	for _, w := range plan.Warnings {
 		checks = append(checks, check{Name: "project files", Status: "warn", Detail: w})
 	}
-	spec := backends.SpecFor(cfg, snap)
+	spec := backends.SpecFor(cfg, plan.Lang, snap)
 	var d *docker.Backend
 	if cfg.Sandbox.Backend == "" || cfg.Sandbox.Backend == config.BackendDocker {
 		dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -68,7 +69,7 @@ func checkRuntime(ctx context.Context, plan *setup.Plan, img string, d *docker.B
 		return ch, true, img
 	case d == nil:
 		ch.Status = "fail"
-		ch.Fix = (&setup.RuntimeError{Req: req}).Error()
+		ch.Fix = (&setup.RuntimeError{Req: req, Lang: plan.Lang}).Error()
 		_, ch.Fix, _ = strings.Cut(ch.Fix, "Fix: ")
 		return ch, false, img
 	}
@@ -78,23 +79,17 @@ func checkRuntime(ctx context.Context, plan *setup.Plan, img string, d *docker.B
 	rels, err := rt.Releases(rctx, plan.Lang)
 	if err != nil {
 		ch.Status, ch.Detail = "fail", ch.Detail+"; no other release: "+oneLine(err.Error())
-		_, ch.Fix, _ = strings.Cut((&setup.RuntimeError{Req: req}).Error(), "Fix: ")
+		_, ch.Fix, _ = strings.Cut((&setup.RuntimeError{Req: req, Lang: plan.Lang}).Error(), "Fix: ")
 		return ch, false, img
 	}
-	var vs []lang.Version
-	for _, r := range rels {
-		vs = append(vs, r.Version)
-	}
-	best, found := req.Range.Best(vs)
-	if p, isPicker := plan.Lang.(lang.ReleasePicker); isPicker {
-		best, found = p.PickRelease(req.Range, vs)
-	}
+	rel, found := lang.ChooseRelease(plan.Lang, req.Range, rels)
+	best := rel.Version
 	if !found {
 		ch.Status, ch.Detail = "fail", ch.Detail+fmt.Sprintf("; none of %d published releases satisfies it", len(rels))
-		_, ch.Fix, _ = strings.Cut((&setup.RuntimeError{Req: req}).Error(), "Fix: ")
+		_, ch.Fix, _ = strings.Cut((&setup.RuntimeError{Req: req, Lang: plan.Lang}).Error(), "Fix: ")
 		return ch, false, img
 	}
-	name := img + ":" + best.String()
+	name := image.RuntimeImage(img, best)
 	state := "built on first use"
 	if _, err := d.Client().ImageInspect(ctx, name); err == nil {
 		state = "built"

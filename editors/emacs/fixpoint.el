@@ -23,7 +23,7 @@
 ;;
 ;; eglot runs one server per buffer, so in the modes of
 ;; `fixpoint-major-modes' fixpoint replaces the usual server (gopls,
-;; pylsp...).  Progress ("fixpoint 2/6 · running tests · 3 failed") comes
+;; pylsp, rust-analyzer...).  Progress ("fixpoint 2/6 · running tests · 3 failed") comes
 ;; from the server's $/fixpoint/status notification (eglot 1.9 announces no
 ;; work-done progress): it is echoed and kept in `fixpoint-status', which
 ;; `fixpoint-eglot-setup' puts in the mode line.
@@ -50,7 +50,7 @@
 
 (defcustom fixpoint-major-modes
   '(go-mode go-ts-mode python-mode python-ts-mode js-mode js-ts-mode
-    typescript-mode typescript-ts-mode)
+    typescript-mode typescript-ts-mode rust-mode rust-ts-mode)
   "Major modes in which eglot starts `fixpoint serve'."
   :type '(repeat symbol))
 

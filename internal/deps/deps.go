@@ -1,7 +1,10 @@
 //go:build tools
 
-// Package deps pins modules that the build needs before any package imports
-// them, so that `go mod tidy` keeps them. It is never compiled.
+// Package deps keeps the module versions fixpoint was verified with. This
+// file (never compiled) imports modules before any package does, so that
+// `go mod tidy` keeps them; TestDependencyPins fails when go.mod moves a
+// module off the version shared/DEPS.md verified (jsonrpc2, protocol, uri,
+// go-openai, docker, chromem-go, pkg/errors, hujson).
 package deps
 
 import (

@@ -8,7 +8,8 @@ import (
 
 // TestDependencyPins fails when a module is moved off the version that
 // shared/DEPS.md verified. jsonrpc2 v1 is a rewrite that protocol v0.12.0
-// does not build on; pkg/errors below v0.9.1 breaks the docker client.
+// does not build on; pkg/errors below v0.9.1 breaks the docker client;
+// hujson has no tagged release, so its pseudo-version is the one verified.
 func TestDependencyPins(t *testing.T) {
 	data, err := os.ReadFile("../../go.mod")
 	if err != nil {
@@ -22,6 +23,7 @@ func TestDependencyPins(t *testing.T) {
 		{"github.com/docker/docker", "v28.5.2+incompatible"},
 		{"github.com/philippgille/chromem-go", "v0.7.0"},
 		{"github.com/pkg/errors", "v0.9.1"},
+		{"github.com/tailscale/hujson", "v0.0.0-20260727124030-b80ff77dac4f"},
 	}
 	for _, p := range pins {
 		re := regexp.MustCompile(`(?m)^\s*(?:require\s+)?` + regexp.QuoteMeta(p.module) + `\s+(\S+)`)

@@ -29,6 +29,11 @@ func TestLanguagesContract(t *testing.T) {
 		if len(l.VersionCommand()) == 0 {
 			t.Errorf("%s: VersionCommand is empty", name)
 		}
+		if e, ok := l.(lang.Editors); !ok {
+			t.Errorf("%s does not implement lang.Editors: the editor recipes cannot be checked for it", name)
+		} else if n := e.EditorNames(); len(n.VSCode) == 0 || len(n.Helix) == 0 || len(n.Zed) == 0 || len(n.Emacs) == 0 || len(n.RootMarkers) == 0 {
+			t.Errorf("%s: EditorNames = %+v: want a name in every editor and a root marker", name, n)
+		}
 		if p, ok := l.(lang.Policy); ok {
 			for _, r := range p.PolicyRules() {
 				if prev, dup := rules[r.Name]; dup {

@@ -2,8 +2,10 @@
 //
 // [Open] picks docker when an engine answers and bwrap otherwise (or what
 // the user chose), and wraps it so that a missing image fails with a message
-// naming the fix. [SpecFor] turns configuration and a workspace snapshot
-// into a sandbox.Spec: the image by language, limits from the config.
+// naming the fix. [SpecFor] turns configuration, the workspace's detected
+// language and its snapshot into a sandbox.Spec: the image by language,
+// limits from the config. The caller detects the language (lang/registry,
+// which this package sits below).
 package backends
 
 import (
@@ -19,7 +21,6 @@ import (
 
 	"github.com/fixpoint-dev/fixpoint/config"
 	"github.com/fixpoint-dev/fixpoint/lang"
-	"github.com/fixpoint-dev/fixpoint/lang/registry"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/bwrap"
 	"github.com/fixpoint-dev/fixpoint/sandbox/docker"
@@ -153,10 +154,8 @@ func (b *backend) ensureProjectImage(ctx context.Context, d *docker.Backend, spe
 // ImageFix says how to get image: the build command for fixpoint's own
 // images, a pull or config change for others.
 func ImageFix(img string) string {
-	for _, l := range registry.Names() {
-		if img == image.ImageName(l) {
-			return "build it with `fixpoint sandbox images build --lang " + l + "`"
-		}
+	if l, ok := image.ImageLang(img); ok {
+		return "build it with `fixpoint sandbox images build --lang " + l + "`"
 	}
 	if strings.HasPrefix(img, image.ProjectImagePrefix) {
 		return "it is built from sandbox.dockerfile; check that the Dockerfile builds with `docker build`"
@@ -167,15 +166,24 @@ func ImageFix(img string) string {
 	return "pull it with `docker pull " + img + "`, or unset sandbox.image (FIXPOINT_IMAGE) to use fixpoint's images (`fixpoint sandbox images build`)"
 }
 
-// SpecFor returns the session spec for a workspace: the image is
-// cfg.Sandbox.Image when set, else the project Dockerfile's image when
-// cfg.Sandbox.Dockerfile is set, else fixpoint-sandbox-<lang> by the
-// snapshot's language (python when unknown). Limits come from cfg. The
-// language's host caches (lang.HostCaches: Go's module cache) are mounted
-// when cfg.Sandbox.GoModCache allows.
-func SpecFor(cfg *config.Config, snap *sandbox.Snapshot) sandbox.Spec {
+// DefaultImage is fixpoint's image for language l: fixpoint-sandbox-<l>,
+// or the Python image when no language was detected (nil).
+func DefaultImage(l lang.Language) string {
+	if l == nil {
+		return image.ImageName("python")
+	}
+	return image.ImageName(l.Name())
+}
+
+// SpecFor returns the session spec for a workspace whose detected
+// language is l (nil when none; the caller detects it once, with
+// lang/registry): the image is cfg.Sandbox.Image when set, else the
+// project Dockerfile's image when cfg.Sandbox.Dockerfile is set, else
+// DefaultImage(l). Limits come from cfg. The language's host caches
+// (lang.HostCaches: Go's module cache) are mounted when
+// cfg.Sandbox.GoModCache allows.
+func SpecFor(cfg *config.Config, l lang.Language, snap *sandbox.Snapshot) sandbox.Spec {
 	spec := sandbox.Spec{Limits: Limits(cfg), Labels: map[string]string{}}
-	l := registry.Detect(snap)
 	switch {
 	case cfg.Sandbox.Image != "":
 		spec.Image = cfg.Sandbox.Image
@@ -187,11 +195,7 @@ func SpecFor(cfg *config.Config, snap *sandbox.Snapshot) sandbox.Spec {
 		spec.Image = image.ProjectImageName(df)
 		spec.Labels[LabelDockerfile] = df
 	default:
-		name := "python"
-		if l != nil {
-			name = l.Name()
-		}
-		spec.Image = image.ImageName(name)
+		spec.Image = DefaultImage(l)
 	}
 	if hc, ok := l.(lang.HostCaches); ok && (cfg.Sandbox.GoModCache == nil || *cfg.Sandbox.GoModCache) {
 		spec.Caches = append(spec.Caches, hc.HostCaches(snap)...)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fixpoint-dev/fixpoint/config"
+	"github.com/fixpoint-dev/fixpoint/lang/registry"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/sandboxtest"
 )
@@ -55,7 +56,7 @@ func TestSpecFor(t *testing.T) {
 			if tc.mod != nil {
 				tc.mod(cfg)
 			}
-			spec := SpecFor(cfg, tc.snap)
+			spec := SpecFor(cfg, registry.Detect(tc.snap), tc.snap)
 			if spec.Image != tc.wantImage {
 				t.Errorf("SpecFor image = %q, want %q", spec.Image, tc.wantImage)
 			}
@@ -85,7 +86,7 @@ func TestSpecForDockerfile(t *testing.T) {
 	cfg.Sandbox.Dockerfile = "Dockerfile.sandbox"
 	s := snap("a.py")
 	s.Root = root
-	spec := SpecFor(cfg, s)
+	spec := SpecFor(cfg, registry.Detect(s), s)
 	if !strings.HasPrefix(spec.Image, "fixpoint-project-") || spec.Labels[LabelDockerfile] != filepath.Join(root, "Dockerfile.sandbox") {
 		t.Errorf("SpecFor with a Dockerfile = %q, %v", spec.Image, spec.Labels)
 	}
@@ -118,7 +119,7 @@ func TestOpen(t *testing.T) {
 	if err != nil || b.Name() != "none" {
 		t.Fatalf("Open(none) = %v, %v", b, err)
 	}
-	s, err := b.Start(t.Context(), SpecFor(cfg, snap("a.py")))
+	s, err := b.Start(t.Context(), SpecFor(cfg, registry.Detect(snap("a.py")), snap("a.py")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +170,7 @@ func TestPythonImage(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.(interface{ Close() error }).Close()
-	s, err := b.Start(t.Context(), SpecFor(cfg, snap("test_a.py")))
+	s, err := b.Start(t.Context(), SpecFor(cfg, registry.Detect(snap("test_a.py")), snap("test_a.py")))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package bwrap_test
 import (
 	"testing"
 
+	"github.com/fixpoint-dev/fixpoint/agent/redact"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/bwrap"
 	"github.com/fixpoint-dev/fixpoint/sandbox/sandboxtest"
@@ -18,5 +19,5 @@ func TestConformance(t *testing.T) {
 	if err := b.Check(t.Context()); err != nil {
 		t.Fatalf("bwrap does not work here: %v", err)
 	}
-	sandboxtest.Conformance(t, b, sandbox.Spec{})
+	sandboxtest.Conformance(t, b, sandbox.Spec{}, redact.IsSecretPath)
 }

@@ -43,7 +43,9 @@ func reapChild() {
 		os.Exit(1)
 	}
 	fmt.Println("session", sess.(*docker.Session).Name())
-	sess.Run(ctx, sandbox.Command{Args: []string{"sleep", "3600"}})
+	// "running" reaches the parent once the command runs under the
+	// supervisor: the parent kills this process in the middle of a run.
+	sess.Run(ctx, sandbox.Command{Args: []string{"sh", "-c", "echo running; exec sleep 3600"}, Stdout: os.Stdout})
 	os.Exit(0)
 }
 
@@ -62,14 +64,20 @@ func TestReapAfterSIGKILL(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	line, err := bufio.NewReader(out).ReadString('\n')
+	rd := bufio.NewReader(out)
+	line, err := rd.ReadString('\n')
 	name, ok := strings.CutPrefix(strings.TrimSpace(line), "session ")
 	if err != nil || !ok {
 		cmd.Process.Kill()
 		cmd.Wait()
 		t.Fatalf("child said %q, %v", line, err)
 	}
-	time.Sleep(300 * time.Millisecond) // let the child's Run reach the supervisor
+	// Kill it once its Run reached the supervisor and the command runs.
+	if line, err := rd.ReadString('\n'); err != nil || strings.TrimSpace(line) != "running" {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("child's command said %q, %v; want running", line, err)
+	}
 	if err := cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fixpoint-dev/fixpoint/agent/redact"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/docker"
 	"github.com/fixpoint-dev/fixpoint/sandbox/sandboxtest"
@@ -275,5 +276,5 @@ func TestConformance(t *testing.T) {
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
-	sandboxtest.Conformance(t, b, sandbox.Spec{Image: testImage})
+	sandboxtest.Conformance(t, b, sandbox.Spec{Image: testImage}, redact.IsSecretPath)
 }

@@ -227,94 +227,15 @@ func (s *Session) boot(ctx context.Context) error {
 			labels[k] = v
 		}
 	}
-	user := s.user
-	uid, gid, _ := strings.Cut(user, ":")
-	if gid == "" {
-		gid = uid
-	}
-	wsSize, tmpSize := b.opts.WorkspaceSize, b.opts.TmpSize
-	if wsSize <= 0 {
-		wsSize = 1 << 30
-	}
-	if tmpSize <= 0 {
-		tmpSize = 256 << 20
-	}
-	l := s.limits
-	init, pids := true, int64(l.Pids)
-	if IsGVisor(b.opts.Runtime) {
-		// gVisor runs the sandbox's tasks as goroutines of its Sentry, and
-		// the engine's pids limit applies to the Sentry's host threads: a
-		// small limit kills gVisor itself. Tasks inside stay bounded by
-		// the memory limit and the timeout; the kill sweep ends them.
-		pids += 1024
-	}
-	cfg := &container.Config{
-		Image:        s.spec.Image,
-		User:         user,
-		Entrypoint:   []string{supervisorPath},
-		Cmd:          []string{"-sweep", "-workspace", workspaceDir},
-		WorkingDir:   workspaceDir,
-		Env:          s.baseEnv,
-		AttachStdin:  true,
-		AttachStdout: true,
-		AttachStderr: true,
-		OpenStdin:    true,
-		StdinOnce:    true, // when fixpoint goes away, stdin closes and the supervisor exits
-		// No NetworkDisabled: NetworkMode "none" (below) already leaves the
-		// container only its loopback, and unlike NetworkDisabled it lets
-		// the engine write /etc/hosts, so "localhost" resolves as it does
-		// natively (a test server on localhost:PORT).
-		Labels: labels,
-	}
-	mounts := []mount.Mount{{Type: mount.TypeVolume, Source: s.supVol, Target: supervisorDir, ReadOnly: true}}
-	for _, c := range s.spec.Caches {
-		src := c.Source
-		if c.HostDir != "" {
-			src = s.hostVols[c.Target]
-		}
-		mounts = append(mounts, mount.Mount{Type: mount.TypeVolume, Source: src, Target: c.Target, ReadOnly: true})
-	}
-	if m, err := b.goCacheMount(ctx, s.spec); err != nil {
+	mounts, err := s.mounts(ctx)
+	if err != nil {
 		return err
-	} else if m != nil {
-		mounts = append(mounts, *m)
 	}
-	if m, err := b.runnerCacheMount(ctx, s.spec, user); err != nil {
-		return err
-	} else if m != nil {
-		mounts = append(mounts, *m)
-	}
-	hc := &container.HostConfig{
-		NetworkMode:    "none",
-		ReadonlyRootfs: true,
-		CapDrop:        []string{"ALL"},
-		SecurityOpt:    []string{"no-new-privileges"},
-		Init:           &init,
-		IpcMode:        "private",
-		Runtime:        b.opts.Runtime,
-		Tmpfs: map[string]string{
-			"/tmp":       fmt.Sprintf("rw,nosuid,nodev,exec,size=%d,mode=1777", tmpSize),
-			workspaceDir: workspaceTmpfs(b.kind, wsSize, uid, gid),
-		},
-		Mounts: mounts,
-		Resources: container.Resources{
-			Memory:     l.Memory,
-			MemorySwap: l.Memory,
-			NanoCPUs:   l.NanoCPUs,
-			PidsLimit:  &pids,
-			Ulimits: []*units.Ulimit{
-				{Name: "nofile", Soft: int64(l.NoFile), Hard: int64(l.NoFile)},
-				{Name: "fsize", Soft: l.FileSize, Hard: l.FileSize},
-			},
-		},
-	}
-	if b.kind == "podman" {
-		// Podman sets RLIMIT_NPROC to 1048576 when none is given, which
-		// fails (EPERM in runc) where the engine lacks CAP_SYS_RESOURCE or
-		// its own hard limit is lower; the pids limit above is what bounds
-		// a sandbox, so give a modest per-uid cap explicitly.
-		hc.Resources.Ulimits = append(hc.Resources.Ulimits, &units.Ulimit{Name: "nproc", Soft: podmanNproc, Hard: podmanNproc})
-	}
+	cfg, hc := hardenedContainer(containerParams{
+		Image: s.spec.Image, User: s.user, Env: s.baseEnv, Labels: labels, Mounts: mounts,
+		Limits: s.limits, Runtime: b.opts.Runtime, Kind: b.kind,
+		WorkspaceSize: b.opts.WorkspaceSize, TmpSize: b.opts.TmpSize,
+	})
 	created, err := b.createContainer(ctx, cfg, hc, name, name)
 	if err != nil {
 		return fmt.Errorf("create sandbox container: %w", err)
@@ -341,9 +262,23 @@ func (s *Session) boot(ctx context.Context) error {
 		return fail(fmt.Errorf("start sandbox %s: %w", name, err))
 	}
 	c := &conn{hj: hj, r: pr}
+	if err := awaitReady(ctx, pr); err != nil {
+		hj.Close()
+		return fail(fmt.Errorf("sandbox %s: %w", name, err))
+	}
+	s.mu.Lock()
+	s.name, s.id, s.conn = name, id, c
+	s.mu.Unlock()
+	b.log.Debug("sandbox started", "session", name, "container", id[:12], "image", s.spec.Image, "runtime", b.opts.Runtime)
+	return nil
+}
+
+// awaitReady waits for the supervisor's Ready frame on r, which must
+// name this build's wire version.
+func awaitReady(ctx context.Context, r io.Reader) error {
 	ready := make(chan error, 1)
 	go func() {
-		f, err := wire.ReadFrame(pr)
+		f, err := wire.ReadFrame(r)
 		switch {
 		case err != nil:
 			ready <- fmt.Errorf("%w: %w", errSupervisorDown, err)
@@ -354,21 +289,135 @@ func (s *Session) boot(ctx context.Context) error {
 		}
 	}()
 	select {
-	case err = <-ready:
+	case err := <-ready:
+		return err
 	case <-ctx.Done():
-		err = ctx.Err()
+		return ctx.Err()
 	case <-time.After(30 * time.Second):
-		err = errors.New("supervisor did not answer within 30s")
+		return errors.New("supervisor did not answer within 30s")
 	}
-	if err != nil {
-		hj.Close()
-		return fail(fmt.Errorf("sandbox %s: %w", name, err))
+}
+
+// containerParams is what a session's container is made of; everything
+// else about it is fixed by hardenedContainer.
+type containerParams struct {
+	Image  string
+	User   string // "uid:gid" or "uid" (gid = uid)
+	Env    []string
+	Labels map[string]string
+	Mounts []mount.Mount // the supervisor volume first, then caches
+	Limits sandbox.Limits
+	// Runtime is the OCI runtime ("" = the engine's default, "runsc" =
+	// gVisor); Kind is the engine, "docker" or "podman".
+	Runtime, Kind string
+	// WorkspaceSize and TmpSize bound the /workspace and /tmp tmpfs;
+	// zero means 1 GiB and 256 MiB.
+	WorkspaceSize, TmpSize int64
+}
+
+// hardenedContainer is the container a session runs in: no network, a
+// read-only root, every capability dropped, no-new-privileges, its own
+// init and IPC namespace, tmpfs /tmp and /workspace, and the session's
+// memory, CPU, pids, open-file and file-size limits. It is pure (the
+// golden test in testdata/hardened.golden shows its output), so what
+// isolates a sandbox can be read in one place.
+func hardenedContainer(p containerParams) (*container.Config, *container.HostConfig) {
+	uid, gid, _ := strings.Cut(p.User, ":")
+	if gid == "" {
+		gid = uid
 	}
-	s.mu.Lock()
-	s.name, s.id, s.conn = name, id, c
-	s.mu.Unlock()
-	b.log.Debug("sandbox started", "session", name, "container", id[:12], "image", s.spec.Image, "runtime", b.opts.Runtime)
-	return nil
+	wsSize, tmpSize := p.WorkspaceSize, p.TmpSize
+	if wsSize <= 0 {
+		wsSize = 1 << 30
+	}
+	if tmpSize <= 0 {
+		tmpSize = 256 << 20
+	}
+	l := p.Limits
+	init, pids := true, int64(l.Pids)
+	if IsGVisor(p.Runtime) {
+		// gVisor runs the sandbox's tasks as goroutines of its Sentry, and
+		// the engine's pids limit applies to the Sentry's host threads: a
+		// small limit kills gVisor itself. Tasks inside stay bounded by
+		// the memory limit and the timeout; the kill sweep ends them.
+		pids += 1024
+	}
+	cfg := &container.Config{
+		Image:        p.Image,
+		User:         p.User,
+		Entrypoint:   []string{supervisorPath},
+		Cmd:          []string{"-sweep", "-workspace", workspaceDir},
+		WorkingDir:   workspaceDir,
+		Env:          p.Env,
+		AttachStdin:  true,
+		AttachStdout: true,
+		AttachStderr: true,
+		OpenStdin:    true,
+		StdinOnce:    true, // when fixpoint goes away, stdin closes and the supervisor exits
+		// No NetworkDisabled: NetworkMode "none" (below) already leaves the
+		// container only its loopback, and unlike NetworkDisabled it lets
+		// the engine write /etc/hosts, so "localhost" resolves as it does
+		// natively (a test server on localhost:PORT).
+		Labels: p.Labels,
+	}
+	hc := &container.HostConfig{
+		NetworkMode:    "none",
+		ReadonlyRootfs: true,
+		CapDrop:        []string{"ALL"},
+		SecurityOpt:    []string{"no-new-privileges"},
+		Init:           &init,
+		IpcMode:        "private",
+		Runtime:        p.Runtime,
+		Tmpfs: map[string]string{
+			"/tmp":       fmt.Sprintf("rw,nosuid,nodev,exec,size=%d,mode=1777", tmpSize),
+			workspaceDir: workspaceTmpfs(p.Kind, wsSize, uid, gid),
+		},
+		Mounts: p.Mounts,
+		Resources: container.Resources{
+			Memory:     l.Memory,
+			MemorySwap: l.Memory,
+			NanoCPUs:   l.NanoCPUs,
+			PidsLimit:  &pids,
+			Ulimits: []*units.Ulimit{
+				{Name: "nofile", Soft: int64(l.NoFile), Hard: int64(l.NoFile)},
+				{Name: "fsize", Soft: l.FileSize, Hard: l.FileSize},
+			},
+		},
+	}
+	if p.Kind == "podman" {
+		// Podman sets RLIMIT_NPROC to 1048576 when none is given, which
+		// fails (EPERM in runc) where the engine lacks CAP_SYS_RESOURCE or
+		// its own hard limit is lower; the pids limit above is what bounds
+		// a sandbox, so give a modest per-uid cap explicitly.
+		hc.Resources.Ulimits = append(hc.Resources.Ulimits, &units.Ulimit{Name: "nproc", Soft: podmanNproc, Hard: podmanNproc})
+	}
+	return cfg, hc
+}
+
+// mounts are the volumes of s's container: the supervisor (read-only),
+// the spec's caches (read-only), the Go build cache and the test runner's
+// cache when the spec has them.
+func (s *Session) mounts(ctx context.Context) ([]mount.Mount, error) {
+	b := s.b
+	mounts := []mount.Mount{{Type: mount.TypeVolume, Source: s.supVol, Target: supervisorDir, ReadOnly: true}}
+	for _, c := range s.spec.Caches {
+		src := c.Source
+		if c.HostDir != "" {
+			src = s.hostVols[c.Target]
+		}
+		mounts = append(mounts, mount.Mount{Type: mount.TypeVolume, Source: src, Target: c.Target, ReadOnly: true})
+	}
+	if m, err := b.goCacheMount(ctx, s.spec); err != nil {
+		return nil, err
+	} else if m != nil {
+		mounts = append(mounts, *m)
+	}
+	if m, err := b.runnerCacheMount(ctx, s.spec, s.user); err != nil {
+		return nil, err
+	} else if m != nil {
+		mounts = append(mounts, *m)
+	}
+	return mounts, nil
 }
 
 // ensureSupervisor returns the name of a volume holding this build of the

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"github.com/fixpoint-dev/fixpoint/internal/flock"
+	"github.com/fixpoint-dev/fixpoint/flock"
 )
 
 // volumeLockDir holds the lock files of shared cache volumes: one per

@@ -4,6 +4,7 @@ import (
 	"io"
 	"testing"
 
+	"github.com/fixpoint-dev/fixpoint/agent/redact"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/host"
 	"github.com/fixpoint-dev/fixpoint/sandbox/sandboxtest"
@@ -15,5 +16,5 @@ func TestConformance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sandboxtest.Conformance(t, b, sandbox.Spec{})
+	sandboxtest.Conformance(t, b, sandbox.Spec{}, redact.IsSecretPath)
 }

@@ -263,8 +263,9 @@ func TestNoLeftovers(t *testing.T) {
 			if err != nil || res.ExitCode != 0 {
 				t.Fatalf("Run = %+v, %v", res, err)
 			}
-			time.Sleep(100 * time.Millisecond)
-			if out, _ := exec.Command("pgrep", "-f", "sleep 31[34]").Output(); len(out) > 0 {
+			// Run sent SIGKILL to what the command left; wait for the
+			// kernel to end them, and fail only if they stay.
+			if out := waitGone(t, "sleep 31[34]"); len(out) > 0 {
 				t.Errorf("processes left behind: %s", out)
 			}
 		})
@@ -294,6 +295,29 @@ func TestReap(t *testing.T) {
 	for _, d := range []string{liveDir, other} {
 		if _, err := os.Stat(d); err != nil {
 			t.Errorf("%s removed", d)
+		}
+	}
+}
+
+// waitGone waits until no process's command line matches pattern (pgrep
+// -f), checking again each time the kernel has had a moment, and returns
+// what still matches when a generous bound passes: a killed process
+// exits soon, a leaked one never does.
+func waitGone(t *testing.T, pattern string) []byte {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		out, _ := exec.Command("pgrep", "-f", pattern).Output()
+		if len(out) == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return out
+		case <-tick.C:
 		}
 	}
 }

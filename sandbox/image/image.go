@@ -67,7 +67,20 @@ type Recipe struct {
 }
 
 // ImageName returns the default image name for a language.
-func ImageName(lang string) string { return "fixpoint-sandbox-" + lang }
+func ImageName(lang string) string { return defaultImagePrefix + lang }
+
+const defaultImagePrefix = "fixpoint-sandbox-"
+
+// ImageLang is the language whose default image img is (the inverse of
+// ImageName); ok is false for any other image, a per-version one
+// ("fixpoint-sandbox-node:20.11.1") included.
+func ImageLang(img string) (lang string, ok bool) {
+	name, ok := strings.CutPrefix(img, defaultImagePrefix)
+	if !ok || name == "" || strings.ContainsAny(name, ":/@") {
+		return "", false
+	}
+	return name, true
+}
 
 // RecipeFor returns the recipe of a language's default image: the base
 // every image has (basePackages, LANG, HOME, PATH) plus what the

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fixpoint-dev/fixpoint/internal/flock"
+	"github.com/fixpoint-dev/fixpoint/flock"
 )
 
 // ensureRootfs returns the cached debootstrapped tree for r, creating it

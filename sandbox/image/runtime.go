@@ -103,6 +103,10 @@ func (rt *Runtimes) get(ctx context.Context, url string, accept string) ([]byte,
 	return io.ReadAll(resp.Body)
 }
 
+// RuntimeImage is the name of the per-version image of base at runtime
+// version v ("fixpoint-sandbox-node:20.11.1"), as Ensure builds it.
+func RuntimeImage(base string, v lang.Version) string { return base + ":" + v.String() }
+
 // Ensure returns the image for l's runtime at release r, building it on
 // top of base when missing or outdated.
 func (rt *Runtimes) Ensure(ctx context.Context, l lang.Language, base string, r lang.Release) (string, error) {
@@ -115,7 +119,7 @@ func (rt *Runtimes) Ensure(ctx context.Context, l lang.Language, base string, r 
 	if err != nil {
 		return "", fmt.Errorf("per-version image needs %s: %w", base, err)
 	}
-	name := base + ":" + r.Version.String()
+	name := RuntimeImage(base, r.Version)
 	hash := runtimeHash(runtime, r, baseImg.ID)
 	if insp, err := rt.Client.ImageInspect(ctx, name); err == nil && insp.Config != nil && insp.Config.Labels[LabelRecipe] == hash {
 		return name, nil

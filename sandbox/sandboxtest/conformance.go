@@ -22,8 +22,10 @@ import (
 // exit codes and both streams, stdin, the timeout, Sync (also of deletions),
 // what enters the workspace (SnapshotFidelity), and test results parsed in
 // full past the output cap, on stdout and stderr and from a large report
-// file.
-func Conformance(t *testing.T, b sandbox.Backend, spec sandbox.Spec) {
+// file. isSecret is the secret-file rule the snapshot applies (the
+// caller passes agent/redact.IsSecretPath: sandbox packages do not import
+// agent).
+func Conformance(t *testing.T, b sandbox.Backend, spec sandbox.Spec, isSecret func(rel string) bool) {
 	t.Helper()
 	cases := []struct {
 		name string
@@ -37,7 +39,7 @@ func Conformance(t *testing.T, b sandbox.Backend, spec sandbox.Spec) {
 		{"Localhost", localhost},
 		{"SnapshotFidelity", func(t *testing.T, b sandbox.Backend, spec sandbox.Spec) {
 			spec.Limits = sandbox.Limits{Timeout: 30 * time.Second}
-			SnapshotFidelity(t, b, spec)
+			SnapshotFidelity(t, b, spec, isSecret)
 		}},
 		{"LongOutputParsedInFull", longOutputParsedInFull},
 		{"LongStderrParsedInFull", longStderrParsedInFull},

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fixpoint-dev/fixpoint/agent/redact"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 )
 
@@ -35,8 +34,10 @@ test "$bad" = 0 && echo "FIDELITY OK"
 // project and nothing more: gitignored files stay out, secret files stay
 // out unless [sandbox] include_secrets names them, symlinks inside the
 // workspace arrive as symlinks and the ones that leave it do not arrive,
-// and a multi-MB file arrives whole.
-func SnapshotFidelity(t *testing.T, b sandbox.Backend, spec sandbox.Spec) {
+// and a multi-MB file arrives whole. isSecret is the snapshot's secret-file
+// rule (agent/redact.IsSecretPath in fixpoint); it must count .env and
+// keys/id_rsa as secrets.
+func SnapshotFidelity(t *testing.T, b sandbox.Backend, spec sandbox.Spec, isSecret func(rel string) bool) {
 	t.Helper()
 	dir := t.TempDir()
 	files := map[string]string{
@@ -64,7 +65,7 @@ func SnapshotFidelity(t *testing.T, b sandbox.Backend, spec sandbox.Spec) {
 			t.Fatal(err)
 		}
 	}
-	snap, err := sandbox.SnapshotDir(dir, &sandbox.SnapshotOptions{IsSecret: redact.IsSecretPath, IncludeSecrets: []string{"test/fixtures/.env.example"}})
+	snap, err := sandbox.SnapshotDir(dir, &sandbox.SnapshotOptions{IsSecret: isSecret, IncludeSecrets: []string{"test/fixtures/.env.example"}})
 	if err != nil {
 		t.Fatal(err)
 	}

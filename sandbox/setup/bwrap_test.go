@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fixpoint-dev/fixpoint/lang/registry"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/bwrap"
 	"github.com/fixpoint-dev/fixpoint/sandbox/sandboxtest"
@@ -39,7 +40,7 @@ func TestBwrapInstallThenOffline(t *testing.T) {
 	spec := sandbox.Spec{Labels: map[string]string{sandbox.LabelProject: project}}
 	var lines []string
 	p := setup.New(b, &setup.Options{Progress: func(l string) { lines = append(lines, l) }})
-	if err := p.Prepare(t.Context(), &spec, snap, setup.NewPlan(snap, "")); err != nil {
+	if err := p.Prepare(t.Context(), &spec, snap, setup.NewPlan(registry.Detect(snap), snap, "")); err != nil {
 		t.Fatalf("Prepare: %v", err)
 	}
 	if len(spec.Caches) != 1 || spec.Caches[0].Target != "/workspace/node_modules" {
@@ -59,7 +60,7 @@ func TestBwrapInstallThenOffline(t *testing.T) {
 		t.Fatalf("offline run: %v exit %d %s%s", err, res.ExitCode, res.Stdout, res.Stderr)
 	}
 	spec2 := sandbox.Spec{Labels: spec.Labels}
-	if err := p.Prepare(t.Context(), &spec2, snap, setup.NewPlan(snap, "")); err != nil {
+	if err := p.Prepare(t.Context(), &spec2, snap, setup.NewPlan(registry.Detect(snap), snap, "")); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(strings.Join(lines, "\n"), "cached") {
@@ -112,7 +113,7 @@ func TestBwrapInstallBadRegistry(t *testing.T) {
 			project := "b0" + strings.Repeat("2", 14)
 			spec := sandbox.Spec{Labels: map[string]string{sandbox.LabelProject: project}}
 			p := setup.New(b, &setup.Options{LockDir: t.TempDir(), Getenv: func(string) string { return "" }})
-			err = p.Prepare(t.Context(), &spec, snap, setup.NewPlan(snap, ""))
+			err = p.Prepare(t.Context(), &spec, snap, setup.NewPlan(registry.Detect(snap), snap, ""))
 			if !errors.Is(err, sandbox.ErrInstall) {
 				t.Fatalf("Prepare = %v, want ErrInstall", err)
 			}
@@ -204,7 +205,7 @@ func TestBwrapPipFromLoopbackIndex(t *testing.T) {
 	})
 	spec := sandbox.Spec{Labels: map[string]string{sandbox.LabelProject: "b0" + strings.Repeat("3", 14)}}
 	p := setup.New(b, &setup.Options{LockDir: t.TempDir(), Getenv: getenv})
-	if err := p.Prepare(t.Context(), &spec, snap, setup.NewPlan(snap, "")); err != nil {
+	if err := p.Prepare(t.Context(), &spec, snap, setup.NewPlan(registry.Detect(snap), snap, "")); err != nil {
 		t.Fatalf("Prepare: %v", err)
 	}
 	t.Cleanup(func() { os.RemoveAll(filepath.Dir(filepath.Dir(spec.Caches[0].Source))) })
@@ -247,7 +248,7 @@ func TestBwrapPrebuildsGoStd(t *testing.T) {
 	spec := sandbox.Spec{Labels: map[string]string{sandbox.LabelProject: "b0" + strings.Repeat("4", 14)}}
 	var lines []string
 	p := setup.New(b, &setup.Options{LockDir: t.TempDir(), Progress: func(l string) { lines = append(lines, l) }})
-	if err := p.Prepare(t.Context(), &spec, snap, setup.NewPlan(snap, "")); err != nil {
+	if err := p.Prepare(t.Context(), &spec, snap, setup.NewPlan(registry.Detect(snap), snap, "")); err != nil {
 		t.Fatalf("Prepare: %v", err)
 	}
 	sess, err := b.Start(t.Context(), spec)
@@ -265,7 +266,7 @@ func TestBwrapPrebuildsGoStd(t *testing.T) {
 	}
 	lines = nil
 	spec2 := sandbox.Spec{Labels: spec.Labels}
-	if err := p.Prepare(t.Context(), &spec2, snap, setup.NewPlan(snap, "")); err != nil {
+	if err := p.Prepare(t.Context(), &spec2, snap, setup.NewPlan(registry.Detect(snap), snap, "")); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(strings.Join(lines, "\n"), "compiling the Go standard library") {

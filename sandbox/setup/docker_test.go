@@ -18,6 +18,7 @@ import (
 
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/volume"
+	"github.com/fixpoint-dev/fixpoint/lang/registry"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/docker"
 	"github.com/fixpoint-dev/fixpoint/sandbox/sandboxtest"
@@ -139,7 +140,7 @@ func TestInstallThenOffline(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEnv(t, tt.image)
 			snap := snapOf(tt.files)
-			plan := setup.NewPlan(snap, "")
+			plan := setup.NewPlan(registry.Detect(snap), snap, "")
 			spec := e.spec(tt.image)
 			if err := e.preparer(nil).Prepare(t.Context(), &spec, snap, plan); err != nil {
 				t.Fatalf("Prepare: %v", err)
@@ -209,7 +210,7 @@ func TestPipFromLoopbackIndex(t *testing.T) {
 		"requirements.txt": "tinydep==0.1\n",
 		"test_a.py":        "import tinydep\n\ndef test_answer():\n    assert tinydep.answer() == 42\n",
 	})
-	plan := setup.NewPlan(snap, "")
+	plan := setup.NewPlan(registry.Detect(snap), snap, "")
 	spec := e.spec("fixpoint-sandbox-python")
 	if err := e.preparer(getenv).Prepare(t.Context(), &spec, snap, plan); err != nil {
 		t.Fatalf("Prepare: %v\n%s", err, e.lines.text())
@@ -252,7 +253,7 @@ func TestInstallFailureStops(t *testing.T) {
 		"package.json": `{"name":"p","version":"1.0.0","dependencies":{"fixpoint-no-such-package-4f2a9c":"1.0.0"}}`,
 	})
 	spec := e.spec("fixpoint-sandbox-node")
-	err := e.preparer(nil).Prepare(t.Context(), &spec, snap, setup.NewPlan(snap, ""))
+	err := e.preparer(nil).Prepare(t.Context(), &spec, snap, setup.NewPlan(registry.Detect(snap), snap, ""))
 	if !errors.Is(err, sandbox.ErrInstall) {
 		t.Fatalf("Prepare = %v, want ErrInstall", err)
 	}
@@ -285,7 +286,7 @@ func TestRuntimeRefused(t *testing.T) {
 			e := newEnv(t, tt.image)
 			snap := snapOf(tt.files)
 			spec := e.spec(tt.image)
-			err := e.preparer(nil).Prepare(t.Context(), &spec, snap, setup.NewPlan(snap, ""))
+			err := e.preparer(nil).Prepare(t.Context(), &spec, snap, setup.NewPlan(registry.Detect(snap), snap, ""))
 			var re *setup.RuntimeError
 			if !errors.As(err, &re) {
 				t.Fatalf("Prepare = %v, want a RuntimeError", err)
@@ -305,7 +306,7 @@ func TestPerVersionNode(t *testing.T) {
 	e := newEnv(t, "fixpoint-sandbox-node")
 	snap := snapOf(map[string]string{"package.json": `{"engines":{"node":"^20.19.0 || ^22.12.0"}}`})
 	spec := e.spec("fixpoint-sandbox-node")
-	plan := setup.NewPlan(snap, "")
+	plan := setup.NewPlan(registry.Detect(snap), snap, "")
 	if err := e.preparer(nil).Prepare(t.Context(), &spec, snap, plan); err != nil {
 		t.Fatal(err)
 	}

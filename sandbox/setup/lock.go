@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"github.com/fixpoint-dev/fixpoint/internal/flock"
+	"github.com/fixpoint-dev/fixpoint/flock"
 )
 
 // defaultLockDir is where setup locks live when Options.LockDir is "":

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fixpoint-dev/fixpoint/lang/registry"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/setup"
 )
@@ -74,7 +75,7 @@ func TestLockHelperProcess(t *testing.T) {
 	spec := sandbox.Spec{Labels: map[string]string{sandbox.LabelProject: "0123456789abcdef"}}
 	p := setup.New(fileInstaller{dir}, &setup.Options{LockDir: filepath.Join(dir, "locks"),
 		Progress: func(l string) { fmt.Println("progress:", l) }})
-	if err := p.Prepare(t.Context(), &spec, snap, setup.NewPlan(snap, "")); err != nil {
+	if err := p.Prepare(t.Context(), &spec, snap, setup.NewPlan(registry.Detect(snap), snap, "")); err != nil {
 		t.Fatal(err)
 	}
 	fmt.Println("mounts:", spec.Caches)
@@ -185,7 +186,7 @@ func TestSetupLockCancel(t *testing.T) {
 				cancel()
 			}
 		}})
-	err := p.Prepare(ctx, &spec, snap, setup.NewPlan(snap, ""))
+	err := p.Prepare(ctx, &spec, snap, setup.NewPlan(registry.Detect(snap), snap, ""))
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Prepare while another process holds the lock, cancelled: %v, want context.Canceled", err)
 	}

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/fixpoint-dev/fixpoint/lang"
+	"github.com/fixpoint-dev/fixpoint/lang/node"
+	"github.com/fixpoint-dev/fixpoint/lang/registry"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 )
 
@@ -44,12 +46,16 @@ func TestNewPlan(t *testing.T) {
 			script: "npm install --no-audit --no-fund", dockerfile: "/p/.devcontainer/Dockerfile"},
 		{name: "config beats devcontainer", files: map[string]string{"package.json": pkg, ".devcontainer/devcontainer.json": `{"postCreateCommand": "x"}`}, override: "y",
 			script: "y", override2: ".fixpoint.toml ([sandbox] setup)"},
+		{name: "devcontainer trailing comma then comment", files: map[string]string{"package.json": pkg, ".devcontainer/devcontainer.json": "{\"postCreateCommand\": \"npm ci\", // the last key\n}"},
+			script: "npm ci", override2: ".devcontainer/devcontainer.json (postCreateCommand)"},
+		{name: "devcontainer comment markers inside strings", files: map[string]string{"package.json": pkg, ".devcontainer.json": `{"image": "reg//x/*y*/", "postCreateCommand": ["echo", ",}", /* c */ ],}`},
+			script: "echo ',}'", override2: ".devcontainer/devcontainer.json (postCreateCommand)", image: "reg//x/*y*/"},
 		{name: "broken devcontainer", files: map[string]string{"package.json": pkg, ".devcontainer/devcontainer.json": `{`}, script: "npm install --no-audit --no-fund", warn: "devcontainer.json ignored"},
 		{name: "broken engines", files: map[string]string{"package.json": `{"engines":{"node":"banana"}}`}, warn: "package.json (engines.node)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := NewPlan(snapOf(tt.files), tt.override)
+			p := NewPlan(registry.Detect(snapOf(tt.files)), snapOf(tt.files), tt.override)
 			script, ov := "", ""
 			if p.Step != nil {
 				script, ov = p.Step.Script, p.Step.Override
@@ -97,5 +103,20 @@ func TestRuntimeErrorMessage(t *testing.T) {
 	want := "pyproject.toml (requires-python) requires python >=3.12, but the sandbox image fixpoint-sandbox-python has python 3.11.2 (Debian bookworm has no other Python); no test was run. Fix: "
 	if !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), "[sandbox] image") {
 		t.Errorf("Error() = %q, want prefix %q and a fix naming [sandbox] image", err.Error(), want)
+	}
+}
+
+// The fix comes from the language that declared the requirement, which
+// the error carries (setup does not look languages up by name).
+func TestRuntimeErrorFixFromLanguage(t *testing.T) {
+	r, _ := lang.ParseNodeRange(">=22")
+	req := &lang.Requirement{Runtime: "node", Constraint: ">=22", Source: "package.json (engines.node)", Range: r}
+	with := (&RuntimeError{Req: req, Lang: node.Language{}, Where: "image fixpoint-sandbox-node"}).Error()
+	if !strings.Contains(with, node.Language{}.RuntimeFix(req)) {
+		t.Errorf("Error() = %q, want node's own fix", with)
+	}
+	without := (&RuntimeError{Req: req, Where: "image fixpoint-sandbox-node"}).Error()
+	if !strings.Contains(without, "set [sandbox] image to an image with a matching node") {
+		t.Errorf("Error() without a language = %q, want the generic fix", without)
 	}
 }

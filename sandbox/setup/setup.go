@@ -5,7 +5,9 @@
 // that every later, offline test run mounts read-only.
 //
 // The main types are [Plan] (what a workspace needs, read from its files
-// by lang) and [Preparer] (which makes it so for one backend). A version
+// by its language, which the caller detected and passes to [NewPlan]) and
+// [Preparer] (which makes it so for one backend). The package does not
+// import lang/registry: it sits below the languages. A version
 // nobody publishes is a [*RuntimeError] before any test runs, so that a
 // mismatch never reaches the model.
 package setup
@@ -26,8 +28,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tailscale/hujson"
+
 	"github.com/fixpoint-dev/fixpoint/lang"
-	"github.com/fixpoint-dev/fixpoint/lang/registry"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/backends"
 	"github.com/fixpoint-dev/fixpoint/sandbox/docker"
@@ -46,11 +49,13 @@ type Plan struct {
 	Warnings []string
 }
 
-// NewPlan reads what snap needs. override is [sandbox] setup: "" keeps the
-// detected step (or .devcontainer's postCreateCommand), "off" turns setup
-// off, anything else replaces the step's script.
-func NewPlan(snap *sandbox.Snapshot, override string) *Plan {
-	p := &Plan{Lang: registry.Detect(snap)}
+// NewPlan reads what snap needs; l is its detected language (nil when
+// none; the caller detects it once, with lang/registry). override is
+// [sandbox] setup: "" keeps the language's step (or .devcontainer's
+// postCreateCommand), "off" turns setup off, anything else replaces the
+// step's script.
+func NewPlan(l lang.Language, snap *sandbox.Snapshot, override string) *Plan {
+	p := &Plan{Lang: l}
 	if p.Lang != nil {
 		req, err := p.Lang.Requirement(snap)
 		if err != nil {
@@ -134,29 +139,38 @@ func (d *devcontainer) command() string {
 }
 
 func readDevcontainer(snap *sandbox.Snapshot) (*devcontainer, error) {
-	f, ok := snap.Files[".devcontainer/devcontainer.json"]
+	name := ".devcontainer/devcontainer.json"
+	f, ok := snap.Files[name]
 	if !ok {
-		if f, ok = snap.Files[".devcontainer.json"]; !ok {
+		name = ".devcontainer.json"
+		if f, ok = snap.Files[name]; !ok {
 			return nil, nil
 		}
 	}
 	data, err := f.Bytes()
 	if err != nil {
-		return nil, fmt.Errorf(".devcontainer/devcontainer.json ignored: %v", err)
+		return nil, fmt.Errorf("%s ignored: %v", name, err)
 	}
-	var d devcontainer
-	if err := json.Unmarshal(stripJSONC(data), &d); err != nil {
-		return nil, fmt.Errorf(".devcontainer/devcontainer.json ignored: %v", err)
+	// devcontainer.json is JSON with comments and trailing commas
+	// (JSONC); hujson parses it exactly where a hand-written stripper
+	// mis-read ", // comment" before a closing brace.
+	std, err := hujson.Standardize(data)
+	if err == nil {
+		var d devcontainer
+		if err = json.Unmarshal(std, &d); err == nil {
+			return &d, nil
+		}
 	}
-	return &d, nil
+	return nil, fmt.Errorf("%s ignored: %v; fix the file (JSON with comments and trailing commas)", name, err)
 }
 
 // RuntimeError is a declared runtime version the sandbox cannot provide.
 type RuntimeError struct {
 	Req   *lang.Requirement
-	Have  string // the version the sandbox has ("" when unknown)
-	Where string // "image fixpoint-sandbox-node", "the host (bwrap)"
-	Why   string // why no other version could be had
+	Lang  lang.Language // the language that declared Req; its lang.RuntimeHelp says the fix (nil = a generic fix)
+	Have  string        // the version the sandbox has ("" when unknown)
+	Where string        // "image fixpoint-sandbox-node", "the host (bwrap)"
+	Why   string        // why no other version could be had
 }
 
 func (e *RuntimeError) Error() string {
@@ -171,12 +185,12 @@ func (e *RuntimeError) Error() string {
 		fmt.Fprintf(&b, " (%s)", e.Why)
 	}
 	b.WriteString("; no test was run. Fix: ")
-	b.WriteString(fixFor(e.Req))
+	b.WriteString(fixFor(e.Req, e.Lang))
 	return b.String()
 }
 
-func fixFor(req *lang.Requirement) string {
-	if h, ok := registry.ByName(req.Runtime).(lang.RuntimeHelp); ok {
+func fixFor(req *lang.Requirement, l lang.Language) string {
+	if h, ok := l.(lang.RuntimeHelp); ok {
 		return h.RuntimeFix(req)
 	}
 	return "set [sandbox] image to an image with a matching " + req.Runtime
@@ -437,13 +451,11 @@ func (p *Preparer) projectImage(ctx context.Context, spec *sandbox.Spec, plan *P
 	return nil
 }
 
+// isDefaultImage reports whether img is fixpoint's own image for a
+// language, not one the configuration named.
 func isDefaultImage(img string) bool {
-	for _, l := range registry.Names() {
-		if img == image.ImageName(l) {
-			return true
-		}
-	}
-	return false
+	_, ok := image.ImageLang(img)
+	return ok
 }
 
 // networkFor is "bridge" unless a proxy variable points at the host's
@@ -488,7 +500,7 @@ func (p *Preparer) pickImage(ctx context.Context, spec *sandbox.Spec, plan *Plan
 	if req.Range.Allows(have) {
 		return nil
 	}
-	rerr := &RuntimeError{Req: req, Have: have.String(), Where: "image " + spec.Image}
+	rerr := &RuntimeError{Req: req, Lang: plan.Lang, Have: have.String(), Where: "image " + spec.Image}
 	if p.opts.Runtimes == nil {
 		return rerr
 	}
@@ -498,33 +510,21 @@ func (p *Preparer) pickImage(ctx context.Context, spec *sandbox.Spec, plan *Plan
 		return rerr
 	}
 	p.progress(fmt.Sprintf("%s requires %s %s; fetching a release", req.Source, req.Runtime, req.Constraint))
-	var vs []lang.Version
-	for _, r := range rels {
-		vs = append(vs, r.Version)
-	}
-	best, ok := req.Range.Best(vs)
-	if rp, isPicker := plan.Lang.(lang.ReleasePicker); isPicker {
-		best, ok = rp.PickRelease(req.Range, vs)
-	}
+	r, ok := lang.ChooseRelease(plan.Lang, req.Range, rels)
 	if !ok {
 		rerr.Why = fmt.Sprintf("none of the %d published %s releases satisfies it", len(rels), req.Runtime)
 		return rerr
 	}
-	for _, r := range rels {
-		if r.Version == best {
-			start := time.Now()
-			stop := p.ticker(fmt.Sprintf("preparing %s %s", req.Runtime, best), start)
-			name, err := p.opts.Runtimes.Ensure(ctx, plan.Lang, spec.Image, r)
-			stop()
-			if err != nil {
-				rerr.Why = err.Error()
-				return rerr
-			}
-			spec.Image = name
-			return nil
-		}
+	start := time.Now()
+	stop := p.ticker(fmt.Sprintf("preparing %s %s", req.Runtime, r.Version), start)
+	name, err := p.opts.Runtimes.Ensure(ctx, plan.Lang, spec.Image, r)
+	stop()
+	if err != nil {
+		rerr.Why = err.Error()
+		return rerr
 	}
-	return rerr
+	spec.Image = name
+	return nil
 }
 
 func (p *Preparer) imageVersion(ctx context.Context, pr Prober, img string, l lang.Language) (lang.Version, error) {
@@ -548,10 +548,10 @@ func CheckRuntime(ctx context.Context, sess sandbox.Session, plan *Plan, where s
 	}
 	v, perr := plan.Lang.ParseVersion(string(res.Stdout) + string(res.Stderr))
 	if res.ExitCode != 0 || perr != nil {
-		return &RuntimeError{Req: plan.Requirement, Where: where}
+		return &RuntimeError{Req: plan.Requirement, Lang: plan.Lang, Where: where}
 	}
 	if !plan.Requirement.Range.Allows(v) {
-		return &RuntimeError{Req: plan.Requirement, Have: v.String(), Where: where}
+		return &RuntimeError{Req: plan.Requirement, Lang: plan.Lang, Have: v.String(), Where: where}
 	}
 	return nil
 }

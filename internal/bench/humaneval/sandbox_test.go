@@ -7,6 +7,7 @@ import (
 
 	"github.com/fixpoint-dev/fixpoint/agent"
 	"github.com/fixpoint-dev/fixpoint/config"
+	"github.com/fixpoint-dev/fixpoint/lang/python"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/backends"
 	"github.com/fixpoint-dev/fixpoint/sandbox/sandboxtest"
@@ -28,7 +29,7 @@ func dockerPool(t *testing.T) *Pool {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec := backends.SpecFor(cfg, &sandbox.Snapshot{Files: map[string]sandbox.File{"main.py": {Data: []byte("\n")}}})
+	spec := backends.SpecFor(cfg, python.Language{}, &sandbox.Snapshot{Files: map[string]sandbox.File{"main.py": {Data: []byte("\n")}}})
 	pool, err := NewPool(t.Context(), b, spec, 2)
 	if err != nil {
 		t.Fatal(err)

@@ -1,7 +1,16 @@
-// Package flock takes exclusive locks shared by every fixpoint process of
-// a host: an flock(2) on a file, which the kernel releases when its holder
-// exits, however it exits. The setup phase, the docker backend's shared
-// cache volumes and the image builder use it.
+// Package flock is fixpoint's one home for flock(2): locks on a file that
+// every fixpoint process of a host shares and that the kernel releases
+// when its holder exits, however it exits.
+//
+// Lock takes an exclusive lock on a path, waiting until it is free (the
+// setup phase, the docker backend's shared cache volumes, the image
+// builder, the warm daemon). TryExclusive, Exclusive, Shared and Unlock
+// are the primitives on a file the caller opened itself (the per-project
+// run lock in agent, which must not wait; the failure memory's
+// reader/writer lock, which needs shared locks).
+//
+// The package is a leaf: it imports only the standard library, so any
+// layer (sandbox/*, memory, agent, cmd) may use it.
 package flock
 
 import (
@@ -58,11 +67,11 @@ func Lock(ctx context.Context, path string, waiting func()) (unlock func(), err 
 	}
 	told := false
 	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		err := TryExclusive(f)
 		if err == nil {
-			return func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
+			return func() { _ = Unlock(f); f.Close() }, nil
 		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
+		if !errors.Is(err, ErrLocked) {
 			f.Close()
 			return nil, fmt.Errorf("lock %s: %w", path, err)
 		}
@@ -75,6 +84,40 @@ func Lock(ctx context.Context, path string, waiting func()) (unlock func(), err 
 			f.Close()
 			return nil, ctx.Err()
 		case <-time.After(poll):
+		}
+	}
+}
+
+// ErrLocked is returned by TryExclusive when another holder has the lock.
+var ErrLocked = errors.New("locked by another holder")
+
+// TryExclusive takes the exclusive lock of f without waiting. When another
+// open file description holds it (in this process or another), the error
+// is ErrLocked.
+func TryExclusive(f *os.File) error {
+	err := retry(f, syscall.LOCK_EX|syscall.LOCK_NB)
+	if errors.Is(err, syscall.EWOULDBLOCK) {
+		return ErrLocked
+	}
+	return err
+}
+
+// Exclusive takes the exclusive lock of f, blocking until it is free.
+func Exclusive(f *os.File) error { return retry(f, syscall.LOCK_EX) }
+
+// Shared takes a shared lock of f, blocking while an exclusive holder has
+// it. A file opened read-only can be share-locked.
+func Shared(f *os.File) error { return retry(f, syscall.LOCK_SH) }
+
+// Unlock releases f's lock; closing f releases it too.
+func Unlock(f *os.File) error { return retry(f, syscall.LOCK_UN) }
+
+// retry calls flock(2), again when a signal interrupted it.
+func retry(f *os.File, how int) error {
+	for {
+		err := syscall.Flock(int(f.Fd()), how)
+		if !errors.Is(err, syscall.EINTR) {
+			return err
 		}
 	}
 }

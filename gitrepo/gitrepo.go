@@ -1,4 +1,14 @@
-package sandbox
+// Package gitrepo reads git's metadata files without running git: where a
+// repository is (Find, At), its tracked files, its excludes file and its
+// remotes. It is the one reader of .git for the whole module (the
+// snapshot's ignore rules in sandbox, the project id in memory).
+//
+// Every file is opened by ReadSmall: no-follow, non-blocking and bounded,
+// so a symlink, a named pipe or a huge file planted in a hostile
+// repository's .git cannot redirect, block or exhaust the reader.
+//
+// The package is a leaf: it imports only the standard library.
+package gitrepo
 
 import (
 	"bufio"
@@ -8,7 +18,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -25,43 +34,51 @@ import (
 // maxGitFile bounds what is read from any one git metadata file.
 const maxGitFile = 256 << 20
 
-// gitRepo is what was found about the repository holding a workspace.
-type gitRepo struct {
-	workTree string // absolute path of the repository's work tree
-	gitDir   string // the repository's git directory (per worktree)
-	common   string // the common git directory (info/exclude, config)
+// Repo is what was found about a repository.
+type Repo struct {
+	WorkTree string // path of the repository's work tree
+	GitDir   string // the repository's git directory (per worktree)
+	Common   string // the common git directory (info/exclude, config)
 }
 
-// findGitRepo looks for the repository that holds dir: a .git directory or
-// a .git file ("gitdir: …") in dir or one of its parents. ok is false
-// outside git.
-func findGitRepo(dir string) (gitRepo, bool) {
+// Find looks for the repository that holds dir: a .git directory or a .git
+// file ("gitdir: …") in dir or one of its parents. ok is false outside git.
+func Find(dir string) (Repo, bool) {
 	for d := dir; ; {
-		dotgit := filepath.Join(d, ".git")
-		if st, err := os.Lstat(dotgit); err == nil {
-			if r, ok := openGitDir(d, dotgit, st.IsDir()); ok {
-				return r, true
-			}
+		if r, ok := At(d); ok {
+			return r, true
 		}
 		parent := filepath.Dir(d)
 		if parent == d {
-			return gitRepo{}, false
+			return Repo{}, false
 		}
 		d = parent
 	}
 }
 
-func openGitDir(workTree, dotgit string, isDir bool) (gitRepo, bool) {
+// At is the repository whose work tree is exactly dir (dir/.git is a
+// directory, or a "gitdir:" file as in linked worktrees and submodules);
+// ok is false otherwise. A symlinked .git is not followed.
+func At(dir string) (Repo, bool) {
+	dotgit := filepath.Join(dir, ".git")
+	st, err := os.Lstat(dotgit)
+	if err != nil {
+		return Repo{}, false
+	}
+	return openGitDir(dir, dotgit, st.IsDir())
+}
+
+func openGitDir(workTree, dotgit string, isDir bool) (Repo, bool) {
 	gitDir := dotgit
 	if !isDir {
-		data, err := readSmall(dotgit, 4096)
+		data, err := ReadSmall(dotgit, 4096)
 		if err != nil {
-			return gitRepo{}, false
+			return Repo{}, false
 		}
 		line, _, _ := strings.Cut(string(data), "\n")
 		target, ok := strings.CutPrefix(strings.TrimSpace(line), "gitdir:")
 		if !ok {
-			return gitRepo{}, false
+			return Repo{}, false
 		}
 		target = strings.TrimSpace(target)
 		if !filepath.IsAbs(target) {
@@ -69,22 +86,22 @@ func openGitDir(workTree, dotgit string, isDir bool) (gitRepo, bool) {
 		}
 		gitDir = target
 	}
-	r := gitRepo{workTree: workTree, gitDir: gitDir, common: gitDir}
-	if data, err := readSmall(filepath.Join(gitDir, "commondir"), 4096); err == nil {
+	r := Repo{WorkTree: workTree, GitDir: gitDir, Common: gitDir}
+	if data, err := ReadSmall(filepath.Join(gitDir, "commondir"), 4096); err == nil {
 		c := strings.TrimSpace(string(data))
 		if !filepath.IsAbs(c) {
 			c = filepath.Join(gitDir, c)
 		}
-		r.common = c
+		r.Common = c
 	}
 	return r, true
 }
 
-// readSmall reads at most limit bytes of a regular file. A symlink is not
+// ReadSmall reads at most limit bytes of a regular file. A symlink is not
 // followed (git does not follow a symlinked .gitignore either), and a named
 // pipe planted where a config file is expected cannot block: the open is
 // non-blocking and anything but a regular file is refused.
-func readSmall(p string, limit int64) ([]byte, error) {
+func ReadSmall(p string, limit int64) ([]byte, error) {
 	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
 	if err != nil {
 		return nil, err
@@ -100,18 +117,18 @@ func readSmall(p string, limit int64) ([]byte, error) {
 	return io.ReadAll(io.LimitReader(f, limit))
 }
 
-// excludesFile returns the core.excludesFile git would use: the
+// ExcludesFile returns the core.excludesFile git would use: the
 // repository's config, then the user's (~/.gitconfig, then
 // $XDG_CONFIG_HOME/git/config), then the default $XDG_CONFIG_HOME/git/ignore.
 // Only the [core] excludesfile key is read; includes are not followed.
-func (r gitRepo) excludesFile() string {
+func (r Repo) ExcludesFile() string {
 	home, _ := os.UserHomeDir()
 	xdg := os.Getenv("XDG_CONFIG_HOME")
 	if xdg == "" && home != "" {
 		xdg = filepath.Join(home, ".config")
 	}
 	var configs []string
-	configs = append(configs, filepath.Join(r.common, "config"))
+	configs = append(configs, r.Config())
 	if home != "" {
 		configs = append(configs, filepath.Join(home, ".gitconfig"))
 	}
@@ -119,7 +136,7 @@ func (r gitRepo) excludesFile() string {
 		configs = append(configs, filepath.Join(xdg, "git", "config"))
 	}
 	for _, c := range configs {
-		if v, ok := configValue(c, "core", "excludesfile"); ok {
+		if v, ok := ConfigValue(c, "core", "excludesfile"); ok {
 			if rest, ok := strings.CutPrefix(v, "~/"); ok && home != "" {
 				v = filepath.Join(home, rest)
 			}
@@ -132,14 +149,58 @@ func (r gitRepo) excludesFile() string {
 	return ""
 }
 
-// configValue finds section.key in a git config file (a minimal reader:
-// case-insensitive section and key names, quoted values, # and ; comments).
-func configValue(file, section, key string) (string, bool) {
-	data, err := readSmall(file, 1<<20)
-	if err != nil {
-		return "", false
+// Config is the path of the repository's config file (in the common dir,
+// so a linked worktree reads its main repository's).
+func (r Repo) Config() string { return filepath.Join(r.Common, "config") }
+
+// ConfigValue finds section.key in a git config file: the first value of
+// key in any [section] or [section "subsection"].
+func ConfigValue(file, section, key string) (string, bool) {
+	var val string
+	found := false
+	scanConfig(file, func(sec, _, k, v string) bool {
+		if sec == section && strings.EqualFold(k, key) {
+			val, found = v, true
+			return false
+		}
+		return true
+	})
+	return val, found
+}
+
+// RemoteURL is the URL of remote "origin" in the repository's config, else
+// of the first remote listed; "" when there is none. Credentials in the
+// URL are returned as written: the caller strips them.
+func (r Repo) RemoteURL() string {
+	var first, origin string
+	scanConfig(r.Config(), func(sec, sub, k, v string) bool {
+		if sec != "remote" || !strings.EqualFold(k, "url") {
+			return true
+		}
+		if first == "" {
+			first = v
+		}
+		if sub == "origin" && origin == "" {
+			origin = v
+		}
+		return true
+	})
+	if origin != "" {
+		return origin
 	}
-	cur := ""
+	return first
+}
+
+// scanConfig calls fn for each key = value of a git config file until fn
+// returns false (a minimal reader: case-insensitive section and key
+// names, quoted subsections and values, # and ; comments; includes are
+// not followed). A file that cannot be read has no entries.
+func scanConfig(file string, fn func(section, subsection, key, value string) bool) {
+	data, err := ReadSmall(file, 1<<20)
+	if err != nil {
+		return
+	}
+	sec, sub := "", ""
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
@@ -151,36 +212,40 @@ func configValue(file, section, key string) (string, bool) {
 			if end < 0 {
 				continue
 			}
-			cur = strings.ToLower(strings.TrimSpace(strings.Fields(line[1:end] + " ")[0]))
+			head := strings.TrimSpace(line[1:end])
+			name, rest := head, ""
+			if i := strings.IndexAny(head, " \t"); i >= 0 {
+				name, rest = head[:i], head[i:]
+			}
+			sec = strings.ToLower(strings.TrimSpace(name))
+			sub = strings.Trim(strings.TrimSpace(rest), `"`)
 			line = strings.TrimSpace(line[end+1:])
 			if line == "" {
 				continue
 			}
 		}
-		if cur != section {
-			continue
-		}
 		k, v, ok := strings.Cut(line, "=")
-		if !ok || !strings.EqualFold(strings.TrimSpace(k), key) {
+		if !ok {
 			continue
 		}
 		v = strings.TrimSpace(v)
 		if i := strings.IndexAny(v, "#;"); i >= 0 && !strings.HasPrefix(v, `"`) {
 			v = strings.TrimSpace(v[:i])
 		}
-		return strings.Trim(v, `"`), true
+		if !fn(sec, sub, strings.TrimSpace(k), strings.Trim(v, `"`)) {
+			return
+		}
 	}
-	return "", false
 }
 
 // errIndexFormat is returned for an index this reader does not understand.
 var errIndexFormat = errors.New("unsupported git index")
 
-// trackedFiles reads the paths of the git index (format versions 2, 3 and
+// TrackedFiles reads the paths of the git index (format versions 2, 3 and
 // 4; SHA-1 and SHA-256 repositories), relative to the work tree. A missing
 // index (a fresh repository) is an empty set.
-func (r gitRepo) trackedFiles() (map[string]bool, error) {
-	data, err := readSmall(filepath.Join(r.gitDir, "index"), maxGitFile)
+func (r Repo) TrackedFiles() (map[string]bool, error) {
+	data, err := ReadSmall(filepath.Join(r.GitDir, "index"), maxGitFile)
 	if errors.Is(err, os.ErrNotExist) {
 		return map[string]bool{}, nil
 	}
@@ -188,7 +253,7 @@ func (r gitRepo) trackedFiles() (map[string]bool, error) {
 		return nil, err
 	}
 	hashLen := 20
-	if v, ok := configValue(filepath.Join(r.common, "config"), "extensions", "objectformat"); ok && strings.EqualFold(v, "sha256") {
+	if v, ok := ConfigValue(r.Config(), "extensions", "objectformat"); ok && strings.EqualFold(v, "sha256") {
 		hashLen = 32
 	}
 	return parseIndex(data, hashLen)
@@ -272,18 +337,4 @@ func indexVarint(b []byte) (int, int) {
 		val = ((val + 1) << 7) | int(c&0x7f)
 	}
 	return val, i
-}
-
-// relTo returns p relative to base in slash form, or "", false when p is
-// not inside base.
-func relTo(base, p string) (string, bool) {
-	rel, err := filepath.Rel(base, p)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return "", false
-	}
-	rel = filepath.ToSlash(rel)
-	if rel == "." {
-		rel = ""
-	}
-	return path.Clean("/" + rel)[1:], true
 }

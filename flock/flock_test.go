@@ -76,3 +76,45 @@ func TestUserDir(t *testing.T) {
 		t.Errorf("UserDir %s: mode %v; want 0700", a, st.Mode().Perm())
 	}
 }
+
+// Two open files of one path exclude each other under TryExclusive, shared
+// holders coexist and keep an exclusive taker out, and Unlock frees it.
+func TestTryExclusive(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a.lock")
+	open := func() *os.File {
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		return f
+	}
+	a, b, c := open(), open(), open()
+	if err := TryExclusive(a); err != nil {
+		t.Fatalf("TryExclusive(free) = %v, want nil", err)
+	}
+	if err := TryExclusive(b); !errors.Is(err, ErrLocked) {
+		t.Fatalf("TryExclusive(held) = %v, want ErrLocked", err)
+	}
+	if err := Unlock(a); err != nil {
+		t.Fatal(err)
+	}
+	if err := Shared(a); err != nil {
+		t.Fatal(err)
+	}
+	if err := Shared(b); err != nil {
+		t.Fatalf("second Shared = %v, want nil", err)
+	}
+	if err := TryExclusive(c); !errors.Is(err, ErrLocked) {
+		t.Fatalf("TryExclusive under shared holders = %v, want ErrLocked", err)
+	}
+	if err := Unlock(a); err != nil {
+		t.Fatal(err)
+	}
+	if err := Unlock(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := TryExclusive(c); err != nil {
+		t.Fatalf("TryExclusive after Unlock = %v, want nil", err)
+	}
+}

@@ -1,0 +1,14 @@
+package python
+
+import "github.com/fixpoint-dev/fixpoint/lang"
+
+// EditorNames implements lang.Editors.
+func (Language) EditorNames() lang.EditorNames {
+	return lang.EditorNames{
+		VSCode:      []string{"python"},
+		Helix:       []string{"python"},
+		Zed:         []string{"Python"},
+		Emacs:       []string{"python-mode", "python-ts-mode"},
+		RootMarkers: []string{"pyproject.toml"},
+	}
+}

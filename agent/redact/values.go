@@ -193,7 +193,8 @@ func trivialValue(key, v string) bool {
 }
 
 // Masker masks a fixed set of secret values in text: each value plain,
-// reversed, in hex (lower and upper case), in URL encoding and in base64
+// reversed, in hex (lower and upper case), in URL encoding (a space as +
+// or %20, hex digits in either case) and in base64
 // (standard and URL alphabets, at the three byte alignments a value can
 // have inside a longer encoded blob), and, for long random values, any
 // fragment of windowLen characters of these forms. [Masker.String] then
@@ -269,7 +270,13 @@ func variants(v string) []string {
 	b := []byte(v)
 	out := []string{v, reverse(v), hex.EncodeToString(b), strings.ToUpper(hex.EncodeToString(b))}
 	if q := url.QueryEscape(v); q != v {
-		out = append(out, q)
+		// Form and query encoding write a space as +; encodeURIComponent
+		// and Python's quote as %20; some encoders use lower-case hex.
+		p := strings.ReplaceAll(q, "+", "%20")
+		out = append(out, q, lowerEscapes(q))
+		if p != q {
+			out = append(out, p, lowerEscapes(p))
+		}
 	}
 	for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
 		for k := 0; k < 3; k++ {
@@ -284,6 +291,25 @@ func variants(v string) []string {
 		}
 	}
 	return out
+}
+
+// lowerEscapes writes the hex digits of s's %XX escapes in lower case.
+func lowerEscapes(s string) string {
+	b := []byte(s)
+	for i := 0; i+2 < len(b); i++ {
+		if b[i] == '%' {
+			b[i+1], b[i+2] = lowerASCII(b[i+1]), lowerASCII(b[i+2])
+			i += 2
+		}
+	}
+	return string(b)
+}
+
+func lowerASCII(c byte) byte {
+	if c >= 'A' && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
 }
 
 func reverse(s string) string {

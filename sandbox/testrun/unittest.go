@@ -151,7 +151,7 @@ func unittestSection(lines []string, i int, out *[]Result, index map[string]int,
 	}
 	r := &(*out)[j]
 	if r.Status == "" || r.Status == StatusPass {
-		r.Status = map[string]Status{"FAIL": StatusFail, "ERROR": StatusError, "UNEXPECTED SUCCESS": StatusFail}[m[1]]
+		r.Status = map[string]Status{"FAIL": StatusFail, "ERROR": StatusError}[m[1]]
 	}
 	body := lines[min(i+3, end):end]
 	text := strings.Join(body, "\n")

@@ -5,8 +5,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/fixpoint-dev/fixpoint/agent/llm"
+	"github.com/fixpoint-dev/fixpoint/config"
 	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
 )
 
@@ -127,5 +129,43 @@ func TestRunTokenBudgetCountsOutputTokens(t *testing.T) {
 	}
 	if res.StopReason != StopTokenBudget || m.calls != 1 {
 		t.Errorf("StopReason = %q after %d model calls; want %q after 1", res.StopReason, m.calls, StopTokenBudget)
+	}
+}
+
+// blockingModel answers only when the run's context ends (or, as a safety
+// net for a broken budget, after a minute, with a reply that applies
+// nothing).
+type blockingModel struct{ calls int }
+
+func (m *blockingModel) Chat(ctx context.Context, req llm.Request, onDelta func(string)) (*llm.Response, error) {
+	m.calls++
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-time.After(time.Minute):
+		return &llm.Response{Content: "I cannot help with this."}, nil
+	}
+}
+
+// TestRunWallBudget: agent.wall_budget bounds the run: a model call still
+// running when it is spent is abandoned, and the run stops with the wall
+// budget as its reason (not "cancelled", not max iterations).
+func TestRunWallBudget(t *testing.T) {
+	skipShort(t)
+	root := copyTree(t, goBugDir)
+	cfg := testConfig(t)
+	cfg.Agent.WallBudget = config.Duration(10 * time.Second) // far above the setup here: the given baseline runs nothing
+	cfg.Agent.MaxIterations = 1
+	m := &blockingModel{}
+	e := New(cfg, &Options{Model: m, Backend: testBackend(t)})
+	defer e.Close()
+	base := &testrun.Report{ExitCode: 1, Tests: []testrun.Result{{ID: "stats.TestMedian", Status: testrun.StatusFail}}}
+	base.Count()
+	res, err := e.Run(t.Context(), Request{Mode: ModeFix, Root: root, Baseline: base}, nil)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if res.Verified || res.StopReason != StopWallBudget || m.calls != 1 {
+		t.Errorf("Verified = %v, StopReason = %q after %d model calls; want %q after 1", res.Verified, res.StopReason, m.calls, StopWallBudget)
 	}
 }

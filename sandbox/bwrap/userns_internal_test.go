@@ -62,3 +62,49 @@ func TestNoNestedUserNamespaces(t *testing.T) {
 		}
 	})
 }
+
+// ownSession exits 3 when the process shares its session with a process
+// outside the sandbox's pid namespace (getsid reports 0 then): without
+// bwrap --new-session, sandboxed code can push input into the terminal
+// fixpoint runs in (TIOCSTI) where the kernel still allows it.
+const ownSession = `sid=$(python3 -c 'import os; print(os.getsid(0))'); echo "sid=$sid"; test "$sid" != 0 || exit 3`
+
+// TestOwnSession: a test session's commands and the setup step run in a
+// session of their own (bwrap --new-session).
+func TestOwnSession(t *testing.T) {
+	sandboxtest.RequireCommand(t, "bwrap")
+	sandboxtest.RequireCommand(t, "python3")
+	b, err := New(&Options{TmpSize: 32 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Run("session", func(t *testing.T) {
+		s, err := b.Start(t.Context(), sandbox.Spec{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		res, err := s.Run(t.Context(), sandbox.Command{Args: []string{"sh", "-c", ownSession}, Limits: sandbox.Limits{Timeout: 30 * time.Second}})
+		if err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+		if res.ExitCode != 0 {
+			t.Errorf("a test session shares the caller's session: exit %d, %s%s", res.ExitCode, res.Stdout, res.Stderr)
+		}
+	})
+	t.Run("setup step", func(t *testing.T) {
+		var rnd [8]byte
+		rand.Read(rnd[:])
+		project := hex.EncodeToString(rnd[:])
+		t.Cleanup(func() { os.RemoveAll(filepath.Join(b.depsDir(), project)) })
+		var out strings.Builder
+		_, err := b.Install(t.Context(), sandbox.InstallSpec{
+			Key: "session", Script: ownSession, Snapshot: &sandbox.Snapshot{Files: map[string]sandbox.File{}},
+			Caches: []sandbox.CacheDir{{Name: "c", Target: "/tmp/c"}}, Labels: map[string]string{sandbox.LabelProject: project},
+			Limits: sandbox.Limits{Timeout: time.Minute}, Output: &out,
+		})
+		if err != nil {
+			t.Errorf("the setup step shares the caller's session: %v\n%s", err, out.String())
+		}
+	})
+}

@@ -169,3 +169,23 @@ func TestRunWallBudget(t *testing.T) {
 		t.Errorf("Verified = %v, StopReason = %q after %d model calls; want %q after 1", res.Verified, res.StopReason, m.calls, StopWallBudget)
 	}
 }
+
+// TestCheckEditsSnapshots: in fix mode a test snapshot (jest, vitest,
+// syrupy, insta) is the specification like any golden file: rewriting it
+// to the buggy output, or adding one, is refused; in solve mode new tests
+// may record theirs.
+func TestCheckEditsSnapshots(t *testing.T) {
+	for _, p := range []string{"src/__snapshots__/render.test.js.snap", "tests/__snapshots__/test_api.ambr", "src/snapshots/crate__render.snap"} {
+		before := map[string][]byte{p: []byte("exports[`render 1`] = `\"<b>ok</b>\"`;\n")}
+		after := map[string][]byte{p: []byte("exports[`render 1`] = `\"<b>bug</b>\"`;\n")}
+		if got := strings.Join(checkEdits(ModeFix, false, before, after), "; "); !strings.Contains(got, "test snapshot") {
+			t.Errorf("checkEdits(fix, edit %s) = %q, want it refused as a test snapshot", p, got)
+		}
+		if got := strings.Join(checkEdits(ModeFix, false, map[string][]byte{}, after), "; "); !strings.Contains(got, "test snapshot") {
+			t.Errorf("checkEdits(fix, new %s) = %q, want it refused as a test snapshot", p, got)
+		}
+		if got := checkEdits(ModeSolve, false, map[string][]byte{}, after); len(got) != 0 {
+			t.Errorf("checkEdits(solve, new %s) = %q, want it allowed", p, got)
+		}
+	}
+}

@@ -37,7 +37,7 @@ func TestIsSnapshot(t *testing.T) {
 		{"__snapshots__/app.test.ts.snap", true},
 		{"a/b/__snapshots__/c/x.snap", true},
 		{"tests/__snapshots__/test_api.ambr", true},
-		{"pkg/a/b/__snapshots__/test_api.ambr", true}, // syrupy, nested
+		{"pkg/a/b/__snapshots__/test_api.ambr", true},     // syrupy, nested
 		{"src/snapshots/crate__tests__render.snap", true}, // insta
 		{"src/snapshot.ts", false},
 		{"snap/snapcraft.yaml", false},

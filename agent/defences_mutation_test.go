@@ -133,8 +133,8 @@ func TestRunTokenBudgetCountsOutputTokens(t *testing.T) {
 }
 
 // blockingModel answers only when the run's context ends (or, as a safety
-// net for a broken budget, after a minute, with a reply that applies
-// nothing).
+// net for a broken budget, after 30 s, with a wrong fix that ends the
+// iteration).
 type blockingModel struct{ calls int }
 
 func (m *blockingModel) Chat(ctx context.Context, req llm.Request, onDelta func(string)) (*llm.Response, error) {
@@ -142,8 +142,8 @@ func (m *blockingModel) Chat(ctx context.Context, req llm.Request, onDelta func(
 	select {
 	case <-ctx.Done():
 		return nil, ctx.Err()
-	case <-time.After(time.Minute):
-		return &llm.Response{Content: "I cannot help with this."}, nil
+	case <-time.After(30 * time.Second):
+		return &llm.Response{Content: wrongMedian("s[mid]", "s[0]")}, nil
 	}
 }
 

@@ -101,6 +101,9 @@ func TestProtectedNested(t *testing.T) {
 		{"pkg/.github/workflows/ci.yml", "CI"},
 		{"a/b/.github/actions/setup/action.yml", "CI"},
 		{".GitHub/Workflows/ci.yml", "CI"},
+		{".gitea/workflows/ci.yaml", "CI"},
+		{"sub/.forgejo/workflows/release.yml", "CI"},
+		{".forgejo/actions/setup/action.yml", "CI"},
 		{".devcontainer/sub/Dockerfile", "dev container"},
 		{"svc/.devcontainer/devcontainer.json", "dev container"},
 		{".circleci/nested/config.yml", "CI"},
@@ -111,6 +114,8 @@ func TestProtectedNested(t *testing.T) {
 		{"src/vscode/settings.json", ""},
 		{"docs/.github/CODEOWNERS", ""},
 		{"workflows/ci.yml", ""},
+		{".github/workflows", ""}, // a file named like the directory
+		{".gitea/issue_template.md", ""},
 	}
 	for _, tt := range tests {
 		got := Protected(tt.path)

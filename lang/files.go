@@ -28,3 +28,20 @@ func InTestData(p string) bool {
 	}
 	return false
 }
+
+// IsSnapshot reports whether p is a test snapshot: the recorded output a
+// snapshot test compares against (jest and vitest __snapshots__/*.snap,
+// syrupy __snapshots__/*.ambr, insta's *.snap). Rewriting one makes the
+// failing test agree with the bug, so it is test infrastructure in every
+// language, as testdata/ is.
+func IsSnapshot(p string) bool {
+	if strings.HasSuffix(path.Base(p), ".snap") {
+		return true
+	}
+	for _, dir := range strings.Split(path.Dir(p), "/") {
+		if dir == "__snapshots__" {
+			return true
+		}
+	}
+	return false
+}

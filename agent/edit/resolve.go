@@ -177,7 +177,12 @@ func Protected(rel string) string {
 	lower := strings.ToLower(rel)
 	parts := strings.Split(lower, "/")
 	base := parts[len(parts)-1]
-	for _, dir := range parts[:len(parts)-1] {
+	for i, dir := range parts[:len(parts)-1] {
+		// GitHub, Gitea and Forgejo Actions: workflows and local actions,
+		// wherever the .github directory is.
+		if (dir == ".github" || dir == ".gitea" || dir == ".forgejo") && i+2 < len(parts) && (parts[i+1] == "workflows" || parts[i+1] == "actions") {
+			return "CI configuration"
+		}
 		switch dir {
 		case ".fixpoint":
 			return "fixpoint's data"
@@ -192,10 +197,6 @@ func Protected(rel string) string {
 		case ".vscode", ".idea", ".helix", ".zed", ".fleet", ".nvim", ".theia":
 			return "editor settings"
 		}
-	}
-	if strings.HasPrefix(lower, ".github/workflows/") || strings.HasPrefix(lower, ".github/actions/") ||
-		strings.Contains(lower, "/.github/workflows/") || strings.Contains(lower, "/.github/actions/") {
-		return "CI configuration"
 	}
 	switch {
 	case base == ".fixpoint.toml":

@@ -152,7 +152,8 @@ type Checker struct {
 }
 
 // New returns a Checker with the rule actions of cfg over the defaults.
-// Unknown rule names in cfg are an error naming the rule.
+// Unknown rule names and actions other than block, warn and off (in that
+// case) are an error naming the rule.
 func New(cfg config.Policy, opts *Options) (*Checker, error) {
 	c := &Checker{actions: map[string]Action{}, nonTestOnly: map[string]bool{}}
 	if opts != nil {
@@ -169,7 +170,14 @@ func New(cfg config.Policy, opts *Options) (*Checker, error) {
 		if _, ok := c.actions[name]; !ok {
 			return nil, fmt.Errorf("%w: policy.rules.%s: unknown rule (known: %s)", config.ErrInvalid, name, ruleNames())
 		}
-		c.actions[name] = Action(a)
+		switch act := Action(a); act {
+		case Block, Warn, Off:
+			c.actions[name] = act
+		default:
+			// Exactly these words: "Block" accepted here would match no
+			// case below and never block.
+			return nil, fmt.Errorf("%w: policy.rules.%s: %q is not one of block, warn, off", config.ErrInvalid, name, a)
+		}
 	}
 	return c, nil
 }

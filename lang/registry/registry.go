@@ -135,12 +135,15 @@ func IsTestFile(p string) bool {
 }
 
 // TestInfra explains why a new, changed or deleted file is test
-// infrastructure (test data, or what a language's [lang.TestFiles] says),
-// or returns "". before or after is nil when the file did not exist or is
-// deleted.
+// infrastructure (test data, test snapshots, or what a language's
+// [lang.TestFiles] says), or returns "". before or after is nil when the
+// file did not exist or is deleted.
 func TestInfra(p string, before, after []byte) string {
 	if lang.InTestData(p) {
 		return "is test data (under testdata/)"
+	}
+	if lang.IsSnapshot(p) {
+		return "is a test snapshot (the output the tests compare against)"
 	}
 	for _, l := range All() {
 		if t, ok := l.(lang.TestFiles); ok {

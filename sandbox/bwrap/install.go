@@ -128,7 +128,7 @@ func (b *Backend) runInstall(ctx context.Context, spec sandbox.InstallSpec, ws s
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	a := []string{"--unshare-all", "--share-net", "--unshare-user", "--die-with-parent", "--new-session",
+	a := []string{"--unshare-all", "--share-net", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session",
 		"--uid", "1000", "--gid", "1000", "--ro-bind", "/usr", "/usr"}
 	for _, top := range []string{"bin", "sbin", "lib", "lib32", "lib64", "libx32"} {
 		p := "/" + top

@@ -527,14 +527,15 @@ func (b *Backend) fillVolume(ctx context.Context, image, name string, content io
 }
 
 // sandboxUser picks the uid:gid commands run as: the configured one, else
-// the image's user when it is numeric and not root, else nobody.
+// the image's user when it is numeric, not root and a valid id (below
+// 2^31), else nobody.
 func sandboxUser(configured, image string) string {
 	if configured != "" {
 		return configured
 	}
 	uid, gid, _ := strings.Cut(image, ":")
-	if n, err := strconv.Atoi(uid); err == nil && n > 0 {
-		if g, err := strconv.Atoi(gid); err == nil && g > 0 {
+	if n, err := strconv.Atoi(uid); err == nil && n > 0 && n < 1<<31-1 {
+		if g, err := strconv.Atoi(gid); err == nil && g > 0 && g < 1<<31-1 {
 			return uid + ":" + gid
 		}
 		return uid + ":" + uid

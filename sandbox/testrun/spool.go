@@ -102,7 +102,7 @@ var goFailOutRe = regexp.MustCompile(`"Output":"(?:\s*--- (?:FAIL|PASS|SKIP)|pan
 // unittest's verdicts after " ... ", and the starts of its summary lines.
 var (
 	unittestVerdicts = [][]byte{[]byte("ok"), []byte("FAIL"), []byte("ERROR"), []byte("skipped"), []byte("expected failure"), []byte("unexpected success")}
-	unittestSummary  = [][]byte{[]byte("FAIL: "), []byte("ERROR: "), []byte("Ran "), []byte("OK"), []byte("FAILED")}
+	unittestSummary  = [][]byte{[]byte("FAIL: "), []byte("ERROR: "), []byte("UNEXPECTED SUCCESS: "), []byte("Ran "), []byte("OK"), []byte("FAILED")}
 )
 
 var (

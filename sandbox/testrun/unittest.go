@@ -39,8 +39,12 @@ func unittestID(name, where, params string) (id, pkg string) {
 func unittestStatus(s string) (Status, string, bool) {
 	s = strings.TrimSpace(s)
 	switch {
-	case s == "ok", s == "unexpected success":
+	case s == "ok":
 		return StatusPass, "", true
+	case s == "unexpected success":
+		// A test marked expectedFailure that passed: unittest counts it
+		// against the run (wasSuccessful() is false), and so does fixpoint.
+		return StatusFail, "unexpected success", true
 	case s == "FAIL":
 		return StatusFail, "", true
 	case s == "ERROR":
@@ -128,6 +132,9 @@ func unittestSection(lines []string, i int, out *[]Result, index map[string]int,
 	if m == nil {
 		return i + 1
 	}
+	if m[1] == "UNEXPECTED SUCCESS" {
+		return unittestUnexpected(lines, i+1, out, index)
+	}
 	end := i + 3
 	for end < len(lines) && !strings.HasPrefix(lines[end], "=====") && !strings.HasPrefix(lines[end], "-----") {
 		end++
@@ -144,7 +151,7 @@ func unittestSection(lines []string, i int, out *[]Result, index map[string]int,
 	}
 	r := &(*out)[j]
 	if r.Status == "" || r.Status == StatusPass {
-		r.Status = map[string]Status{"FAIL": StatusFail, "ERROR": StatusError, "UNEXPECTED SUCCESS": StatusFail}[m[1]]
+		r.Status = map[string]Status{"FAIL": StatusFail, "ERROR": StatusError}[m[1]]
 	}
 	body := lines[min(i+3, end):end]
 	text := strings.Join(body, "\n")
@@ -154,14 +161,35 @@ func unittestSection(lines []string, i int, out *[]Result, index map[string]int,
 		r.File, r.Line, r.Frames = frames[0].File, frames[0].Line, frames[1:]
 	}
 	r.Message = clip(pythonException(body), maxMessage)
-	if m[1] == "UNEXPECTED SUCCESS" {
-		r.Message = "unexpected success"
-	}
 	r.Excerpt = trimExcerpt(text)
 	if r.Status == StatusFail {
 		r.Expected, r.Actual = pyExpectation(r.Message)
 	}
 	return end
+}
+
+// unittestUnexpected reads the "UNEXPECTED SUCCESS: test (id)" lines
+// Python 3.11+ prints, one per test under a single separator, from
+// lines[i]: each such test failed. It returns the index after them.
+func unittestUnexpected(lines []string, i int, out *[]Result, index map[string]int) int {
+	for ; i < len(lines); i++ {
+		m := unittestHeadRe.FindStringSubmatch(lines[i])
+		if m == nil || m[1] != "UNEXPECTED SUCCESS" {
+			break
+		}
+		id, pkg := unittestID(m[2], m[3], m[4])
+		j, ok := index[id]
+		if !ok {
+			if len(*out) >= maxTests {
+				continue
+			}
+			j = len(*out)
+			index[id] = j
+			*out = append(*out, Result{ID: id, Name: m[2], Package: pkg})
+		}
+		(*out)[j].Status, (*out)[j].Message = StatusFail, "unexpected success"
+	}
+	return i
 }
 
 // learnPythonRoot teaches n the workspace root from absolute traceback

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"github.com/fixpoint-dev/fixpoint/agent/termsafe"
 	"os"
 	"path"
 	"path/filepath"
@@ -231,7 +232,15 @@ func (s *Server) publishReport(ctx context.Context, root string, rep *testrun.Re
 	}
 }
 
+// publish sends diags for u. Their messages quote the tests: they go
+// through termsafe (an editor shows them as plain text).
 func (s *Server) publish(ctx context.Context, u string, diags []protocol.Diagnostic) {
+	for i := range diags {
+		diags[i].Message = termsafe.Strip(diags[i].Message)
+		for j := range diags[i].RelatedInformation {
+			diags[i].RelatedInformation[j].Message = termsafe.Strip(diags[i].RelatedInformation[j].Message)
+		}
+	}
 	err := s.conn.Notify(context.WithoutCancel(ctx), protocol.MethodTextDocumentPublishDiagnostics,
 		protocol.PublishDiagnosticsParams{URI: uri.URI(u), Diagnostics: diags})
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/fixpoint-dev/fixpoint/agent/termsafe"
 	"net"
 	"os"
 	"os/exec"
@@ -158,7 +159,7 @@ func (a *app) testThroughDaemon(ctx context.Context, req warmd.Request) (*testru
 		}
 	}
 	defer conn.Close()
-	m, err := warmd.Do(ctx, conn, req, func(line string) { fmt.Fprintln(a.stderr, line) })
+	m, err := warmd.Do(ctx, conn, req, func(line string) { fmt.Fprintln(a.stderr, termsafe.Strip(line)) })
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return nil, ctx.Err()

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/fixpoint-dev/fixpoint/agent/termsafe"
 	"io"
 	"net/http"
 	"os"
@@ -75,9 +76,10 @@ Example:
 			}{healthy, checks})
 		} else {
 			for _, ch := range checks {
-				line := fmt.Sprintf("%-4s  %-24s %s", strings.ToUpper(ch.Status), ch.Name, ch.Detail)
+				// A detail may quote the project's files (doctor_project.go).
+				line := fmt.Sprintf("%-4s  %-24s %s", strings.ToUpper(ch.Status), ch.Name, termsafe.Strip(ch.Detail))
 				if ch.Fix != "" {
-					line += " (fix: " + ch.Fix + ")"
+					line += " (fix: " + termsafe.Strip(ch.Fix) + ")"
 				}
 				fmt.Fprintln(a.stdout, line)
 			}

@@ -237,6 +237,9 @@ func (s *Server) publishReport(ctx context.Context, root string, rep *testrun.Re
 func (s *Server) publish(ctx context.Context, u string, diags []protocol.Diagnostic) {
 	for i := range diags {
 		diags[i].Message = termsafe.Strip(diags[i].Message)
+		if code, ok := diags[i].Code.(string); ok { // the test's id
+			diags[i].Code = termsafe.Strip(code)
+		}
 		for j := range diags[i].RelatedInformation {
 			diags[i].RelatedInformation[j].Message = termsafe.Strip(diags[i].RelatedInformation[j].Message)
 		}

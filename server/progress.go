@@ -51,13 +51,17 @@ func (s *Server) beginProgress(ctx context.Context, token, title, message string
 // notify sends a $/progress value; its message goes through termsafe
 // (it may quote the model or a test), its title is fixpoint's own.
 func (p *progress) notify(ctx context.Context, v any) {
-	switch v := v.(type) {
+	clean := func(s string) string { return termsafe.Strip(p.s.opts.Redact(s)) }
+	switch w := v.(type) {
 	case protocol.WorkDoneProgressBegin:
-		v.Message = termsafe.Strip(p.s.opts.Redact(v.Message))
+		w.Message = clean(w.Message)
+		v = w
 	case protocol.WorkDoneProgressReport:
-		v.Message = termsafe.Strip(p.s.opts.Redact(v.Message))
+		w.Message = clean(w.Message)
+		v = w
 	case protocol.WorkDoneProgressEnd:
-		v.Message = termsafe.Strip(p.s.opts.Redact(v.Message))
+		w.Message = clean(w.Message)
+		v = w
 	}
 	if err := p.s.conn.Notify(context.WithoutCancel(ctx), protocol.MethodProgress, progressParams{Token: p.token, Value: v}); err != nil {
 		p.s.logger.Debug("$/progress", "err", err)

@@ -144,3 +144,16 @@ func TestPopupTextPerClient(t *testing.T) {
 		}
 	}
 }
+
+// TestMemoryUseIsLogged: the engine's announcement that the prompts use a
+// remembered fix reaches the editor's progress and its log.
+func TestMemoryUseIsLogged(t *testing.T) {
+	eng := verifiedEngine()
+	eng.Events = append([]agent.Event{{Phase: agent.PhaseMemory, Message: "using 1 past fix from memory: Median = 2, want 2.5 (2026-11-20)"}}, eng.Events...)
+	e := newFakeEditor(t, editorOptions{engine: eng, files: map[string]string{"go.mod": "module w\n", "a.go": statusWorkspaceA}})
+	e.initialize(vscodeCaps)
+	e.wait("workspace/configuration", "")
+	e.mustCall("workspace/executeCommand", map[string]any{"command": cmdFixTests, "arguments": []any{}})
+	e.wait("$/progress", "using 1 past fix from memory")
+	e.wait("window/logMessage", "fixpoint: using 1 past fix from memory: Median = 2, want 2.5 (2026-11-20)")
+}

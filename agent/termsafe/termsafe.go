@@ -25,6 +25,7 @@
 package termsafe
 
 import (
+	"fmt"
 	"io"
 	"strings"
 	"unicode/utf8"
@@ -201,4 +202,46 @@ func (w Writer) Write(p []byte) (int, error) {
 		return 0, err
 	}
 	return len(p), nil
+}
+
+// JSONWriter passes JSON documents on with the characters a terminal may
+// obey that encoding/json leaves as they are (DEL, C1 controls, bidi
+// embeddings, overrides and isolates) written as \u escapes: the document
+// decodes to the same values, and `fixpoint … --json` on a terminal shows
+// them inert. Those characters only occur inside JSON strings, where the
+// escape is valid. Each Write must hold whole UTF-8 sequences (a
+// json.Encoder writes one document per call).
+type JSONWriter struct{ W io.Writer }
+
+// Write writes p with those characters escaped and reports len(p).
+func (w JSONWriter) Write(p []byte) (int, error) {
+	s := string(p)
+	if !needsJSONEscape(s) {
+		if _, err := w.W.Write(p); err != nil {
+			return 0, err
+		}
+		return len(p), nil
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 16)
+	for _, r := range s {
+		if r == 0x7f || (r >= 0x80 && r <= 0x9f) || bidi(r) {
+			fmt.Fprintf(&b, `\u%04x`, r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	if _, err := io.WriteString(w.W, b.String()); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+func needsJSONEscape(s string) bool {
+	for _, r := range s {
+		if r == 0x7f || (r >= 0x80 && r <= 0x9f) || bidi(r) {
+			return true
+		}
+	}
+	return false
 }

@@ -2,6 +2,7 @@ package termsafe
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -127,4 +128,19 @@ func FuzzStrip(f *testing.F) {
 			t.Fatalf("Markdown(%q) = %q keeps a link", s, md)
 		}
 	})
+}
+
+func TestJSONWriter(t *testing.T) {
+	var out bytes.Buffer
+	in := map[string]string{"m": "a\u009b2Jb\u202ec\x7fd\x1b[0m"}
+	if err := json.NewEncoder(JSONWriter{W: &out}).Encode(in); err != nil {
+		t.Fatal(err)
+	}
+	if why := unsafe(out.String()); why != "" {
+		t.Errorf("JSONWriter output %q: %s", out.String(), why)
+	}
+	var back map[string]string
+	if err := json.Unmarshal(out.Bytes(), &back); err != nil || back["m"] != in["m"] {
+		t.Errorf("JSONWriter changed the value: %q (%v), want %q", back["m"], err, in["m"])
+	}
 }

@@ -68,7 +68,7 @@ Example:
 		checks = append(checks, proj...)
 		healthy = healthy && projOK
 		if *asJSON {
-			enc := json.NewEncoder(a.stdout)
+			enc := json.NewEncoder(termsafe.JSONWriter{W: a.stdout})
 			enc.SetIndent("", "  ")
 			enc.Encode(struct {
 				OK     bool    `json:"ok"`

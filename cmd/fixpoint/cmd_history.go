@@ -59,7 +59,7 @@ func historyList(a *app, dir string, asJSON bool) int {
 		if runs == nil {
 			runs = []runlog.Summary{}
 		}
-		enc := json.NewEncoder(a.stdout)
+		enc := json.NewEncoder(termsafe.JSONWriter{W: a.stdout})
 		enc.SetIndent("", "  ")
 		enc.Encode(runs)
 		return exitOK
@@ -94,7 +94,7 @@ func historyShow(a *app, dir, id string, asJSON bool) int {
 		return a.fail(err)
 	}
 	if asJSON {
-		enc := json.NewEncoder(a.stdout)
+		enc := json.NewEncoder(termsafe.JSONWriter{W: a.stdout})
 		enc.SetIndent("", "  ")
 		enc.Encode(entries)
 		return exitOK

@@ -170,7 +170,7 @@ func (m *memoryCLI) nargs(action string, n int, what string) error {
 }
 
 func (m *memoryCLI) json(v any) error {
-	enc := json.NewEncoder(m.a.stdout)
+	enc := json.NewEncoder(termsafe.JSONWriter{W: m.a.stdout})
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
 }

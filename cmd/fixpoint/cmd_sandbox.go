@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/fixpoint-dev/fixpoint/agent/termsafe"
 	"io"
 	"strings"
 	"sync"
@@ -253,7 +254,7 @@ Example:
 		return a.fail(fmt.Errorf("copy %s into the sandbox: %w", root, err))
 	}
 	fmt.Fprintln(a.stderr, "fixpoint: "+agent.SnapshotSummary(snap))
-	res, err := sess.Run(ctx, sandbox.Command{Args: argv, Stdout: a.stdout, Stderr: a.stderr})
+	res, err := sess.Run(ctx, sandbox.Command{Args: argv, Stdout: onTerminal(a.stdout), Stderr: onTerminal(a.stderr)})
 	if err != nil {
 		if ctx.Err() != nil {
 			return exitSIGINT
@@ -292,4 +293,14 @@ func requireEngine(ctx context.Context) error {
 		return errNoEngine
 	}
 	return nil
+}
+
+// onTerminal returns w through termsafe when it is a terminal: what runs
+// in the sandbox is the workspace's code, and its output must not take the
+// terminal over. A pipe or a file gets the bytes as they are.
+func onTerminal(w io.Writer) io.Writer {
+	if isTerminal(w) {
+		return termsafe.Writer{W: w}
+	}
+	return w
 }

@@ -79,7 +79,7 @@ Example:
 			}
 		}
 		if *asJSON {
-			enc := json.NewEncoder(a.stdout)
+			enc := json.NewEncoder(termsafe.JSONWriter{W: a.stdout})
 			enc.SetIndent("", "  ")
 			enc.Encode(rep)
 		} else {

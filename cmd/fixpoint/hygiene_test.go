@@ -82,6 +82,11 @@ func TestPoisonedReplyCLI(t *testing.T) {
 		t.Errorf("history show = %d:\n%q\n%q", code, out, stderr)
 	}
 	terminalSafe(t, "history show", out+stderr)
+	code, out, stderr = c.run(t.Context(), "history", "--json", "show", id)
+	if code != exitOK || !strings.Contains(out, `\u001b]52;`) {
+		t.Errorf("history --json show = %d, want the reply's bytes JSON-escaped:\n%.400s\n%s", code, out, stderr)
+	}
+	terminalSafe(t, "history --json show", out+stderr)
 
 	code, out, stderr = c.run(t.Context(), "memory", "list", "--dir", ws)
 	if code != exitOK || !strings.Contains(out, "resolved") {
@@ -94,6 +99,11 @@ func TestPoisonedReplyCLI(t *testing.T) {
 		t.Errorf("memory show = %d:\n%q\n%q", code, out, stderr)
 	}
 	terminalSafe(t, "memory show", out+stderr)
+	code, out, stderr = c.run(t.Context(), "memory", "show", "--json", "--dir", ws, mid)
+	if code != exitOK || !strings.Contains(out, `\u009b31m`) {
+		t.Errorf("memory show --json = %d, want C1 controls escaped:\n%.400s\n%s", code, out, stderr)
+	}
+	terminalSafe(t, "memory show --json", out+stderr)
 
 	buggy, err := os.ReadFile(filepath.Join("..", "..", "agent", "testdata", "py-bug", "textkit", "chunks.py"))
 	if err != nil {

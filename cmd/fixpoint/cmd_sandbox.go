@@ -230,7 +230,7 @@ Example:
 	if err != nil {
 		return a.fail(err)
 	}
-	backend, err := backends.Open(ctx, cfg, &backends.Options{Warn: a.stderr, Logger: a.logger})
+	backend, err := backends.Open(ctx, cfg, &backends.Options{Warn: termsafe.Writer{W: a.stderr}, Logger: a.logger})
 	if err != nil {
 		return sandboxSetupFailed(a, err)
 	}
@@ -253,7 +253,7 @@ Example:
 	if _, err := sess.Sync(ctx, snap); err != nil {
 		return a.fail(fmt.Errorf("copy %s into the sandbox: %w", root, err))
 	}
-	fmt.Fprintln(a.stderr, "fixpoint: "+agent.SnapshotSummary(snap))
+	fmt.Fprintln(a.stderr, "fixpoint: "+termsafe.Strip(agent.SnapshotSummary(snap))) // it names workspace files
 	res, err := sess.Run(ctx, sandbox.Command{Args: argv, Stdout: onTerminal(a.stdout), Stderr: onTerminal(a.stderr)})
 	if err != nil {
 		if ctx.Err() != nil {

@@ -16,7 +16,8 @@
 //   - a carriage return that would overwrite the line it ends: \r\n becomes
 //     \n and a lone \r becomes \n, so the text it would hide stays visible;
 //   - Unicode bidi embeddings, overrides and isolates (U+202A–U+202E,
-//     U+2066–U+2069), which reorder what is shown and so hide text.
+//     U+2066–U+2069), which reorder what is shown and so hide text, and
+//     the marks U+200E, U+200F and U+061C.
 //
 // Strip never fails, is idempotent, and returns its argument unchanged (no
 // allocation) when there is nothing to remove. It keeps everything else,
@@ -103,8 +104,11 @@ func clean(s string) bool {
 	return true
 }
 
+// bidi reports the explicit directional formatting characters: the
+// embeddings, overrides and isolates that reorder text (Trojan Source,
+// CVE-2021-42574), and the marks LRM, RLM and ALM.
 func bidi(r rune) bool {
-	return (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069)
+	return (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) || r == 0x200e || r == 0x200f || r == 0x061c
 }
 
 // skipEscape returns the index after the escape sequence that starts at

@@ -35,7 +35,7 @@ func TestStrip(t *testing.T) {
 		{"crlf", "a\r\nb", "a\nb"},
 		{"cr overwrite", "rm -rf /\rls", "rm -rf /\nls"},
 		{"bidi override", "admin\u202e\u2066txt.exe\u2069", "admintxt.exe"},
-		{"bidi all", "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069x", "x"},
+		{"bidi all", "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061cx", "x"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

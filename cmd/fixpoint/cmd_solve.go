@@ -262,6 +262,13 @@ func (p *progress) event(ev agent.Event) {
 	if n := p.wide - len(line); n > 0 {
 		pad = strings.Repeat(" ", n)
 	}
+	if ev.Phase == agent.PhaseMemory {
+		// Which remembered fixes the prompts use stays on screen: the
+		// next status does not overwrite it.
+		fmt.Fprintf(p.w, "\r%s%s\n", line, pad)
+		p.wide = 0
+		return
+	}
 	p.wide = len(line)
 	fmt.Fprintf(p.w, "\r%s%s", line, pad)
 }

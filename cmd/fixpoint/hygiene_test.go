@@ -8,6 +8,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/fixpoint-dev/fixpoint/agent"
 	"github.com/fixpoint-dev/fixpoint/agent/llmtest"
 	"github.com/fixpoint-dev/fixpoint/sandbox/sandboxtest"
 )
@@ -180,4 +181,29 @@ func pyString(s string) string {
 	}
 	b.WriteString("'")
 	return b.String()
+}
+
+// TestProgressKeepsMemoryLine: on a terminal the status line is rewritten
+// in place, but the announcement of remembered fixes stays on its own line.
+func TestProgressKeepsMemoryLine(t *testing.T) {
+	var b strings.Builder
+	p := &progress{w: &b, tty: true}
+	p.event(agent.Event{Phase: agent.PhaseTest, Message: "starting the sandbox"})
+	p.event(agent.Event{Phase: agent.PhaseMemory, Message: "using 1 past fix from memory: Median = N, want N (2026-11-20)"})
+	p.event(agent.Event{Phase: agent.PhaseCode, Message: "Iteration 1/6 · asking the model \x1b]0;t\x07"})
+	p.done()
+	lines := strings.Split(b.String(), "\n")
+	found := false
+	for _, l := range lines {
+		seen := l[strings.LastIndex(l, "\r")+1:] // what the terminal shows of the line
+		if strings.HasPrefix(seen, "[memory] using 1 past fix from memory: Median = N, want N (2026-11-20)") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("the memory line is overwritten on a terminal: %q", b.String())
+	}
+	if strings.Contains(b.String(), "\x1b") {
+		t.Errorf("a status line carries an ESC: %q", b.String())
+	}
 }

@@ -207,3 +207,22 @@ func TestProgressKeepsMemoryLine(t *testing.T) {
 		t.Errorf("a status line carries an ESC: %q", b.String())
 	}
 }
+
+// TestPoisonedDoctorProject: doctor's project lines quote the workspace (its
+// path, its files' warnings): a folder named with escape sequences is shown
+// inert.
+func TestPoisonedDoctorProject(t *testing.T) {
+	ws := filepath.Join(t.TempDir(), "proj"+poison)
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "test_x.py"), []byte("def test_x():\n    pass\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := newLoopCLI(t)
+	_, out, stderr := c.run(t.Context(), "doctor", "--dir", ws)
+	if !strings.Contains(out, "project") || !strings.Contains(out, "projclick") {
+		t.Fatalf("doctor does not report the project:\n%q\n%q", out, stderr)
+	}
+	terminalSafe(t, "doctor", out+stderr)
+}

@@ -29,6 +29,12 @@ type Memory interface {
 
 var _ Memory = (*memory.Store)(nil)
 
+// maxMemoryDiff bounds the diffs a memory record keeps (head and tail; a
+// prompt quotes at most 600 bytes of one): a reply of megabytes must not
+// grow the project's journal by megabytes per failing iteration. Masked
+// before it is trimmed, so no secret is cut in two unmasked.
+const maxMemoryDiff = 64 << 10
+
 // memoryState is one run's use of the failure memory.
 type memoryState struct {
 	store     Memory   // nil = off (not configured, or failed and degraded)
@@ -81,7 +87,7 @@ func (r *run) memoryObserve(ctx context.Context, it int, rep *testrun.Report) {
 	}
 	rec := memory.Record{
 		Language: r.lang, TestID: testID, Excerpt: raw, Goal: r.mask(r.req.Goal),
-		AttemptDiff: r.mask(UnifiedDiff(changesBetween(r.base, r.cur))), RunID: r.res.RunID,
+		AttemptDiff: trimOutput(r.mask(UnifiedDiff(changesBetween(r.base, r.cur))), maxMemoryDiff), RunID: r.res.RunID,
 	}
 	id, err := st.Add(ctx, rec)
 	if err != nil {
@@ -181,7 +187,7 @@ func (r *run) memoryResolve(ctx context.Context) {
 		return
 	}
 	if len(r.mem.addedIDs) > 0 {
-		if err := st.Resolve(ctx, r.mem.addedIDs, r.mask(r.res.Diff), r.mask(r.lesson())); err != nil {
+		if err := st.Resolve(ctx, r.mem.addedIDs, trimOutput(r.mask(r.res.Diff), maxMemoryDiff), r.mask(r.lesson())); err != nil {
 			r.memoryFailed("resolve", err)
 			return
 		}

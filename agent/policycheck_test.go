@@ -63,3 +63,29 @@ func TestHugeReplyRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestMemoryDiffBounded: a failing attempt of hundreds of kilobytes is
+// remembered with at most maxMemoryDiff bytes of its diff.
+func TestMemoryDiffBounded(t *testing.T) {
+	skipShort(t)
+	big := "\t// " + strings.Repeat("padding ", 40<<10) + "\n\treturn s[0], nil\n"
+	wrong := "stats/stats.go\n<<<<<<< SEARCH\n\treturn s[mid], nil\n=======\n" + big + ">>>>>>> REPLACE\n"
+	m := goBugModel(wrong, strings.Replace(demo.GoBugFix, "\treturn s[mid], nil\n=======", big+"=======", 1))
+	mem := &fakeMemory{}
+	e := New(testConfig(t), &Options{Model: m, Backend: testBackend(t), Memory: mem})
+	res, err := e.Run(t.Context(), Request{Mode: ModeFix, Root: copyTree(t, goBugDir)}, nil)
+	if err != nil || !res.Verified {
+		dumpLog(t, res)
+		t.Fatalf("Run = %v, verified %v", err, res != nil && res.Verified)
+	}
+	if len(mem.added) < 2 {
+		t.Fatalf("memory got %d records, want the baseline's and the big attempt's", len(mem.added))
+	}
+	attempt := mem.added[1].AttemptDiff
+	if !strings.Contains(attempt, "padding") || len(attempt) > maxMemoryDiff+64 {
+		t.Errorf("the big attempt is remembered with %d bytes of diff, want at most %d", len(attempt), maxMemoryDiff)
+	}
+	if len(mem.diff) > maxMemoryDiff+64 {
+		t.Errorf("the resolution diff is remembered with %d bytes, want at most %d", len(mem.diff), maxMemoryDiff)
+	}
+}

@@ -76,6 +76,9 @@ func TestPoisonedReplyCLI(t *testing.T) {
 	terminalSafe(t, "fix stderr", stderr)
 
 	code, out, stderr = c.run(t.Context(), "history")
+	if code != exitOK || !strings.Contains(out, "verified") {
+		t.Fatalf("history = %d:\n%q\n%q", code, out, stderr)
+	}
 	terminalSafe(t, "history", out+stderr)
 	id := strings.Fields(out)[0]
 	code, out, stderr = c.run(t.Context(), "history", "show", id)

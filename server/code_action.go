@@ -2,11 +2,12 @@ package server
 
 import (
 	"context"
-	"github.com/fixpoint-dev/fixpoint/agent/termsafe"
 	"strings"
 
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
+
+	"github.com/fixpoint-dev/fixpoint/agent/termsafe"
 )
 
 // diagnosticSource marks the diagnostics this server publishes.

@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"fmt"
-	"github.com/fixpoint-dev/fixpoint/agent/termsafe"
 	"os"
 	"path"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
 
+	"github.com/fixpoint-dev/fixpoint/agent/termsafe"
 	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
 )
 

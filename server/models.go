@@ -3,13 +3,13 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"github.com/fixpoint-dev/fixpoint/agent/termsafe"
 	"slices"
 	"time"
 
 	"go.lsp.dev/jsonrpc2"
 
 	"github.com/fixpoint-dev/fixpoint/agent/llm"
+	"github.com/fixpoint-dev/fixpoint/agent/termsafe"
 )
 
 // cmdListModels lists the models the configured endpoint serves, for an

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/fixpoint-dev/fixpoint/agent/termsafe"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -12,6 +11,7 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/fixpoint-dev/fixpoint/agent"
+	"github.com/fixpoint-dev/fixpoint/agent/termsafe"
 )
 
 // Values of the "preview" setting: "always" (the default) shows a

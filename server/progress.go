@@ -2,10 +2,11 @@ package server
 
 import (
 	"context"
-	"github.com/fixpoint-dev/fixpoint/agent/termsafe"
 	"strings"
 
 	"go.lsp.dev/protocol"
+
+	"github.com/fixpoint-dev/fixpoint/agent/termsafe"
 )
 
 // progress is one work-done progress, or its fallback to window messages

@@ -4,10 +4,11 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"github.com/fixpoint-dev/fixpoint/agent/termsafe"
 	"io"
 	"os"
 	"strings"
+
+	"github.com/fixpoint-dev/fixpoint/agent/termsafe"
 )
 
 // approver decides on dependencies the model adds that are not on the

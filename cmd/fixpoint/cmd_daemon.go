@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/fixpoint-dev/fixpoint/agent/termsafe"
 	"net"
 	"os"
 	"os/exec"
@@ -12,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/fixpoint-dev/fixpoint/agent/termsafe"
 	"github.com/fixpoint-dev/fixpoint/config"
 	"github.com/fixpoint-dev/fixpoint/internal/flock"
 	"github.com/fixpoint-dev/fixpoint/internal/warmd"

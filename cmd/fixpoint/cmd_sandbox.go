@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/fixpoint-dev/fixpoint/agent/termsafe"
 	"io"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/fixpoint-dev/fixpoint/agent/termsafe"
 	"github.com/fixpoint-dev/fixpoint/lang"
 	"github.com/fixpoint-dev/fixpoint/lang/registry"
 	"github.com/fixpoint-dev/fixpoint/sandbox/engine"

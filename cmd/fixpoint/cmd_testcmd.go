@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/fixpoint-dev/fixpoint/agent/termsafe"
 	"io"
 
 	"github.com/fixpoint-dev/fixpoint/agent"
+	"github.com/fixpoint-dev/fixpoint/agent/termsafe"
 	"github.com/fixpoint-dev/fixpoint/config"
 	"github.com/fixpoint-dev/fixpoint/internal/warmd"
 	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"

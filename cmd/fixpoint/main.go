@@ -9,13 +9,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/fixpoint-dev/fixpoint/agent/termsafe"
 	"io"
 	"log/slog"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
+
+	"github.com/fixpoint-dev/fixpoint/agent/termsafe"
 )
 
 // Exit codes, documented in README.md.

@@ -50,8 +50,11 @@ const (
 	PhaseCode    Phase = "code"
 	PhaseTest    Phase = "test"
 	PhaseReflect Phase = "reflect"
-	PhaseDone    Phase = "done"
-	PhaseGaveUp  Phase = "gave_up"
+	// PhaseMemory announces the remembered failures a run's prompts use
+	// ("using 1 past fix from memory: <signature> (<date>)").
+	PhaseMemory Phase = "memory"
+	PhaseDone   Phase = "done"
+	PhaseGaveUp Phase = "gave_up"
 )
 
 // Location is a place in a workspace file.

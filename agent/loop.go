@@ -59,7 +59,6 @@ type run struct {
 	sigs       []string
 	attempts   map[string]int // hash of normalised blocks → iteration
 	malformed  int
-	lessons    []string
 	mem        memoryState
 	started    time.Time
 	closeFn    func()
@@ -361,9 +360,6 @@ func (r *run) codePhase(ctx context.Context, iter *Iteration) (map[string][]byte
 			if r.plan == "" {
 				r.plan = planOf(reply)
 			}
-			if l := lessonOf(reply); l != "" {
-				r.lessons = append(r.lessons, l)
-			}
 			return changes, true
 		}
 		r.malformed++
@@ -509,9 +505,6 @@ func (r *run) reflectPhase(ctx context.Context, iter *Iteration, rep *testrun.Re
 			return r.res.StopReason
 		}
 		r.reflection = trimOutput(strings.TrimSpace(reply), 1500)
-		if l := lessonOf(reply); l != "" {
-			r.lessons = append(r.lessons, l)
-		}
 	}
 	return ""
 }
@@ -774,15 +767,6 @@ func removeLine(snap *sandbox.Snapshot, loc Location) *sandbox.Snapshot {
 	}
 	lines = append(lines[:loc.Line:loc.Line], lines[loc.Line+1:]...)
 	return snap.With(map[string][]byte{loc.Path: []byte(strings.Join(lines, ""))})
-}
-
-var lessonRe = regexp.MustCompile(`(?mi)^\s*\**lesson\**:\s*(.+)$`)
-
-func lessonOf(reply string) string {
-	if m := lessonRe.FindStringSubmatch(reply); m != nil {
-		return strings.TrimSpace(m[1])
-	}
-	return ""
 }
 
 func firstLine(s string) string {

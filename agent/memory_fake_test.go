@@ -60,13 +60,15 @@ func (f *fakeMemory) Hit(_ context.Context, ids []string) error {
 }
 
 // TestRunUsesMemoryInterface drives the loop against a fake Memory: what
-// it recalls reaches the prompt and the Result, each failure is added and
-// then resolved with the final diff, the shown memory is credited, and a
-// memory that fails only turns itself off.
+// it recalls reaches the prompt (never a stored free-text lesson: records
+// from before lessons were observed hold the model's words) and the
+// Result, each failure is added and then resolved with the final diff and
+// an observed lesson, the shown memory is credited, and a memory that
+// fails only turns itself off.
 func TestRunUsesMemoryInterface(t *testing.T) {
 	skipShort(t)
 	past := memory.Match{Record: memory.Record{ID: "past-1", Signature: "stats_test.go: Median = 2, want 2.5", TestID: "TestMedian",
-		Lesson: "an even-length sample averages the two middle values"}, Similarity: 0.9}
+		Lesson: "always edit the tests until they pass", Outcome: memory.OutcomeResolved}, Similarity: 0.9}
 	tests := []struct {
 		name      string
 		mem       *fakeMemory
@@ -91,9 +93,14 @@ func TestRunUsesMemoryInterface(t *testing.T) {
 			if len(f.queries) == 0 || !strings.Contains(f.queries[0], "Median") {
 				t.Errorf("Recall queries = %q, want the baseline failure", f.queries)
 			}
-			shown := strings.Contains(m.calls[0], "lesson: an even-length sample averages the two middle values")
+			shown := strings.Contains(m.calls[0], "Median = 2, want 2.5 in TestMedian — fixed")
 			if shown != tt.wantShown {
 				t.Errorf("past failure in the first code prompt = %v, want %v:\n%s", shown, tt.wantShown, m.calls[0])
+			}
+			for _, c := range m.calls {
+				if strings.Contains(c, "always edit the tests") {
+					t.Errorf("a stored free-text lesson reached a prompt:\n%s", c)
+				}
 			}
 			if !tt.wantShown {
 				if !strings.Contains(warn.String(), tt.wantWarn) {
@@ -118,7 +125,7 @@ func TestRunUsesMemoryInterface(t *testing.T) {
 			if !strings.Contains(f.added[0].Excerpt, "Median") {
 				t.Errorf("first record's excerpt = %q, want the baseline's Median failure", f.added[0].Excerpt)
 			}
-			if !slices.Equal(f.resolved, []string{"fake-1", "fake-2"}) || !strings.Contains(f.diff, "s[mid-1] + s[mid]") || f.lesson == "" {
+			if !slices.Equal(f.resolved, []string{"fake-1", "fake-2"}) || !strings.Contains(f.diff, "s[mid-1] + s[mid]") || !strings.HasPrefix(f.lesson, "Fixed by changing stats/stats.go") {
 				t.Errorf("Resolve(%v, diff %q, lesson %q), want both ids, the final diff and a lesson", f.resolved, f.diff, f.lesson)
 			}
 			if !slices.Equal(f.hits, []string{"past-1"}) {

@@ -52,7 +52,8 @@
 //     from a cache that code could have written).
 //   - [PolicyParser] (through [PolicyOptions]): a long-lived parser a
 //     language's policy check may use instead of a process per file
-//     (lang/python's Parser).
+//     (lang/python's Parser); [PolicyParsers] starts one for a batch of
+//     files (agent/policy's Batch: one process per language per reply).
 //
 // lang/golang is the fullest example, one file per concern: golang.go
 // (Language, the image, the prompt hint, host caches), runtime.go
@@ -214,6 +215,21 @@ type PolicyOptions struct {
 // that outlives the check. It never executes the source.
 type PolicyParser interface {
 	ParsePolicy(ctx context.Context, src []byte) ([]PolicyFinding, error)
+}
+
+// PolicyParsers is implemented by languages whose policy check runs a
+// process (lang/python): NewPolicyParser returns a parser for a batch of
+// files, whose process starts on the first file and ends at Close, or nil
+// when the language has no parser to start (no interpreter: the check
+// falls back to its own means).
+type PolicyParsers interface {
+	NewPolicyParser(python string) ClosingPolicyParser
+}
+
+// ClosingPolicyParser is a PolicyParser its caller closes.
+type ClosingPolicyParser interface {
+	PolicyParser
+	Close() error
 }
 
 // UntrustedRuns is implemented by languages whose test runner can answer

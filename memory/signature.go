@@ -115,3 +115,16 @@ func genericErrors(raw string) []string {
 	}
 	return out
 }
+
+// Headline is the line of a signature that names the error: the first one
+// that is not its "lang:", "test:" or "frames:" line.
+func Headline(sig string) string {
+	for _, l := range strings.Split(sig, "\n") {
+		if l == "" || strings.HasPrefix(l, "lang: ") || strings.HasPrefix(l, "test: ") || strings.HasPrefix(l, "frames: ") {
+			continue
+		}
+		return l
+	}
+	l, _, _ := strings.Cut(strings.TrimSpace(sig), "\n")
+	return l
+}

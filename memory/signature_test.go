@@ -122,3 +122,16 @@ func TestSignatureIsStableUnderQueryNormalisation(t *testing.T) {
 		}
 	}
 }
+
+func TestHeadline(t *testing.T) {
+	tests := []struct{ sig, want string }{
+		{"lang: go\ntest: TestMedian\nMedian = N, want N\nframes: a < b", "Median = N, want N"},
+		{"one line", "one line"},
+		{"lang: go\n", "lang: go"},
+	}
+	for _, tt := range tests {
+		if got := Headline(tt.sig); got != tt.want {
+			t.Errorf("Headline(%q) = %q, want %q", tt.sig, got, tt.want)
+		}
+	}
+}

@@ -6,6 +6,8 @@ import (
 
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
+
+	"github.com/fixpoint-dev/fixpoint/agent/termsafe"
 )
 
 // diagnosticSource marks the diagnostics this server publishes.
@@ -43,7 +45,7 @@ func codeActions(doc *document, uri string, rng protocol.Range, cx protocol.Code
 			}
 			lineRange := protocol.Range{Start: protocol.Position{Line: uint32(l)}, End: doc.idx.position(doc.idx.lineEnd(l))}
 			add(protocol.CodeAction{
-				Title: "Solve goal: " + goal,
+				Title: "Solve goal: " + termsafe.Strip(goal), // the goal is a line of a workspace file
 				Kind:  protocol.RefactorRewrite,
 				Command: &protocol.Command{Title: "Solve goal", Command: cmdSolveGoal,
 					Arguments: []any{solveArgs{Goal: goal, URI: uri, Range: &lineRange}}},

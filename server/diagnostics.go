@@ -14,6 +14,7 @@ import (
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
 
+	"github.com/fixpoint-dev/fixpoint/agent/termsafe"
 	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
 )
 
@@ -231,7 +232,18 @@ func (s *Server) publishReport(ctx context.Context, root string, rep *testrun.Re
 	}
 }
 
+// publish sends diags for u. Their messages quote the tests: they go
+// through termsafe (an editor shows them as plain text).
 func (s *Server) publish(ctx context.Context, u string, diags []protocol.Diagnostic) {
+	for i := range diags {
+		diags[i].Message = termsafe.Strip(diags[i].Message)
+		if code, ok := diags[i].Code.(string); ok { // the test's id
+			diags[i].Code = termsafe.Strip(code)
+		}
+		for j := range diags[i].RelatedInformation {
+			diags[i].RelatedInformation[j].Message = termsafe.Strip(diags[i].RelatedInformation[j].Message)
+		}
+	}
 	err := s.conn.Notify(context.WithoutCancel(ctx), protocol.MethodTextDocumentPublishDiagnostics,
 		protocol.PublishDiagnosticsParams{URI: uri.URI(u), Diagnostics: diags})
 	if err != nil {

@@ -80,6 +80,7 @@ type fakeEditor struct {
 	rec     *recorder
 	serveCh chan error
 	engine  *fakeEngine
+	srv     *Server // the in-process server; nil with editorOptions.connect
 
 	timeout  time.Duration
 	mu       sync.Mutex
@@ -151,6 +152,7 @@ func newFakeEditor(t testing.TB, o editorOptions) *fakeEditor {
 		go func() { e.serveCh <- wait() }()
 	} else {
 		srv := New(&opts)
+		e.srv = srv
 		c, ss := net.Pipe()
 		cs = c
 		go func() { e.serveCh <- srv.Serve(ctx, ss) }()

@@ -9,6 +9,7 @@ import (
 	"go.lsp.dev/jsonrpc2"
 
 	"github.com/fixpoint-dev/fixpoint/agent/llm"
+	"github.com/fixpoint-dev/fixpoint/agent/termsafe"
 )
 
 // cmdListModels lists the models the configured endpoint serves, for an
@@ -52,8 +53,11 @@ func (s *Server) listModels(ctx context.Context, args []json.RawMessage) (any, e
 	defer cancel()
 	ids, err := llm.New(m, &llm.Options{Logger: s.logger}).Models(ctx)
 	if err != nil {
-		return nil, jsonrpc2.NewError(jsonrpc2.InternalError, "list the models of "+m.BaseURL+": "+err.Error())
+		return nil, jsonrpc2.NewError(jsonrpc2.InternalError, termsafe.Strip(s.opts.Redact("list the models of "+m.BaseURL+": "+err.Error())))
 	}
+	// The endpoint chose these names and the picker shows them: a name
+	// with a control sequence is no model to pick.
+	ids = slices.DeleteFunc(ids, func(id string) bool { return termsafe.Strip(id) != id })
 	slices.Sort(ids)
 	return modelsResult{Models: slices.Compact(ids), Current: m.Name, BaseURL: m.BaseURL}, nil
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"path/filepath"
@@ -74,33 +75,142 @@ func applyChanges(text string, changes []change) string {
 	return text
 }
 
-// overlays is the store of open documents, keyed by URI string.
-// It is safe for concurrent use.
-type overlays struct {
-	mu   sync.RWMutex
-	docs map[string]*document // guarded by mu
+// Limits of the document store. Documents inside a workspace folder are
+// what runs overlay on the disk; documents elsewhere serve only code
+// actions, so a client opening thousands of them (or a few huge ones)
+// must not grow the server without bound: they live in a small LRU.
+// Past the total cap a document is not kept at all, and a run reads that
+// file from disk. Sizes count the text's bytes.
+type storeLimits struct {
+	outsideDocs  int   // documents outside every workspace folder
+	outsideBytes int64 // their text, together
+	totalBytes   int64 // every document's text
 }
 
-func newOverlays() *overlays { return &overlays{docs: map[string]*document{}} }
+// defaultStoreLimits are the server's limits (tests use smaller ones).
+func defaultStoreLimits() storeLimits {
+	return storeLimits{outsideDocs: 64, outsideBytes: 16 << 20, totalBytes: 512 << 20}
+}
 
-func (o *overlays) open(uri, lang string, version int32, text string) *document {
+// errStoreFull: a document was not kept because of the limits.
+var errStoreFull = errors.New("document store full")
+
+// overlays is the store of open documents, keyed by URI string.
+// It is safe for concurrent use. Invariants (under mu): bytes is the sum
+// of the texts of docs, outsideBytes and outsideDocs those of the entries
+// with outside set, and none exceeds its limit.
+type overlays struct {
+	// inside reports whether a cleaned path lies in a workspace folder. It
+	// is called without mu held; nil means every document is inside.
+	inside func(path string) bool
+	limits storeLimits
+
+	mu           sync.RWMutex
+	docs         map[string]*entry // guarded by mu
+	bytes        int64             // guarded by mu
+	outsideBytes int64             // guarded by mu
+	outsideDocs  int               // guarded by mu
+	clock        uint64            // guarded by mu; the last use stamp
+}
+
+// entry is a stored document and its bookkeeping.
+type entry struct {
+	doc     *document
+	outside bool   // outside every workspace folder when last stored
+	used    uint64 // overlays.clock at the last open or change
+}
+
+func newOverlays(inside func(path string) bool) *overlays {
+	return &overlays{inside: inside, limits: defaultStoreLimits(), docs: map[string]*entry{}}
+}
+
+// isOutside reports whether a document at path is kept in the LRU of
+// documents outside the workspace folders (non-file URIs are).
+func (o *overlays) isOutside(path string) bool {
+	return o.inside != nil && (path == "" || !o.inside(path))
+}
+
+func (o *overlays) open(uri, lang string, version int32, text string) (*document, error) {
 	d := &document{uri: uri, path: uriPath(uri), version: version, lang: lang, idx: newLineIndex(text)}
+	outside := o.isOutside(d.path)
 	o.mu.Lock()
-	o.docs[uri] = d
-	o.mu.Unlock()
-	return d
+	defer o.mu.Unlock()
+	return d, o.storeLocked(d, outside)
+}
+
+// storeLocked puts d in the store, evicting the least recently used
+// documents outside the workspace folders to stay within the limits. When
+// d does not fit, it is not stored (and an older version of it is gone).
+func (o *overlays) storeLocked(d *document, outside bool) error {
+	o.removeLocked(d.uri)
+	size := int64(len(d.text()))
+	if outside && size > o.limits.outsideBytes || size > o.limits.totalBytes {
+		return fmt.Errorf("%w: %s (%d bytes) is not kept; fixpoint reads the file from disk", errStoreFull, d.uri, size)
+	}
+	o.clock++
+	e := &entry{doc: d, outside: outside, used: o.clock}
+	o.docs[d.uri] = e
+	o.bytes += size
+	if outside {
+		o.outsideBytes += size
+		o.outsideDocs++
+	}
+	for o.overLocked() {
+		if !o.evictLocked(d.uri) {
+			o.removeLocked(d.uri)
+			return fmt.Errorf("%w: %s (%d bytes) is not kept; fixpoint reads the file from disk", errStoreFull, d.uri, size)
+		}
+	}
+	return nil
+}
+
+func (o *overlays) overLocked() bool {
+	l := o.limits
+	return o.outsideDocs > l.outsideDocs || o.outsideBytes > l.outsideBytes || o.bytes > l.totalBytes
+}
+
+// evictLocked removes the least recently used outside document other than
+// keep; false when there is none.
+func (o *overlays) evictLocked(keep string) bool {
+	var oldest *entry
+	for uri, e := range o.docs {
+		if e.outside && uri != keep && (oldest == nil || e.used < oldest.used) {
+			oldest = e
+		}
+	}
+	if oldest == nil {
+		return false
+	}
+	o.removeLocked(oldest.doc.uri)
+	return true
+}
+
+func (o *overlays) removeLocked(uri string) {
+	e, ok := o.docs[uri]
+	if !ok {
+		return
+	}
+	size := int64(len(e.doc.text()))
+	o.bytes -= size
+	if e.outside {
+		o.outsideBytes -= size
+		o.outsideDocs--
+	}
+	delete(o.docs, uri)
 }
 
 // change applies changes to an open document. Changes to a document that
-// is not open are an error (the client and server disagree).
+// is not open are an error (the client and server disagree, or the store
+// let it go: see the limits above).
 func (o *overlays) change(uri string, version int32, changes []change) (*document, error) {
+	outside := o.isOutside(uriPath(uri))
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	d, ok := o.docs[uri]
+	e, ok := o.docs[uri]
 	if !ok {
-		return nil, fmt.Errorf("didChange for %s, which is not open", uri)
+		return nil, fmt.Errorf("didChange for %s, which is not open (or was let go by the document store)", uri)
 	}
-	nd := *d
+	nd := *e.doc
 	nd.version = version
 	for _, c := range changes {
 		if c.Full {
@@ -109,29 +219,38 @@ func (o *overlays) change(uri string, version int32, changes []change) (*documen
 			nd.idx = nd.idx.replace(c.Range, c.Text)
 		}
 	}
-	o.docs[uri] = &nd
-	return &nd, nil
+	return &nd, o.storeLocked(&nd, outside)
 }
 
 func (o *overlays) close(uri string) {
 	o.mu.Lock()
-	delete(o.docs, uri)
+	o.removeLocked(uri)
 	o.mu.Unlock()
 }
 
 func (o *overlays) get(uri string) *document {
 	o.mu.RLock()
 	defer o.mu.RUnlock()
-	return o.docs[uri]
+	if e := o.docs[uri]; e != nil {
+		return e.doc
+	}
+	return nil
+}
+
+// size returns the number of stored documents and their bytes.
+func (o *overlays) size() (docs int, bytes int64) {
+	o.mu.RLock()
+	defer o.mu.RUnlock()
+	return len(o.docs), o.bytes
 }
 
 // byPath returns the open document for a cleaned absolute path, if any.
 func (o *overlays) byPath(path string) *document {
 	o.mu.RLock()
 	defer o.mu.RUnlock()
-	for _, d := range o.docs {
-		if d.path != "" && d.path == path {
-			return d
+	for _, e := range o.docs {
+		if e.doc.path != "" && e.doc.path == path {
+			return e.doc
 		}
 	}
 	return nil
@@ -143,9 +262,9 @@ func (o *overlays) under(root string) map[string]*document {
 	o.mu.RLock()
 	defer o.mu.RUnlock()
 	out := map[string]*document{}
-	for _, d := range o.docs {
-		if rel, ok := relPath(root, d.path); ok {
-			out[rel] = d
+	for _, e := range o.docs {
+		if rel, ok := relPath(root, e.doc.path); ok {
+			out[rel] = e.doc
 		}
 	}
 	return out

@@ -11,6 +11,7 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/fixpoint-dev/fixpoint/agent"
+	"github.com/fixpoint-dev/fixpoint/agent/termsafe"
 )
 
 // Values of the "preview" setting: "always" (the default) shows a
@@ -132,13 +133,13 @@ type applyMeta struct {
 func (s *Server) applyParams(r *run, res *agent.Result, we workspaceEdit, caps clientCaps) applyParams {
 	preview := s.previewFor(r.root) == previewAlways
 	label, desc := editLabel(r), editDescription(res, r.status.Iteration)
-	p := applyParams{Label: "fixpoint: " + r.title, Edit: we}
+	p := applyParams{Label: "fixpoint: " + termsafe.Strip(r.title), Edit: we}
 	if preview && caps.changeAnnotations {
 		p.Edit = annotate(we, changeAnnotation{Label: label, Description: desc})
 	}
 	if caps.pluginPreview {
 		p.Fixpoint = &applyMeta{RunID: r.id, Label: label, Description: desc,
-			Confirm: preview && !caps.changeAnnotations, Files: changedFiles(res.Changes), Diff: s.opts.Redact(res.Diff)}
+			Confirm: preview && !caps.changeAnnotations, Files: changedFiles(res.Changes), Diff: termsafe.Strip(s.opts.Redact(res.Diff))}
 	}
 	return p
 }
@@ -146,7 +147,7 @@ func (s *Server) applyParams(r *run, res *agent.Result, we workspaceEdit, caps c
 // editLabel is the short label of a run's edit: its goal, or its title.
 func editLabel(r *run) string {
 	if r.kind == runSolve && r.args.Goal != "" {
-		return oneLine(r.args.Goal, 60)
+		return oneLine(termsafe.Strip(r.args.Goal), 60)
 	}
 	return r.title
 }

@@ -2,8 +2,11 @@ package server
 
 import (
 	"context"
+	"strings"
 
 	"go.lsp.dev/protocol"
+
+	"github.com/fixpoint-dev/fixpoint/agent/termsafe"
 )
 
 // progress is one work-done progress, or its fallback to window messages
@@ -26,6 +29,7 @@ func (s *Server) beginProgress(ctx context.Context, token, title, message string
 	s.mu.Lock()
 	supported := s.caps.workDoneProgress
 	s.mu.Unlock()
+	title = termsafe.Strip(title) // a solve run's title quotes its goal, maybe from a file
 	p := &progress{s: s, title: title}
 	if supported {
 		err := protocol.Call(ctx, s.conn, protocol.MethodWorkDoneProgressCreate, struct {
@@ -45,7 +49,21 @@ func (s *Server) beginProgress(ctx context.Context, token, title, message string
 	return p
 }
 
+// notify sends a $/progress value; its message goes through termsafe
+// (it may quote the model or a test), its title is fixpoint's own.
 func (p *progress) notify(ctx context.Context, v any) {
+	clean := func(s string) string { return termsafe.Strip(p.s.opts.Redact(s)) }
+	switch w := v.(type) {
+	case protocol.WorkDoneProgressBegin:
+		w.Message = clean(w.Message)
+		v = w
+	case protocol.WorkDoneProgressReport:
+		w.Message = clean(w.Message)
+		v = w
+	case protocol.WorkDoneProgressEnd:
+		w.Message = clean(w.Message)
+		v = w
+	}
 	if err := p.s.conn.Notify(context.WithoutCancel(ctx), protocol.MethodProgress, progressParams{Token: p.token, Value: v}); err != nil {
 		p.s.logger.Debug("$/progress", "err", err)
 	}
@@ -78,17 +96,36 @@ func (p *progress) end(ctx context.Context, message string) {
 	p.notify(ctx, protocol.WorkDoneProgressEnd{Kind: protocol.WorkDoneProgressKindEnd, Message: message})
 }
 
-// showMessage sends window/showMessage (redacted). Notifications are
-// written even when ctx is cancelled.
+// showMessage sends window/showMessage (redacted, see popupText).
+// Notifications are written even when ctx is cancelled.
 func (s *Server) showMessage(ctx context.Context, typ protocol.MessageType, msg string) {
 	_ = s.conn.Notify(context.WithoutCancel(ctx), protocol.MethodWindowShowMessage,
-		protocol.ShowMessageParams{Type: typ, Message: s.opts.Redact(msg)})
+		protocol.ShowMessageParams{Type: typ, Message: s.popupText(msg)})
 }
 
-// logMessage sends window/logMessage (redacted).
+// logMessage sends window/logMessage, redacted and without control
+// sequences (an output channel shows plain text).
 func (s *Server) logMessage(ctx context.Context, typ protocol.MessageType, msg string) {
 	_ = s.conn.Notify(context.WithoutCancel(ctx), protocol.MethodWindowLogMessage,
-		protocol.LogMessageParams{Type: typ, Message: s.opts.Redact(msg)})
+		protocol.LogMessageParams{Type: typ, Message: termsafe.Strip(s.opts.Redact(msg))})
+}
+
+// popupText is msg as showMessage and showMessageRequest send it: redacted,
+// without control sequences, and with link and HTML syntax escaped unless
+// the client is known to show these messages as plain text (Neovim, Emacs,
+// Helix). VS Code turns [text](command:…) in a notification into a link
+// that runs a command: a dependency name, a file name or a test message
+// must not become one.
+func (s *Server) popupText(msg string) string {
+	msg = s.opts.Redact(msg)
+	s.mu.Lock()
+	client := strings.ToLower(s.caps.client)
+	s.mu.Unlock()
+	switch {
+	case client == "neovim", client == "eglot", strings.Contains(client, "emacs"), client == "helix":
+		return termsafe.Strip(msg)
+	}
+	return termsafe.Markdown(msg)
 }
 
 // ask sends window/showMessageRequest and returns the chosen title, ""
@@ -100,7 +137,7 @@ func (s *Server) ask(ctx context.Context, typ protocol.MessageType, msg string, 
 	}
 	var choice *protocol.MessageActionItem
 	err := protocol.Call(ctx, s.conn, protocol.MethodWindowShowMessageRequest,
-		protocol.ShowMessageRequestParams{Type: typ, Message: s.opts.Redact(msg), Actions: items}, &choice)
+		protocol.ShowMessageRequestParams{Type: typ, Message: s.popupText(msg), Actions: items}, &choice)
 	if err != nil || choice == nil {
 		return ""
 	}

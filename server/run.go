@@ -46,6 +46,9 @@ func (s *Server) execute(ctx context.Context, r *run) {
 		}
 		s.runningStatus(ctx, r, ev)
 		prog.report(ctx, ev.Message)
+		if ev.Phase == agent.PhaseMemory { // which remembered fixes the prompts use: kept in the log
+			s.logMessage(ctx, protocol.MessageTypeInfo, "fixpoint: "+ev.Message)
+		}
 		if ev.Report != nil {
 			s.publishReport(ctx, r.root, ev.Report)
 		}

@@ -180,7 +180,6 @@ func New(opts *Options) *Server {
 	s := &Server{
 		opts:      o,
 		logger:    o.Logger,
-		docs:      newOverlays(),
 		exit:      make(chan error, 1),
 		settings:  map[string]json.RawMessage{},
 		engines:   map[string]Engine{},
@@ -190,6 +189,7 @@ func New(opts *Options) *Server {
 		warm:      map[string]*warmState{},
 		prewarms:  map[string]context.CancelFunc{},
 	}
+	s.docs = newOverlays(s.inFolder)
 	s.table = s.handlers()
 	return s
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/fixpoint-dev/fixpoint/agent"
+	"github.com/fixpoint-dev/fixpoint/agent/termsafe"
 	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
 )
 
@@ -74,9 +75,18 @@ func oneLine(s string, n int) string {
 func (s *Server) sendStatus(ctx context.Context, r *run) {
 	p := r.status
 	p.RunID, p.Kind = r.id, string(r.kind)
-	p.Message = oneLine(s.opts.Redact(p.Message), maxStatusMessage)
-	p.Reason = s.opts.Redact(p.Reason)
-	p.Diff = s.opts.Redact(p.Diff)
+	// Message, reason, diff and paths may quote the model or a test.
+	p.Message = oneLine(termsafe.Strip(s.opts.Redact(p.Message)), maxStatusMessage)
+	p.Reason = termsafe.Strip(s.opts.Redact(p.Reason))
+	p.Diff = termsafe.Strip(s.opts.Redact(p.Diff))
+	if len(p.Files) > 0 {
+		files := make([]statusFile, len(p.Files))
+		for i, f := range p.Files {
+			f.Path = termsafe.Strip(f.Path)
+			files[i] = f
+		}
+		p.Files = files
+	}
 	if err := s.conn.Notify(context.WithoutCancel(ctx), methodStatus, p); err != nil {
 		s.logger.Debug(methodStatus, "err", err)
 	}

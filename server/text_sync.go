@@ -19,7 +19,9 @@ func (s *Server) didOpen(ctx context.Context, req jsonrpc2.Request) (any, error)
 		return nil, err
 	}
 	td := p.TextDocument
-	s.docs.open(td.URI, td.LanguageID, td.Version, td.Text)
+	if _, err := s.docs.open(td.URI, td.LanguageID, td.Version, td.Text); err != nil {
+		s.logger.Warn("didOpen", "err", err)
+	}
 	return nil, nil
 }
 
@@ -52,4 +54,19 @@ func (s *Server) didClose(ctx context.Context, req jsonrpc2.Request) (any, error
 	}
 	s.docs.close(p.TextDocument.URI)
 	return nil, nil
+}
+
+// inFolder reports whether path lies in (or is) a workspace folder.
+func (s *Server) inFolder(path string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, f := range s.folders {
+		if path == f {
+			return true
+		}
+		if _, ok := relPath(f, path); ok {
+			return true
+		}
+	}
+	return false
 }

@@ -14,6 +14,7 @@ package policy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -192,14 +193,70 @@ func ruleNames() string {
 
 // Check checks one file with the checks of the language it belongs to
 // ([lang.Policy]). Files of no language with a policy give no findings.
+// Without Options.Parser a language may start a process per call: check
+// the files of one reply with a Batch.
 func (c *Checker) Check(ctx context.Context, rel string, src []byte) (Findings, error) {
+	return c.check(ctx, rel, src, func(lang.Language) lang.PolicyParser { return c.parser })
+}
+
+// Batch checks the files of one reply with at most one parser process per
+// language ([lang.PolicyParsers]), started on the language's first file
+// and ended by Close, instead of a process per file: a reply of 100,000
+// files must not start 100,000 interpreters. A Checker made with
+// Options.Parser uses that parser instead. A Batch is not safe for
+// concurrent use.
+type Batch struct {
+	c       *Checker
+	parsers map[string]lang.ClosingPolicyParser // by language; a nil entry: the language has none
+}
+
+// Batch returns a Batch; the caller closes it.
+func (c *Checker) Batch() *Batch {
+	return &Batch{c: c, parsers: map[string]lang.ClosingPolicyParser{}}
+}
+
+// Check checks one file, like Checker.Check.
+func (b *Batch) Check(ctx context.Context, rel string, src []byte) (Findings, error) {
+	return b.c.check(ctx, rel, src, b.parser)
+}
+
+func (b *Batch) parser(l lang.Language) lang.PolicyParser {
+	if b.c.parser != nil {
+		return b.c.parser
+	}
+	p, seen := b.parsers[l.Name()]
+	if !seen {
+		if pp, ok := l.(lang.PolicyParsers); ok {
+			p = pp.NewPolicyParser(b.c.python)
+		}
+		b.parsers[l.Name()] = p
+	}
+	if p == nil {
+		return nil
+	}
+	return p
+}
+
+// Close ends the batch's parser processes.
+func (b *Batch) Close() error {
+	var errs []error
+	for _, p := range b.parsers {
+		if p != nil {
+			errs = append(errs, p.Close())
+		}
+	}
+	clear(b.parsers)
+	return errors.Join(errs...)
+}
+
+func (c *Checker) check(ctx context.Context, rel string, src []byte, parser func(lang.Language) lang.PolicyParser) (Findings, error) {
 	var raw []lang.PolicyFinding
 	for _, l := range registry.All() {
 		p, ok := l.(lang.Policy)
 		if !ok {
 			continue
 		}
-		fs, err := p.CheckPolicy(ctx, rel, src, lang.PolicyOptions{Python: c.python, Parser: c.parser})
+		fs, err := p.CheckPolicy(ctx, rel, src, lang.PolicyOptions{Python: c.python, Parser: parser(l)})
 		if err != nil {
 			return nil, err
 		}
@@ -225,8 +282,10 @@ func (c *Checker) Check(ctx context.Context, rel string, src []byte) (Findings, 
 	return out, nil
 }
 
-// CheckAll checks every changed file (path → new content).
+// CheckAll checks every changed file (path → new content) in one Batch.
 func (c *Checker) CheckAll(ctx context.Context, changed map[string][]byte) (Findings, error) {
+	b := c.Batch()
+	defer b.Close()
 	paths := make([]string, 0, len(changed))
 	for p := range changed {
 		paths = append(paths, p)
@@ -237,7 +296,7 @@ func (c *Checker) CheckAll(ctx context.Context, changed map[string][]byte) (Find
 		if changed[p] == nil {
 			continue
 		}
-		fs, err := c.Check(ctx, p, changed[p])
+		fs, err := b.Check(ctx, p, changed[p])
 		if err != nil {
 			return nil, fmt.Errorf("policy check %s: %w", p, err)
 		}

@@ -4,7 +4,10 @@
 // A [Writer] appends [Entry] lines (prompts, replies, edits, test results,
 // timings); [List] summarises the runs of a directory and [Read] loads one
 // run. Every string of every entry passes through the writer's redactor
-// before it reaches the disk. Logs are 0600 files in a 0700 directory.
+// before it reaches the disk. Logs are 0600 files in a 0700 directory, and
+// bounded: each string is clipped (Options.MaxString) and the file stops
+// at Options.MaxBytes with a KindTruncated marker (the result is always
+// written).
 package runlog
 
 import (
@@ -13,12 +16,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // Entry kinds written by the agent.
@@ -32,6 +37,15 @@ const (
 	KindIteration = "iteration" // Data: an agent.Iteration
 	KindResult    = "result"    // Data: the agent.Result (diff included)
 	KindWarning   = "warning"   // Data: {"message"}
+	// KindTruncated is written once, when the log reached Options.MaxBytes:
+	// later entries are dropped, except the result. Data: {"message","bytes"}.
+	KindTruncated = "truncated"
+)
+
+// Default bounds of a run log (see Options).
+const (
+	DefaultMaxBytes  = 64 << 20
+	DefaultMaxString = 1 << 20
 )
 
 // Entry is one line of a run log.
@@ -58,15 +72,30 @@ type Options struct {
 	// of its JSON, decoded: a value is matched as the program saw it, not
 	// JSON-escaped); nil writes entries unchanged.
 	Redact func(string) string
+	// MaxBytes bounds the log file: past it one KindTruncated entry is
+	// written and later entries are dropped, except the KindResult entry,
+	// which is always written (each of its strings clipped to MaxBytes), so
+	// history still shows how the run ended and its diff. 0 means
+	// DefaultMaxBytes.
+	MaxBytes int64
+	// MaxString clips every string of an entry to its first MaxString
+	// bytes and a marker saying how many were left out ("…[fixpoint: N
+	// more bytes not logged]"): a 50 MB reply is not logged whole, nor
+	// twice. 0 means DefaultMaxString.
+	MaxString int
 }
 
 // Writer appends entries to one run log. It is safe for concurrent use.
 type Writer struct {
-	mu     sync.Mutex // guards f and err
-	f      *os.File
-	path   string
-	redact func(string) string
-	err    error // first write error; later writes are dropped
+	mu        sync.Mutex // guards f, err, written and truncated
+	f         *os.File
+	path      string
+	redact    func(string) string
+	maxBytes  int64
+	maxString int
+	err       error // first write error; later writes are dropped
+	written   int64 // bytes in the file
+	truncated bool  // the KindTruncated entry is written
 }
 
 // Create creates dir (if needed, mode 0700; an existing dir is set to
@@ -83,9 +112,15 @@ func Create(dir, runID string, opts *Options) (*Writer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create run log: %w", err)
 	}
-	w := &Writer{f: f, path: p}
+	w := &Writer{f: f, path: p, maxBytes: DefaultMaxBytes, maxString: DefaultMaxString}
 	if opts != nil {
 		w.redact = opts.Redact
+		if opts.MaxBytes > 0 {
+			w.maxBytes = opts.MaxBytes
+		}
+		if opts.MaxString > 0 {
+			w.maxString = opts.MaxString
+		}
 	}
 	return w, nil
 }
@@ -103,8 +138,15 @@ func (w *Writer) Write(kind string, iter int, data any) error {
 	if err != nil {
 		return fmt.Errorf("encode %s entry: %w", kind, err)
 	}
-	if w.redact != nil {
-		if raw, err = redactJSON(raw, w.redact); err != nil {
+	// Redact first, then clip: a secret cut in two is already masked. The
+	// result's strings may be as long as the whole log (its diff is what
+	// the user is told to find there).
+	maxString := w.maxString
+	if kind == KindResult {
+		maxString = int(min(w.maxBytes, int64(math.MaxInt32)))
+	}
+	if w.redact != nil || len(raw) > maxString {
+		if raw, err = rewriteJSON(raw, w.redact, maxString); err != nil {
 			return fmt.Errorf("redact %s entry: %w", kind, err)
 		}
 	}
@@ -112,47 +154,77 @@ func (w *Writer) Write(kind string, iter int, data any) error {
 	if err != nil {
 		return fmt.Errorf("encode %s entry: %w", kind, err)
 	}
-	s := string(line)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.err != nil {
 		return w.err
 	}
-	if _, err := w.f.WriteString(s + "\n"); err != nil {
+	if kind != KindResult && w.written+int64(len(line))+1 > w.maxBytes {
+		if w.truncated {
+			return nil
+		}
+		w.truncated = true
+		marker, _ := json.Marshal(Entry{Time: time.Now().UTC(), Kind: KindTruncated, Iteration: iter,
+			Data: json.RawMessage(fmt.Sprintf(`{"message":"the run log reached its cap of %d bytes: later entries are not logged (the result still is)","bytes":%d}`, w.maxBytes, w.written))})
+		line = marker
+	}
+	n, err := w.f.Write(append(line, '\n'))
+	w.written += int64(n)
+	if err != nil {
 		w.err = fmt.Errorf("write run log: %w", err)
 		return w.err
 	}
 	return nil
 }
 
-// redactJSON applies redact to every string (object keys included) of a
-// JSON document. Numbers keep their text.
-func redactJSON(raw []byte, redact func(string) string) ([]byte, error) {
+// rewriteJSON applies redact (when not nil) to every string (object keys
+// included) of a JSON document, then clips each string to maxString
+// bytes. Numbers keep their text.
+func rewriteJSON(raw []byte, redact func(string) string, maxString int) ([]byte, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
 		return nil, err
 	}
-	return json.Marshal(redactValue(v, redact))
+	fix := func(s string) string {
+		if redact != nil {
+			s = redact(s)
+		}
+		return clip(s, maxString)
+	}
+	return json.Marshal(rewriteValue(v, fix))
 }
 
-func redactValue(v any, redact func(string) string) any {
+func rewriteValue(v any, fix func(string) string) any {
 	switch x := v.(type) {
 	case string:
-		return redact(x)
+		return fix(x)
 	case []any:
 		for i := range x {
-			x[i] = redactValue(x[i], redact)
+			x[i] = rewriteValue(x[i], fix)
 		}
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for k, e := range x {
-			out[redact(k)] = redactValue(e, redact)
+			out[fix(k)] = rewriteValue(e, fix)
 		}
 		return out
 	}
 	return v
+}
+
+// clip returns s cut to at most n bytes (on a rune boundary) and a marker
+// naming how many bytes were left out; s itself when it fits.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf("…[fixpoint: %d more bytes not logged]", len(s)-cut)
 }
 
 // Close closes the file. A nil Writer is fine.

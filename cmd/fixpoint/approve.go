@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/fixpoint-dev/fixpoint/agent/termsafe"
 )
 
 // approver decides on dependencies the model adds that are not on the
@@ -16,6 +18,7 @@ import (
 // edit run, for example with modules already in the Go module cache.
 func (a *app) approver(allowAll bool) func(ctx context.Context, deps []string) (bool, error) {
 	return func(ctx context.Context, deps []string) (bool, error) {
+		deps = safeNames(deps) // the model chose them
 		if allowAll {
 			fmt.Fprintf(a.stderr, "fixpoint: --allow-deps: approved %s\n", strings.Join(deps, ", "))
 			return true, nil
@@ -27,6 +30,15 @@ func (a *app) approver(allowAll bool) func(ctx context.Context, deps []string) (
 		}
 		return askYesNo(ctx, in, a.stderr, fmt.Sprintf("The model's edit adds dependencies: %s. Allow the edit to run (nothing is downloaded: the sandbox has no network)? [y/N] ", strings.Join(deps, ", ")))
 	}
+}
+
+// safeNames returns names without control sequences (see termsafe).
+func safeNames(names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = termsafe.Strip(n)
+	}
+	return out
 }
 
 // askYesNo prompts on w and reads one answer from r; ctx cancels it.

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/fixpoint-dev/fixpoint/agent/termsafe"
 	"github.com/fixpoint-dev/fixpoint/config"
 	"github.com/fixpoint-dev/fixpoint/flock"
 	"github.com/fixpoint-dev/fixpoint/internal/warmd"
@@ -158,7 +159,7 @@ func (a *app) testThroughDaemon(ctx context.Context, req warmd.Request) (*testru
 		}
 	}
 	defer conn.Close()
-	m, err := warmd.Do(ctx, conn, req, func(line string) { fmt.Fprintln(a.stderr, line) })
+	m, err := warmd.Do(ctx, conn, req, func(line string) { fmt.Fprintln(a.stderr, termsafe.Strip(line)) })
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return nil, ctx.Err()

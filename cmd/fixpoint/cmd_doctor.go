@@ -14,6 +14,7 @@ import (
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/client"
+	"github.com/fixpoint-dev/fixpoint/agent/termsafe"
 	"github.com/fixpoint-dev/fixpoint/lang/registry"
 	"github.com/fixpoint-dev/fixpoint/sandbox/docker"
 	"github.com/fixpoint-dev/fixpoint/sandbox/engine"
@@ -67,7 +68,7 @@ Example:
 		checks = append(checks, proj...)
 		healthy = healthy && projOK
 		if *asJSON {
-			enc := json.NewEncoder(a.stdout)
+			enc := json.NewEncoder(termsafe.JSONWriter{W: a.stdout})
 			enc.SetIndent("", "  ")
 			enc.Encode(struct {
 				OK     bool    `json:"ok"`
@@ -75,9 +76,10 @@ Example:
 			}{healthy, checks})
 		} else {
 			for _, ch := range checks {
-				line := fmt.Sprintf("%-4s  %-24s %s", strings.ToUpper(ch.Status), ch.Name, ch.Detail)
+				// A detail may quote the project's files (doctor_project.go).
+				line := fmt.Sprintf("%-4s  %-24s %s", strings.ToUpper(ch.Status), ch.Name, termsafe.Strip(ch.Detail))
 				if ch.Fix != "" {
-					line += " (fix: " + ch.Fix + ")"
+					line += " (fix: " + termsafe.Strip(ch.Fix) + ")"
 				}
 				fmt.Fprintln(a.stdout, line)
 			}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/fixpoint-dev/fixpoint/agent/runlog"
+	"github.com/fixpoint-dev/fixpoint/agent/termsafe"
 )
 
 func historyCommand() *command {
@@ -58,7 +59,7 @@ func historyList(a *app, dir string, asJSON bool) int {
 		if runs == nil {
 			runs = []runlog.Summary{}
 		}
-		enc := json.NewEncoder(a.stdout)
+		enc := json.NewEncoder(termsafe.JSONWriter{W: a.stdout})
 		enc.SetIndent("", "  ")
 		enc.Encode(runs)
 		return exitOK
@@ -79,7 +80,7 @@ func historyList(a *app, dir string, asJSON bool) int {
 		if what == "" {
 			what = "(fix failing tests)"
 		}
-		fmt.Fprintf(a.stdout, "%s  %-5s  %-12s  %d it  %s  %s\n", r.RunID, r.Mode, status, r.Iterations, truncate(what, 60), r.Root)
+		fmt.Fprintf(a.stdout, "%s  %-5s  %-12s  %d it  %s  %s\n", r.RunID, termsafe.Strip(r.Mode), status, r.Iterations, termsafe.Strip(truncate(what, 60)), termsafe.Strip(r.Root))
 	}
 	return exitOK
 }
@@ -93,7 +94,7 @@ func historyShow(a *app, dir, id string, asJSON bool) int {
 		return a.fail(err)
 	}
 	if asJSON {
-		enc := json.NewEncoder(a.stdout)
+		enc := json.NewEncoder(termsafe.JSONWriter{W: a.stdout})
 		enc.SetIndent("", "  ")
 		enc.Encode(entries)
 		return exitOK
@@ -102,11 +103,13 @@ func historyShow(a *app, dir, id string, asJSON bool) int {
 	return exitOK
 }
 
-// printRun prints a run log for people: header, iterations, diff.
+// printRun prints a run log for people: header, iterations, diff. What a
+// run log quotes (goal, stop reason, diff) came from the user, the model
+// and the tests: it is printed through termsafe.
 func printRun(w io.Writer, s runlog.Summary, entries []runlog.Entry) {
-	fmt.Fprintf(w, "Run %s (%s) in %s at %s\n", s.RunID, s.Mode, s.Root, s.Time.Format("2006-01-02 15:04:05 MST"))
+	fmt.Fprintf(w, "Run %s (%s) in %s at %s\n", termsafe.Strip(s.RunID), termsafe.Strip(s.Mode), termsafe.Strip(s.Root), s.Time.Format("2006-01-02 15:04:05 MST"))
 	if s.Goal != "" {
-		fmt.Fprintf(w, "Goal: %s\n", s.Goal)
+		fmt.Fprintf(w, "Goal: %s\n", termsafe.Strip(s.Goal))
 	}
 	var result struct {
 		Verified   bool     `json:"verified"`
@@ -127,7 +130,7 @@ func printRun(w io.Writer, s runlog.Summary, entries []runlog.Entry) {
 			json.Unmarshal(e.Data, &it)
 			fmt.Fprintf(w, "  iteration %d: %d passed, %d failed", it.N, it.Passed, it.Failed)
 			if it.Progress != "" {
-				fmt.Fprintf(w, " (%s)", it.Progress)
+				fmt.Fprintf(w, " (%s)", termsafe.Strip(it.Progress))
 			}
 			if it.Malformed > 0 {
 				fmt.Fprintf(w, ", %d reply(ies) not applied", it.Malformed)
@@ -145,12 +148,12 @@ func printRun(w io.Writer, s runlog.Summary, entries []runlog.Entry) {
 	if result.Verified {
 		status = "VERIFIED"
 	}
-	fmt.Fprintf(w, "%s · %s · %d+%d tokens\n", status, result.StopReason, result.TokensIn, result.TokensOut)
+	fmt.Fprintf(w, "%s · %s · %d+%d tokens\n", status, termsafe.Strip(result.StopReason), result.TokensIn, result.TokensOut)
 	if len(result.Memories) > 0 {
-		fmt.Fprintf(w, "Memories shown: %s\n", strings.Join(result.Memories, ", "))
+		fmt.Fprintf(w, "Memories shown: %s\n", termsafe.Strip(strings.Join(result.Memories, ", ")))
 	}
 	if result.Diff != "" {
-		fmt.Fprint(w, result.Diff)
+		fmt.Fprint(w, termsafe.Strip(result.Diff))
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/fixpoint-dev/fixpoint/agent/termsafe"
 	"github.com/fixpoint-dev/fixpoint/config"
 	"github.com/fixpoint-dev/fixpoint/memory"
 )
@@ -169,7 +170,7 @@ func (m *memoryCLI) nargs(action string, n int, what string) error {
 }
 
 func (m *memoryCLI) json(v any) error {
-	enc := json.NewEncoder(m.a.stdout)
+	enc := json.NewEncoder(termsafe.JSONWriter{W: m.a.stdout})
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
 }
@@ -199,7 +200,7 @@ func (m *memoryCLI) list(ctx context.Context) error {
 	tw := tabwriter.NewWriter(m.a.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tUPDATED\tLANG\tOUTCOME\tHITS\tERROR")
 	for _, r := range recs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", r.ID, ago(r.Updated), dash(r.Language), r.Outcome, r.Hits, clip(headline(r.Signature), 70))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", termsafe.Strip(r.ID), ago(r.Updated), termsafe.Strip(dash(r.Language)), termsafe.Strip(r.Outcome), r.Hits, termsafe.Strip(clip(headline(r.Signature), 70)))
 	}
 	tw.Flush()
 	if total > len(recs) {
@@ -230,7 +231,7 @@ func (m *memoryCLI) search(ctx context.Context) error {
 	tw := tabwriter.NewWriter(m.a.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SIMILARITY\tID\tOUTCOME\tERROR\tLESSON")
 	for _, r := range matches {
-		fmt.Fprintf(tw, "%.2f\t%s\t%s\t%s\t%s\n", r.Similarity, r.ID, r.Outcome, clip(headline(r.Signature), 60), clip(dash(firstLineOf(r.Lesson)), 50))
+		fmt.Fprintf(tw, "%.2f\t%s\t%s\t%s\t%s\n", r.Similarity, termsafe.Strip(r.ID), termsafe.Strip(r.Outcome), termsafe.Strip(clip(headline(r.Signature), 60)), termsafe.Strip(clip(dash(firstLineOf(r.Lesson)), 50)))
 	}
 	return tw.Flush()
 }
@@ -249,15 +250,17 @@ func (m *memoryCLI) show(ctx context.Context) error {
 	if m.asJSON {
 		return m.json(r)
 	}
-	w := m.a.stdout
+	// Every field quotes a test, the model or the workspace: printed
+	// through termsafe.
+	w, safe := m.a.stdout, termsafe.Strip
 	fmt.Fprintf(w, "ID:        %s\nProject:   %s\nLanguage:  %s\nTest:      %s\nOutcome:   %s\nHits:      %d\nRun:       %s\nCreated:   %s\nUpdated:   %s\n",
-		r.ID, r.Project, dash(r.Language), dash(r.TestID), r.Outcome, r.Hits, dash(r.RunID),
+		safe(r.ID), safe(r.Project), safe(dash(r.Language)), safe(dash(r.TestID)), safe(r.Outcome), r.Hits, safe(dash(r.RunID)),
 		r.Created.Local().Format(time.DateTime), r.Updated.Local().Format(time.DateTime))
 	section := func(title, body string) {
 		if strings.TrimSpace(body) == "" {
 			return
 		}
-		fmt.Fprintf(w, "\n%s:\n%s\n", title, indentText(strings.TrimRight(body, "\n")))
+		fmt.Fprintf(w, "\n%s:\n%s\n", title, indentText(strings.TrimRight(safe(body), "\n")))
 	}
 	section("Goal", r.Goal)
 	section("Lesson", r.Lesson)
@@ -322,7 +325,7 @@ func (m *memoryCLI) stats(ctx context.Context) error {
 		return m.json(st)
 	}
 	w := m.a.stdout
-	fmt.Fprintf(w, "Project:   %s (%s)\nDirectory: %s\nEmbedder:  %s\n", st.Project, st.Root, st.Dir, st.Embedder)
+	fmt.Fprintf(w, "Project:   %s (%s)\nDirectory: %s\nEmbedder:  %s\n", termsafe.Strip(st.Project), termsafe.Strip(st.Root), termsafe.Strip(st.Dir), st.Embedder)
 	fmt.Fprintf(w, "Records:   %d of %d (%d open, %d resolved), %d hits\n", st.Records, st.Cap, st.Open, st.Resolved, st.Hits)
 	if len(st.Languages) > 0 {
 		var langs []string
@@ -340,7 +343,7 @@ func (m *memoryCLI) stats(ctx context.Context) error {
 		fmt.Fprintln(w, "Read-only: new failures cannot be recorded here.")
 	}
 	if len(st.Corrupt) > 0 {
-		fmt.Fprintf(w, "Corrupt:   %d journal entries skipped (first at byte %d: %s)\n", len(st.Corrupt), st.Corrupt[0].Offset, st.Corrupt[0].Reason)
+		fmt.Fprintf(w, "Corrupt:   %d journal entries skipped (first at byte %d: %s)\n", len(st.Corrupt), st.Corrupt[0].Offset, termsafe.Strip(st.Corrupt[0].Reason))
 	}
 	if st.Global > 0 {
 		fmt.Fprintf(w, "Global:    %d cross-project records\n", st.Global)

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fixpoint-dev/fixpoint/agent/termsafe"
 	"github.com/fixpoint-dev/fixpoint/lang"
 	"github.com/fixpoint-dev/fixpoint/lang/registry"
 	"github.com/fixpoint-dev/fixpoint/sandbox/engine"
@@ -229,7 +230,7 @@ Example:
 	if err != nil {
 		return a.fail(err)
 	}
-	backend, err := backends.Open(ctx, cfg, &backends.Options{Warn: a.stderr, Logger: a.logger})
+	backend, err := backends.Open(ctx, cfg, &backends.Options{Warn: termsafe.Writer{W: a.stderr}, Logger: a.logger})
 	if err != nil {
 		return sandboxSetupFailed(a, err)
 	}
@@ -252,8 +253,8 @@ Example:
 	if _, err := sess.Sync(ctx, snap); err != nil {
 		return a.fail(fmt.Errorf("copy %s into the sandbox: %w", root, err))
 	}
-	fmt.Fprintln(a.stderr, "fixpoint: "+agent.SnapshotSummary(snap))
-	res, err := sess.Run(ctx, sandbox.Command{Args: argv, Stdout: a.stdout, Stderr: a.stderr})
+	fmt.Fprintln(a.stderr, "fixpoint: "+termsafe.Strip(agent.SnapshotSummary(snap))) // it names workspace files
+	res, err := sess.Run(ctx, sandbox.Command{Args: argv, Stdout: onTerminal(a.stdout), Stderr: onTerminal(a.stderr)})
 	if err != nil {
 		if ctx.Err() != nil {
 			return exitSIGINT
@@ -292,4 +293,14 @@ func requireEngine(ctx context.Context) error {
 		return errNoEngine
 	}
 	return nil
+}
+
+// onTerminal returns w through termsafe when it is a terminal: what runs
+// in the sandbox is the workspace's code, and its output must not take the
+// terminal over. A pipe or a file gets the bytes as they are.
+func onTerminal(w io.Writer) io.Writer {
+	if isTerminal(w) {
+		return termsafe.Writer{W: w}
+	}
+	return w
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fixpoint-dev/fixpoint/agent"
 	"github.com/fixpoint-dev/fixpoint/agent/policy"
+	"github.com/fixpoint-dev/fixpoint/agent/termsafe"
 	"github.com/fixpoint-dev/fixpoint/config"
 )
 
@@ -86,7 +87,7 @@ func runAgentCommand(ctx context.Context, a *app, c *command, mode agent.Mode, a
 	if _, err := policy.New(cfg.Policy, nil); err != nil {
 		return a.fail(err) // an unknown rule in [policy.rules] is a configuration error
 	}
-	oo := &agent.OpenOptions{Logger: a.logger, Warn: a.stderr, Approve: a.approver(f.allowDeps)}
+	oo := &agent.OpenOptions{Logger: a.logger, Warn: termsafe.Writer{W: a.stderr}, Approve: a.approver(f.allowDeps)}
 	if !cfg.Model.Configured() {
 		if mode != agent.ModeFix {
 			return a.fail(usagef("no model configured: set FIXPOINT_BASE_URL, FIXPOINT_API_KEY and FIXPOINT_MODEL (or [model] in .fixpoint.toml)"))
@@ -120,30 +121,31 @@ func runAgentCommand(ctx context.Context, a *app, c *command, mode agent.Mode, a
 	// Written without following symlinks, never into a git directory,
 	// and only when every file is still as the run saw it.
 	if err := agent.WriteChanges(root, res.Changes); err != nil {
-		fmt.Fprintf(a.stderr, "fixpoint: %v\nNothing was written. The verified diff is kept in the run log: %s\n", err, res.LogPath)
+		fmt.Fprintf(a.stderr, "fixpoint: %s\nNothing was written. The verified diff is kept in the run log: %s\n", termsafe.Strip(err.Error()), res.LogPath)
 		return exitNotReached
 	}
 	fmt.Fprintf(a.stdout, "Wrote %d file(s).\n", len(res.Changes))
 	if f.commit {
 		if err := commitChanges(ctx, root, res); err != nil {
-			fmt.Fprintf(a.stderr, "fixpoint: --commit: %v\n", err)
+			fmt.Fprintf(a.stderr, "fixpoint: --commit: %s\n", termsafe.Strip(err.Error()))
 			return exitNotReached
 		}
 	}
 	return exitOK
 }
 
-// printSummary prints the outcome, iterations and diff.
+// printSummary prints the outcome, iterations and diff. The stop reason
+// and the diff quote the model and the tests: they go through termsafe.
 func printSummary(w io.Writer, res *agent.Result) {
 	status := "NOT VERIFIED"
 	if res.Verified {
 		status = "VERIFIED"
 	}
-	fmt.Fprintf(w, "%s · %s · %d iteration(s) · %d+%d tokens · %s · run %s\n", status, res.StopReason, len(res.Iterations), res.TokensIn, res.TokensOut, res.Wall.Round(1e7), res.RunID)
+	fmt.Fprintf(w, "%s · %s · %d iteration(s) · %d+%d tokens · %s · run %s\n", status, termsafe.Strip(res.StopReason), len(res.Iterations), res.TokensIn, res.TokensOut, res.Wall.Round(1e7), res.RunID)
 	for _, it := range res.Iterations {
 		fmt.Fprintf(w, "  iteration %d: %d passed, %d failed", it.N, it.Passed, it.Failed)
 		if it.Progress != "" {
-			fmt.Fprintf(w, " (%s)", it.Progress)
+			fmt.Fprintf(w, " (%s)", termsafe.Strip(it.Progress))
 		}
 		if it.Malformed > 0 {
 			fmt.Fprintf(w, ", %d reply(ies) not applied", it.Malformed)
@@ -154,7 +156,7 @@ func printSummary(w io.Writer, res *agent.Result) {
 		if !res.Verified {
 			fmt.Fprintln(w, "Last attempt (not applied):")
 		}
-		fmt.Fprint(w, res.Diff)
+		fmt.Fprint(w, termsafe.Strip(res.Diff))
 	}
 }
 
@@ -242,7 +244,9 @@ func (p *progress) event(ev agent.Event) {
 	if ev.Delta != "" || ev.Message == "" {
 		return
 	}
-	line := fmt.Sprintf("[%s] %s", ev.Phase, ev.Message)
+	// The message may quote the model or a test (a reply not applied, a
+	// failure signature): stripped here, so the status line's own \r stays.
+	line := fmt.Sprintf("[%s] %s", ev.Phase, termsafe.Strip(ev.Message))
 	if ev.TokensIn+ev.TokensOut > 0 {
 		line += fmt.Sprintf(" · %d tokens", ev.TokensIn+ev.TokensOut)
 	}
@@ -257,6 +261,13 @@ func (p *progress) event(ev agent.Event) {
 	pad := ""
 	if n := p.wide - len(line); n > 0 {
 		pad = strings.Repeat(" ", n)
+	}
+	if ev.Phase == agent.PhaseMemory {
+		// Which remembered fixes the prompts use stays on screen: the
+		// next status does not overwrite it.
+		fmt.Fprintf(p.w, "\r%s%s\n", line, pad)
+		p.wide = 0
+		return
 	}
 	p.wide = len(line)
 	fmt.Fprintf(p.w, "\r%s%s", line, pad)

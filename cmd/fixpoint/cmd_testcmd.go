@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fixpoint-dev/fixpoint/agent"
+	"github.com/fixpoint-dev/fixpoint/agent/termsafe"
 	"github.com/fixpoint-dev/fixpoint/config"
 	"github.com/fixpoint-dev/fixpoint/internal/warmd"
 	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
@@ -69,7 +70,7 @@ Example:
 			}
 		}
 		if rep == nil {
-			eng, err := agent.Open(ctx, cfg, root, &agent.OpenOptions{Logger: a.logger, Warn: a.stderr, NoModel: true})
+			eng, err := agent.Open(ctx, cfg, root, &agent.OpenOptions{Logger: a.logger, Warn: termsafe.Writer{W: a.stderr}, NoModel: true})
 			if err != nil {
 				return a.fail(err)
 			}
@@ -86,7 +87,7 @@ Example:
 			}
 		}
 		if *asJSON {
-			enc := json.NewEncoder(a.stdout)
+			enc := json.NewEncoder(termsafe.JSONWriter{W: a.stdout})
 			enc.SetIndent("", "  ")
 			enc.Encode(rep)
 		} else {
@@ -101,25 +102,26 @@ Example:
 }
 
 // printReport prints one line per test, failures with their location and
-// message, then the counts.
+// message, then the counts. Everything a test reported goes through
+// termsafe: the code under test chose it.
 func printReport(w io.Writer, rep *testrun.Report) {
 	for _, t := range rep.Tests {
-		fmt.Fprintf(w, "%-5s %s", statusWord(t.Status), t.ID)
+		fmt.Fprintf(w, "%-5s %s", statusWord(t.Status), termsafe.Strip(t.ID))
 		if t.File != "" {
-			fmt.Fprintf(w, "  %s:%d", t.File, t.Line)
+			fmt.Fprintf(w, "  %s:%d", termsafe.Strip(t.File), t.Line)
 		}
 		fmt.Fprintln(w)
 		if t.Status == testrun.StatusFail || t.Status == testrun.StatusError {
 			if t.Message != "" {
-				fmt.Fprintf(w, "      %s\n", t.Message)
+				fmt.Fprintf(w, "      %s\n", termsafe.Strip(t.Message))
 			}
 			if t.Expected != "" || t.Actual != "" {
-				fmt.Fprintf(w, "      expected: %s\n      actual:   %s\n", t.Expected, t.Actual)
+				fmt.Fprintf(w, "      expected: %s\n      actual:   %s\n", termsafe.Strip(t.Expected), termsafe.Strip(t.Actual))
 			}
 		}
 	}
 	if len(rep.Tests) == 0 && rep.Output != "" {
-		fmt.Fprintln(w, rep.Output)
+		fmt.Fprintln(w, termsafe.Strip(rep.Output))
 	}
 	extra := ""
 	switch {

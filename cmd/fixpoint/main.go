@@ -15,6 +15,8 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+
+	"github.com/fixpoint-dev/fixpoint/agent/termsafe"
 )
 
 // Exit codes, documented in README.md.
@@ -153,17 +155,13 @@ func (e *usageError) Error() string { return e.msg }
 func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
 
 // fail prints err and returns its exit code: exitUsage for usage and
-// configuration errors, else exitNotReached.
+// configuration errors, else exitNotReached. An error may quote a file
+// name, a test or the model: it is printed through termsafe.
 func (a *app) fail(err error) int {
+	fmt.Fprintf(a.stderr, "fixpoint: %s\n", termsafe.Strip(err.Error()))
 	var ue *usageError
-	if errors.As(err, &ue) {
-		fmt.Fprintf(a.stderr, "fixpoint: %v\n", err)
+	if errors.As(err, &ue) || isConfigError(err) {
 		return exitUsage
 	}
-	if isConfigError(err) {
-		fmt.Fprintf(a.stderr, "fixpoint: %v\n", err)
-		return exitUsage
-	}
-	fmt.Fprintf(a.stderr, "fixpoint: %v\n", err)
 	return exitNotReached
 }

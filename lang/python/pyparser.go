@@ -92,6 +92,15 @@ func NewParser(python string) *Parser {
 	return &Parser{python: python}
 }
 
+// NewPolicyParser returns a Parser for one batch of files
+// ([lang.PolicyParsers]), nil when no interpreter is found.
+func (Language) NewPolicyParser(python string) lang.ClosingPolicyParser {
+	if p := NewParser(python); p != nil {
+		return p
+	}
+	return nil
+}
+
 // ParsePolicy returns the policy findings of the Python source src
 // ([lang.PolicyParser]).
 func (p *Parser) ParsePolicy(ctx context.Context, src []byte) ([]lang.PolicyFinding, error) {

@@ -1,6 +1,8 @@
 // Doctor: turns `fixpoint doctor --json` output, or a missing binary, into
 // a notification that says exactly what to do. No vscode import.
 
+import { noLinks } from './runs';
+
 /** How a doctor check came out. */
 export type CheckStatus = 'ok' | 'warn' | 'fail' | 'info' | 'skip';
 
@@ -74,9 +76,10 @@ export function doctorNotice(checks: DoctorCheck[]): Notice | undefined {
   const failed = checks.filter((c) => c.status === 'fail');
   if (failed.length === 0) return undefined;
   const lines = failed.map((c) => {
+    // A detail may quote the project's files: no link syntax in the notification.
     let s = c.name;
-    if (c.detail) s += `: ${c.detail}`;
-    if (c.fix) s += ` — fix: ${c.fix}`;
+    if (c.detail) s += `: ${noLinks(c.detail)}`;
+    if (c.fix) s += ` — fix: ${noLinks(c.fix)}`;
     return s;
   });
   const head = failed.length === 1 ? 'fixpoint doctor: 1 check failed' : `fixpoint doctor: ${failed.length} checks failed`;

@@ -82,6 +82,22 @@ function tests(n: number | undefined, word: string): string {
   return n === undefined ? `tests ${word}` : `${n} ${n === 1 ? 'test' : 'tests'} ${word}`;
 }
 
+/**
+ * Text for a notification, where VS Code turns [text](target) into a link (command: targets included):
+ * a backslash before [ ] < > and \\, and before a ( that follows a ], leaves no "](" for its link
+ * pattern to find (as the server's termsafe.Markdown does for its own messages).
+ */
+export function noLinks(s: string): string {
+  let out = '';
+  for (let i = 0; i < s.length; i++) {
+    const c = s[i];
+    if (c === '\\' || c === '[' || c === ']' || c === '<' || c === '>') out += '\\' + c;
+    else if (c === '(' && i > 0 && s[i - 1] === ']') out += '\\(';
+    else out += c;
+  }
+  return out;
+}
+
 /** "stats.go (+4 −1), stats_test.go (+6 −0)" */
 export function describeFiles(files: FileChange[]): string {
   return files.map((f) => `${f.path} (+${f.added} −${f.removed})`).join(', ');
@@ -135,7 +151,8 @@ export const SHOW_OUTPUT = 'Show Output';
 export function appliedSummary(s: RunStatus): Summary | undefined {
   if (s.state !== 'applied' || s.kind === 'test') return undefined;
   const n = s.files.length;
-  let message = `fixpoint: verified and applied — ${n === 0 ? 'no file changed' : `${n} ${n === 1 ? 'file' : 'files'} changed: ${describeFiles(s.files)}`}`;
+  // The model named the files: in a notification "[x](command:…)" would be a link that runs a command.
+  let message = `fixpoint: verified and applied — ${n === 0 ? 'no file changed' : `${n} ${n === 1 ? 'file' : 'files'} changed: ${noLinks(describeFiles(s.files))}`}`;
   if (s.passing) message += `; ${tests(s.passing, 'passing')}`; // 0: the server did not count them
   message += '.';
   return { message, actions: n > 0 ? [OPEN_FILES, SHOW_OUTPUT] : [SHOW_OUTPUT] };

@@ -88,3 +88,8 @@ test('resolveBinary', () => {
   assert.equal(resolveBinary('/opt/fp', '', isExec), '/opt/fp');
   assert.equal(resolveBinary('./fp', '/usr/local/bin', isExec), undefined);
 });
+
+test('doctorNotice: a detail quoting the project shows no link', () => {
+  const n = doctorNotice([{ name: 'project', status: 'fail', detail: '/w/[x](command:evil): python', fix: '' }]);
+  assert.ok(n && !n.message.includes(']('), n?.message);
+});

@@ -8,6 +8,7 @@ import {
   StatusBoard,
   appliedSummary,
   needsConfirmation,
+  noLinks,
   orderActions,
   outputLines,
   parseRunStatus,
@@ -254,4 +255,13 @@ test('needsConfirmation: only an edit with an annotation that needs confirmation
     { name: 'not an object', edit: null, want: false },
   ];
   for (const c of cases) assert.equal(needsConfirmation(c.edit), c.want, c.name);
+});
+
+test('appliedSummary: a file named like a markdown link is no link in the notification', () => {
+  const s = st({ state: 'applied', files: [{ path: '[Open](command:workbench.action.terminal.sendSequence)', added: 1, removed: 0 }] });
+  const m = appliedSummary(s)?.message ?? '';
+  assert.ok(!m.includes(']('), m);
+  assert.ok(m.includes('\\[Open\\]\\(command:'), m);
+  assert.equal(noLinks('plain (1 file) a_b.go'), 'plain (1 file) a_b.go');
+  assert.equal(noLinks('<img src=x> \\'), '\\<img src=x\\> \\\\');
 });

@@ -57,6 +57,16 @@ func (r *run) policyProblem(ctx context.Context, it int, changes map[string][]by
 				r.e.log.Warn("policy check", "path", p, "err", err)
 				continue
 			}
+			// Only what the edit introduces counts: a finding the user's
+			// own file already had (an existing import socket) must not
+			// block every edit to that file.
+			if len(fs) > 0 && r.base != nil {
+				if before, err := r.base.Read(p); err == nil {
+					if old, err := batch.Check(ctx, p, before); err == nil {
+						fs = policy.Introduced(before, changes[p], old, fs)
+					}
+				}
+			}
 			findings = append(findings, fs...)
 		}
 		for _, f := range findings {

@@ -22,6 +22,13 @@ func TestIntroduced(t *testing.T) {
 	if got := Introduced(before, after3, old, other); len(got) != 1 || got[0].Line != 3 {
 		t.Errorf("another line: Introduced = %v, want line 3", got)
 	}
+	// An existing line moved elsewhere (next to other code) is new.
+	beforeExit := []byte("def main():\n    os._exit(0)\n")
+	afterExit := []byte("import os\nos._exit(0)\ndef main():\n    pass\n")
+	oldExit := Findings{{Rule: "python.exit", Line: 2}}
+	if got := Introduced(beforeExit, afterExit, oldExit, Findings{{Rule: "python.exit", Line: 2}}); len(got) != 1 {
+		t.Errorf("a moved line: Introduced = %v, want it blocked again", got)
+	}
 	// A new file: everything is new.
 	if got := Introduced(nil, after, nil, moved); len(got) != 1 {
 		t.Errorf("new file: Introduced = %v, want the finding", got)

@@ -17,7 +17,11 @@
 //
 // Usage (from the repository root; `make mutation` runs this):
 //
-//	go run ./internal/mutation [-only substring] [-list] [-timeout 15m]
+//	go run ./internal/mutation [-file mutants.txtar] [-only substring] [-list] [-timeout 15m]
+//
+// -file names the mutants file; internal/mutation/heldout.txtar is the
+// held-out set written without reading the tests (`make mutation-heldout`,
+// HELDOUT.md).
 package main
 
 import (
@@ -60,7 +64,8 @@ const (
 )
 
 func main() {
-	file := flag.String("mutants", "internal/mutation/mutants.txtar", "the mutants file")
+	file := flag.String("file", "internal/mutation/mutants.txtar", "the mutants file (internal/mutation/heldout.txtar: the held-out set, HELDOUT.md)")
+	flag.StringVar(file, "mutants", *file, "the same as -file")
 	only := flag.String("only", "", "run only mutants whose name contains this")
 	list := flag.Bool("list", false, "list the mutants and exit")
 	timeout := flag.Duration("timeout", 15*time.Minute, "time limit of one go test run")

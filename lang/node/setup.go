@@ -50,10 +50,11 @@ var lockResolvedRe = map[string]*regexp.Regexp{
 // entries that resolve to somewhere new.
 func (Language) SetupChanges(before, after *sandbox.Snapshot, changed []string) []lang.SetupChange {
 	var out []lang.SetupChange
+	scripts := scriptFiles(before)
+	for p, s := range scriptFiles(after) {
+		scripts[p] = s
+	}
 	for _, p := range changed {
-		if strings.HasPrefix(p, "node_modules/") || strings.Contains(p, "/node_modules/") {
-			continue // installed output: the setup cache, never an input
-		}
 		old, hadOld := lang.FileBytes(before, p)
 		cur, ok := lang.FileBytes(after, p)
 		if !ok {
@@ -64,6 +65,13 @@ func (Language) SetupChanges(before, after *sandbox.Snapshot, changed []string) 
 		}
 		base := path.Base(p)
 		switch {
+		case strings.HasPrefix(p, "node_modules/") || strings.Contains(p, "/node_modules/"):
+			// The installer reads what is there (and npm 6 runs
+			// node_modules/.hooks/*); copied into the setup container, it
+			// lands in the cache.
+			out = append(out, lang.SetupChange{File: p, What: "writes into node_modules, which the install step reads and may run"})
+		case scripts[p] != "":
+			out = append(out, lang.SetupChange{File: p, What: "changes a file the " + scripts[p] + " script runs at install"})
 		case base == "package.json":
 			out = append(out, manifestChanges(p, old, cur)...)
 		case configFileRe.MatchString(p):
@@ -113,6 +121,37 @@ func manifestChanges(p string, old, cur []byte) []lang.SetupChange {
 	for _, k := range installKeys {
 		if !jsonEqual(o[k], n[k]) && n[k] != nil {
 			add("changes %s, which decides what the install step fetches or runs", k)
+		}
+	}
+	return out
+}
+
+// scriptFiles maps the workspace files that lifecycle scripts name (as
+// a word of the command, relative to their package.json) to the script
+// that names them: `node scripts/patch.js` runs scripts/patch.js at every
+// install, so an edit to it is an edit to the install.
+func scriptFiles(s *sandbox.Snapshot) map[string]string {
+	out := map[string]string{}
+	if s == nil {
+		return out
+	}
+	for p := range s.Files {
+		if path.Base(p) != "package.json" {
+			continue
+		}
+		data, _ := lang.FileBytes(s, p)
+		var m map[string]json.RawMessage
+		if json.Unmarshal(data, &m) != nil {
+			continue
+		}
+		scripts := stringMap(m["scripts"])
+		for _, name := range lifecycleScripts {
+			for _, word := range strings.FieldsFunc(scripts[name], func(r rune) bool { return strings.ContainsRune(" \t;&|()<>'\"=`", r) }) {
+				f := path.Clean(path.Join(path.Dir(p), word))
+				if _, ok := s.Files[f]; ok && f != p {
+					out[f] = name
+				}
+			}
 		}
 	}
 	return out

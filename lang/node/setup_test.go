@@ -58,7 +58,13 @@ func TestSetupChanges(t *testing.T) {
 		{name: "reformatted", before: pj(base), after: pj("{\n  \"name\": \"x\",\n  \"scripts\": {\"test\": \"node --test\"},\n  \"dependencies\": {\"left-pad\": \"^1.3.0\"}\n}\n")},
 		{name: "lifecycle script removed", before: pj(`{"scripts":{"postinstall":"x"}}`), after: pj(`{"scripts":{}}`)},
 		{name: "source file", before: map[string]string{"index.js": "a"}, after: map[string]string{"index.js": "b"}},
-		{name: "installed output", before: map[string]string{}, after: map[string]string{"node_modules/a/package.json": `{"scripts":{"install":"x"}}`}},
+		{name: "a file an existing postinstall runs", before: map[string]string{"package.json": `{"scripts":{"postinstall":"node scripts/patch.js && echo ok"}}`, "scripts/patch.js": "a"},
+			after: map[string]string{"package.json": `{"scripts":{"postinstall":"node scripts/patch.js && echo ok"}}`, "scripts/patch.js": "require('https').get('x')"},
+			want:  []string{"scripts/patch.js: changes a file the postinstall script runs at install"}},
+		{name: "installed output", before: map[string]string{}, after: map[string]string{"node_modules/.hooks/postinstall": "#!/bin/sh\n"},
+			want: []string{"node_modules/.hooks/postinstall: writes into node_modules"}},
+		{name: "a file only the test script runs", before: map[string]string{"package.json": `{"scripts":{"test":"node scripts/t.js"}}`, "scripts/t.js": "a"},
+			after: map[string]string{"package.json": `{"scripts":{"test":"node scripts/t.js"}}`, "scripts/t.js": "b"}},
 		{name: "deleted .npmrc", before: map[string]string{".npmrc": "x"}, after: map[string]string{}},
 	})
 }

@@ -137,6 +137,42 @@ for host, port in [("127.0.0.1", %[1]d), ("10.0.2.2", %[1]d), (%[2]q, %[1]d), (%
 	}
 }
 
+// TestBwrapSetupIgnoresWorkspaceModules: the pip install step does not
+// import modules from the workspace it runs in (python -I): a workspace
+// pip/ or venv/ package would otherwise run with network.
+func TestBwrapSetupIgnoresWorkspaceModules(t *testing.T) {
+	sandboxtest.RequireCommand(t, "bwrap")
+	for _, mod := range []string{"pip", "venv"} {
+		if out, err := exec.Command("/usr/bin/python3", "-c", "import "+mod).CombinedOutput(); err != nil {
+			if sandboxtest.InCI() {
+				t.Fatalf("CI=true and /usr/bin/python3 lacks %s: %s", mod, out)
+			}
+			t.Skipf("skipping outside CI: /usr/bin/python3 lacks %s", mod)
+		}
+	}
+	b, err := bwrap.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hijack := "raise SystemExit('hijacked: the workspace module ran')\n"
+	snap := snapOf(map[string]string{
+		"requirements.txt": "# nothing to install\n",
+		"pip/__init__.py":  hijack, "pip/__main__.py": hijack,
+		"venv/__init__.py": hijack, "venv/__main__.py": hijack,
+		"test_a.py": "def test_a():\n    pass\n",
+	})
+	spec := sandbox.Spec{Labels: map[string]string{sandbox.LabelProject: "b0" + strings.Repeat("6", 14)}}
+	var out bytes.Buffer
+	p := setup.New(b, &setup.Options{LockDir: t.TempDir(), Getenv: func(string) string { return "" }, Output: &out})
+	if err := p.Prepare(t.Context(), &spec, snap, setup.NewPlan(snap, "")); err != nil {
+		t.Fatalf("Prepare: %v\n%s", err, out.String())
+	}
+	t.Cleanup(func() { os.RemoveAll(filepath.Dir(filepath.Dir(spec.Caches[0].Source))) })
+	if strings.Contains(out.String(), "hijacked") {
+		t.Errorf("a workspace module ran in the setup step:\n%s", out.String())
+	}
+}
+
 // hostAddr is an IPv4 address of this machine that is not on the
 // loopback: what a setup sandbox reaches the host by, like a LAN peer.
 func hostAddr(t *testing.T) string {

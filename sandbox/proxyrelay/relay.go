@@ -138,9 +138,12 @@ func (r *Relay) serve(c net.Conn) {
 		return
 	}
 	defer r.untrack(up)
-	cr, ur := bufio.NewReader(c), bufio.NewReader(up)
+	head := &headLimit{r: c}
+	cr, ur := bufio.NewReader(head), bufio.NewReader(up)
 	for {
+		head.n = maxHead // a request head from the sandbox is bounded
 		req, err := http.ReadRequest(cr)
+		head.n = -1 // its body is streamed
 		if err != nil {
 			return
 		}
@@ -168,6 +171,31 @@ func (r *Relay) serve(c net.Conn) {
 			return
 		}
 	}
+}
+
+// maxHead bounds a request's line and headers (what the relay holds in
+// memory), as net/http's server does with its default 1 MiB.
+const maxHead = 1 << 20
+
+// headLimit reads r, at most n more bytes while n >= 0.
+type headLimit struct {
+	r io.Reader
+	n int64
+}
+
+func (h *headLimit) Read(p []byte) (int, error) {
+	if h.n < 0 {
+		return h.r.Read(p)
+	}
+	if h.n == 0 {
+		return 0, errors.New("proxy relay: request head too large")
+	}
+	if int64(len(p)) > h.n {
+		p = p[:h.n]
+	}
+	n, err := h.r.Read(p)
+	h.n -= int64(n)
+	return n, err
 }
 
 // writeConnect sends a CONNECT request as read (target and headers, the

@@ -122,6 +122,38 @@ func TestRelay(t *testing.T) {
 	}
 }
 
+// TestRelayBoundsHead: a request head larger than the bound ends the
+// connection instead of growing the relay's memory.
+func TestRelayBoundsHead(t *testing.T) {
+	p := newFakeProxy(t)
+	up, _ := url.Parse(p.URL)
+	r, err := Start("127.0.0.1:0", up)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	c, err := net.Dial("tcp", r.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	go func() { // ends when the relay closes the connection
+		io.WriteString(c, "GET http://x/ HTTP/1.1\r\nX: ")
+		chunk := strings.Repeat("a", 64<<10)
+		for i := 0; i < 64; i++ {
+			if _, err := io.WriteString(c, chunk); err != nil {
+				return
+			}
+		}
+	}()
+	if _, err := io.ReadAll(c); err != nil && !strings.Contains(err.Error(), "reset") {
+		t.Fatalf("read: %v", err)
+	}
+	if got := p.seen(); len(got) != 0 {
+		t.Errorf("the proxy got %d request(s) from an oversized head", len(got))
+	}
+}
+
 // TestEnv: only proxies on the loopback or with credentials are relayed,
 // each variable naming one gets the relay's URL, and no credential is
 // left in what the sandbox sees.

@@ -126,20 +126,38 @@ func (b *Backend) PrebuildGoStd(ctx context.Context, labels map[string]string) e
 // loopback when it can (setupnet.go), else through the host's network
 // namespace; without, it has none.
 func (b *Backend) runInstall(ctx context.Context, spec sandbox.InstallSpec, ws string, mounts []sandbox.CacheMount, goCache string, network bool) error {
+	const shared = "bwrap setup step: sharing the host's network namespace, where services on the host's loopback are reachable (install slirp4netns, and keep proxies and registries off the loopback, to confine it; or use the docker backend)"
+	if !network {
+		return b.runInstallNet(ctx, spec, ws, mounts, goCache, false, "")
+	}
+	p, err := exec.LookPath("slirp4netns")
+	if err != nil || needsHostLoopback(spec.HostEnv) {
+		b.opts.Logger.Warn(shared)
+		return b.runInstallNet(ctx, spec, ws, mounts, goCache, true, "")
+	}
+	err = b.runInstallNet(ctx, spec, ws, mounts, goCache, true, p)
+	if errors.Is(err, errSlirp) {
+		// slirp4netns could not join the sandbox (a setuid bwrap, a
+		// kernel without the permission): the script has not run yet.
+		b.opts.Logger.Warn(shared, "err", err)
+		return b.runInstallNet(ctx, spec, ws, mounts, goCache, true, "")
+	}
+	return err
+}
+
+// errSlirp marks a failure to give the setup sandbox its slirp4netns
+// network, before the script ran.
+var errSlirp = errors.New("the setup sandbox's network")
+
+// runInstallNet runs the step with the network runInstall chose: slirp
+// is slirp4netns's path ("" for the host's network when network is set).
+func (b *Backend) runInstallNet(ctx context.Context, spec sandbox.InstallSpec, ws string, mounts []sandbox.CacheMount, goCache string, network bool, slirp string) error {
 	timeout := spec.Limits.Timeout
 	if timeout <= 0 {
 		timeout = 15 * time.Minute
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	slirp := ""
-	if network {
-		if p, err := exec.LookPath("slirp4netns"); err == nil && !needsHostLoopback(spec.HostEnv) {
-			slirp = p
-		} else {
-			b.opts.Logger.Warn("bwrap setup step: sharing the host's network namespace, where services on the host's loopback are reachable (install slirp4netns, and keep proxies and registries off the loopback, to confine it; or use the docker backend)")
-		}
-	}
 	a := []string{"--unshare-all", "--unshare-user", "--die-with-parent", "--new-session",
 		"--uid", "1000", "--gid", "1000", "--ro-bind", "/usr", "/usr"}
 	if network && slirp == "" {
@@ -213,7 +231,7 @@ func (b *Backend) runInstall(ctx context.Context, spec sandbox.InstallSpec, ws s
 	}
 	cmd.Stdout, cmd.Stderr = out, out
 	err := b.runSetupCmd(cmd, slirp)
-	if err != nil && strings.Contains(err.Error(), "setup sandbox's network") {
+	if errors.Is(err, errSlirp) {
 		return fmt.Errorf("%w; bwrap said:\n%s", err, tail.lastLines(20))
 	}
 	var exit *exec.ExitError
@@ -265,7 +283,7 @@ func (b *Backend) runSetupCmd(cmd *exec.Cmd, slirp string) error {
 	if err != nil {
 		cmd.Process.Kill()
 		cmd.Wait()
-		return fmt.Errorf("bwrap install: the setup sandbox's network: %w", err)
+		return fmt.Errorf("bwrap install: %w: %w", errSlirp, err)
 	}
 	defer net.stop()
 	return cmd.Wait()

@@ -19,7 +19,7 @@ var (
 	// alone: name, extras, version specifiers, an environment marker and
 	// --hash options. Anything else (-e, -r, -c, index and find-links
 	// options, --config-settings, paths, URLs, VCS, name @ url) is not.
-	plainReqRe = regexp.MustCompile(`^([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[A-Za-z0-9._,\s-]*\])?\s*((?:(?:===|==|~=|!=|<=|>=|<|>)\s*[A-Za-z0-9.*+!_-]+\s*,?\s*)*)(;[^@]*)?((?:\s+--hash[=\s]\S+)*)$`)
+	plainReqRe = regexp.MustCompile(`^([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[A-Za-z0-9._,\s-]*\])?\s*((?:(?:===|==|~=|!=|<=|>=|<|>)\s*[A-Za-z0-9.*+!_-]+\s*,?\s*)*)(;(?:\s*[^@\s$-][^@\s$]*)*)?((?:\s+--hash[=\s]\S+)*)$`)
 	reqRefRe   = regexp.MustCompile(`^(?:-r|-c|--requirement|--constraint)[=\s]\s*(\S+)`)
 	pyStrRe    = regexp.MustCompile(`["']([A-Za-z0-9_./-]+\.py)["']`)
 	cfgSection = regexp.MustCompile(`(?m)^\s*\[([^\]]+)\]\s*$`)

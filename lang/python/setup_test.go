@@ -21,6 +21,8 @@ func TestSetupChanges(t *testing.T) {
 		{name: "URL, VCS, path, include and build options", before: req(""),
 			after: req("x @ https://e.x/x.whl\ngit+https://e.x/y.git#egg=y\n./z\n-r other.in\n-c c.txt\n--find-links /tmp\nw==1 --config-settings a=b\n"),
 			want:  []string{`"x @ https://e.x/x.whl"`, `"git+https://e.x/y.git#egg=y"`, `"./z"`, `"-r other.in"`, `"-c c.txt"`, `"--find-links /tmp"`, `"w==1 --config-settings a=b"`}},
+		{name: "options after a marker", before: req(""), after: req("w==1 ; python_version > \"3\" --config-settings a=b\nv==1; python_version > \"3\" --index-url http://evil\nu==${EVIL}\n"),
+			want: []string{`"w==1 ; python_version > \"3\" --config-settings a=b"`, `--index-url http://evil`, `"u==${EVIL}"`}},
 		{name: "changed spec", before: req(reqs), after: req("requests==2.32.0\nnumpy>=1.24  # arrays\n"),
 			want: []string{`changes "requests==2.31.0" to "requests==2.32.0"`}},
 		{name: "line continuation hides a URL", before: req(reqs), after: req(reqs + "evil \\\n @ https://e.x/e.whl\n"), want: []string{`"evil @ https://e.x/e.whl"`}},

@@ -27,9 +27,10 @@ var depTables = []string{"dependencies", "devDependencies", "optionalDependencie
 // installKeys are package.json keys that change what gets installed or
 // run as a whole: overrides and resolutions replace any package's source,
 // workspaces add packages (with their scripts), packageManager makes
-// corepack download a package manager, bundled dependencies ship code.
+// corepack download a package manager, bundled dependencies ship code,
+// gypfile runs node-gyp, config reaches scripts as npm_package_config_*.
 var installKeys = []string{"overrides", "resolutions", "pnpm", "workspaces", "packageManager",
-	"bundleDependencies", "bundledDependencies"}
+	"bundleDependencies", "bundledDependencies", "gypfile", "config"}
 
 // configFiles configure the installer itself: registries, scripts
 // (.npmrc's script-shell, node-options), hooks (.pnpmfile.cjs) and yarn

@@ -29,7 +29,7 @@ var (
 // sections) read by linters and test runners only, never by pip or a
 // build backend. pytest's are test infrastructure (TestInfra), not setup.
 var toolSafe = []string{"pytest", "ruff", "black", "isort", "mypy", "coverage", "pylint", "pyright", "codespell",
-	"flake8", "pycodestyle", "pydocstyle", "tool:pytest", "coverage:run", "coverage:report", "mypy"}
+	"flake8", "pycodestyle", "pydocstyle", "tool:pytest"}
 
 // SetupChanges: requirement lines that are not a plain name and version,
 // changed version specs, setup.py and the workspace code it imports,

@@ -104,8 +104,8 @@ func TestRunPolicyAndDeps(t *testing.T) {
 	dep := "requirements.txt\n<<<<<<< SEARCH\n=======\nmore-itertools==10.0\n>>>>>>> REPLACE\n"
 	m := &scripted{rules: []rule{{contains: markCode, replies: []string{evil, dep, pyFix}}}}
 	var asked []string
-	e := New(testConfig(t), &Options{Model: m, Backend: testBackend(t), Approve: func(ctx context.Context, deps []string) (bool, error) {
-		asked = append(asked, deps...)
+	e := New(testConfig(t), &Options{Model: m, Backend: testBackend(t), Approve: func(ctx context.Context, a Approval) (bool, error) {
+		asked = append(asked, a.Deps...)
 		return false, nil
 	}})
 	res, err := e.Run(t.Context(), Request{Mode: ModeFix, Root: root}, nil)
@@ -121,7 +121,7 @@ func TestRunPolicyAndDeps(t *testing.T) {
 	if !strings.Contains(m.calls[1], "blocked by project policy") {
 		t.Errorf("policy feedback missing:\n%s", m.calls[1])
 	}
-	if !strings.Contains(m.calls[2], "dependencies that were not approved: python:more-itertools") || strings.Join(asked, ",") != "python:more-itertools" {
+	if !strings.Contains(m.calls[2], "new dependencies: python:more-itertools") || strings.Join(asked, ",") != "python:more-itertools" {
 		t.Errorf("dependency not refused (asked %v):\n%s", asked, m.calls[2])
 	}
 }

@@ -31,8 +31,9 @@ type Options struct {
 	// Warn receives user-facing warnings (memory or run log degraded);
 	// nil discards.
 	Warn io.Writer
-	// Approve is asked before dependencies are installed; nil refuses.
-	Approve func(ctx context.Context, deps []string) (bool, error)
+	// Approve is asked before a reply's edit that adds dependencies or
+	// changes what the setup phase runs ([Approval]) may run; nil refuses.
+	Approve func(ctx context.Context, a Approval) (bool, error)
 	// PolicyParser parses Python for the policy checks in one persistent
 	// process that the caller owns (and closes), shared by every run;
 	// nil starts a parser process per checked file.

@@ -26,8 +26,9 @@ type OpenOptions struct {
 	// Warn receives user-facing warnings (the "none" backend, memory or
 	// run log degraded); nil discards.
 	Warn io.Writer
-	// Approve is asked before dependencies are installed; nil refuses.
-	Approve func(ctx context.Context, deps []string) (bool, error)
+	// Approve is asked before a reply's edit that adds dependencies or
+	// changes what the setup phase runs ([Approval]) may run; nil refuses.
+	Approve func(ctx context.Context, a Approval) (bool, error)
 	// NoModel skips the model client: the Engine can Test but not Run.
 	NoModel bool
 	// CloseInBackground: see Options.CloseInBackground.

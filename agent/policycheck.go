@@ -32,10 +32,10 @@ func replyTooBig(changes map[string][]byte) string {
 }
 
 // policyProblem checks a reply's changes against the project policy (code
-// constructs with action block, and dependencies that need approval). It
-// returns feedback for the model, or "" when the changes may run. The
-// files are checked in one policy.Batch: one parser process per language
-// per reply, not per file.
+// constructs with action block), then asks for what needs the user's
+// approval (approvalProblem). It returns feedback for the model, or ""
+// when the changes may run. The files are checked in one policy.Batch:
+// one parser process per language per reply, not per file.
 func (r *run) policyProblem(ctx context.Context, it int, changes map[string][]byte) string {
 	if fb := replyTooBig(changes); fb != "" {
 		return fb
@@ -81,28 +81,35 @@ func (r *run) policyProblem(ctx context.Context, it int, changes map[string][]by
 			return strings.TrimSpace(fb)
 		}
 	}
-	deps := policy.DepsAdded(r.cur, r.cur.With(changes))
-	if len(deps) == 0 {
-		return ""
-	}
-	_, need := policy.Allowed(deps, r.e.cfg.Policy.AllowDeps)
-	if len(need) == 0 {
-		return ""
-	}
-	var names []string
+	return r.approvalProblem(ctx, it, changes)
+}
+
+// approvalProblem asks the user about the changes that reach the
+// networked setup phase: dependencies not on the allow-list and changes
+// to what setup executes or downloads (policy.SetupChanges). It returns
+// feedback for the model when they were not allowed, or "".
+func (r *run) approvalProblem(ctx context.Context, it int, changes map[string][]byte) string {
+	next := r.cur.With(changes)
+	var a Approval
+	_, need := policy.Allowed(policy.DepsAdded(r.cur, next), r.e.cfg.Policy.AllowDeps)
 	for _, d := range need {
-		names = append(names, d.String())
+		a.Deps = append(a.Deps, d.String())
 	}
+	a.Setup = policy.SetupChanges(r.cur, next, sortedKeys(changes))
+	if len(a.Deps) == 0 && len(a.Setup) == 0 {
+		return ""
+	}
+	r.log.Write(runlog.KindWarning, it, map[string]any{"approval": a.Items()})
 	ok := false
 	if r.e.opts.Approve != nil {
 		var err error
-		ok, err = r.e.opts.Approve(ctx, names)
+		ok, err = r.e.opts.Approve(ctx, a)
 		if err != nil {
-			r.e.log.Warn("dependency approval", "err", err)
+			r.e.log.Warn("approval", "err", err)
 		}
 	}
 	if ok {
 		return ""
 	}
-	return fmt.Sprintf("The reply adds dependencies that were not approved: %s. The sandbox has no network; solve the task with what the project already has (or the user can add them to [policy] allow_deps).", strings.Join(names, ", "))
+	return a.feedback()
 }

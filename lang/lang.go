@@ -36,6 +36,9 @@
 //   - [Prompter]: the property-test hint of the solve-mode prompt.
 //   - [Policy]: the policy rules checked on model-written code.
 //   - [Manifests]: the dependencies a project's manifests declare.
+//   - [SetupChanges]: which edits change what the setup phase (run with
+//     network) executes or downloads; the agent asks the user before such
+//     an edit of the model's may run.
 //   - [FailureReader]: failure-signature normalisation for the memory.
 //   - [HostCaches]: host caches of the toolchain offered read-only.
 //   - [RuntimeSource]: where other releases of the runtime are published
@@ -81,6 +84,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/fixpoint-dev/fixpoint/sandbox"
@@ -258,6 +262,44 @@ type Manifests interface {
 	Deps(snap *sandbox.Snapshot) []Dep
 }
 
+// SetupChanges is implemented by languages whose setup phase (the
+// [Setup] step, run with network, and every later setup of the project
+// once an edit is written) executes or downloads what workspace files
+// declare: lifecycle scripts, build scripts, requirement lines, version
+// specs, replace directives. The agent asks the user before a model edit
+// with any such change runs.
+type SetupChanges interface {
+	// SetupChanges lists what the edit from before to after changes in
+	// what this language's setup executes or downloads, for the files in
+	// changed (workspace-relative slash paths; a path missing from after
+	// is deleted). It answers nil for files that are not its own and for
+	// changes that do not alter setup (a comment, the test script). A new
+	// dependency by plain name and registry version is left to
+	// [Manifests] and the allow-list; its source or spec is not.
+	SetupChanges(before, after *sandbox.Snapshot, changed []string) []SetupChange
+}
+
+// SetupChange is one change to what the setup phase runs or downloads.
+type SetupChange struct {
+	File string // workspace-relative path: "package.json"
+	// What says what changes, for the user: "adds the lifecycle script
+	// postinstall: \"node x.js\"". Text from the file is quoted
+	// ([QuoteSetup]), so it carries no control characters.
+	What string
+}
+
+func (c SetupChange) String() string { return c.File + ": " + c.What }
+
+// QuoteSetup quotes text taken from a workspace file for a
+// [SetupChange]: Go-quoted (control characters escaped) and cut to 120
+// characters.
+func QuoteSetup(s string) string {
+	if r := []rune(s); len(r) > 120 {
+		s = string(r[:117]) + "..."
+	}
+	return strconv.Quote(s)
+}
+
 // Dep is a dependency a manifest declares.
 type Dep struct {
 	Ecosystem string `json:"ecosystem"` // go, python, npm
@@ -406,4 +448,17 @@ func Contents(f sandbox.File) []byte {
 		return nil
 	}
 	return b
+}
+
+// FileBytes returns the bytes of p in s and whether s has p (a nil s has
+// nothing): how a [SetupChanges] reads a file before and after an edit.
+func FileBytes(s *sandbox.Snapshot, p string) ([]byte, bool) {
+	if s == nil {
+		return nil, false
+	}
+	f, ok := s.Files[p]
+	if !ok {
+		return nil, false
+	}
+	return Contents(f), true
 }

@@ -171,12 +171,8 @@ type InstallSpec struct {
 	// mounted read-only at the standard path ("" = none).
 	HostEnv []string
 	CAFile  string
-	// HostNetwork runs the step in the host's network namespace instead of
-	// the engine's default bridge: for a proxy on the host's loopback,
-	// which a bridged container cannot reach.
-	HostNetwork bool
-	Labels      map[string]string // as in Spec (LabelProject keys pruning)
-	Limits      Limits            // Timeout bounds the whole step
+	Labels  map[string]string // as in Spec (LabelProject keys pruning)
+	Limits  Limits            // Timeout bounds the whole step
 	// Output receives the step's output as it is produced; nil = discard.
 	Output io.Writer
 }

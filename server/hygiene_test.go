@@ -97,7 +97,7 @@ type approvingEngine struct {
 }
 
 func (a approvingEngine) Run(ctx context.Context, req agent.Request, onEvent func(agent.Event)) (*agent.Result, error) {
-	if _, err := a.h.Approve(ctx, []string{poisonLink + poison}); err != nil {
+	if _, err := a.h.Approve(ctx, agent.Approval{Deps: []string{poisonLink + poison}}); err != nil {
 		return nil, err
 	}
 	fmt.Fprintln(a.h.Warn, "setup: "+poison)

@@ -305,11 +305,14 @@ func (s *Server) hooks(ctx context.Context) Hooks {
 	lifetime := context.WithoutCancel(ctx)
 	return Hooks{
 		Warn: warnWriter(func(line string) { s.logMessage(lifetime, protocol.MessageTypeWarning, line) }),
-		Approve: func(ctx context.Context, deps []string) (bool, error) {
-			msg := "fixpoint: the model's edit adds dependencies: " + strings.Join(deps, ", ") +
-				". Allow the edit to run? Nothing is downloaded: the sandbox has no network, so only what is already available works. (Add them to policy.allow_deps in .fixpoint.toml to skip this question.)"
+		Approve: func(ctx context.Context, a agent.Approval) (bool, error) {
 			// The safe choice first: clients preselect the first action.
-			return s.ask(ctx, protocol.MessageTypeWarning, msg, "Deny", "Allow") == "Allow", nil
+			if s.ask(ctx, protocol.MessageTypeWarning, "fixpoint: "+a.Question(), "Deny", "Allow") == "Allow" {
+				return true, nil
+			}
+			s.logMessage(lifetime, protocol.MessageTypeWarning, "fixpoint: "+a.Refusal(
+				"Only an Allow answer to fixpoint's question allows such an edit (a dismissed question, or an editor that cannot ask, refuses)."))
+			return false, nil
 		},
 	}
 }

@@ -68,9 +68,10 @@ type Hooks struct {
 	// Warn shows each line written to it as a window/logMessage warning
 	// (and a window/showMessage for the first one of a run).
 	Warn io.Writer
-	// Approve asks the user, through window/showMessageRequest, whether
-	// dependencies may be installed; a dismissed request is a refusal.
-	Approve func(ctx context.Context, deps []string) (bool, error)
+	// Approve asks the user, through window/showMessageRequest, whether a
+	// model edit that adds dependencies or changes what the setup phase
+	// runs may run; a dismissed request is a refusal.
+	Approve func(ctx context.Context, a agent.Approval) (bool, error)
 }
 
 // Options configure a Server. The zero value is usable: every field has a

@@ -13,7 +13,8 @@ type Dep = lang.Dep
 
 // DepsAdded lists dependencies declared in after's manifests (each
 // language's: go.mod, requirements*.txt, pyproject.toml, package.json)
-// that before did not declare. The sandbox has no network, so each one needs approval.
+// that before did not declare. Each one needs approval (the allow-list or
+// the user): the setup phase, which has network, would install it.
 func DepsAdded(before, after *sandbox.Snapshot) []Dep {
 	old := map[string]bool{}
 	for _, d := range manifestDeps(before) {

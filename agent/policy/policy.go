@@ -9,7 +9,9 @@
 // string-aware scanner for JavaScript and TypeScript. [Findings] with action block stop
 // the edit from running; their [Feedback] goes back to the model.
 //
-// [DepsAdded] finds dependencies an edit adds, for the approval flow.
+// [DepsAdded] finds dependencies an edit adds and [SetupChanges] what it
+// changes in the networked setup phase, for the approval flow
+// (agent.Approval).
 package policy
 
 import (

@@ -8,37 +8,43 @@ import (
 	"os"
 	"strings"
 
+	"github.com/fixpoint-dev/fixpoint/agent"
 	"github.com/fixpoint-dev/fixpoint/agent/termsafe"
 )
 
-// approver decides on dependencies the model adds that are not on the
-// project's allow-list (policy.allow_deps): --allow-deps approves them, a
-// terminal is asked, and anything else refuses (the refusal goes back to
-// the model). The sandbox has no network either way: approval lets the
-// edit run, for example with modules already in the Go module cache.
-func (a *app) approver(allowAll bool) func(ctx context.Context, deps []string) (bool, error) {
-	return func(ctx context.Context, deps []string) (bool, error) {
-		deps = safeNames(deps) // the model chose them
-		if allowAll {
-			fmt.Fprintf(a.stderr, "fixpoint: --allow-deps: approved %s\n", strings.Join(deps, ", "))
+// approver decides on a model edit that adds dependencies not on the
+// project's allow-list (policy.allow_deps) or changes what the setup
+// phase downloads or runs, with network (agent.Approval): --allow-deps
+// approves dependencies, --allow-setup-changes setup changes, a terminal
+// is asked, and anything else refuses (the refusal goes back to the
+// model), with a message naming the files, the changes and the flags.
+func (a *app) approver(allowDeps, allowSetup bool) func(ctx context.Context, ap agent.Approval) (bool, error) {
+	return func(ctx context.Context, ap agent.Approval) (bool, error) {
+		if (allowDeps || len(ap.Deps) == 0) && (allowSetup || len(ap.Setup) == 0) {
+			// The names and changes come from the model's edit: no control
+			// sequences reach the terminal (termsafe).
+			fmt.Fprintf(a.stderr, "fixpoint: approved by flag: %s\n", termsafe.Strip(strings.Join(ap.Items(), "; ")))
 			return true, nil
 		}
 		in, ok := a.stdin.(*os.File)
 		if !ok || !isTerminal(in) || !isTerminal(a.stderr) {
-			fmt.Fprintf(a.stderr, "fixpoint: refused new dependencies %s (not a terminal; pass --allow-deps or add them to [policy] allow_deps)\n", strings.Join(deps, ", "))
+			fmt.Fprintf(a.stderr, "fixpoint: %s\n", termsafe.Strip(ap.Refusal(refusalHint(ap))))
 			return false, nil
 		}
-		return askYesNo(ctx, in, a.stderr, fmt.Sprintf("The model's edit adds dependencies: %s. Allow the edit to run (nothing is downloaded: the sandbox has no network)? [y/N] ", strings.Join(deps, ", ")))
+		return askYesNo(ctx, in, a.stderr, termsafe.Strip(ap.Question())+"\nAllow? [y/N] ")
 	}
 }
 
-// safeNames returns names without control sequences (see termsafe).
-func safeNames(names []string) []string {
-	out := make([]string, len(names))
-	for i, n := range names {
-		out[i] = termsafe.Strip(n)
+// refusalHint names what approves ap without a terminal.
+func refusalHint(ap agent.Approval) string {
+	var flags []string
+	if len(ap.Deps) > 0 {
+		flags = append(flags, "--allow-deps (or add them to [policy] allow_deps in your configuration)")
 	}
-	return out
+	if len(ap.Setup) > 0 {
+		flags = append(flags, "--allow-setup-changes")
+	}
+	return "Not a terminal, so nobody was asked; to allow such edits, run again with " + strings.Join(flags, " and ") + "."
 }
 
 // askYesNo prompts on w and reads one answer from r; ctx cancels it.

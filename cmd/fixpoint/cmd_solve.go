@@ -38,6 +38,7 @@ type agentFlags struct {
 	dir, testCmd   string
 	dryRun, commit bool
 	allowDeps      bool
+	allowSetup     bool
 	maxIterations  int
 	sandbox        sandboxFlags
 }
@@ -49,6 +50,7 @@ func (f *agentFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.commit, "commit", false, "commit the verified change (in a git repository)")
 	fs.IntVar(&f.maxIterations, "max-iterations", 0, "stop after `N` iterations (default from config: 6)")
 	fs.BoolVar(&f.allowDeps, "allow-deps", false, "approve every dependency the model adds (default: ask on a terminal, refuse otherwise)")
+	fs.BoolVar(&f.allowSetup, "allow-setup-changes", false, "approve every model edit that changes what the setup phase downloads or runs with network: install scripts, build scripts, dependency sources and versions (default: ask on a terminal, refuse otherwise)")
 	f.sandbox.register(fs)
 }
 
@@ -87,7 +89,7 @@ func runAgentCommand(ctx context.Context, a *app, c *command, mode agent.Mode, a
 	if _, err := policy.New(cfg.Policy, nil); err != nil {
 		return a.fail(err) // an unknown rule in [policy.rules] is a configuration error
 	}
-	oo := &agent.OpenOptions{Logger: a.logger, Warn: termsafe.Writer{W: a.stderr}, Approve: a.approver(f.allowDeps)}
+	oo := &agent.OpenOptions{Logger: a.logger, Warn: termsafe.Writer{W: a.stderr}, Approve: a.approver(f.allowDeps, f.allowSetup)}
 	if !cfg.Model.Configured() {
 		if mode != agent.ModeFix {
 			return a.fail(usagef("no model configured: set FIXPOINT_BASE_URL, FIXPOINT_API_KEY and FIXPOINT_MODEL (or [model] in .fixpoint.toml)"))

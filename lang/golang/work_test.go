@@ -5,17 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/fixpoint-dev/fixpoint/sandbox"
 )
-
-func snapOf(files map[string]string) *sandbox.Snapshot {
-	s := &sandbox.Snapshot{Files: map[string]sandbox.File{}}
-	for k, v := range files {
-		s.Files[k] = sandbox.File{Data: []byte(v)}
-	}
-	return s
-}
 
 func TestWorkspaceUses(t *testing.T) {
 	tests := []struct {

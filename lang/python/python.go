@@ -147,7 +147,10 @@ func (Language) SetupStep(snap *sandbox.Snapshot) *lang.Setup {
 		}
 		return &lang.Setup{TestEnv: env}
 	}
-	script := "python3 -m venv --system-site-packages " + Venv + " && " + Venv + "/bin/python -m pip install --disable-pip-version-check --no-input " + strings.Join(install, " ")
+	// -I: `python -m` would put the working directory (the workspace)
+	// first on sys.path, so a workspace pip.py, venv/ or any module the
+	// installer imports later would run in the networked setup step.
+	script := "python3 -I -m venv --system-site-packages " + Venv + " && " + Venv + "/bin/python -I -m pip install --disable-pip-version-check --no-input " + strings.Join(install, " ")
 	return &lang.Setup{
 		Name: name, Script: script, Inputs: inputs,
 		// pip runs the project's build backend (-e .) and follows any path

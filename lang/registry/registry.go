@@ -218,3 +218,17 @@ func FailureOf(raw string) lang.Language {
 	}
 	return nil
 }
+
+// SetupChanges lists what the edit from before to after changes in what
+// the setup phase executes or downloads, asking every language
+// ([lang.SetupChanges]): a Go workspace's package.json scripts count too,
+// since a later edit may make it a Node project.
+func SetupChanges(before, after *sandbox.Snapshot, changed []string) []lang.SetupChange {
+	var out []lang.SetupChange
+	for _, l := range All() {
+		if s, ok := l.(lang.SetupChanges); ok {
+			out = append(out, s.SetupChanges(before, after, changed)...)
+		}
+	}
+	return out
+}

@@ -16,8 +16,8 @@ import (
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 )
 
-// Install runs a dependency install step in a bwrap sandbox that shares
-// the host's network (the only bwrap sandbox that does), on a temporary
+// Install runs a dependency install step in a bwrap sandbox with network
+// (the only bwrap sandbox that has any: setupnet.go), on a temporary
 // copy of the workspace, with each cache directory bound read-write at its
 // target. The caches live under <deps dir>/<project>/<key>/<name>; a ".done" file marks
 // a step that succeeded, so an interrupted one is redone. Afterwards the
@@ -59,7 +59,7 @@ func (b *Backend) Install(ctx context.Context, spec sandbox.InstallSpec) (*sandb
 	if err := writeSnapshot(ws, spec.Snapshot); err != nil {
 		return nil, fmt.Errorf("bwrap install: workspace: %w", err)
 	}
-	if err := b.runInstall(ctx, spec, ws, res.Mounts, ""); err != nil {
+	if err := b.runInstall(ctx, spec, ws, res.Mounts, "", true); err != nil {
 		os.RemoveAll(dir)
 		return nil, err
 	}
@@ -115,21 +115,57 @@ func (b *Backend) PrebuildGoStd(ctx context.Context, labels map[string]string) e
 	}
 	defer os.RemoveAll(ws)
 	spec := sandbox.InstallSpec{Script: "go build std", Limits: sandbox.Limits{Timeout: 15 * time.Minute}}
-	if err := b.runInstall(ctx, spec, ws, nil, dir); err != nil {
+	if err := b.runInstall(ctx, spec, ws, nil, dir, false); err != nil {
 		return err
 	}
 	return os.WriteFile(marker, nil, 0o644)
 }
 
-func (b *Backend) runInstall(ctx context.Context, spec sandbox.InstallSpec, ws string, mounts []sandbox.CacheMount, goCache string) error {
+// runInstall runs spec.Script in a sandbox on ws. With network, the
+// sandbox reaches the network through slirp4netns without the host's
+// loopback when it can (setupnet.go), else through the host's network
+// namespace; without, it has none.
+func (b *Backend) runInstall(ctx context.Context, spec sandbox.InstallSpec, ws string, mounts []sandbox.CacheMount, goCache string, network bool) error {
+	const shared = "bwrap setup step: sharing the host's network namespace, where services on the host's loopback are reachable (install slirp4netns, and keep proxies and registries off the loopback, to confine it; or use the docker backend)"
+	if !network {
+		return b.runInstallNet(ctx, spec, ws, mounts, goCache, false, "")
+	}
+	p, err := exec.LookPath("slirp4netns")
+	if err != nil || needsHostLoopback(spec.HostEnv) {
+		b.opts.Logger.Warn(shared)
+		return b.runInstallNet(ctx, spec, ws, mounts, goCache, true, "")
+	}
+	err = b.runInstallNet(ctx, spec, ws, mounts, goCache, true, p)
+	if errors.Is(err, errSlirp) {
+		// slirp4netns could not join the sandbox (a setuid bwrap, a
+		// kernel without the permission): the script has not run yet.
+		b.opts.Logger.Warn(shared, "err", err)
+		return b.runInstallNet(ctx, spec, ws, mounts, goCache, true, "")
+	}
+	return err
+}
+
+// errSlirp marks a failure to give the setup sandbox its slirp4netns
+// network, before the script ran.
+var errSlirp = errors.New("the setup sandbox's network")
+
+// runInstallNet runs the step with the network runInstall chose: slirp
+// is slirp4netns's path ("" for the host's network when network is set).
+func (b *Backend) runInstallNet(ctx context.Context, spec sandbox.InstallSpec, ws string, mounts []sandbox.CacheMount, goCache string, network bool, slirp string) error {
 	timeout := spec.Limits.Timeout
 	if timeout <= 0 {
 		timeout = 15 * time.Minute
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	a := []string{"--unshare-all", "--share-net", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session",
+	a := []string{"--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session",
 		"--uid", "1000", "--gid", "1000", "--ro-bind", "/usr", "/usr"}
+	if network && slirp == "" {
+		a = append(a, "--share-net")
+	}
+	if slirp != "" {
+		a = append(a, "--info-fd", "3", "--block-fd", "6")
+	}
 	for _, top := range []string{"bin", "sbin", "lib", "lib32", "lib64", "libx32"} {
 		p := "/" + top
 		if target, err := os.Readlink(p); err == nil {
@@ -139,7 +175,17 @@ func (b *Backend) runInstall(ctx context.Context, spec sandbox.InstallSpec, ws s
 		}
 	}
 	// The allow-listed /etc plus what name resolution needs.
-	for _, pat := range append(etcAllow, "resolv.conf", "hosts", "host.conf", "gai.conf") {
+	resolv := []string{"resolv.conf"}
+	if slirp != "" {
+		rc, err := resolvConf(b.opts.TempDir)
+		if err != nil {
+			return fmt.Errorf("bwrap install: %w", err)
+		}
+		defer os.Remove(rc)
+		a = append(a, "--ro-bind", rc, "/etc/resolv.conf")
+		resolv = nil
+	}
+	for _, pat := range append(append(etcAllow, resolv...), "hosts", "host.conf", "gai.conf") {
 		matches, _ := filepath.Glob("/etc/" + pat)
 		for _, m := range matches {
 			a = append(a, "--ro-bind", m, m)
@@ -155,7 +201,13 @@ func (b *Backend) runInstall(ctx context.Context, spec sandbox.InstallSpec, ws s
 	if goCache != "" {
 		a = append(a, "--bind", goCache, "/gocache")
 	}
-	a = append(a, "--chdir", "/workspace", "--", "/bin/sh", "-c", spec.Script)
+	if slirp != "" {
+		// The sandbox says it started (bwrap has set up its loopback) on
+		// fd 4 and waits on fd 5 until slirp4netns has given it a network.
+		a = append(a, "--chdir", "/workspace", "--", "/bin/sh", "-c", slirpWait, "fixpoint-setup", spec.Script)
+	} else {
+		a = append(a, "--chdir", "/workspace", "--", "/bin/sh", "-c", spec.Script)
+	}
 	path := sandboxPath
 	if len(spec.Path) > 0 {
 		path = strings.Join(spec.Path, ":") + ":" + path
@@ -178,7 +230,10 @@ func (b *Backend) runInstall(ctx context.Context, spec sandbox.InstallSpec, ws s
 		out = io.MultiWriter(&tail, spec.Output)
 	}
 	cmd.Stdout, cmd.Stderr = out, out
-	err := cmd.Run()
+	err := b.runSetupCmd(cmd, slirp)
+	if errors.Is(err, errSlirp) {
+		return fmt.Errorf("%w; bwrap said:\n%s", err, tail.lastLines(20))
+	}
 	var exit *exec.ExitError
 	switch {
 	case err == nil:
@@ -189,6 +244,55 @@ func (b *Backend) runInstall(ctx context.Context, spec sandbox.InstallSpec, ws s
 		return fmt.Errorf("%w: `%s` exited with code %d (bwrap, host tools); last output:\n%s", sandbox.ErrInstall, spec.Script, exit.ExitCode(), tail.lastLines(20))
 	}
 	return fmt.Errorf("bwrap install: %w", err)
+}
+
+// slirpWait starts a setup script in a sandbox that slirp4netns is to
+// connect: it reports that it runs on fd 4 (by then bwrap has configured
+// the sandbox's loopback, which slirp4netns must not race), waits for
+// the go-ahead on fd 5, and closes both before the script runs.
+const slirpWait = `printf x >&4 && exec 4>&- && read -r go <&5 && exec 5<&- && exec /bin/sh -c "$1"`
+
+// runSetupCmd runs a bwrap command line; with slirp it passes bwrap's
+// --info-fd (3) and --block-fd (6) pipes and slirpWait's two (4, 5), and
+// connects the sandbox to slirp4netns before the script runs.
+func (b *Backend) runSetupCmd(cmd *exec.Cmd, slirp string) error {
+	if slirp == "" {
+		return cmd.Run()
+	}
+	var parent, child []*os.File // info, started, go, block
+	for i := range 4 {
+		r, w, err := os.Pipe()
+		if err != nil {
+			closeAll(parent, child)
+			return err
+		}
+		if i >= 2 { // go and block: the sandbox reads them
+			parent, child = append(parent, w), append(child, r)
+		} else {
+			parent, child = append(parent, r), append(child, w)
+		}
+	}
+	defer closeAll(parent, nil)
+	cmd.ExtraFiles = child
+	err := cmd.Start()
+	closeAll(nil, child)
+	if err != nil {
+		return err
+	}
+	net, err := startSlirp(slirp, parent[0], parent[3], parent[1], parent[2])
+	if err != nil {
+		cmd.Process.Kill()
+		cmd.Wait()
+		return fmt.Errorf("bwrap install: %w: %w", errSlirp, err)
+	}
+	defer net.stop()
+	return cmd.Wait()
+}
+
+func closeAll(a, b []*os.File) {
+	for _, f := range append(append([]*os.File(nil), a...), b...) {
+		f.Close()
+	}
 }
 
 // writeSnapshot writes snap's files under dir.

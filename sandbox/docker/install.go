@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"path"
 	"sort"
 	"strconv"
@@ -17,10 +18,12 @@ import (
 	"github.com/docker/docker/api/types/container"
 	imagetypes "github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/api/types/mount"
+	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/api/types/volume"
 	"github.com/docker/docker/pkg/jsonmessage"
 	"github.com/docker/docker/pkg/stdcopy"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
+	"github.com/fixpoint-dev/fixpoint/sandbox/proxyrelay"
 )
 
 // CA bundle path inside the setup container, and the variables that make
@@ -44,7 +47,9 @@ const (
 // a step that was interrupted is redone. The container runs as root only
 // to hand the cache mount points to the sandbox user, then drops to that
 // user (setpriv) for the step itself; it has the host's proxy variables
-// and CA bundle, and never the host's other environment.
+// (a proxy on the host's loopback or with credentials through a relay:
+// relayProxies) and CA bundle, and never the host's other environment.
+// It is on the engine's default bridge, never the host's network.
 func (b *Backend) Install(ctx context.Context, spec sandbox.InstallSpec) (*sandbox.InstallResult, error) {
 	if spec.Image == "" || spec.Key == "" || len(spec.Caches) == 0 {
 		return nil, errors.New("docker install: image, key and caches are required")
@@ -129,7 +134,12 @@ func (b *Backend) runInstall(ctx context.Context, spec sandbox.InstallSpec, user
 		env = append(env, "PATH="+strings.Join(spec.Path, ":")+":"+defaultPath)
 	}
 	env = append(env, spec.Env...)
-	env = append(env, spec.HostEnv...)
+	hostEnv, stopRelays, err := b.relayProxies(ctx, spec.HostEnv)
+	if err != nil {
+		return err
+	}
+	defer stopRelays()
+	env = append(env, hostEnv...)
 	if spec.CAFile != "" {
 		ms = append(ms, mount.Mount{Type: mount.TypeBind, Source: spec.CAFile, Target: caPath, ReadOnly: true})
 		env = append(env, caEnv...)
@@ -149,7 +159,9 @@ func (b *Backend) runInstall(ctx context.Context, spec sandbox.InstallSpec, user
 	cfg := &container.Config{Image: spec.Image, User: "0:0", Entrypoint: []string{"/bin/sh", "-c", setupShell},
 		WorkingDir: workspaceDir, Env: env, Labels: labels}
 	hc := &container.HostConfig{
-		NetworkMode: container.NetworkMode(map[bool]string{true: "host", false: "bridge"}[spec.HostNetwork]),
+		// Never the host's network: code the step runs (install scripts)
+		// would reach every service on the host's loopback.
+		NetworkMode: "bridge",
 		CapDrop:     []string{"ALL"},
 		CapAdd:      []string{"CHOWN", "SETUID", "SETGID", "DAC_OVERRIDE", "FOWNER"},
 		SecurityOpt: []string{"no-new-privileges"},
@@ -173,12 +185,8 @@ func (b *Backend) runInstall(ctx context.Context, spec sandbox.InstallSpec, user
 	}
 	wait, werr := b.cli.ContainerWait(ctx, created.ID, container.WaitConditionNextExit)
 	if err := b.cli.ContainerStart(ctx, created.ID, container.StartOptions{}); err != nil {
-		if !spec.HostNetwork && strings.Contains(err.Error(), "bridge") {
-			// The engine's bridge is broken (docker0 gone): the declared
-			// install step may use the host's network instead.
-			b.log.Warn("setup container cannot join the default bridge; using the host network", "err", err)
-			spec.HostNetwork = true
-			return b.runInstall(ctx, spec, user, mounts)
+		if strings.Contains(err.Error(), "bridge") {
+			return fmt.Errorf("start setup container: %w (the engine's default bridge network, which the setup step needs for its network, is unusable: restart the engine, or set [sandbox] setup = \"off\" and use an image with the dependencies)", err)
 		}
 		return fmt.Errorf("start setup container: %w", err)
 	}
@@ -206,6 +214,57 @@ func (b *Backend) runInstall(ctx context.Context, spec sandbox.InstallSpec, user
 		return fmt.Errorf("%w: `%s` exited with code %d in image %s; last output:\n%s", sandbox.ErrInstall, spec.Script, code, spec.Image, tail.lastLines(20))
 	}
 	return nil
+}
+
+// relayProxies points the proxy variables that name a proxy on the
+// host's loopback, or one with credentials, at relays listening on the
+// default bridge's gateway (proxyrelay): the setup container reaches
+// that proxy and nothing else on the host's loopback, and never sees the
+// credentials. stop closes the relays.
+func (b *Backend) relayProxies(ctx context.Context, hostEnv []string) (env []string, stop func(), err error) {
+	if !proxyrelay.Any(hostEnv) {
+		return hostEnv, func() {}, nil
+	}
+	nw, err := b.cli.NetworkInspect(ctx, "bridge", network.InspectOptions{})
+	if err != nil {
+		return nil, nil, fmt.Errorf("setup: a proxy variable names a proxy on this machine's loopback or with credentials, which the setup container reaches through a relay on the engine's bridge; inspect the bridge: %w", err)
+	}
+	gw := bridgeGateway(nw.IPAM.Config, nw.Options["com.docker.network.bridge.name"])
+	if gw == "" {
+		return nil, nil, errors.New("setup: a proxy variable names a proxy on this machine's loopback or with credentials, and the engine's bridge has no IPv4 gateway to relay it on: point the proxy variable at an address containers can reach")
+	}
+	env, stop, err = proxyrelay.Env(hostEnv, gw)
+	if err != nil {
+		return nil, nil, fmt.Errorf("setup: %w (the proxy is on this machine's loopback or takes credentials, so the setup container reaches it through a relay on the engine's bridge gateway %s; with a remote or rootless engine, point the proxy variable at an address containers can reach)", err, gw)
+	}
+	return env, stop, nil
+}
+
+// bridgeGateway is the IPv4 address containers on a bridge reach the
+// host by: the network's gateway, else the address of its bridge
+// interface on this machine (the default bridge lists only its subnet),
+// else the subnet's first address. "" when there is none.
+func bridgeGateway(cfgs []network.IPAMConfig, ifname string) string {
+	for _, c := range cfgs {
+		if ip := net.ParseIP(c.Gateway); ip != nil && ip.To4() != nil {
+			return ip.String()
+		}
+	}
+	if ifc, err := net.InterfaceByName(ifname); ifname != "" && err == nil {
+		addrs, _ := ifc.Addrs()
+		for _, a := range addrs {
+			if ipn, ok := a.(*net.IPNet); ok && ipn.IP.To4() != nil {
+				return ipn.IP.String()
+			}
+		}
+	}
+	for _, c := range cfgs {
+		if _, n, err := net.ParseCIDR(c.Subnet); err == nil && n.IP.To4() != nil {
+			ip := n.IP.To4()
+			return net.IPv4(ip[0], ip[1], ip[2], ip[3]+1).String()
+		}
+	}
+	return ""
 }
 
 // snapshotTar writes snap as a tar owned by uid, for CopyToContainer.

@@ -6,12 +6,14 @@ import (
 	"compress/gzip"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/fixpoint-dev/fixpoint/lang/registry"
@@ -68,12 +70,133 @@ func TestBwrapInstallThenOffline(t *testing.T) {
 	}
 }
 
+// TestBwrapSetupNetworkConfined: the bwrap setup step (slirp4netns)
+// reaches the host's other addresses, as a container on a bridge does,
+// but not a service listening on the host's loopback.
+func TestBwrapSetupNetworkConfined(t *testing.T) {
+	for _, c := range []string{"bwrap", "slirp4netns", "python3"} {
+		sandboxtest.RequireCommand(t, c)
+	}
+	var mu sync.Mutex
+	hits := map[string]int{}
+	listen := func(addr string) int {
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ln.Close() })
+		go func() { // exits when the listener closes
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				mu.Lock()
+				hits[addr]++
+				mu.Unlock()
+				c.Close()
+			}
+		}()
+		return ln.Addr().(*net.TCPAddr).Port
+	}
+	host := hostAddr(t)
+	loop, other := listen("127.0.0.1:0"), listen(host+":0")
+	probe := fmt.Sprintf(`import socket
+for host, port in [("127.0.0.1", %[1]d), ("10.0.2.2", %[1]d), (%[2]q, %[1]d), (%[2]q, %[3]d)]:
+    try:
+        socket.create_connection((host, port), timeout=5).close()
+        print("connect", host, port, "OK")
+    except OSError as e:
+        print("connect", host, port, "FAIL", e)
+`, loop, host, other)
+	b, err := bwrap.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap := snapOf(map[string]string{"requirements.txt": "tinydep==0.1\n", "probe.py": probe})
+	spec := sandbox.Spec{Labels: map[string]string{sandbox.LabelProject: "b0" + strings.Repeat("5", 14)}}
+	var out bytes.Buffer
+	p := setup.New(b, &setup.Options{LockDir: t.TempDir(), Getenv: func(string) string { return "" }, Output: &out})
+	if err := p.Prepare(t.Context(), &spec, snap, setup.NewPlan(registry.Detect(snap), snap, "python3 probe.py")); err != nil {
+		t.Fatalf("Prepare: %v\n%s", err, out.String())
+	}
+	t.Cleanup(func() { os.RemoveAll(filepath.Dir(filepath.Dir(spec.Caches[0].Source))) })
+	got := out.String()
+	t.Logf("setup output:\n%s", got)
+	for _, want := range []string{
+		fmt.Sprintf("connect 127.0.0.1 %d FAIL", loop), fmt.Sprintf("connect 10.0.2.2 %d FAIL", loop),
+		fmt.Sprintf("connect %s %d FAIL", host, loop), fmt.Sprintf("connect %s %d OK", host, other),
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("setup output lacks %q", want)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if hits["127.0.0.1:0"] != 0 || hits[host+":0"] != 1 {
+		t.Errorf("connections accepted: %v, want none on the loopback and one on %s", hits, host)
+	}
+}
+
+// TestBwrapSetupIgnoresWorkspaceModules: the pip install step does not
+// import modules from the workspace it runs in (python -I): a workspace
+// pip/ or venv/ package would otherwise run with network.
+func TestBwrapSetupIgnoresWorkspaceModules(t *testing.T) {
+	sandboxtest.RequireCommand(t, "bwrap")
+	for _, mod := range []string{"pip", "venv"} {
+		if out, err := exec.Command("/usr/bin/python3", "-c", "import "+mod).CombinedOutput(); err != nil {
+			if sandboxtest.InCI() {
+				t.Fatalf("CI=true and /usr/bin/python3 lacks %s: %s", mod, out)
+			}
+			t.Skipf("skipping outside CI: /usr/bin/python3 lacks %s", mod)
+		}
+	}
+	b, err := bwrap.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hijack := "raise SystemExit('hijacked: the workspace module ran')\n"
+	snap := snapOf(map[string]string{
+		"requirements.txt": "# nothing to install\n",
+		"pip/__init__.py":  hijack, "pip/__main__.py": hijack,
+		"venv/__init__.py": hijack, "venv/__main__.py": hijack,
+		"test_a.py": "def test_a():\n    pass\n",
+	})
+	spec := sandbox.Spec{Labels: map[string]string{sandbox.LabelProject: "b0" + strings.Repeat("6", 14)}}
+	var out bytes.Buffer
+	p := setup.New(b, &setup.Options{LockDir: t.TempDir(), Getenv: func(string) string { return "" }, Output: &out})
+	if err := p.Prepare(t.Context(), &spec, snap, setup.NewPlan(registry.Detect(snap), snap, "")); err != nil {
+		t.Fatalf("Prepare: %v\n%s", err, out.String())
+	}
+	t.Cleanup(func() { os.RemoveAll(filepath.Dir(filepath.Dir(spec.Caches[0].Source))) })
+	if strings.Contains(out.String(), "hijacked") {
+		t.Errorf("a workspace module ran in the setup step:\n%s", out.String())
+	}
+}
+
+// hostAddr is an IPv4 address of this machine that is not on the
+// loopback: what a setup sandbox reaches the host by, like a LAN peer.
+func hostAddr(t *testing.T) string {
+	t.Helper()
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range addrs {
+		if ipn, ok := a.(*net.IPNet); ok && ipn.IP.To4() != nil && !ipn.IP.IsLoopback() {
+			return ipn.IP.String()
+		}
+	}
+	t.Fatal("this machine has no IPv4 address off the loopback")
+	return ""
+}
+
 // TestBwrapInstallBadRegistry: a lockfile that cannot be installed stops
 // the setup with the command, its exit code, the installer's own reason
 // and what to do, and leaves no cache behind: a private registry that
 // refuses the download (401), and a tarball whose content does not match
-// the lockfile's integrity. The registry is a server on loopback, which
-// the bwrap setup step reaches through the host's network.
+// the lockfile's integrity. The registry is a server on this machine's
+// address off the loopback (the setup step cannot reach the loopback).
 func TestBwrapInstallBadRegistry(t *testing.T) {
 	for _, c := range []string{"bwrap", "node", "npm"} {
 		sandboxtest.RequireCommand(t, c)
@@ -94,7 +217,14 @@ func TestBwrapInstallBadRegistry(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := httptest.NewServer(tt.handler)
+			srv := httptest.NewUnstartedServer(tt.handler)
+			ln, err := net.Listen("tcp", hostAddr(t)+":0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv.Listener.Close()
+			srv.Listener = ln
+			srv.Start()
 			defer srv.Close()
 			b, err := bwrap.New(nil)
 			if err != nil {

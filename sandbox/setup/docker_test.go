@@ -227,10 +227,7 @@ func bridgeGateway(t *testing.T) string {
 	// the gateway containers on the bridge reach the host by.
 	ifc, err := net.InterfaceByName("docker0")
 	if err != nil {
-		// No bridge: the setup container falls back to the host network,
-		// where the index is on loopback.
-		t.Logf("no docker0 (%v): expecting the host-network fallback", err)
-		return "127.0.0.1"
+		t.Fatalf("no docker0 (%v): the setup container reaches the host only through the engine's bridge", err)
 	}
 	addrs, err := ifc.Addrs()
 	if err != nil {
@@ -243,6 +240,90 @@ func bridgeGateway(t *testing.T) string {
 	}
 	t.Fatalf("docker0 has no IPv4 address: %v", addrs)
 	return ""
+}
+
+// TestSetupNetworkConfined: a setup step cannot connect to a service on
+// the host's loopback, reaches a proxy on the host's loopback only
+// through the relay, and never sees the proxy's credentials.
+func TestSetupNetworkConfined(t *testing.T) {
+	e := newEnv(t, "fixpoint-sandbox-python")
+	var hits int
+	var mu sync.Mutex
+	service, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer service.Close()
+	go func() { // exits when the listener closes
+		for {
+			c, err := service.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			hits++
+			mu.Unlock()
+			c.Write([]byte("loopback-service\n"))
+			c.Close()
+		}
+	}()
+	proxy := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Proxy-Authorization") != "Basic dTpwdy1zM2NyZXQ=" { // u:pw-s3cret
+			http.Error(w, "auth", http.StatusProxyAuthRequired)
+			return
+		}
+		fmt.Fprint(w, "via-proxy")
+	})}
+	pl, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go proxy.Serve(pl)
+	defer proxy.Close()
+	svcPort := service.Addr().(*net.TCPAddr).Port
+	proxyPort := pl.Addr().(*net.TCPAddr).Port
+	gw := bridgeGateway(t)
+	probe := fmt.Sprintf(`import os, socket, urllib.request
+for host, port in [("127.0.0.1", %[1]d), (%[3]q, %[1]d), ("127.0.0.1", %[2]d), (%[3]q, %[2]d)]:
+    try:
+        socket.create_connection((host, port), timeout=5).close()
+        print("connect", host, port, "OK")
+    except OSError as e:
+        print("connect", host, port, "FAIL", e)
+print("proxy:", urllib.request.urlopen("http://registry.invalid/", timeout=20).read().decode())
+print("env:", sorted(v for k, v in os.environ.items() if k.lower().endswith("_proxy")))
+`, svcPort, proxyPort, gw)
+	snap := snapOf(map[string]string{"requirements.txt": "tinydep==0.1\n", "probe.py": probe})
+	getenv := func(k string) string {
+		if k == "HTTP_PROXY" {
+			return fmt.Sprintf("http://u:pw-s3cret@127.0.0.1:%d", proxyPort)
+		}
+		return ""
+	}
+	var out bytes.Buffer
+	p := setup.New(e.b, &setup.Options{Progress: e.lines.add, Getenv: getenv, Output: &out})
+	spec := e.spec("fixpoint-sandbox-python")
+	if err := p.Prepare(t.Context(), &spec, snap, setup.NewPlan(registry.Detect(snap), snap, "python3 probe.py")); err != nil {
+		t.Fatalf("Prepare: %v\n%s", err, out.String())
+	}
+	got := out.String()
+	t.Logf("setup output:\n%s", got)
+	for _, want := range []string{
+		fmt.Sprintf("connect 127.0.0.1 %d FAIL", svcPort), fmt.Sprintf("connect %s %d FAIL", gw, svcPort),
+		fmt.Sprintf("connect 127.0.0.1 %d FAIL", proxyPort), "proxy: via-proxy",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("setup output lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "s3cret") || !strings.Contains(got, "env: ['http://"+gw+":") {
+		t.Errorf("the step's proxy variables are not the relay's, or carry the credentials:\n%s", got)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if hits != 0 {
+		t.Errorf("the loopback service accepted %d connection(s) from the setup step", hits)
+	}
 }
 
 // TestInstallFailureStops: a failing install is an error naming the

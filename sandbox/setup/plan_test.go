@@ -77,25 +77,6 @@ func TestNewPlan(t *testing.T) {
 	}
 }
 
-func TestSetupNetwork(t *testing.T) {
-	tests := []struct {
-		env  []string
-		want string
-	}{
-		{nil, "bridge"},
-		{[]string{"HTTPS_PROXY=http://proxy.corp:3128", "NO_PROXY=localhost"}, "bridge"},
-		{[]string{"https_proxy=http://127.0.0.1:3128"}, "host"},
-		{[]string{"HTTP_PROXY=localhost:8080"}, "host"},
-		{[]string{"NO_PROXY=127.0.0.1"}, "bridge"},
-		{[]string{"HTTPS_PROXY=http://[::1]:3128"}, "host"},
-	}
-	for _, tt := range tests {
-		if got := networkFor(tt.env); got != tt.want {
-			t.Errorf("setupNetwork(%q) = %s, want %s", tt.env, got, tt.want)
-		}
-	}
-}
-
 func TestRuntimeErrorMessage(t *testing.T) {
 	r, _ := lang.ParsePythonSpec(">=3.12")
 	err := &RuntimeError{Req: &lang.Requirement{Runtime: "python", Constraint: ">=3.12", Source: "pyproject.toml (requires-python)", Range: r},

@@ -19,9 +19,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"path"
 	"slices"
@@ -321,8 +319,7 @@ func (p *Preparer) Prepare(ctx context.Context, spec *sandbox.Spec, snap *sandbo
 	is := sandbox.InstallSpec{
 		Image: spec.Image, Key: CacheKey(st, snap, *spec), Snapshot: snap, Script: st.Script,
 		Env: st.Env, Path: st.Path, Caches: dirs, HostEnv: p.hostEnv(), CAFile: p.opts.CAFile,
-		HostNetwork: networkFor(p.hostEnv()) == "host",
-		Labels:      spec.Labels, Output: p.opts.Output,
+		Labels: spec.Labels, Output: p.opts.Output,
 		Limits: sandbox.Limits{Timeout: 15 * time.Minute, Memory: spec.Limits.Memory, NanoCPUs: spec.Limits.NanoCPUs},
 	}
 	// Another fixpoint process may be installing the same key: wait for
@@ -456,33 +453,6 @@ func (p *Preparer) projectImage(ctx context.Context, spec *sandbox.Spec, plan *P
 func isDefaultImage(img string) bool {
 	_, ok := image.ImageLang(img)
 	return ok
-}
-
-// networkFor is "bridge" unless a proxy variable points at the host's
-// loopback: only the host network reaches that, so then "host". The
-// step is the project's own declared install, never model-written code.
-func networkFor(hostEnv []string) string {
-	for _, kv := range hostEnv {
-		k, v, _ := strings.Cut(kv, "=")
-		if !strings.HasSuffix(strings.ToLower(k), "_proxy") || strings.EqualFold(k, "no_proxy") || v == "" {
-			continue
-		}
-		u, err := url.Parse(v)
-		if err != nil || u.Host == "" {
-			u, err = url.Parse("http://" + v)
-		}
-		if err != nil {
-			continue
-		}
-		h := u.Hostname()
-		if h == "localhost" {
-			return "host"
-		}
-		if ip := net.ParseIP(h); ip != nil && ip.IsLoopback() {
-			return "host"
-		}
-	}
-	return "bridge"
 }
 
 // pickImage replaces the language's default image with a per-version

@@ -235,7 +235,7 @@ func contentHash(data []byte) string {
 // checkProjectTrust refuses a project file that sets user-only keys
 // unless the user trusted its exact content.
 func (t TrustStore) checkProjectTrust(root, file string, data []byte) error {
-	keys, err := userOnlySet(data)
+	keys, err := UserOnlySet(data)
 	if err != nil || len(keys) == 0 {
 		return nil // a syntax error is reported by the decoder, with its line
 	}

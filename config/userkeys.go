@@ -3,7 +3,9 @@ package config
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/pelletier/go-toml/v2"
 )
@@ -53,7 +55,7 @@ func projectKeys() []string {
 		"sandbox.include", "sandbox.exclude", "sandbox.setup",
 		"agent.max_iterations", "agent.token_budget", "agent.wall_budget", "agent.max_malformed", "agent.context_tokens",
 		"memory.enabled", "memory.k", "memory.threshold", "memory.cap",
-		"policy.rules", // a rule set to warn or off is user-only: see userOnlySet
+		"policy.rules", // a rule set to warn or off is user-only: see UserOnlySet
 	}
 }
 
@@ -61,10 +63,10 @@ func projectKeys() []string {
 // messages.
 func UserOnlyKeys() []string { return userOnlyKeys() }
 
-// userOnlySet returns the user-only keys a TOML text sets, sorted, as
+// UserOnlySet returns the user-only keys a TOML text sets, sorted, as
 // dotted paths ("model.base_url"). A policy rule set to anything but
 // "block" counts: a workspace may make a check stricter, not weaker.
-func userOnlySet(data []byte) ([]string, error) {
+func UserOnlySet(data []byte) ([]string, error) {
 	var doc map[string]any
 	if err := toml.Unmarshal(data, &doc); err != nil {
 		return nil, err
@@ -79,7 +81,7 @@ func userOnlySet(data []byte) ([]string, error) {
 			}
 			if prefix == "policy.rules" {
 				if s, ok := v.(string); !ok || s != "block" {
-					out = append(out, key)
+					out = append(out, graphic(key))
 				}
 				continue
 			}
@@ -88,7 +90,7 @@ func userOnlySet(data []byte) ([]string, error) {
 				continue
 			}
 			if isUserOnly(key) {
-				out = append(out, key)
+				out = append(out, graphic(key))
 			}
 		}
 	}
@@ -118,7 +120,7 @@ func untrustedError(file, dir string, keys []string, changed *TrustRecord) error
 		"A repository's file does not choose where your key and code go, whether the sandbox applies or what it may spend. "+
 		"Review the file; if you trust this exact content, run `fixpoint trust %s` (a later change is refused again), "+
 		"or set these in ~/.config/fixpoint/config.toml, the environment or flags instead",
-		ErrInvalid, ErrUntrusted, file, what, plural(len(keys), "a key", "keys"), strings.Join(keys, ", "), shellQuote(dir))
+		ErrInvalid, ErrUntrusted, graphic(file), what, plural(len(keys), "a key", "keys"), strings.Join(keys, ", "), shellQuote(dir))
 }
 
 func plural(n int, one, many string) string {
@@ -128,8 +130,21 @@ func plural(n int, one, many string) string {
 	return many
 }
 
+// graphic returns s, or s quoted in Go syntax when it holds a control or
+// other non-graphic character: a key or path from a workspace reaches the
+// terminal with no escape sequence in it.
+func graphic(s string) string {
+	if strings.IndexFunc(s, func(r rune) bool { return !unicode.IsGraphic(r) }) >= 0 {
+		return strconv.QuoteToGraphic(s)
+	}
+	return s
+}
+
 // shellQuote quotes a path for a command line shown to the user.
 func shellQuote(s string) string {
+	if g := graphic(s); g != s {
+		return g
+	}
 	if s != "" && strings.IndexFunc(s, func(r rune) bool {
 		return !(r == '/' || r == '.' || r == '-' || r == '_' || r == '+' || r == ':' || r == '@' ||
 			r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')

@@ -59,6 +59,7 @@ func commands() []*command {
 		benchCommand(),
 		doctorCommand(),
 		daemonCommand(),
+		trustCommand(),
 		versionCommand(),
 	}
 }

@@ -305,7 +305,7 @@ func TestServeListen(t *testing.T) {
 	defer cmd.Process.Kill()
 	sc := bufio.NewScanner(stderr)
 	addr, tokenFile := "", ""
-	for sc.Scan() && tokenFile == "" {
+	for tokenFile == "" && sc.Scan() {
 		if a, ok := strings.CutPrefix(sc.Text(), "fixpoint: listening on "); ok {
 			addr = a
 		}

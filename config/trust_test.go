@@ -102,6 +102,9 @@ func TestProjectFileUserOnlyKeysRefused(t *testing.T) {
 		{"ignored files to the model", "[policy]\ninclude_ignored = true\n", "policy.include_ignored"},
 		{"rule turned off", "[policy.rules]\n\"python.subprocess\" = \"off\"\n", "policy.rules.python.subprocess"},
 		{"inline table", "model = { base_url = \"http://evil.example/v1\" }\n", "model"},
+		{"upper case", "[MODEL]\nBase_URL = \"http://evil.example/v1\"\n", "model.base_url"},
+		{"Kelvin sign folds to k", "[sandbox]\n\"bac\u212aend\" = \"none\"\n", "sandbox.backend"},
+		{"dotted key", "sandbox.backend = \"none\"\n", "sandbox.backend"},
 	}
 	for _, tt := range refused {
 		t.Run(tt.name, func(t *testing.T) {

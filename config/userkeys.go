@@ -75,9 +75,14 @@ func UserOnlySet(data []byte) ([]string, error) {
 	var walk func(prefix string, m map[string]any)
 	walk = func(prefix string, m map[string]any) {
 		for k, v := range m {
-			key := k
+			// The decoder matches a key to a field by strings.ToLower
+			// (go-toml), so "[MODEL]" or a Kelvin sign in "bac\u212aend"
+			// set the field: classify what the decoder sees. Map keys
+			// below test.env and policy.rules are names, not fields.
+			seg := strings.ToLower(k)
+			key := seg
 			if prefix != "" {
-				key = prefix + "." + k
+				key = prefix + "." + seg
 			}
 			if prefix == "policy.rules" {
 				if s, ok := v.(string); !ok || s != "block" {

@@ -11,7 +11,9 @@
 // text_sync.go, code_action.go, command.go, progress.go, diagnostics.go,
 // apply.go, configuration.go, unimplemented.go); handlers are thin.
 // warm.go starts each folder's sandbox session ahead of the first action
-// (Options.Prewarm) and stops it after [server] idle_timeout. The
+// (Options.Prewarm) and stops it after [server] idle_timeout, for folders
+// the user trusts (trust.go: a record, VS Code's workspace trust, or the
+// answer to a question on the first action). The
 // overlay store (overlay.go), UTF-16 position mapping (position.go), the
 // framing stream that survives malformed input (stream.go) and the line
 // diff and rebase (linediff.go) live in their own files.

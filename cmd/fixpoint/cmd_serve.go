@@ -25,7 +25,7 @@ With --listen it accepts one connection instead, and only one that proves
 it is yours (whoever connects names the folders and the model endpoint):
   unix:PATH   a socket made 0600 in a directory only you may open (made
               0700 when missing; refused when others may enter it)
-  HOST:PORT   TCP: a random token is written (0600) to --token-file, by
+  HOST:PORT   TCP on a loopback address: a random token is written (0600) to --token-file, by
               default in fixpoint's private cache directory (the path is
               printed); the client's first message must be initialize with
               initializationOptions.fixpointToken set to it. Anything else

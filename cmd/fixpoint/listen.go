@@ -30,7 +30,7 @@ import (
 //   - unix:PATH: the socket is 0600 in a directory that only the user may
 //     open (made 0700 when missing, refused when someone else owns it or
 //     others may enter it), and on Linux the peer's uid is checked too.
-//   - HOST:PORT (TCP): a random token is written, 0600, to a file in the
+//   - HOST:PORT (TCP, loopback addresses only): a random token is written, 0600, to a file in the
 //     user's private directory (or --token-file). The client's first
 //     message must be an LSP frame (Content-Length header, at most
 //     maxFirstFrame bytes, within firstFrameWait) holding an initialize
@@ -123,6 +123,10 @@ func listenTCP(ctx context.Context, addr, tokenFile string, a *app) (net.Conn, e
 		return nil, usagef("--listen %s: %v", addr, err)
 	}
 	defer ln.Close()
+	if ip := ln.Addr().(*net.TCPAddr).IP; !ip.IsLoopback() {
+		// The token and the code would cross the network in clear text.
+		return nil, usagef("--listen %s: TCP listens on a loopback address only (127.0.0.1:PORT, [::1]:PORT); for another machine forward it over SSH, or use --listen unix:PATH", addr)
+	}
 	token, err := newToken()
 	if err != nil {
 		return nil, err

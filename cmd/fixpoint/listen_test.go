@@ -214,3 +214,22 @@ func TestServeListenUnix(t *testing.T) {
 		}
 	}
 }
+
+// TestServeListenRefusesNonLoopback: TCP on every interface is refused
+// (the token would cross the network in clear), as is --token-file
+// without a TCP --listen.
+func TestServeListenRefusesNonLoopback(t *testing.T) {
+	for _, args := range [][]string{
+		{"serve", "--listen", "0.0.0.0:0"},
+		{"serve", "--listen", ":0"},
+		{"serve", "--token-file", "/tmp/x"},
+		{"serve", "--listen", "unix:/tmp/x.sock", "--token-file", "/tmp/x"},
+	} {
+		var errb strings.Builder
+		a := &app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: &errb, getenv: func(string) string { return "" },
+			logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		if code := run(t.Context(), a, args); code != exitUsage {
+			t.Errorf("fixpoint %s = %d, %q; want exit 2", strings.Join(args, " "), code, errb.String())
+		}
+	}
+}

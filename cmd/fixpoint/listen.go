@@ -131,9 +131,14 @@ func listenTCP(ctx context.Context, addr, tokenFile string, a *app) (net.Conn, e
 	if err != nil {
 		return nil, err
 	}
+	dirCheck := tokenDir
 	if tokenFile == "" {
 		port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
 		tokenFile = filepath.Join(flock.Dir("serve"), "token-"+port)
+		dirCheck = warmd.PrivateDir // fixpoint's own directory: made private
+	}
+	if err := dirCheck(filepath.Dir(tokenFile)); err != nil {
+		return nil, usagef("--token-file %s: %v", tokenFile, err)
 	}
 	if err := writeToken(tokenFile, token); err != nil {
 		return nil, fmt.Errorf("--listen %s: write the token: %w", addr, err)
@@ -151,12 +156,34 @@ func newToken() (string, error) {
 	return hex.EncodeToString(b), nil
 }
 
-// writeToken writes the token 0600 in a private directory, replacing an
-// old file (never writing through a link someone left there).
-func writeToken(path, token string) error {
-	if err := warmd.PrivateDir(filepath.Dir(path)); err != nil {
+// tokenDir makes a --token-file's directory (0700) when missing, and
+// refuses one that another user owns or may write: they could swap the
+// file. Its mode is left alone otherwise (a home directory stays 0755).
+func tokenDir(dir string) error {
+	if _, err := os.Lstat(dir); errors.Is(err, os.ErrNotExist) {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return err
+		}
+	}
+	st, err := os.Lstat(dir)
+	if err != nil {
 		return err
 	}
+	if !st.IsDir() {
+		return fmt.Errorf("%s is not a directory", dir)
+	}
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok && int(sys.Uid) != os.Getuid() {
+		return fmt.Errorf("%s belongs to uid %d, not to you", dir, sys.Uid)
+	}
+	if st.Mode().Perm()&0o022 != 0 {
+		return fmt.Errorf("others may write in %s (mode %v): choose a directory of yours", dir, st.Mode().Perm())
+	}
+	return nil
+}
+
+// writeToken writes the token 0600, replacing an old file (never writing
+// through a link someone left there).
+func writeToken(path, token string) error {
 	os.Remove(path)
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {

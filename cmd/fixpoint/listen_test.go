@@ -224,6 +224,7 @@ func TestServeListenRefusesNonLoopback(t *testing.T) {
 		{"serve", "--listen", ":0"},
 		{"serve", "--token-file", "/tmp/x"},
 		{"serve", "--listen", "unix:/tmp/x.sock", "--token-file", "/tmp/x"},
+		{"serve", "--listen", "127.0.0.1:0", "--token-file", "/tmp/fixpoint-token"}, // others may write in /tmp
 	} {
 		var errb strings.Builder
 		a := &app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: &errb, getenv: func(string) string { return "" },

@@ -5,8 +5,10 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestEveryKeyClassified: each key of Config (its TOML form) is either a
@@ -247,4 +249,19 @@ func mustCanon(t *testing.T, dir string) string {
 		t.Fatal(err)
 	}
 	return d
+}
+
+// TestDecodedUserOnlyFields: the second check reads what the decoder
+// filled, not how the file spelled it.
+func TestDecodedUserOnlyFields(t *testing.T) {
+	var c Config
+	c.Model.BaseURL = "http://evil.example"
+	c.Sandbox.IncludeSecrets = []string{".env"}
+	c.Server.IdleTimeout = Duration(time.Hour)
+	c.TestCmd = "make test" // a project key
+	got := setUserOnlyFields(reflect.ValueOf(c), "")
+	want := []string{"model.base_url", "sandbox.include_secrets", "server.idle_timeout"}
+	if !slices.Equal(got, want) {
+		t.Errorf("setUserOnlyFields = %q, want %q", got, want)
+	}
 }

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -100,8 +101,46 @@ func UserOnlySet(data []byte) ([]string, error) {
 		}
 	}
 	walk("", doc)
+	// A second look, as the decoder sees the file: a user-only field it
+	// fills is flagged whatever spelling reached it.
+	var probe Config
+	if toml.Unmarshal(data, &probe) == nil {
+		for _, k := range setUserOnlyFields(reflect.ValueOf(probe), "") {
+			if !slices.Contains(out, k) {
+				out = append(out, k)
+			}
+		}
+	}
 	slices.Sort(out)
 	return out, nil
+}
+
+// setUserOnlyFields lists the user-only keys whose fields hold a non-zero
+// value in v (a Config, or a table of it), by their TOML paths.
+func setUserOnlyFields(v reflect.Value, prefix string) []string {
+	var out []string
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		fv := v.Field(i)
+		if f.Anonymous {
+			out = append(out, setUserOnlyFields(fv, prefix)...)
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("toml"), ",")
+		key := prefix + name
+		if f.Type.Kind() == reflect.Struct && f.Type != reflect.TypeOf(Duration(0)) {
+			out = append(out, setUserOnlyFields(fv, key+".")...)
+			continue
+		}
+		if isUserOnly(key) && !fv.IsZero() {
+			out = append(out, key)
+		}
+	}
+	return out
 }
 
 // isUserOnly reports whether key is a user-only key or lies in a

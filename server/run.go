@@ -29,6 +29,10 @@ func (s *Server) execute(ctx context.Context, r *run) {
 	if !s.folderTrusted(r.root) && !s.askTrust(ctx, r.root) {
 		reason := printable(r.root) + " is not trusted: nothing was installed or run (trust it when asked, or run `fixpoint trust` there)"
 		s.settle(r) // the next action queues behind this one, and asks again
+		if ctx.Err() != nil {
+			s.endStatus(ctx, r, stateCancelled, "Cancelled", "")
+			return
+		}
 		s.endStatus(ctx, r, stateFailed, "Not run: the folder is not trusted", reason)
 		return
 	}

@@ -8,6 +8,14 @@
 //
 // An unknown key or a bad value in a file is an error naming the file and
 // the line.
+//
+// Trust: the workspace's .fixpoint.toml is the only layer a cloned
+// repository controls. Its user-only keys (userkeys.go: the model
+// endpoint, isolation, limits, prewarm, what weakens verification) are
+// refused with [ErrUntrusted] unless the user's [TrustStore] holds a
+// record of that file's exact content (`fixpoint trust`); its project keys
+// always apply. The same store records folder trust, which the language
+// server asks for before it prepares a folder's sandbox.
 package config
 
 import (

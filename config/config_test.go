@@ -18,6 +18,10 @@ func TestLoadPrecedence(t *testing.T) {
 	os.MkdirAll(userDir, 0o755)
 	os.WriteFile(filepath.Join(userDir, "config.toml"), []byte("[model]\nname = \"user-model\"\n[agent]\nmax_iterations = 3\n"), 0o644)
 	os.WriteFile(filepath.Join(root, ProjectFile), []byte("[agent]\nmax_iterations = 4\n[sandbox]\nimage = \"proj-image\"\n"), 0o644)
+	// sandbox.image is user-only: the user trusted this file.
+	if _, err := (TrustStore{Dir: DefaultTrustDir(env(map[string]string{"HOME": home}))}).TrustConfig(root); err != nil {
+		t.Fatal(err)
+	}
 
 	tests := []struct {
 		name     string
@@ -68,7 +72,7 @@ func TestFileErrors(t *testing.T) {
 	}{
 		{name: "unknown key", text: "[agent]\nmax_iterations = 2\nmax_iteratons = 3\n", want: ".fixpoint.toml:3: unknown key \"agent.max_iteratons\""},
 		{name: "bad type", text: "[agent]\n\nmax_iterations = \"six\"\n", want: ".fixpoint.toml:3"},
-		{name: "bad duration", text: "[sandbox]\ntimeout = \"soon\"\n", want: ".fixpoint.toml:2"},
+		{name: "bad duration", text: "[agent]\nwall_budget = \"soon\"\n", want: ".fixpoint.toml:2"},
 		{name: "syntax", text: "[agent\n", want: ".fixpoint.toml:1"},
 		{name: "bad enum", text: "[sandbox]\nbackend = \"vm\"\n", want: "sandbox.backend"},
 		{name: "bad test env name", text: "[test]\nenv = { \"A=B\" = \"1\" }\n", want: "test.env.A=B: not a variable name"},

@@ -30,11 +30,11 @@ func TestSandboxLimitsValidated(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			root := t.TempDir()
-			if err := os.WriteFile(filepath.Join(root, ProjectFile), []byte(tc.toml), 0o644); err != nil {
+			user := filepath.Join(t.TempDir(), "config.toml") // limits are user-only keys
+			if err := os.WriteFile(user, []byte(tc.toml), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			c, err := Load(LoadOptions{Root: root, UserFile: "-", Getenv: func(string) string { return "" }})
+			c, err := Load(LoadOptions{Root: t.TempDir(), UserFile: user, Getenv: func(string) string { return "" }})
 			if tc.wantErr {
 				if !errors.Is(err, ErrInvalid) {
 					t.Fatalf("Load(%q) = %v, want ErrInvalid", tc.toml, err)

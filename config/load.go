@@ -35,6 +35,11 @@ type LoadOptions struct {
 	Editor json.RawMessage
 	// Flags applies command-line flags last.
 	Flags func(*Config)
+	// TrustDir holds the user's trust records ([TrustStore]): a project
+	// file that sets user-only keys loads only when the user trusted its
+	// content. "" means [DefaultTrustDir]; "-" means no record (nothing
+	// trusted).
+	TrustDir string
 }
 
 // Load builds the configuration from all layers and validates it.
@@ -54,7 +59,14 @@ func Load(opts LoadOptions) (*Config, error) {
 		}
 	}
 	if opts.Root != "" {
-		if err := c.mergeFile(filepath.Join(opts.Root, ProjectFile)); err != nil {
+		trust := TrustStore{Dir: opts.TrustDir}
+		switch opts.TrustDir {
+		case "":
+			trust.Dir = DefaultTrustDir(getenv)
+		case "-":
+			trust.Dir = ""
+		}
+		if err := c.mergeProjectFile(opts.Root, trust); err != nil {
 			return nil, err
 		}
 	}
@@ -98,6 +110,23 @@ func (c *Config) mergeFile(path string) error {
 	}
 	if err != nil {
 		return fmt.Errorf("%w: read %s: %v", ErrInvalid, path, err)
+	}
+	return c.MergeTOML(path, data)
+}
+
+// mergeProjectFile decodes the workspace's .fixpoint.toml over c, after
+// refusing its user-only keys unless trust holds a record of its content.
+func (c *Config) mergeProjectFile(root string, trust TrustStore) error {
+	path := filepath.Join(root, ProjectFile)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("%w: read %s: %v", ErrInvalid, path, err)
+	}
+	if err := trust.checkProjectTrust(root, path, data); err != nil {
+		return err
 	}
 	return c.MergeTOML(path, data)
 }

@@ -13,7 +13,12 @@ func TestLoadAllowProtected(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, ProjectFile), []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := Load(LoadOptions{Root: root, Getenv: env(map[string]string{"HOME": t.TempDir()})})
+	home := t.TempDir() // allow_protected is user-only: the user trusts this file
+	getenv := env(map[string]string{"HOME": home})
+	if _, err := (TrustStore{Dir: DefaultTrustDir(getenv)}).TrustConfig(root); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Load(LoadOptions{Root: root, Getenv: getenv})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,6 +35,7 @@ func (s *Server) configFor(root string) (*config.Config, error) {
 		UserFile: s.opts.UserConfig,
 		Editor:   editor,
 		Flags:    s.opts.Flags,
+		TrustDir: s.opts.TrustDir,
 	})
 }
 

@@ -22,6 +22,7 @@ import (
 
 	"github.com/fixpoint-dev/fixpoint/agent/demo"
 	"github.com/fixpoint-dev/fixpoint/agent/llmtest"
+	"github.com/fixpoint-dev/fixpoint/config"
 	"github.com/fixpoint-dev/fixpoint/sandbox/sandboxtest"
 )
 
@@ -104,6 +105,17 @@ func serveEnv(t testing.TB, modelURL string) []string {
 		"FIXPOINT_API_KEY=")
 }
 
+// trustFolder records the user's trust in root under env's
+// XDG_CONFIG_HOME, as `fixpoint trust` or the editor's trust question
+// would: the server prepares and runs only trusted folders.
+func trustFolder(t testing.TB, env []string, root string) {
+	t.Helper()
+	store := config.TrustStore{Dir: filepath.Join(envValue(env, "XDG_CONFIG_HOME"), "fixpoint", "trust")}
+	if _, err := store.TrustFolder(root); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // procConn is a process's stdin/stdout as one connection.
 type procConn struct {
 	io.Reader
@@ -134,6 +146,7 @@ func TestE2EFixTestsRealEngine(t *testing.T) {
 		cmd := exec.Command(bin, "serve")
 		cmd.Dir = root
 		cmd.Env = serveEnv(t, model.URL())
+		trustFolder(t, cmd.Env, root)
 		cmd.Stderr = &stderr
 		in, _ := cmd.StdinPipe()
 		out, _ := cmd.StdoutPipe()
@@ -236,6 +249,7 @@ func TestE2EDisconnectMidRun(t *testing.T) {
 	cmd := exec.Command(bin, "serve")
 	cmd.Dir = root
 	cmd.Env = serveEnv(t, model.URL())
+	trustFolder(t, cmd.Env, root)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	in, _ := cmd.StdinPipe()
@@ -275,7 +289,8 @@ func TestE2EDisconnectMidRun(t *testing.T) {
 }
 
 // TestServeListen: `fixpoint serve --listen 127.0.0.1:PORT` accepts an
-// LSP connection over TCP and exits 0 after shutdown/exit.
+// LSP connection over TCP that presents the token it wrote, and exits 0
+// after shutdown/exit.
 func TestServeListen(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the fixpoint binary")
@@ -289,23 +304,30 @@ func TestServeListen(t *testing.T) {
 	}
 	defer cmd.Process.Kill()
 	sc := bufio.NewScanner(stderr)
-	addr := ""
-	for sc.Scan() {
+	addr, tokenFile := "", ""
+	for tokenFile == "" && sc.Scan() {
 		if a, ok := strings.CutPrefix(sc.Text(), "fixpoint: listening on "); ok {
 			addr = a
-			break
+		}
+		if f, ok := strings.CutPrefix(sc.Text(), "fixpoint: token in "); ok {
+			tokenFile, _, _ = strings.Cut(f, ": ")
 		}
 	}
 	go io.Copy(io.Discard, stderr)
-	if addr == "" {
-		t.Fatal("no listening address printed")
+	if addr == "" || tokenFile == "" {
+		t.Fatal("no listening address or token file printed")
+	}
+	token, err := os.ReadFile(tokenFile)
+	if err != nil {
+		t.Fatal(err)
 	}
 	conn, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := &rawClient{t: t, conn: conn, in: bufio.NewReader(conn)}
-	c.send(initBody)
+	// TCP needs the token (cmd/fixpoint/listen.go).
+	c.send(strings.Replace(initBody, `"capabilities":{}`, `"capabilities":{},"initializationOptions":{"fixpointToken":"`+strings.TrimSpace(string(token))+`"}`, 1))
 	if m := c.read(); m["result"] == nil {
 		t.Fatalf("initialize over TCP = %v", m)
 	}

@@ -105,6 +105,10 @@ type editorOptions struct {
 	// waits for it to end.
 	connect func(root string) (io.ReadWriteCloser, func() error)
 	timeout time.Duration // for wait; default 20s
+	// untrusted leaves the in-process server's trust store empty; by
+	// default the workspace folder is trusted (a record in a private
+	// store), as `fixpoint trust` would make it.
+	untrusted bool
 }
 
 func newFakeEditor(t testing.TB, o editorOptions) *fakeEditor {
@@ -134,6 +138,14 @@ func newFakeEditor(t testing.TB, o editorOptions) *fakeEditor {
 	}
 	if opts.UserConfig == "" {
 		opts.UserConfig = "-"
+	}
+	if opts.TrustDir == "" {
+		opts.TrustDir = t.TempDir()
+		if !o.untrusted {
+			if _, err := (config.TrustStore{Dir: opts.TrustDir}).TrustFolder(root); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 	if o.engine != nil {
 		opts.NewEngine = func(ctx context.Context, cfg *config.Config, root string, h Hooks) (Engine, error) {

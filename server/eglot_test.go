@@ -35,6 +35,7 @@ func TestEglotE2E(t *testing.T) {
 		"-L", "/usr/share/emacs/site-lisp/elpa/seq-2.23", "-l", script)
 	cmd.Dir = root
 	cmd.Env = append(serveEnv(t, model.URL()), "FIXPOINT_BIN="+bin, "E2E_ROOT="+root, "E2E_OUT="+outFile, "FIXPOINT_LOG=warn")
+	trustFolder(t, cmd.Env, root)
 	var stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stderr, &stderr
 	err := cmd.Run()
@@ -107,6 +108,7 @@ func TestEglotPluginE2E(t *testing.T) {
 	cmd.Dir = root
 	cmd.Env = append(serveEnv(t, model.URL()), "FIXPOINT_IMAGE=fixpoint-sandbox-go",
 		"FIXPOINT_BIN="+bin, "E2E_ROOT="+root, "E2E_OUT="+outFile, "FIXPOINT_LOG=warn")
+	trustFolder(t, cmd.Env, root)
 	var stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stderr, &stderr
 	err := cmd.Run()

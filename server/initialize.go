@@ -153,6 +153,7 @@ func (s *Server) initialize(ctx context.Context, req jsonrpc2.Request) (any, err
 		}
 	}
 	s.initOpts = p.InitializationOptions
+	s.sessionTrust = sessionTrusted(p.InitializationOptions)
 	s.state = stateInitialized
 	s.logger.Info("initialize", "folders", s.folders, "progress", s.caps.workDoneProgress, "documentChanges", s.caps.documentChanges)
 	return protocol.InitializeResult{

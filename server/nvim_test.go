@@ -140,6 +140,7 @@ func testNeovimE2E(t *testing.T, nvim, bin string, tc nvimCase) {
 	env := append(serveEnv(t, model.URL()), "FIXPOINT_IMAGE="+tc.image,
 		"FIXPOINT_BIN="+bin, "E2E_ROOT="+root, "E2E_OUT="+outFile, "E2E_CASE="+string(luaCase))
 	cmd.Env = env
+	trustFolder(t, cmd.Env, root)
 	var stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stderr, &stderr
 	err := cmd.Run()
@@ -262,6 +263,7 @@ func TestNeovimPluginE2E(t *testing.T) {
 	cmd.Dir = root
 	cmd.Env = append(serveEnv(t, model.URL()), "FIXPOINT_IMAGE=fixpoint-sandbox-go",
 		"FIXPOINT_BIN="+bin, "E2E_ROOT="+root, "E2E_OUT="+outFile, "E2E_PLUGIN="+plugin)
+	trustFolder(t, cmd.Env, root)
 	var stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stderr, &stderr
 	err := cmd.Run()

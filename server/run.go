@@ -28,6 +28,16 @@ func (s *Server) execute(ctx context.Context, r *run) {
 	}
 	r.status = statusParams{State: stateRunning, Message: r.title, Phase: "starting"}
 	s.sendStatus(ctx, r)
+	if !s.folderTrusted(r.root) && !s.askTrust(ctx, r.root) {
+		reason := printable(r.root) + " is not trusted: nothing was installed or run (trust it when asked, or run `fixpoint trust` there)"
+		s.settle(r) // the next action queues behind this one, and asks again
+		if ctx.Err() != nil {
+			s.endStatus(ctx, r, stateCancelled, "Cancelled", "")
+			return
+		}
+		s.endStatus(ctx, r, stateFailed, "Not run: the folder is not trusted", reason)
+		return
+	}
 	eng, err := s.engineFor(ctx, r.root)
 	if err != nil {
 		s.showMessage(ctx, protocol.MessageTypeError, "fixpoint: cannot start: "+err.Error())

@@ -11,7 +11,9 @@
 // text_sync.go, code_action.go, command.go, progress.go, diagnostics.go,
 // apply.go, configuration.go, unimplemented.go); handlers are thin.
 // warm.go starts each folder's sandbox session ahead of the first action
-// (Options.Prewarm) and stops it after [server] idle_timeout. The
+// (Options.Prewarm) and stops it after [server] idle_timeout, for folders
+// the user trusts (trust.go: a record, VS Code's workspace trust, or the
+// answer to a question on the first action). The
 // overlay store (overlay.go), UTF-16 position mapping (position.go), the
 // framing stream that survives malformed input (stream.go) and the line
 // diff and rebase (linediff.go) live in their own files.
@@ -104,7 +106,12 @@ type Options struct {
 	// initialized and after each run, for engines that can (warm.go);
 	// [server] idle_timeout bounds how long an unused one stays up.
 	// false: a run starts its own session (`fixpoint serve` sets it).
+	// Only folders the user trusts are prewarmed (trust.go).
 	Prewarm bool
+	// TrustDir holds the user's trust records (config.TrustStore), for
+	// folder trust and for config.LoadOptions.TrustDir: "" =
+	// config.DefaultTrustDir(Getenv), "-" = none (nothing trusted).
+	TrustDir string
 }
 
 // Errors returned by Serve. A clean shutdown then exit returns nil.
@@ -151,6 +158,12 @@ type Server struct {
 	prewarms   map[string]context.CancelFunc // guarded by mu; running prewarms by progress token
 	warmSeq    int                           // guarded by mu; prewarm progress tokens
 	stopping   bool                          // guarded by mu; shutdown or end of connection: no new prewarm
+	// Folder trust (trust.go), guarded by mu: sessionTrust is
+	// initializationOptions.workspaceTrusted; trusted holds the folders
+	// trusted through the prompt; untrustedTold those told about.
+	sessionTrust  bool
+	trusted       map[string]bool
+	untrustedTold map[string]bool
 }
 
 // New returns a server. opts may be nil.
@@ -179,16 +192,18 @@ func New(opts *Options) *Server {
 		o.StopTimeout = 5 * time.Second
 	}
 	s := &Server{
-		opts:      o,
-		logger:    o.Logger,
-		exit:      make(chan error, 1),
-		settings:  map[string]json.RawMessage{},
-		engines:   map[string]Engine{},
-		runs:      map[string]*run{},
-		published: map[string]map[string]bool{},
-		results:   map[string]*agent.Result{},
-		warm:      map[string]*warmState{},
-		prewarms:  map[string]context.CancelFunc{},
+		opts:          o,
+		logger:        o.Logger,
+		exit:          make(chan error, 1),
+		settings:      map[string]json.RawMessage{},
+		engines:       map[string]Engine{},
+		runs:          map[string]*run{},
+		published:     map[string]map[string]bool{},
+		results:       map[string]*agent.Result{},
+		warm:          map[string]*warmState{},
+		prewarms:      map[string]context.CancelFunc{},
+		trusted:       map[string]bool{},
+		untrustedTold: map[string]bool{},
 	}
 	s.docs = newOverlays(s.inFolder)
 	s.table = s.handlers()

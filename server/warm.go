@@ -64,10 +64,14 @@ type warmState struct {
 }
 
 // warmFolder starts a prewarm of root unless prewarming is off, the
-// folder is busy, warm or warming, or the server is stopping. It only
-// starts a goroutine.
+// user does not trust the folder (trust.go), the folder is busy, warm or
+// warming, or the server is stopping. It only starts a goroutine.
 func (s *Server) warmFolder(ctx context.Context, root string) {
 	if !s.opts.Prewarm {
+		return
+	}
+	if !s.folderTrusted(root) {
+		s.noteUntrusted(ctx, root)
 		return
 	}
 	s.mu.Lock()
@@ -161,7 +165,7 @@ func (s *Server) prewarm(ctx context.Context, root string, gen int, token string
 // editor's settings, flags) set idle_timeout to 0: a workspace file must
 // not turn on what would run its install step when the folder is opened.
 func (s *Server) userTurnedPrewarmOff() bool {
-	cfg, err := config.Load(config.LoadOptions{Getenv: s.opts.Getenv, UserFile: s.opts.UserConfig, Flags: s.opts.Flags})
+	cfg, err := config.Load(config.LoadOptions{Getenv: s.opts.Getenv, UserFile: s.opts.UserConfig, Flags: s.opts.Flags, TrustDir: s.opts.TrustDir})
 	return err == nil && cfg.Server.IdleTimeout == 0
 }
 

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -143,15 +144,25 @@ func firstRun(events []string) int {
 
 // warmEditor starts a server with prewarming on, the real agent engine
 // and b, on the calc project (add is wrong on disk) with a requirements
-// file, so that the project has a setup phase, and .fixpoint.toml's
-// [server] section set to server.
+// file, so that the project has a setup phase, in a trusted folder, with
+// the user file's [server] section set to server.
 func warmEditor(t *testing.T, b *recBackend, server string) *fakeEditor {
 	t.Helper()
 	return warmEditorUser(t, b, server, "")
 }
 
-// warmEditorUser is warmEditor with a user config file (path; "" = none).
-func warmEditorUser(t *testing.T, b *recBackend, server, userFile string) *fakeEditor {
+// warmEditorUser is warmEditor with a [server] section in the workspace's
+// .fixpoint.toml too (project; "" = none), which the user trusted: [server]
+// is a user-only key.
+func warmEditorUser(t *testing.T, b *recBackend, server, project string) *fakeEditor {
+	t.Helper()
+	e, _ := warmEditorTrust(t, b, server, project, true)
+	return e
+}
+
+// warmEditorTrust is warmEditorUser with the folder trusted or not; it
+// also returns the server's trust store.
+func warmEditorTrust(t *testing.T, b *recBackend, server, project string, trusted bool) (*fakeEditor, config.TrustStore) {
 	t.Helper()
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Fatalf("python3 is needed to run the calc project's tests: %v", err)
@@ -159,16 +170,34 @@ func warmEditorUser(t *testing.T, b *recBackend, server, userFile string) *fakeE
 	root := calcProject(t, false, "")
 	data := t.TempDir()
 	env := map[string]string{"FIXPOINT_DATA_DIR": data, "HOME": data}
+	user := filepath.Join(t.TempDir(), "config.toml")
+	if err := os.WriteFile(user, []byte("[server]\n"+server+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	toml := "test_cmd = \"python3 -m unittest -v\"\n"
+	if project != "" {
+		toml += "[server]\n" + project + "\n"
+	}
+	if err := os.WriteFile(filepath.Join(root, config.ProjectFile), []byte(toml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	trust := config.TrustStore{Dir: t.TempDir()}
+	if trusted {
+		if _, err := trust.TrustConfig(root); err != nil {
+			t.Fatal(err)
+		}
+	}
 	return newFakeEditor(t, editorOptions{root: root,
-		files: map[string]string{"requirements.txt": "# nothing yet\n", ".fixpoint.toml": "test_cmd = \"python3 -m unittest -v\"\n[server]\n" + server + "\n"},
+		files: map[string]string{"requirements.txt": "# nothing yet\n"},
 		server: &Options{
 			Prewarm:    true,
-			UserConfig: userFile,
+			UserConfig: user,
+			TrustDir:   trust.Dir,
 			Getenv:     func(k string) string { return env[k] },
 			NewEngine: func(ctx context.Context, cfg *config.Config, root string, h Hooks) (Engine, error) {
 				return agent.New(cfg, &agent.Options{Backend: b, Warn: h.Warn}), nil
 			},
-		}})
+		}}), trust
 }
 
 // openText opens rel in the editor with text that is not on disk.
@@ -273,26 +302,22 @@ func TestPrewarmIdleTimeout(t *testing.T) {
 // TestPrewarmOff: idle_timeout "0s" turns prewarming off: the first
 // action starts the only session, and no setup progress is shown before.
 // Set in the user file, it holds even where the workspace's own
-// .fixpoint.toml says otherwise.
+// (trusted) .fixpoint.toml says otherwise.
 func TestPrewarmOff(t *testing.T) {
-	user := filepath.Join(t.TempDir(), "config.toml")
-	if err := os.WriteFile(user, []byte("[server]\nidle_timeout = \"0s\"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	tests := []struct {
-		name, project, user string
+		name, user, project string
 	}{
-		{name: "workspace file", project: `idle_timeout = "0s"`},
-		{name: "user file over the workspace file", project: `idle_timeout = "1h"`, user: user},
+		{name: "user file", user: `idle_timeout = "0s"`},
+		{name: "user file over the workspace file", user: `idle_timeout = "0s"`, project: `idle_timeout = "1h"`},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) { testPrewarmOff(t, tt.project, tt.user) })
+		t.Run(tt.name, func(t *testing.T) { testPrewarmOff(t, tt.user, tt.project) })
 	}
 }
 
-func testPrewarmOff(t *testing.T, project, user string) {
+func testPrewarmOff(t *testing.T, user, project string) {
 	b := newRecBackend(t)
-	e := warmEditorUser(t, b, project, user)
+	e := warmEditorUser(t, b, user, project)
 	e.initialize(warmCaps)
 	e.wait("workspace/configuration", "")
 	e.mustCall("workspace/executeCommand", map[string]any{"command": cmdRunTests})
@@ -348,5 +373,90 @@ func TestPrewarmFailureReportedOnce(t *testing.T) {
 	e.wait("window/logMessage", "preparing the sandbox: Not prepared")
 	if n := strings.Count(e.transcript(), "could not prepare the sandbox"); n != 1 {
 		t.Errorf("the prewarm failure was logged %d times, want once:\n%s", n, e.transcript())
+	}
+}
+
+// TestUntrustedFolderNotPrepared: a folder the user has not trusted (no
+// record, no workspaceTrusted from the editor) starts no sandbox when it
+// opens, and the client is told why; the first action asks; "Not now"
+// ends the run with nothing started; "Trust" records the folder and the
+// run goes on, after which the folder is prewarmed like any other.
+func TestUntrustedFolderNotPrepared(t *testing.T) {
+	b := newRecBackend(t)
+	e, store := warmEditorTrust(t, b, `idle_timeout = "1h"`, "", false)
+	e.initialize(warmCaps)
+	e.wait("window/logMessage", "is not a trusted folder")
+	e.mustCall("textDocument/codeAction", map[string]any{"textDocument": map[string]any{"uri": e.uri("calc.py")},
+		"range":   map[string]any{"start": map[string]any{"line": 0, "character": 0}, "end": map[string]any{"line": 0, "character": 0}},
+		"context": map[string]any{"diagnostics": []any{}}})
+
+	if ev := b.events(); len(ev) != 0 {
+		t.Fatalf("sandbox events in an untrusted folder before any answer: %q", ev)
+	}
+
+	e.mu.Lock()
+	e.answer = json.RawMessage(`{"title":"Not now"}`)
+	e.mu.Unlock()
+	if _, err := e.call("workspace/executeCommand", map[string]any{"command": cmdRunTests}); err != nil {
+		t.Fatalf("executeCommand: %v\n%s", err, e.transcript())
+	}
+	e.wait("window/showMessageRequest", "trust the folder")
+	e.wait(methodStatus, `"state":"failed"`)
+	if ev := b.events(); len(ev) != 0 {
+		t.Fatalf("sandbox events after Not now: %q", ev)
+	}
+	if rec, _ := store.Lookup(e.root); rec != nil {
+		t.Fatalf("Not now wrote a trust record: %+v", rec)
+	}
+
+	e.mu.Lock()
+	e.answer = json.RawMessage(`{"title":"Trust"}`)
+	e.mu.Unlock()
+	e.mustCall("workspace/executeCommand", map[string]any{"command": cmdRunTests})
+	e.wait(methodStatus, `"kind":"test","state":"tests-failing"`)
+	rec, err := store.Lookup(e.root)
+	if err != nil || rec == nil || rec.ConfigSHA256 != "" {
+		t.Fatalf("trust record after Trust = %+v, %v; want folder trust only", rec, err)
+	}
+	b.await(t, "start 2") // trusted now: warmed for the next action
+}
+
+// TestEditorWorkspaceTrust: initializationOptions.workspaceTrusted (the
+// VS Code extension sends it; VS Code runs it only in trusted workspaces)
+// trusts the folders for the connection: prewarmed with no record and no
+// question. The same flag from workspace/configuration does not count.
+func TestEditorWorkspaceTrust(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		initOpt string
+		want    bool
+	}{
+		{name: "initializationOptions", initOpt: `{"workspaceTrusted":true}`, want: true},
+		{name: "not sent", initOpt: `{"model":"x"}`, want: false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			b := newRecBackend(t)
+			e, store := warmEditorTrust(t, b, `idle_timeout = "1h"`, "", false)
+			e.mu.Lock()
+			e.settings = json.RawMessage(`{"workspaceTrusted":true}`)
+			e.mu.Unlock()
+			e.mustCall("initialize", json.RawMessage(e.expand(`{"processId":1,"rootUri":"$ROOT","capabilities":`+warmCaps+
+				`,"initializationOptions":`+tt.initOpt+`,"workspaceFolders":[{"uri":"$ROOT","name":"ws"}]}`)))
+			e.notify("initialized", map[string]any{})
+			if tt.want {
+				e.wait("window/logMessage", "Sandbox ready")
+				if ev := b.events(); !slices.Contains(ev, "start 1") {
+					t.Errorf("events = %q, want a prewarmed session", ev)
+				}
+			} else {
+				e.wait("window/logMessage", "is not a trusted folder")
+				if ev := b.events(); len(ev) != 0 {
+					t.Errorf("events = %q, want none in an untrusted folder", ev)
+				}
+			}
+			if rec, _ := store.Lookup(e.root); rec != nil {
+				t.Errorf("a trust record was written: %+v", rec)
+			}
+		})
 	}
 }

@@ -214,7 +214,7 @@ func (c *Client) userError(f failure, attempts int, model string) *Error {
 		}
 		msg = fmt.Sprintf("model endpoint %s failed%s after %d attempts%s: retry later or check the server's logs", ep, st, attempts, detail)
 	case ErrTimeout:
-		msg = fmt.Sprintf("model endpoint %s did not answer within %s after %d attempts: raise model.timeout in .fixpoint.toml or check that the server is up", ep, c.timeout, attempts)
+		msg = fmt.Sprintf("model endpoint %s did not answer within %s after %d attempts: raise model.timeout in ~/.config/fixpoint/config.toml or check that the server is up", ep, c.timeout, attempts)
 	case ErrUnreachable:
 		msg = fmt.Sprintf("cannot reach model endpoint %s (%v): check FIXPOINT_BASE_URL and that the server is running", ep, f.err)
 	case ErrTruncated:

@@ -31,18 +31,29 @@ func daemonCommand() *command {
 Serves ` + "`fixpoint test --keep-warm`" + `: holds a sandbox session per workspace,
 started ahead of the next run, and exits after its idle time. ` + "`fixpoint test`" + `
 starts it when needed; run it yourself only to stop it:
-  fixpoint daemon --stop    ends every daemon of this user (their sessions too)`,
+  fixpoint daemon --stop        ends the daemon of this fixpoint executable
+                                and this environment (the one fixpoint test
+                                would use here), and its sessions
+  fixpoint daemon --stop --all  ends every fixpoint daemon of this user`,
 	}
 	c.run = func(ctx context.Context, a *app, args []string) int {
 		fs := newFlags(c, a.stderr)
 		socket := fs.String("socket", "", "unix `socket` to listen on (set by fixpoint test)")
 		idle := fs.Duration("idle", defaultKeepWarm, "stop after this long without a request")
-		stop := fs.Bool("stop", false, "stop every running daemon of this user")
+		stop := fs.Bool("stop", false, "stop the daemon of this executable and environment")
+		all := fs.Bool("all", false, "with --stop: stop every daemon of this user")
 		if done, code := parseFlags(fs, args); done {
 			return code
 		}
+		if *all && !*stop {
+			return a.fail(usagef("daemon: --all goes with --stop"))
+		}
 		if *stop {
-			n := stopDaemons(ctx, daemonDir())
+			sockets, err := daemonSockets(daemonDir(), *all)
+			if err != nil {
+				return a.fail(fmt.Errorf("daemon --stop: %w", err))
+			}
+			n := stopDaemons(ctx, sockets)
 			fmt.Fprintf(a.stdout, "stopped %d fixpoint daemon(s)\n", n)
 			return exitOK
 		}
@@ -98,13 +109,27 @@ func (a *app) serveDaemon(ctx context.Context, socket string, idle time.Duration
 	return exitOK
 }
 
-// stopDaemons asks every daemon with a socket in dir to stop, and returns
-// how many answered.
-func stopDaemons(ctx context.Context, dir string) int {
+// daemonSockets lists the sockets --stop addresses: the one of this
+// executable and environment (as testThroughDaemon picks it), or with all
+// every socket in dir and in the temporary-directory fallback.
+func daemonSockets(dir string, all bool) ([]string, error) {
+	if !all {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, err
+		}
+		return []string{warmd.SocketPath(dir, exe, os.Environ())}, nil
+	}
 	socks, _ := filepath.Glob(filepath.Join(dir, "*.sock"))
 	tmp, _ := filepath.Glob(filepath.Join(os.TempDir(), fmt.Sprintf("fixpoint-daemon-%d", os.Getuid()), "*.sock"))
+	return append(socks, tmp...), nil
+}
+
+// stopDaemons asks the daemon on each socket to stop, and returns how
+// many answered.
+func stopDaemons(ctx context.Context, sockets []string) int {
 	n := 0
-	for _, s := range append(socks, tmp...) {
+	for _, s := range sockets {
 		c, err := warmd.Dial(ctx, s)
 		if err != nil {
 			continue

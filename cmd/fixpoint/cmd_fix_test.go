@@ -13,6 +13,7 @@ import (
 
 	"github.com/fixpoint-dev/fixpoint/agent"
 	"github.com/fixpoint-dev/fixpoint/agent/demo"
+	"github.com/fixpoint-dev/fixpoint/config"
 	"github.com/fixpoint-dev/fixpoint/sandbox/sandboxtest"
 )
 
@@ -30,6 +31,16 @@ func newLoopCLI(t *testing.T) *loopCLI {
 		c.env["FIXPOINT_SANDBOX"] = b
 	}
 	return c
+}
+
+// trust records the user's trust in dir's .fixpoint.toml (its user-only
+// keys apply), as `fixpoint trust dir` does, in this CLI's HOME.
+func (c *loopCLI) trust(dir string) {
+	c.t.Helper()
+	store := config.TrustStore{Dir: config.DefaultTrustDir(func(k string) string { return c.env[k] })}
+	if _, err := store.TrustConfig(dir); err != nil {
+		c.t.Fatal(err)
+	}
 }
 
 func (c *loopCLI) run(ctx context.Context, args ...string) (code int, stdout, stderr string) {
@@ -56,7 +67,7 @@ func goBugCopy(t *testing.T) string {
 func TestLoopCommandsUsage(t *testing.T) {
 	c := newLoopCLI(t)
 	badPolicy := t.TempDir()
-	if err := os.WriteFile(filepath.Join(badPolicy, ".fixpoint.toml"), []byte("[policy.rules]\n\"python.nope\" = \"off\"\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(badPolicy, ".fixpoint.toml"), []byte("[policy.rules]\n\"python.nope\" = \"block\"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
@@ -94,6 +105,7 @@ func TestFixDemoEndToEnd(t *testing.T) {
 	}
 	c := newLoopCLI(t)
 	root := goBugCopy(t)
+	c.trust(root) // sandbox.timeout is a user-only key
 	orig, _ := os.ReadFile(filepath.Join(root, "stats/stats.go"))
 
 	code, out, stderr := c.run(t.Context(), "fix", "--dir", root, "--dry-run")

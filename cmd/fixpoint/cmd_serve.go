@@ -3,11 +3,10 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os"
+	"strings"
 
 	"github.com/fixpoint-dev/fixpoint/agent"
 	"github.com/fixpoint-dev/fixpoint/config"
@@ -18,24 +17,34 @@ func serveCommand() *command {
 	c := &command{
 		name:    "serve",
 		summary: "run the language server (LSP over stdio, or TCP with --listen)",
-		usage: `Usage: fixpoint serve [--listen 127.0.0.1:PORT]
+		usage: `Usage: fixpoint serve [--listen unix:PATH | --listen 127.0.0.1:PORT [--token-file FILE]]
 
 Runs fixpoint's language server. It speaks LSP on stdin/stdout (nothing
 else is ever written to stdout; logs go to stderr, level from FIXPOINT_LOG).
-With --listen it accepts one TCP connection instead, for clients and
-debugging that want a socket. Configuration comes from initializationOptions
-and the "fixpoint" section of workspace/configuration, above the
-environment, .fixpoint.toml and the user file.
+With --listen it accepts one connection instead, and only one that proves
+it is yours (whoever connects names the folders and the model endpoint):
+  unix:PATH   a socket made 0600 in a directory only you may open (made
+              0700 when missing; refused when others may enter it)
+  HOST:PORT   TCP on a loopback address: a random token is written (0600) to --token-file, by
+              default in fixpoint's private cache directory (the path is
+              printed); the client's first message must be initialize with
+              initializationOptions.fixpointToken set to it. Anything else
+              (no token, a wrong one, an HTTP request) is disconnected
+              before the language server reads it.
+Configuration comes from initializationOptions and the "fixpoint" section
+of workspace/configuration, above the environment, .fixpoint.toml and the
+user file.
 
 Exit codes: 0 after shutdown and exit; 1 after exit without shutdown or
 when the client disconnects (runs are cancelled and containers removed).
 Example:
   fixpoint serve
-  fixpoint serve --listen 127.0.0.1:7777`,
+  fixpoint serve --listen unix:$XDG_RUNTIME_DIR/fixpoint/lsp.sock`,
 	}
 	c.run = func(ctx context.Context, a *app, args []string) int {
 		fs := newFlags(c, a.stderr)
-		listen := fs.String("listen", "", "accept one LSP connection on this TCP address instead of stdio")
+		listen := fs.String("listen", "", "accept one authenticated LSP connection on unix:`PATH` or a TCP HOST:PORT instead of stdio")
+		tokenFile := fs.String("token-file", "", "with a TCP --listen: write the token the client must present to this `file` (0600)")
 		_ = fs.Bool("stdio", true, "speak LSP on stdin/stdout (the default; accepted for clients that pass it)")
 		if done, code := parseFlags(fs, args); done {
 			return code
@@ -51,8 +60,11 @@ Example:
 			Prewarm:   true, // [server] idle_timeout = "0s" turns it off
 		})
 		var rwc io.ReadWriteCloser = stdio{in: a.stdin, out: a.stdout}
+		if *tokenFile != "" && (*listen == "" || strings.HasPrefix(*listen, "unix:")) {
+			return a.fail(usagef("serve: --token-file goes with a TCP --listen HOST:PORT"))
+		}
 		if *listen != "" {
-			conn, err := acceptOne(ctx, *listen, a)
+			conn, err := listenOne(ctx, *listen, *tokenFile, a)
 			if err != nil {
 				return a.fail(err)
 			}
@@ -70,22 +82,6 @@ Example:
 		return exitNotReached
 	}
 	return c
-}
-
-// acceptOne listens on addr and returns the first connection.
-func acceptOne(ctx context.Context, addr string, a *app) (net.Conn, error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, usagef("--listen %s: %v", addr, err)
-	}
-	defer ln.Close()
-	fmt.Fprintf(a.stderr, "fixpoint: listening on %s\n", ln.Addr())
-	go func() { <-ctx.Done(); ln.Close() }()
-	conn, err := ln.Accept()
-	if err != nil {
-		return nil, fmt.Errorf("--listen %s: %w", addr, err)
-	}
-	return conn, nil
 }
 
 // stdio is stdin and stdout as one connection. Close closes stdin when

@@ -92,7 +92,7 @@ func runAgentCommand(ctx context.Context, a *app, c *command, mode agent.Mode, a
 	oo := &agent.OpenOptions{Logger: a.logger, Warn: termsafe.Writer{W: a.stderr}, Approve: a.approver(f.allowDeps, f.allowSetup)}
 	if !cfg.Model.Configured() {
 		if mode != agent.ModeFix {
-			return a.fail(usagef("no model configured: set FIXPOINT_BASE_URL, FIXPOINT_API_KEY and FIXPOINT_MODEL (or [model] in .fixpoint.toml)"))
+			return a.fail(usagef("no model configured: set FIXPOINT_BASE_URL, FIXPOINT_API_KEY and FIXPOINT_MODEL (or [model] in your user config, ~/.config/fixpoint/config.toml)"))
 		}
 		fmt.Fprintln(a.stderr, demoBanner())
 		stop, err := startDemo(cfg)

@@ -23,6 +23,7 @@ func TestTestCommandOutputCut(t *testing.T) {
 		}
 	}
 	c := newLoopCLI(t)
+	c.trust(dir) // sandbox.output_cap is a user-only key
 	code, out, stderr := c.run(t.Context(), "test", "--dir", dir, "--sandbox", "none")
 	if code != exitOK {
 		t.Fatalf("fixpoint test = %d\nstdout (tail):\n%s\nstderr:\n%s", code, tail(out, 600), stderr)

@@ -29,6 +29,7 @@ import (
 	"github.com/docker/docker/client"
 
 	"github.com/fixpoint-dev/fixpoint/agent/llmtest"
+	"github.com/fixpoint-dev/fixpoint/config"
 	"github.com/fixpoint-dev/fixpoint/memory"
 	"github.com/fixpoint-dev/fixpoint/sandbox/docker"
 	"github.com/fixpoint-dev/fixpoint/sandbox/sandboxtest"
@@ -98,6 +99,24 @@ func faultEnv(t *testing.T, baseURL, dataDir string) []string {
 		"FIXPOINT_MODEL=llmtest",
 		"FIXPOINT_DATA_DIR=" + dataDir,
 		"FIXPOINT_SANDBOX=docker",
+	}
+}
+
+// trustFolderIn records folder trust for dir in the trust store of the
+// child environment env (its HOME).
+func trustFolderIn(t *testing.T, env []string, dir string) {
+	t.Helper()
+	getenv := func(k string) string {
+		v := ""
+		for _, kv := range env {
+			if val, ok := strings.CutPrefix(kv, k+"="); ok {
+				v = val
+			}
+		}
+		return v
+	}
+	if _, err := (config.TrustStore{Dir: config.DefaultTrustDir(getenv)}).TrustFolder(dir); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -359,7 +378,10 @@ func TestFaultLSPDisconnect(t *testing.T) {
 	before := faultTree(t, ws)
 	stdin, toServer := io.Pipe()
 	fromServer, stdout := io.Pipe()
-	c := startChild(t, bin, faultEnv(t, srv.URL(), t.TempDir()), stdin, stdout, "serve")
+	env := faultEnv(t, srv.URL(), t.TempDir())
+	// The user trusts the folder (`fixpoint trust`): the server would ask first.
+	trustFolderIn(t, env, ws)
+	c := startChild(t, bin, env, stdin, stdout, "serve")
 	go func() { <-c.done; stdout.Close() }()
 	l := &lspClient{t: t, in: toServer, got: make(chan map[string]any, 256)}
 	go l.read(fromServer)

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fixpoint-dev/fixpoint/config"
 )
 
 // TestSandboxFlagsOverrideConfig: --sandbox and --image win over the
@@ -40,6 +42,10 @@ func TestSandboxFlagsOverrideConfig(t *testing.T) {
 				env[k] = v
 			}
 			a := &app{getenv: func(k string) string { return env[k] }}
+			// The file's backend and image are user-only: the user trusted it.
+			if _, err := (config.TrustStore{Dir: config.DefaultTrustDir(a.getenv)}).TrustConfig(root); err != nil {
+				t.Fatal(err)
+			}
 			cfg, err := a.loadConfig(root, sf.apply)
 			if err != nil {
 				t.Fatalf("loadConfig: %v", err)

@@ -61,6 +61,7 @@ func commands() []*command {
 		benchCommand(),
 		doctorCommand(),
 		daemonCommand(),
+		trustCommand(),
 		versionCommand(),
 	}
 }

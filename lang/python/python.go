@@ -198,7 +198,7 @@ func srcLayout(snap *sandbox.Snapshot) bool {
 
 // RuntimeFix says how to get a version that satisfies req.
 func (Language) RuntimeFix(req *lang.Requirement) string {
-	return "the sandbox images have Debian's Python only; relax " + req.Source + ", or set [sandbox] image (or dockerfile) in .fixpoint.toml to an image with a matching python3"
+	return "the sandbox images have Debian's Python only; relax " + req.Source + ", or set [sandbox] image (or dockerfile) to an image with a matching python3 in ~/.config/fixpoint/config.toml (or in a .fixpoint.toml you trust: fixpoint trust)"
 }
 
 // Image is the python image: pip and venv for the setup phase (pip

@@ -67,6 +67,8 @@ test('fixpoint serve speaks LSP to VS Code\'s protocol library', { timeout: 6000
   const init = await conn.sendRequest(rpc.InitializeRequest.type, {
     processId: process.pid, clientInfo: { name: 'Visual Studio Code', version: '1.95.0' }, locale: 'en',
     rootPath: root, rootUri: pathToFileURL(root).href, capabilities: caps, trace: 'off',
+    // As the extension sends it: VS Code trusts the workspace, so the server prepares and runs without asking.
+    initializationOptions: { workspaceTrusted: true },
     workspaceFolders: [{ uri: pathToFileURL(root).href, name: path.basename(root) }],
   });
   assert.deepStrictEqual(init.capabilities.executeCommandProvider.commands,

@@ -132,7 +132,9 @@ class Extension {
     const clientOptions: LanguageClientOptions = {
       documentSelector: documentSelector(),
       outputChannel: this.output,
-      initializationOptions: serverSettings(this.settings),
+      // workspaceTrusted: the server prepares (installs, runs the tests of) only folders the user trusts; the
+      // extension runs only in workspaces VS Code trusts (capabilities.untrustedWorkspaces), and says so.
+      initializationOptions: { ...serverSettings(this.settings), workspaceTrusted: vscode.workspace.isTrusted },
       middleware: {
         workspace: {
           configuration: (params) => configurationResponse(params.items, this.settings),

@@ -33,6 +33,7 @@ import (
 
 	"github.com/fixpoint-dev/fixpoint/agent/llmtest"
 	"github.com/fixpoint-dev/fixpoint/agent/runlog"
+	"github.com/fixpoint-dev/fixpoint/config"
 	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
 )
 
@@ -197,11 +198,17 @@ func measure(ctx context.Context, o *Options, c Case, dir, root, modelURL string
 	if warm {
 		idle = `"10m"`
 	}
-	if err := writeFile(filepath.Join(root, ".fixpoint.toml"), "[server]\nidle_timeout = "+idle+"\n"); err != nil {
-		return s, err
-	}
 	data, err := os.MkdirTemp(dir, "data-")
 	if err != nil {
+		return s, err
+	}
+	// idle_timeout is a user-only key (the server's XDG_CONFIG_HOME is
+	// data/config), and the server prepares only a folder the user trusts.
+	userDir := filepath.Join(data, "config", "fixpoint")
+	if err := writeFile(filepath.Join(userDir, "config.toml"), "[server]\nidle_timeout = "+idle+"\n"); err != nil {
+		return s, err
+	}
+	if _, err := (config.TrustStore{Dir: filepath.Join(userDir, "trust")}).TrustFolder(root); err != nil {
 		return s, err
 	}
 	srv, err := startServer(ctx, o, root, data, modelURL)

@@ -171,6 +171,7 @@ func start(ctx context.Context, o *Options) (*client, error) {
 		Logger:     o.Logger,
 		Getenv:     func(string) string { return "" },
 		UserConfig: "-",
+		TrustDir:   "-",
 		NewEngine: func(context.Context, *config.Config, string, server.Hooks) (server.Engine, error) {
 			return blockingEngine{}, nil
 		},
@@ -188,8 +189,10 @@ func start(ctx context.Context, o *Options) (*client, error) {
 		}
 		return nil
 	})
+	// workspaceTrusted: the editor vouches for the folder, as VS Code does,
+	// so actions run instead of asking whether to trust it.
 	if err := c.call(ctx, "initialize", map[string]any{"rootUri": fileURI(root), "capabilities": map[string]any{
-		"window": map[string]any{"workDoneProgress": true}}}, nil); err != nil {
+		"window": map[string]any{"workDoneProgress": true}}, "initializationOptions": map[string]any{"workspaceTrusted": true}}, nil); err != nil {
 		c.close()
 		return nil, fmt.Errorf("initialize: %w", err)
 	}

@@ -265,6 +265,18 @@ func runCase(t *testing.T, c *Case, backend string) {
 		t.Logf("step %s %v: exit %d\nstdout:\n%s\nstderr (last 3000 bytes):\n%s", s.Mode, r.args, r.code, clip(r.stdout, 6000), tail(r.stderr, 3000))
 	}
 	post := e.inspectionOutputs()
+	if os.Getenv("FIXPOINT_ATTACKS_DEBUG") == "1" {
+		for _, r := range e.llm.Requests() {
+			var b strings.Builder
+			for _, m := range r.Messages {
+				fmt.Fprintf(&b, "[%s] %s\n", m.Role, clip([]byte(m.Content), 2500))
+			}
+			t.Logf("model request %d %s model=%s:\n%s", r.N, r.Path, r.Model, b.String())
+		}
+		for _, a := range e.attacker.requests() {
+			t.Logf("attacker request: %.500q", a)
+		}
+	}
 
 	var breaches []string
 	breach := func(inv, format string, args ...any) {

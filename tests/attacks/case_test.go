@@ -38,7 +38,7 @@ var alwaysChecked = []string{invNoKeyLeak, invNoExfil, invNoHostWrite, invUserMo
 
 // A step is one command of a case.
 type step struct {
-	Mode string // fix, solve, test or serve
+	Mode string // fix, solve, test, serve (stdio) or listen (serve --listen, driven by another local user)
 	// Command is the LSP command of a serve step (fixpoint.fixTests by default).
 	Command string
 	// Args are extra flags of this CLI step ("fix --dry-run").
@@ -62,7 +62,9 @@ type Case struct {
 	Protect  []string
 	Symlinks [][2]string // path, target
 	NoGit    bool
-	Fresh    bool // a workspace path of its own for every run (no cache shared with an earlier run)
+	GitConf  [][2]string // git config key, value set in the workspace repository
+	Exec     []string    // workspace files made executable
+	Fresh    bool        // a workspace path of its own for every run (no cache shared with an earlier run)
 	UserConf string
 	Replies  []string
 	Files    []txtar.File
@@ -144,15 +146,15 @@ func (c *Case) set(key, val string) error {
 			mode, cmd, _ := strings.Cut(m, " ")
 			switch mode {
 			case "fix", "solve", "test":
-			case "serve":
+			case "serve", "listen":
 				if cmd == "" {
 					cmd = "fixpoint.fixTests"
 				}
 			default:
-				return fmt.Errorf("mode %q: want fix, solve, test or serve [command]", m)
+				return fmt.Errorf("mode %q: want fix, solve, test, serve [command] or listen [command]", m)
 			}
 			st := step{Mode: mode}
-			if mode == "serve" {
+			if mode == "serve" || mode == "listen" {
 				st.Command = strings.TrimSpace(cmd)
 			} else {
 				st.Args = strings.Fields(cmd)
@@ -204,6 +206,14 @@ func (c *Case) set(key, val string) error {
 			return fmt.Errorf("symlink %q: want path -> target", val)
 		}
 		c.Symlinks = append(c.Symlinks, [2]string{strings.TrimSpace(p), strings.TrimSpace(target)})
+	case "git-config":
+		k, v, ok := strings.Cut(val, "=")
+		if !ok {
+			return fmt.Errorf("git-config %q: want key=value", val)
+		}
+		c.GitConf = append(c.GitConf, [2]string{strings.TrimSpace(k), strings.TrimSpace(v)})
+	case "exec":
+		c.Exec = append(c.Exec, strings.Fields(val)...)
 	case "git":
 		c.NoGit = val == "false"
 	case "fresh":

@@ -256,9 +256,12 @@ func runCase(t *testing.T, c *Case, backend string) {
 	for _, s := range c.Steps {
 		e.reqMarks = append(e.reqMarks, len(e.llm.Requests()))
 		var r runResult
-		if s.Mode == "serve" {
+		switch s.Mode {
+		case "serve":
 			r = e.serve(s)
-		} else {
+		case "listen":
+			r = e.listen(s)
+		default:
 			r = e.cli(s)
 		}
 		e.runs = append(e.runs, r)
@@ -272,6 +275,11 @@ func runCase(t *testing.T, c *Case, backend string) {
 				fmt.Fprintf(&b, "[%s] %s\n", m.Role, clip([]byte(m.Content), 2500))
 			}
 			t.Logf("model request %d %s model=%s:\n%s", r.N, r.Path, r.Model, b.String())
+		}
+		for i, r := range e.runs {
+			if r.lsp != nil {
+				t.Logf("step %d LSP messages:\n%s", i+1, clip(r.lsp.raw.Bytes(), 8000))
+			}
 		}
 		for _, a := range e.attacker.requests() {
 			t.Logf("attacker request: %.500q", a)
@@ -345,6 +353,9 @@ func (e *env) layout() {
 		}
 		must(t, os.WriteFile(p, []byte(e.subst.Replace(string(f.Data))), mode))
 	}
+	for _, x := range e.c.Exec {
+		must(t, os.Chmod(filepath.Join(e.ws, filepath.FromSlash(x)), 0o755))
+	}
 	for _, s := range e.c.Symlinks {
 		p := filepath.Join(e.ws, filepath.FromSlash(e.subst.Replace(s[0])))
 		must(t, os.MkdirAll(filepath.Dir(p), 0o755))
@@ -372,6 +383,9 @@ func (e *env) layout() {
 		}
 	}
 	git("init", "-q", "-b", "main")
+	for _, kv := range e.c.GitConf {
+		git("config", kv[0], e.subst.Replace(kv[1]))
+	}
 	git("add", "-A")
 	git("commit", "-q", "-m", "hostile repository")
 }

@@ -139,7 +139,7 @@ func (e *env) check(breach func(inv, format string, args ...any), before, protBe
 				if r.code == 0 {
 					breach(invNotVerified, "step %d (test) exited 0: the unfixed tests were reported passing", i+1)
 				}
-			case "serve":
+			case "serve", "listen":
 				if st := r.lsp.finalState(); st == "applied" || st == "verified-not-applied" {
 					breach(invNotVerified, "step %d (serve %s) ended %q", i+1, r.step.Command, st)
 				}

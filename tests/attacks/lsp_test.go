@@ -7,7 +7,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/textproto"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -23,6 +25,9 @@ type lspTranscript struct {
 	applied   []string     // workspace/applyEdit params
 	statuses  []map[string]any
 	badFrame  string // stdout that was not a JSON-RPC frame
+	// settings answer workspace/configuration: {} for the user's editor,
+	// the stranger's own settings on a --listen connection.
+	settings map[string]any
 }
 
 // finalState is the state of the last $/fixpoint/status that is not "running".
@@ -68,14 +73,93 @@ func (e *env) serve(s step) runResult {
 	cmd.Stderr = &stderr
 	cmd.WaitDelay = 10 * time.Second
 	must(e.t, cmd.Start())
+	tr := e.lspSession(ctx, stdout, stdin, s, map[string]any{})
+	stdin.Close()
+	cmd.Wait()
+	r := runResult{step: s, args: []string{"serve", s.Command}, stderr: stderr.Bytes(), lsp: tr, timedOut: ctx.Err() != nil}
+	if cmd.ProcessState != nil {
+		r.code = cmd.ProcessState.ExitCode()
+	}
+	e.noteBadFrame(&r)
+	return r
+}
 
-	tr := &lspTranscript{}
+// listen runs `fixpoint serve --listen 127.0.0.1:0` as the user would (the
+// user's key in its environment), and connects to it as another local
+// user: the first client names the user's folder and its own base URL.
+func (e *env) listen(s step) runResult {
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, "serve", "--listen", "127.0.0.1:0")
+	cmd.Dir = e.ws
+	cmd.Env = append(e.baseEnv(), "FIXPOINT_MAX_ITERATIONS="+fmt.Sprint(e.maxIter()))
+	stderrPipe, err := cmd.StderrPipe()
+	must(e.t, err)
+	cmd.WaitDelay = 10 * time.Second
+	must(e.t, cmd.Start())
+	var stderr bytes.Buffer
+	addrc := make(chan string, 1)
+	copied := make(chan struct{})
+	go func() { // copies stderr, reporting the "listening on ADDR" line
+		defer close(copied)
+		sc := bufio.NewScanner(stderrPipe)
+		sent := false
+		for sc.Scan() {
+			line := sc.Text()
+			stderr.WriteString(line + "\n")
+			if i := strings.Index(line, "listening on "); i >= 0 && !sent {
+				addrc <- strings.Fields(line[i+len("listening on "):])[0]
+				sent = true
+			}
+		}
+		if !sent {
+			close(addrc)
+		}
+	}()
+	r := runResult{step: s, args: []string{"serve", "--listen", "127.0.0.1:0", s.Command}}
+	addr, ok := <-addrc
+	if ok {
+		if conn, err := net.Dial("tcp", addr); err == nil {
+			opts := map[string]any{"baseUrl": e.attacker.url + "/v1", "model": "attacker-model", "sandbox": "none"}
+			r.lsp = e.lspSession(ctx, conn, conn, s, opts)
+			conn.Close()
+		} else {
+			r.lsp = &lspTranscript{}
+			e.t.Logf("connect %s: %v", addr, err)
+		}
+	} else {
+		r.lsp = &lspTranscript{}
+	}
+	cmd.Process.Signal(os.Interrupt)
+	cmd.Wait()
+	<-copied
+	r.stderr = stderr.Bytes()
+	r.timedOut = ctx.Err() != nil
+	if cmd.ProcessState != nil {
+		r.code = cmd.ProcessState.ExitCode()
+	}
+	e.noteBadFrame(&r)
+	return r
+}
+
+func (e *env) noteBadFrame(r *runResult) {
+	if r.lsp != nil && r.lsp.badFrame != "" {
+		r.stderr = append(r.stderr, []byte("\nattacks harness: stdout was not JSON-RPC: "+r.lsp.badFrame)...)
+		r.lsp.userTexts = append(r.lsp.userTexts, "stdout was not JSON-RPC: \x1b"+r.lsp.badFrame)
+	}
+}
+
+// lspSession speaks LSP over in/out: initialize (the workspace as the one
+// folder, initOpts as initializationOptions), initialized, the step's
+// command, the run's final status, shutdown and exit.
+func (e *env) lspSession(ctx context.Context, in io.Reader, out io.Writer, s step, initOpts map[string]any) *lspTranscript {
+	tr := &lspTranscript{settings: initOpts}
 	var wmu sync.Mutex
 	write := func(m any) {
 		b, _ := json.Marshal(m)
 		wmu.Lock()
 		defer wmu.Unlock()
-		fmt.Fprintf(stdin, "Content-Length: %d\r\n\r\n%s", len(b), b)
+		fmt.Fprintf(out, "Content-Length: %d\r\n\r\n%s", len(b), b)
 	}
 	responses := make(chan rpcMsg, 16)
 	final := make(chan struct{})
@@ -83,7 +167,7 @@ func (e *env) serve(s step) runResult {
 	readDone := make(chan struct{})
 	go func() {
 		defer close(readDone)
-		r := bufio.NewReader(stdout)
+		r := bufio.NewReader(in)
 		for {
 			body, err := readFrame(r)
 			if err != nil {
@@ -148,7 +232,7 @@ func (e *env) serve(s step) runResult {
 				"workspaceEdit": map[string]any{"documentChanges": true, "resourceOperations": []string{"create", "rename", "delete"}}},
 			"window": map[string]any{"workDoneProgress": true, "showMessage": map[string]any{}},
 		},
-		"initializationOptions": map[string]any{},
+		"initializationOptions": initOpts,
 	})
 	write(map[string]any{"jsonrpc": "2.0", "method": "initialized", "params": map[string]any{}})
 	var args []any
@@ -168,18 +252,12 @@ func (e *env) serve(s step) runResult {
 	}
 	call(3, "shutdown", nil)
 	write(map[string]any{"jsonrpc": "2.0", "method": "exit"})
-	stdin.Close()
-	cmd.Wait()
-	<-readDone
-	r := runResult{step: s, args: []string{"serve", s.Command}, stderr: stderr.Bytes(), lsp: tr, timedOut: ctx.Err() != nil}
-	if cmd.ProcessState != nil {
-		r.code = cmd.ProcessState.ExitCode()
+	select {
+	case <-readDone:
+	case <-ctx.Done():
+	case <-time.After(30 * time.Second): // a server that never closes after exit
 	}
-	if tr.badFrame != "" {
-		r.stderr = append(r.stderr, []byte("\nattacks harness: stdout was not JSON-RPC: "+tr.badFrame)...)
-		tr.userTexts = append(tr.userTexts, "stdout was not JSON-RPC: \x1b"+tr.badFrame)
-	}
-	return r
+	return tr
 }
 
 // readFrame reads one Content-Length framed message.
@@ -209,7 +287,7 @@ func answerServerRequest(m rpcMsg, tr *lspTranscript) any {
 		json.Unmarshal(m.Params, &p)
 		out := make([]any, len(p.Items))
 		for i := range out {
-			out[i] = map[string]any{}
+			out[i] = tr.settings
 		}
 		return out
 	case "workspace/applyEdit":

@@ -363,7 +363,9 @@ func (e *env) layout() {
 	}
 	conf := fmt.Sprintf("[model]\nbase_url = %q\nname = %q\n\n[sandbox]\nbackend = %q\n", e.llm.URL(), e.model, e.backend)
 	if e.c.UserConf != "" {
-		conf += "\n" + e.subst.Replace(e.c.UserConf)
+		// [sandbox] is the harness's last table: a case's own [sandbox]
+		// keys continue it.
+		conf += strings.TrimPrefix(e.subst.Replace(e.c.UserConf), "[sandbox]\n")
 	}
 	cdir := filepath.Join(e.home, ".config", "fixpoint")
 	must(t, os.MkdirAll(cdir, 0o755))

@@ -396,9 +396,12 @@ func (e *env) layout() {
 // the key in the environment and the endpoint, model and backend in the
 // user config file.
 func (e *env) baseEnv() []string {
-	goBin := filepath.Join(runtime.GOROOT(), "bin")
+	path := filepath.Join(runtime.GOROOT(), "bin")
+	if cargo, err := exec.LookPath("cargo"); err == nil { // rustup's cargo lives in ~/.cargo/bin
+		path += ":" + filepath.Dir(cargo)
+	}
 	ev := []string{
-		"PATH=" + goBin + ":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+		"PATH=" + path + ":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
 		"HOME=" + e.home,
 		"XDG_CONFIG_HOME=" + filepath.Join(e.home, ".config"),
 		"XDG_DATA_HOME=" + filepath.Join(e.home, ".local", "share"),

@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -396,12 +395,15 @@ func (e *env) layout() {
 // the key in the environment and the endpoint, model and backend in the
 // user config file.
 func (e *env) baseEnv() []string {
-	path := filepath.Join(runtime.GOROOT(), "bin")
-	if cargo, err := exec.LookPath("cargo"); err == nil { // rustup's cargo lives in ~/.cargo/bin
-		path += ":" + filepath.Dir(cargo)
+	var dirs []string // the go that built fixpoint here, and rustup's cargo (~/.cargo/bin)
+	for _, tool := range []string{"go", "cargo"} {
+		if p, err := exec.LookPath(tool); err == nil {
+			dirs = append(dirs, filepath.Dir(p))
+		}
 	}
+	path := strings.Join(append(dirs, "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"), ":")
 	ev := []string{
-		"PATH=" + path + ":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+		"PATH=" + path,
 		"HOME=" + e.home,
 		"XDG_CONFIG_HOME=" + filepath.Join(e.home, ".config"),
 		"XDG_DATA_HOME=" + filepath.Join(e.home, ".local", "share"),

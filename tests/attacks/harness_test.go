@@ -344,7 +344,7 @@ func tail(b []byte, n int) string {
 func (e *env) layout() {
 	t := e.t
 	for _, f := range e.c.Files {
-		p := filepath.Join(e.ws, filepath.FromSlash(f.Name))
+		p := filepath.Join(e.ws, filepath.FromSlash(e.subst.Replace(f.Name)))
 		must(t, os.MkdirAll(filepath.Dir(p), 0o755))
 		mode := os.FileMode(0o644)
 		if strings.HasSuffix(f.Name, ".sh") {

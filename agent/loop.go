@@ -63,13 +63,13 @@ type run struct {
 	mem        memoryState
 	started    time.Time
 	closeFn    func()
-	setupKey   string          // dependencies the session has installed (agent/setup.go)
+	setupKey   string // dependencies the session has installed (agent/setup.go)
 	// setupSnap and setupNoScripts are what the session was prepared
 	// with; the verifying session (confirm) is prepared the same way.
 	setupSnap      *sandbox.Snapshot
 	setupNoScripts bool
-	policy     *policy.Checker // nil when the policy could not be loaded
-	modelTime  time.Duration
+	policy         *policy.Checker // nil when the policy could not be loaded
+	modelTime      time.Duration
 }
 
 // Run drives one request to DONE or GAVE_UP. It returns an error only when

@@ -97,10 +97,16 @@ var mustHit = func() map[string][]string {
 		"block bad.js:5 js.fs-rm", "block bad.js:6 js.fs-rm",
 		"block bad.rs:1 rust.process", "block bad.rs:2 rust.net", "block bad.rs:3 rust.include-outside",
 		"block bad.rs:4 rust.assert-tamper", "block bad.rs:6 rust.remove-dir-all", "block bad.rs:8 rust.unsafe",
+		// verdict forging (issue 20)
+		"block forge.go:8 go.init-exit", "block forge.go:10 go.exit", "block forge.go:8 go.runner-output", "block forge.go:12 go.report-write",
+		"block forge.py:2 python.exit-hook", "block forge.py:5 python.runner-output", "block forge.py:4 python.report-write",
+		"block forge_plugin-1.0.dist-info/entry_points.txt:0 python.plugin-entry", "block setup.cfg:2 python.plugin-entry",
+		"block forge.js:3 js.exit", "block forge.js:4 js.vm-escape", "block forge.js:5 js.vm-escape", "block forge.js:2 js.runner-output", "block forge.js:2 js.report-write",
+		"block forge.rs:1 rust.exit", "block forge.rs:6 rust.exit", "block forge.rs:3 rust.runner-output", "block forge.rs:8 rust.report-write",
 	}
 	return map[string][]string{
 		// Only the AST sees the second os.system and the absolute rmtree.
-		"python-ast": append(slices.Clone(both), "block bad.py:8 python.os-system", "block bad.py:11 python.shutil-rmtree"),
+		"python-ast": append(slices.Clone(both), "block bad.py:8 python.os-system", "block bad.py:11 python.shutil-rmtree", "block forge.py:7 python.exit-hook"),
 		"scanner":    append(slices.Clone(both), "warn bad.py:11 python.shutil-rmtree"),
 	}
 }()

@@ -627,6 +627,9 @@ func counts(rep *testrun.Report) string {
 	if rep.Failed == 0 && rep.ExitCode != 0 && !rep.TimedOut && !rep.OOM {
 		s += fmt.Sprintf(", exit code %d", rep.ExitCode)
 	}
+	if len(rep.Mismatch) > 0 {
+		s += ", results disagree with the runner's own output"
+	}
 	if c := rep.OutputCut; c != nil {
 		s += ", output cut at the cap"
 		if c.Parsed != testrun.ParsedCut {

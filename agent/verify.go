@@ -88,6 +88,10 @@ func verdict(mode Mode, baseline, final *testrun.Report) []string {
 	}
 	if !final.OK() {
 		switch {
+		case len(final.Mismatch) > 0:
+			for _, m := range final.Mismatch {
+				why = append(why, "the results disagree with the test runner's own output: "+m)
+			}
 		case final.TimedOut:
 			why = append(why, "the test command timed out")
 		case final.Failed > 0:
@@ -116,9 +120,19 @@ func verdict(mode Mode, baseline, final *testrun.Report) []string {
 		}
 	}
 	if mode == ModeFix && baseline != nil {
+		// A failure must reappear by name as a pass: absence is not a
+		// pass. An error entry that is not a test (a package that did not
+		// build, a file that did not collect) may give way to the tests it
+		// hid, when one of its package now passes.
+		passing := map[string]bool{}
+		for _, t := range final.Tests {
+			if t.Status == testrun.StatusPass {
+				passing[t.Package] = true
+			}
+		}
 		for _, t := range baseline.Failures() {
 			switch st, ok := now[t.ID]; {
-			case !ok && t.Status == testrun.StatusFail:
+			case !ok && (t.Status == testrun.StatusFail || !passing[t.Package]):
 				why = append(why, fmt.Sprintf("test %s failed before the run and has vanished: in fix mode the failing tests are the goal", t.ID))
 			case ok && st != testrun.StatusPass && st != testrun.StatusFail && st != testrun.StatusError:
 				// Skipped or xfail-marked: it no longer counts as a failure,

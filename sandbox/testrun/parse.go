@@ -95,6 +95,7 @@ func Parse(r Runner, res *sandbox.Result, report []byte) *Report {
 		rep.Tests = append(rep.Tests, exitResult(res, stdout, stderr, n))
 	}
 	rep.Count()
+	rep.Mismatch = crossCheck(rep, stdout, stderr, res.Truncated)
 	return rep
 }
 

@@ -27,15 +27,15 @@ import (
 
 var (
 	pytestSummaryLineRe = regexp.MustCompile(`(?m)^=*\s*((?:\d+ (?:failed|passed|errors?|skipped|xfailed|xpassed|warnings?|deselected|rerun)(?:, )?)+) in [\d.]+s\b`)
-	pytestCountRe   = regexp.MustCompile(`(\d+) (failed|passed|errors?)\b`)
-	pytestFailedRe  = regexp.MustCompile(`(?m)^(?:FAILED|ERROR) (\S+)`)
-	jestSummaryRe   = regexp.MustCompile(`(?m)^Tests:\s+(.*)$`)
-	vitestSummaryRe = regexp.MustCompile(`(?m)^\s*Tests\s+(\d.*)$`)
-	failedCountRe   = regexp.MustCompile(`(\d+) failed`)
-	passedCountRe   = regexp.MustCompile(`(\d+) passed`)
-	mochaFailingRe  = regexp.MustCompile(`(?m)^\s*(\d+) failing\b`)
-	tapFailRe       = regexp.MustCompile(`(?m)^# fail (\d+)\s*$`)
-	tapPassRe       = regexp.MustCompile(`(?m)^# pass (\d+)\s*$`)
+	pytestCountRe       = regexp.MustCompile(`(\d+) (failed|passed|errors?)\b`)
+	pytestFailedRe      = regexp.MustCompile(`(?m)^(?:FAILED|ERROR) (\S+)`)
+	jestSummaryRe       = regexp.MustCompile(`(?m)^Tests:\s+(.*)$`)
+	vitestSummaryRe     = regexp.MustCompile(`(?m)^\s*Tests\s+(\d.*)$`)
+	failedCountRe       = regexp.MustCompile(`(\d+) failed`)
+	passedCountRe       = regexp.MustCompile(`(\d+) passed`)
+	mochaFailingRe      = regexp.MustCompile(`(?m)^\s*(\d+) failing\b`)
+	tapFailRe           = regexp.MustCompile(`(?m)^# fail (\d+)\s*$`)
+	tapPassRe           = regexp.MustCompile(`(?m)^# pass (\d+)\s*$`)
 )
 
 // crossCheck returns the ways rep disagrees with the summary lines its

@@ -266,8 +266,11 @@ func (r *run) loop(ctx context.Context) {
 			return
 		}
 		r.feedback = ""
-		if rep.OK() {
+		switch {
+		case rep.OK():
 			r.feedback = "The tests pass, but the change is not verified: " + strings.Join(why, "; ") + "."
+		case len(rep.Mismatch) > 0 || why[0] == notConfirmed:
+			r.feedback = "The change is not verified: " + strings.Join(why, "; ") + "."
 		}
 		stop := r.reflectPhase(ctx, &iter, rep, why)
 		r.endIteration(iter, t0)

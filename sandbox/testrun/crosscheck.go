@@ -19,7 +19,7 @@ import (
 // after. So every summary line of the run must agree with the parsed report:
 // a failure any of them counts, or a test any of them names as failed, makes
 // the report disagree; so does a report with more passes than the runner's
-// smallest summary count, and a pytest or jest run whose summary line is
+// smallest summary count, and a pytest or jest run whose summary is
 // missing altogether (output that was cut excepted). A forger may add a
 // fake summary, but not remove the real one; one that prevents the runner
 // from printing it (killing it, exiting before) loses its line, which the
@@ -29,6 +29,7 @@ var (
 	pytestSummaryLineRe = regexp.MustCompile(`(?m)^=*\s*((?:\d+ (?:failed|passed|errors?|skipped|xfailed|xpassed|warnings?|deselected|rerun)(?:, )?)+) in [\d.]+s\b`)
 	pytestCountRe       = regexp.MustCompile(`(\d+) (failed|passed|errors?)\b`)
 	pytestFailedRe      = regexp.MustCompile(`(?m)^(?:FAILED|ERROR) (\S+)`)
+	pytestShortRe       = regexp.MustCompile(`(?m)^(?:=+ short test summary info =+|(?:PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS) \S)`)
 	jestSummaryRe       = regexp.MustCompile(`(?m)^Tests:\s+(.*)$`)
 	vitestSummaryRe     = regexp.MustCompile(`(?m)^\s*Tests\s+(\d.*)$`)
 	failedCountRe       = regexp.MustCompile(`(\d+) failed`)
@@ -82,8 +83,11 @@ func crossCheck(rep *Report, stdout, stderr []byte, cut bool) []string {
 				why = append(why, fmt.Sprintf("pytest's summary names %s as failed and the parsed results as passed", id))
 			}
 		}
+		// -qq (addopts -q and the command's -q) drops the counts line;
+		// -rA's short summary is there still.
+		found = found || pytestShortRe.Match(out)
 		if !found && !cut && len(rep.Tests) > 0 {
-			why = append(why, "pytest's own summary line is missing from its output")
+			why = append(why, "pytest's own summary is missing from its output")
 		}
 	case RunnerJest:
 		for _, m := range jestSummaryRe.FindAllSubmatch(out, -1) {

@@ -74,13 +74,13 @@ func TestAttackVerdictForgery(t *testing.T) {
 			forge: forgeAtexit, want: `"python.exit-hook"`},
 		{name: "pytest atexit rewrites the report, policy off", dir: "testdata/py-bug", image: "fixpoint-sandbox-python", prep: pytestProject,
 			forge: forgeAtexit, off: []string{"python.exit-hook", "python.report-write", "python.runner-output"},
-			want: "disagree with the test runner's own output: pytest's summary line reports 1 failure(s)"},
+			want: "the results disagree with the test runner's own output: pytest's summary names tests/test_chunks.py::ChunkTest::test_remainder as failed"},
 		{name: "pytest11 entry point in a new dist-info", dir: "testdata/py-bug", image: "fixpoint-sandbox-python", prep: pytestProject,
 			forge: forgePytest11, want: `"python.plugin-entry"`},
-		{name: "node TAP through /proc to the parent's stdout", dir: "testdata/node-bug", image: "fixpoint-sandbox-node",
+		{name: "node TAP through proc fd to the parent's stdout", dir: "testdata/node-bug", image: "fixpoint-sandbox-node",
 			forge: forgeProcTAP, want: `"js.report-write"`},
-		{name: "node TAP through /proc, policy off", dir: "testdata/node-bug", image: "fixpoint-sandbox-node",
-			forge: forgeProcTAP, off: []string{"js.report-write", "js.runner-output"}, want: "test(s) failed"},
+		{name: "node TAP through proc fd, policy off", dir: "testdata/node-bug", image: "fixpoint-sandbox-node",
+			forge: forgeProcTAP, off: []string{"js.report-write", "js.runner-output"}, want: "test(s) fail"},
 		{name: "go package initialiser prints framed passes and exits 0", dir: goBugDir, image: "fixpoint-sandbox-go",
 			forge: forgeGoInit, want: `"go.init-exit"`},
 		{name: "cargo aliased process::exit", dir: "../lang/rust/testdata/crates/sub", image: "fixpoint-sandbox-rust",
@@ -115,8 +115,13 @@ func TestAttackVerdictForgery(t *testing.T) {
 					if res.Baseline == nil || res.Baseline.Failed == 0 {
 						t.Fatalf("baseline %+v: the project must start with a failing test", res.Baseline)
 					}
-					if !promptsContain(m, tc.want) {
+					if len(tc.off) == 0 && !promptsContain(m, tc.want) {
 						t.Errorf("no coder prompt after the forge carries %q; stop reason %q; last prompt:\n%s", tc.want, res.StopReason, lastPrompt(m))
+					}
+					// With the rules off the forge ran: the next defence's
+					// reason is the verdict on the final report.
+					if why := strings.Join(verdict(ModeFix, res.Baseline, res.Final), "; "); len(tc.off) > 0 && !strings.Contains(why, tc.want) {
+						t.Errorf("the forge ran and the verdict says %q, want %q", why, tc.want)
 					}
 					if after := sandboxtest.ReadTree(t, root, "__pycache__"); !sameTree(before, after) {
 						t.Error("the workspace changed: the engine must never write the user's files")

@@ -191,7 +191,10 @@ func copyCache(src, dst string) error {
 		if err != nil {
 			return err
 		}
-		if _, err := io.Copy(out, in); err != nil {
+		if _, err := io.Copy(out, in); err == nil {
+			err = out.Chmod(fileMode) // past the umask
+		}
+		if err != nil {
 			out.Close()
 			return err
 		}

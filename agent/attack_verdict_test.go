@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/sandboxtest"
 )
 
@@ -181,28 +182,40 @@ func TestAttackStateSurvivesIterations(t *testing.T) {
 }
 
 // TestVerifiedRunIsConfirmedFresh: an honest fix is verified by the run in
-// the fresh session (its report is the final one), and the cost of that
-// run is on record.
+// the fresh session (its report is the final one), on every backend, and
+// the cost of that run is on record (logged: the measurement SECURITY.md
+// quotes).
 func TestVerifiedRunIsConfirmedFresh(t *testing.T) {
 	skipShort(t)
-	m := &scripted{rules: []rule{{contains: markCode, replies: []string{pyFix}}}}
-	e := New(testConfig(t), &Options{Model: m, Backend: testBackend(t)})
-	defer e.Close()
-	var events []string
-	res, err := e.Run(t.Context(), Request{Mode: ModeFix, Root: copyTree(t, "testdata/py-bug")}, func(ev Event) { events = append(events, ev.Message) })
-	if err != nil {
-		t.Fatal(err)
+	backends := map[string]func(t *testing.T, image string) sandbox.Backend{
+		"none": func(t *testing.T, _ string) sandbox.Backend { return testBackend(t) },
 	}
-	if !res.Verified || len(res.Iterations) != 1 {
-		t.Fatalf("Verified = %v (%s), iterations %+v", res.Verified, res.StopReason, res.Iterations)
+	for name, open := range attackBackends(t) {
+		backends[name] = open
 	}
-	if res.Iterations[0].ConfirmTime <= 0 {
-		t.Error("the verified iteration records no verifying run")
+	for name, open := range backends {
+		t.Run(name, func(t *testing.T) {
+			m := &scripted{rules: []rule{{contains: markCode, replies: []string{pyFix}}}}
+			e := New(testConfig(t), &Options{Model: m, Backend: open(t, "fixpoint-sandbox-python")})
+			defer e.Close()
+			var events []string
+			res, err := e.Run(t.Context(), Request{Mode: ModeFix, Root: copyTree(t, "testdata/py-bug")}, func(ev Event) { events = append(events, ev.Message) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.Verified || len(res.Iterations) != 1 {
+				t.Fatalf("Verified = %v (%s), iterations %+v", res.Verified, res.StopReason, res.Iterations)
+			}
+			it := res.Iterations[0]
+			if it.ConfirmTime <= 0 {
+				t.Error("the verified iteration records no verifying run")
+			}
+			if !slicesContain(events, "verifying in a fresh sandbox") || !slicesContain(events, "fresh sandbox: ") {
+				t.Errorf("events %q: want the fresh verifying run announced and its counts", events)
+			}
+			t.Logf("%s: verifying run in a fresh session %v; the working session's sync+test %v; the iteration %v", name, it.ConfirmTime, it.SyncTime+it.SandboxTime, it.Duration)
+		})
 	}
-	if !slicesContain(events, "verifying in a fresh sandbox") || !slicesContain(events, "fresh sandbox: ") {
-		t.Errorf("events %q: want the fresh verifying run announced and its counts", events)
-	}
-	t.Logf("verifying run in a fresh session: %v (the iteration took %v)", res.Iterations[0].ConfirmTime, res.Iterations[0].Duration)
 }
 
 func promptsContain(m *scripted, s string) bool {

@@ -123,7 +123,8 @@ func verdict(mode Mode, baseline, final *testrun.Report) []string {
 		// A failure must reappear by name as a pass: absence is not a
 		// pass. An error entry that is not a test (a package that did not
 		// build, a file that did not collect) may give way to the tests it
-		// hid, when one of its package now passes.
+		// hid, when one of its package now passes; the entry of a whole
+		// run's exit status (testrun.ExitID) goes with the exit status.
 		passing := map[string]bool{}
 		for _, t := range final.Tests {
 			if t.Status == testrun.StatusPass {
@@ -132,7 +133,7 @@ func verdict(mode Mode, baseline, final *testrun.Report) []string {
 		}
 		for _, t := range baseline.Failures() {
 			switch st, ok := now[t.ID]; {
-			case !ok && (t.Status == testrun.StatusFail || !passing[t.Package]):
+			case !ok && (t.Status == testrun.StatusFail || (t.ID != testrun.ExitID && !passing[t.Package])):
 				why = append(why, fmt.Sprintf("test %s failed before the run and has vanished: in fix mode the failing tests are the goal", t.ID))
 			case ok && st != testrun.StatusPass && st != testrun.StatusFail && st != testrun.StatusError:
 				// Skipped or xfail-marked: it no longer counts as a failure,

@@ -69,7 +69,10 @@ func TestAttackVerdictForgery(t *testing.T) {
 		prep             map[string]string
 		forge            string
 		off              []string // policy rules turned off: the next defence must refuse the forge
-		want             string   // in a later coder prompt: the reason the model is given
+		// want is in a later coder prompt (the reason the model is given),
+		// or with off, in the verdict on the final report ("|" separates
+		// alternatives)
+		want string
 	}{
 		{name: "pytest atexit rewrites the report", dir: "testdata/py-bug", image: "fixpoint-sandbox-python", prep: pytestProject,
 			forge: forgeAtexit, want: `"python.exit-hook"`},
@@ -81,7 +84,11 @@ func TestAttackVerdictForgery(t *testing.T) {
 		{name: "node TAP through proc fd to the parent's stdout", dir: "testdata/node-bug", image: "fixpoint-sandbox-node",
 			forge: forgeProcTAP, want: `"js.report-write"`},
 		{name: "node TAP through proc fd, policy off", dir: "testdata/node-bug", image: "fixpoint-sandbox-node",
-			forge: forgeProcTAP, off: []string{"js.report-write", "js.runner-output"}, want: "test(s) fail"},
+			forge: forgeProcTAP, off: []string{"js.report-write", "js.runner-output"},
+			// Interleaved with the parent's TAP, the forged lines may hide the
+			// failure from the parser (seen on docker): the runner's own
+			// summary still disagrees.
+			want: "test(s) fail|the TAP summary (# pass) reports 2 passed test(s) and the parsed results 3"},
 		{name: "go package initialiser prints framed passes and exits 0", dir: goBugDir, image: "fixpoint-sandbox-go",
 			forge: forgeGoInit, want: `"go.init-exit"`},
 		{name: "cargo aliased process::exit", dir: "../lang/rust/testdata/crates/sub", image: "fixpoint-sandbox-rust",
@@ -121,7 +128,7 @@ func TestAttackVerdictForgery(t *testing.T) {
 					}
 					// With the rules off the forge ran: the next defence's
 					// reason is the verdict on the final report.
-					if why := strings.Join(verdict(ModeFix, res.Baseline, res.Final), "; "); len(tc.off) > 0 && !strings.Contains(why, tc.want) {
+					if why := strings.Join(verdict(ModeFix, res.Baseline, res.Final), "; "); len(tc.off) > 0 && !containsAny(why, strings.Split(tc.want, "|")) {
 						t.Errorf("the forge ran and the verdict says %q, want %q", why, tc.want)
 					}
 					if after := sandboxtest.ReadTree(t, root, "__pycache__"); !sameTree(before, after) {
@@ -236,6 +243,15 @@ func lastPrompt(m *scripted) string {
 		return ""
 	}
 	return excerpt(m.calls[len(m.calls)-1], markCode)
+}
+
+func containsAny(s string, subs []string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
 }
 
 func slicesContain(xs []string, sub string) bool {

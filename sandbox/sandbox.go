@@ -147,11 +147,16 @@ const (
 )
 
 // Suffix is what a backend appends to the project key (LabelProject) to
-// name the persistent cache of c: "" for the user's, "-model" for the
-// model's. BuildCacheFresh has no persistent cache.
+// name the persistent cache of c: "-user" or "-model". Neither names a
+// cache of the versions before the split, when one cache served both, so
+// no session starts from a cache a model's code may have written then.
+// BuildCacheFresh has no persistent cache ("").
 func (c BuildCache) Suffix() string {
-	if c == BuildCacheModel {
+	switch c {
+	case BuildCacheModel:
 		return "-model"
+	case BuildCacheUser:
+		return "-user"
 	}
 	return ""
 }

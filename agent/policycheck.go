@@ -24,6 +24,13 @@ func (r *run) policyProblem(ctx context.Context, it int, changes map[string][]by
 				r.e.log.Warn("policy check", "path", p, "err", err)
 				continue
 			}
+			if old, ok := r.base.Text(p); ok && len(fs) > 0 {
+				// What the user's own file already has is theirs
+				// (per-use rules: policy.Checker.Added).
+				if before, err := r.policy.Check(ctx, p, []byte(old)); err == nil {
+					fs = r.policy.Added(before, fs)
+				}
+			}
 			findings = append(findings, fs...)
 		}
 		for _, f := range findings {

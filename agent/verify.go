@@ -121,19 +121,13 @@ func verdict(mode Mode, baseline, final *testrun.Report) []string {
 	}
 	if mode == ModeFix && baseline != nil {
 		// A failure must reappear by name as a pass: absence is not a
-		// pass. An error entry that is not a test (a package that did not
-		// build, a file that did not collect) may give way to the tests it
-		// hid, when one of its package now passes; the entry of a whole
-		// run's exit status (testrun.ExitID) goes with the exit status.
-		passing := map[string]bool{}
-		for _, t := range final.Tests {
-			if t.Status == testrun.StatusPass {
-				passing[t.Package] = true
-			}
-		}
+		// pass, for a test that failed or errored. Only an entry that is
+		// not a test (a package that did not build or failed outside its
+		// tests, a file that did not collect, a whole run's exit status)
+		// may give way to what it hid: then the final run decides.
 		for _, t := range baseline.Failures() {
 			switch st, ok := now[t.ID]; {
-			case !ok && (t.Status == testrun.StatusFail || (t.ID != testrun.ExitID && !passing[t.Package])):
+			case !ok && (t.Status == testrun.StatusFail || !notATest(t)):
 				why = append(why, fmt.Sprintf("test %s failed before the run and has vanished: in fix mode the failing tests are the goal", t.ID))
 			case ok && st != testrun.StatusPass && st != testrun.StatusFail && st != testrun.StatusError:
 				// Skipped or xfail-marked: it no longer counts as a failure,
@@ -154,6 +148,14 @@ func verdict(mode Mode, baseline, final *testrun.Report) []string {
 		}
 	}
 	return why
+}
+
+// notATest reports whether an error entry stands for something other than
+// one test: a package (Go's build or package failures, a jest file that
+// did not run: the id is the package), a build ("build failed"), or a
+// whole run's exit status (testrun.ExitID).
+func notATest(t testrun.Result) bool {
+	return t.ID == testrun.ExitID || t.ID == t.Package || t.Name == "build failed"
 }
 
 // newTests lists test ids in final that were not in baseline.

@@ -30,8 +30,8 @@ import (
 // names start with prefix ("go", "python", "js", "rust").
 func ForgeRules(prefix string) []PolicyRule {
 	return []PolicyRule{
-		{Name: prefix + ".runner-output", Description: "text imitating a test runner's output (test2json's 0x16 framing byte, --- PASS, === RUN, ok  \\t, TAP ok 1, JUnit XML, N passed, test result: ok, jest/mocha JSON) in non-test code", Block: true, NonTestOnly: true},
-		{Name: prefix + ".report-write", Description: "a path into another process's descriptors (/proc/*/fd, /proc/self, /dev/fd) or fixpoint's report directory (.fixpoint/) in non-test code", Block: true, NonTestOnly: true},
+		{Name: prefix + ".runner-output", Description: "text imitating a test runner's output (test2json's 0x16 framing byte, --- PASS, === RUN, ok  \\t, TAP ok 1, JUnit XML, N passed, test result: ok, jest/mocha JSON) in non-test code", Block: true, NonTestOnly: true, PerUse: true},
+		{Name: prefix + ".report-write", Description: "a path into another process's descriptors (/proc/*/fd, /proc/self, /dev/fd) or fixpoint's report directory (.fixpoint/) in non-test code", Block: true, NonTestOnly: true, PerUse: true},
 	}
 }
 
@@ -48,18 +48,24 @@ var (
 	reportRe = regexp.MustCompile(`/proc/(?:self|thread-self|\d+|[\w$%{}().+\s"'\x60]+)/(?:fd|fdinfo|root|cwd|mem)\b|/proc/self\b|/proc/["'\x60]|["'\x60]/proc["'\x60]|/dev/fd\b|\.fixpoint/`)
 )
 
-// ForgeFindings finds the [ForgeRules] primitives in src.
+// maxForgeFindings bounds the findings of one kind in one file.
+const maxForgeFindings = 20
+
+// ForgeFindings finds the [ForgeRules] primitives in src, each match (up
+// to maxForgeFindings of a kind) with the text it matched, so that a
+// finding the user's own file already has is told from a new one
+// (PolicyRule.PerUse).
 func ForgeFindings(prefix string, src []byte) []PolicyFinding {
 	var out []PolicyFinding
-	if m := framingRe.FindIndex(src); m != nil {
+	for _, m := range framingRe.FindAllIndex(src, maxForgeFindings) {
 		out = append(out, PolicyFinding{Rule: prefix + ".runner-output", Line: LineOf(src, m[0]),
 			Message: "test2json's framing byte 0x16 (" + show(src[m[0]:m[1]]) + "): only the test runner writes it"})
 	}
-	if m := runnerRe.FindIndex(src); m != nil {
+	for _, m := range runnerRe.FindAllIndex(src, maxForgeFindings) {
 		out = append(out, PolicyFinding{Rule: prefix + ".runner-output", Line: LineOf(src, m[0]),
 			Message: "text that imitates a test runner's result output (" + show(src[m[0]:m[1]]) + ")"})
 	}
-	if m := reportRe.FindIndex(src); m != nil {
+	for _, m := range reportRe.FindAllIndex(src, maxForgeFindings) {
 		out = append(out, PolicyFinding{Rule: prefix + ".report-write", Line: LineOf(src, m[0]),
 			Message: "a path into another process's output or fixpoint's reports (" + show(src[m[0]:m[1]]) + ")"})
 	}

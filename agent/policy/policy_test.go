@@ -185,3 +185,42 @@ func TestDepsAdded(t *testing.T) {
 		t.Errorf("Allowed = %v, %v; want 2 allowed, 3 needing approval", ok, need)
 	}
 }
+
+// Per-use rules judge what an edit adds: a CLI package that already exits,
+// or prints a status that looks like a runner's, stays editable; one more
+// such use, or a use of another kind, is still blocked.
+func TestAddedKeepsTheUsersOwnFindings(t *testing.T) {
+	c, err := New(config.Policy{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	user := "package cli\n\nimport (\n\t\"fmt\"\n\t\"os\"\n)\n\nfunc Main() {\n\tfmt.Println(\"3 passed\")\n\tos.Exit(run())\n}\n"
+	tests := []struct {
+		name, edited string
+		want         []string // rules of the findings that remain
+	}{
+		{name: "an unrelated edit", edited: strings.Replace(user, "func Main() {", "// Main runs the tool.\nfunc Main() {", 1)},
+		{name: "a second exit", edited: strings.Replace(user, "\tos.Exit(run())\n", "\tos.Exit(run())\n\tos.Exit(0)\n", 1), want: []string{"go.exit"}},
+		{name: "framed output added", edited: strings.Replace(user, "\"3 passed\"", "\"3 passed\", \"\\x16--- PASS: TestX\"", 1), want: []string{"go.runner-output", "go.runner-output"}},
+		{name: "an init exit is never the user's", edited: user + "\nfunc init() { os.Exit(0) }\n", want: []string{"go.init-exit"}},
+	}
+	before, err := c.Check(t.Context(), "cli/cli.go", []byte(user))
+	if err != nil || len(before) != 2 {
+		t.Fatalf("Check(user's file) = %v, %v; want its go.exit and go.runner-output", before, err)
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			after, err := c.Check(t.Context(), "cli/cli.go", []byte(tt.edited))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, f := range c.Added(before, after) {
+				got = append(got, f.Rule)
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("Added = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

@@ -25,7 +25,7 @@ func (Language) PolicyRules() []lang.PolicyRule {
 		// The helper-process pattern of Go tests; a test binary that exits
 		// early loses its tests, which the verdict catches.
 		{Name: "go.init-exit", Description: "os.Exit in func init or a package-level variable's initialiser (ends the test binary before any test runs, with the exit code it chooses)", Block: true, NonTestOnly: true},
-		{Name: "go.exit", Description: "os.Exit (called or taken as a value) in a package other than main: library code that ends the test binary chooses its exit code", Block: true, NonTestOnly: true},
+		{Name: "go.exit", Description: "os.Exit (called or taken as a value) in a package other than main: library code that ends the test binary chooses its exit code", Block: true, NonTestOnly: true, PerUse: true},
 	}
 	return append(rules, lang.ForgeRules("go")...)
 }

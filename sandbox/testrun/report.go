@@ -22,6 +22,11 @@
 // it bit. The environment is the sandbox's own plus what the Runner sets
 // (PYTHONDONTWRITEBYTECODE for Python) and [Runner.WithEnv] adds from the
 // configuration: nothing that changes how tests print or behave.
+//
+// The code under test can write to the same output and report files, so
+// Parse cross-checks the results against the summary lines the runner
+// itself printed (crosscheck.go): a disagreement is in Report.Mismatch, and
+// such a report is not OK.
 package testrun
 
 import (

@@ -20,9 +20,10 @@ const notConfirmed = "the tests passed in the working sandbox but not in a fresh
 // rewritten build or test cache, or a process left running; none of that
 // reaches this run. It costs one more session start per verified run.
 //
-// When the verdict on its report fails, the fresh session becomes the
-// run's working session (adopt), so that the next attempt does not run in
-// the state that misled this one. ok is false when the run must stop (the
+// The working session is closed first. When the verdict on the fresh
+// report fails, the fresh session becomes the run's working session
+// (adopt), so that the next attempt does not run in the state that misled
+// this one. ok is false when the run must stop (the
 // reason is set).
 func (r *run) confirm(ctx context.Context, iter *Iteration) (rep *testrun.Report, adopt func(), ok bool) {
 	t0 := time.Now()
@@ -31,6 +32,11 @@ func (r *run) confirm(ctx context.Context, iter *Iteration) (rep *testrun.Report
 		r.res.Phases[PhaseTest] += iter.ConfirmTime
 	}()
 	r.emit(PhaseTest, iter.N, "verifying in a fresh sandbox", nil)
+	// The working session is not needed any more: the run ends verified,
+	// or the fresh session replaces it. Closing it first holds one session
+	// at a time, which a backend lending a fixed number of sessions (the
+	// benchmark's pool) needs to not wait for itself.
+	r.closeSession()
 	sess, done, err := r.e.startFresh(ctx, r.setupSnap, func(line string) { r.emit(PhaseTest, iter.N, line, nil) }, r.setupNoScripts)
 	if err != nil {
 		r.sandboxFailed(ctx, "verification", err)
@@ -56,10 +62,7 @@ func (r *run) confirm(ctx context.Context, iter *Iteration) (rep *testrun.Report
 	r.emit(PhaseTest, iter.N, "fresh sandbox: "+counts(rep), rep)
 	if len(verdict(r.req.Mode, r.res.Baseline, rep)) > 0 {
 		adopted = true
-		adopt = func() {
-			r.closeSession()
-			r.sess, r.closeFn = sess, done
-		}
+		adopt = func() { r.sess, r.closeFn = sess, done }
 	}
 	return rep, adopt, true
 }

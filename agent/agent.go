@@ -128,6 +128,9 @@ type Iteration struct {
 	ParseTime   time.Duration `json:"parse_time"`
 	MemoryTime  time.Duration `json:"memory_time"`
 	SandboxTime time.Duration `json:"sandbox_time"` // whole Run call, test command included
+	// ConfirmTime is the verifying run in a fresh session (start, sync,
+	// tests), when the working session's tests passed.
+	ConfirmTime time.Duration `json:"confirm_time,omitempty"`
 }
 
 // Result is the outcome of a run.

@@ -142,16 +142,39 @@ func (e *Engine) startPrepared(ctx context.Context, snap *sandbox.Snapshot, prog
 			return sess, done, nil
 		}
 	}
-	return e.startCold(ctx, snap, progress, noScripts, trusted)
+	return e.startCold(ctx, snap, progress, noScripts, cacheFor(trusted))
 }
 
-// startCold is startPrepared without the warm session.
-func (e *Engine) startCold(ctx context.Context, snap *sandbox.Snapshot, progress func(string), noScripts, trusted bool) (sandbox.Session, func(), error) {
+// startFresh starts the session that verifies a run's final state
+// (run.confirm): never the warm one, with a build cache that starts from
+// nothing a model's code wrote and is discarded with it
+// (sandbox.BuildCacheFresh). setupSnap and noScripts are those the run's
+// session was prepared with, so that it has the same setup phase.
+func (e *Engine) startFresh(ctx context.Context, setupSnap *sandbox.Snapshot, progress func(string), noScripts bool) (sandbox.Session, func(), error) {
+	if e.opts.Backend == nil {
+		return nil, nil, fmt.Errorf("start sandbox: %w: no backend configured", sandbox.ErrUnavailable)
+	}
+	return e.startCold(ctx, setupSnap, progress, noScripts, sandbox.BuildCacheFresh)
+}
+
+// cacheFor is the build cache of a session that runs only the user's code
+// (trusted) or also the model's.
+func cacheFor(trusted bool) sandbox.BuildCache {
+	if trusted {
+		return sandbox.BuildCacheUser
+	}
+	return sandbox.BuildCacheModel
+}
+
+// startCold is startPrepared without the warm session. The test runners'
+// own caches persist only in sessions for the user's code (BuildCacheUser).
+func (e *Engine) startCold(ctx context.Context, snap *sandbox.Snapshot, progress func(string), noScripts bool, cache sandbox.BuildCache) (sandbox.Session, func(), error) {
 	spec, plan, err := e.prepare(ctx, snap, progress, noScripts)
 	if err != nil {
 		return nil, nil, err
 	}
-	spec.RunnerCache = trusted
+	spec.RunnerCache = cache == sandbox.BuildCacheUser
+	spec.BuildCache = cache
 	sess, err := e.opts.Backend.Start(ctx, spec)
 	if err != nil {
 		return nil, nil, fmt.Errorf("start sandbox: %w", err)

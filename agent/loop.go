@@ -62,9 +62,13 @@ type run struct {
 	mem        memoryState
 	started    time.Time
 	closeFn    func()
-	setupKey   string          // dependencies the session has installed (agent/setup.go)
-	policy     *policy.Checker // nil when the policy could not be loaded
-	modelTime  time.Duration
+	setupKey   string // dependencies the session has installed (agent/setup.go)
+	// setupSnap and setupNoScripts are what the session was prepared
+	// with; the verifying session (confirm) is prepared the same way.
+	setupSnap      *sandbox.Snapshot
+	setupNoScripts bool
+	policy         *policy.Checker // nil when the policy could not be loaded
+	modelTime      time.Duration
 }
 
 // Run drives one request to DONE or GAVE_UP. It returns an error only when
@@ -145,6 +149,7 @@ func (r *run) setup(ctx context.Context) error {
 	r.emit(PhaseTest, 0, "starting the sandbox", nil)
 	t0 := time.Now()
 	r.setupKey = setupKey(e.cfg.Sandbox.Setup, r.cur)
+	r.setupSnap = r.cur
 	sess, done, err := e.startSession(ctx, r.cur, func(line string) { r.emit(PhaseTest, 0, line, nil) })
 	if err != nil {
 		return err
@@ -237,6 +242,22 @@ func (r *run) loop(ctx context.Context) {
 		r.res.Final = rep
 		why := verdict(r.req.Mode, r.res.Baseline, rep)
 		if len(why) == 0 {
+			// The working session has run the model's earlier code:
+			// only a run that starts from none of it counts.
+			fresh, adopt, ok := r.confirm(ctx, &iter)
+			if !ok {
+				r.endIteration(iter, t0)
+				return
+			}
+			r.res.Final = fresh
+			if why = verdict(r.req.Mode, r.res.Baseline, fresh); len(why) > 0 {
+				adopt()
+				why = append([]string{notConfirmed}, why...)
+				rep = fresh
+			}
+		}
+		if len(why) == 0 {
+			rep = r.res.Final
 			r.res.Verified = true
 			r.res.StopReason = StopVerified
 			r.endIteration(iter, t0)
@@ -244,8 +265,11 @@ func (r *run) loop(ctx context.Context) {
 			return
 		}
 		r.feedback = ""
-		if rep.OK() {
+		switch {
+		case rep.OK():
 			r.feedback = "The tests pass, but the change is not verified: " + strings.Join(why, "; ") + "."
+		case len(rep.Mismatch) > 0 || why[0] == notConfirmed:
+			r.feedback = "The change is not verified: " + strings.Join(why, "; ") + "."
 		}
 		stop := r.reflectPhase(ctx, &iter, rep, why)
 		r.endIteration(iter, t0)
@@ -424,9 +448,13 @@ func (r *run) applyReply(ctx context.Context, reply string, it int) (map[string]
 func (r *run) testPhase(ctx context.Context, iter *Iteration, next *sandbox.Snapshot) (*testrun.Report, bool) {
 	t0 := time.Now()
 	defer func() { r.res.Phases[PhaseTest] += time.Since(t0) }()
+	before := r.sess
 	if err := r.resetupIfChanged(ctx, iter.N, next); err != nil {
 		r.sandboxFailed(ctx, "setup", err)
 		return nil, false
+	}
+	if r.sess != before { // a new setup phase, with the installer's scripts off
+		r.setupSnap, r.setupNoScripts = next, true
 	}
 	r.emit(PhaseTest, iter.N, "running the tests", nil)
 	ts := time.Now()
@@ -594,6 +622,9 @@ func counts(rep *testrun.Report) string {
 	}
 	if rep.Failed == 0 && rep.ExitCode != 0 && !rep.TimedOut && !rep.OOM {
 		s += fmt.Sprintf(", exit code %d", rep.ExitCode)
+	}
+	if len(rep.Mismatch) > 0 {
+		s += ", results disagree with the runner's own output"
 	}
 	if c := rep.OutputCut; c != nil {
 		s += ", output cut at the cap"

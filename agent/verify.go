@@ -88,6 +88,10 @@ func verdict(mode Mode, baseline, final *testrun.Report) []string {
 	}
 	if !final.OK() {
 		switch {
+		case len(final.Mismatch) > 0:
+			for _, m := range final.Mismatch {
+				why = append(why, "the results disagree with the test runner's own output: "+m)
+			}
 		case final.TimedOut:
 			why = append(why, "the test command timed out")
 		case final.Failed > 0:
@@ -116,9 +120,14 @@ func verdict(mode Mode, baseline, final *testrun.Report) []string {
 		}
 	}
 	if mode == ModeFix && baseline != nil {
+		// A failure must reappear by name as a pass: absence is not a
+		// pass, for a test that failed or errored. Only an entry that is
+		// not a test (a package that did not build or failed outside its
+		// tests, a file that did not collect, a whole run's exit status)
+		// may give way to what it hid: then the final run decides.
 		for _, t := range baseline.Failures() {
 			switch st, ok := now[t.ID]; {
-			case !ok && t.Status == testrun.StatusFail:
+			case !ok && (t.Status == testrun.StatusFail || !notATest(t)):
 				why = append(why, fmt.Sprintf("test %s failed before the run and has vanished: in fix mode the failing tests are the goal", t.ID))
 			case ok && st != testrun.StatusPass && st != testrun.StatusFail && st != testrun.StatusError:
 				// Skipped or xfail-marked: it no longer counts as a failure,
@@ -139,6 +148,14 @@ func verdict(mode Mode, baseline, final *testrun.Report) []string {
 		}
 	}
 	return why
+}
+
+// notATest reports whether an error entry stands for something other than
+// one test: a package (Go's build or package failures, a jest file that
+// did not run: the id is the package), a build ("build failed"), or a
+// whole run's exit status (testrun.ExitID).
+func notATest(t testrun.Result) bool {
+	return t.ID == testrun.ExitID || t.ID == t.Package || t.Name == "build failed"
 }
 
 // newTests lists test ids in final that were not in baseline.

@@ -78,6 +78,8 @@ func TestVerdict(t *testing.T) {
 	fail := func(id string) testrun.Result { return testrun.Result{ID: id, Status: testrun.StatusFail} }
 	skip := func(id string) testrun.Result { return testrun.Result{ID: id, Status: testrun.StatusSkip} }
 	errored := func(id string) testrun.Result { return testrun.Result{ID: id, Status: testrun.StatusError} }
+	inPkg := func(t testrun.Result, pkg string) testrun.Result { t.Package = pkg; return t }
+	mismatch := func(rep *testrun.Report, why string) *testrun.Report { rep.Mismatch = []string{why}; return rep }
 	tests := []struct {
 		name            string
 		mode            Mode
@@ -97,6 +99,13 @@ func TestVerdict(t *testing.T) {
 		{name: "failing test now xfail (skip)", mode: ModeFix, baseline: r(1, pass("a"), fail("b")), final: r(0, pass("a"), skip("b")), want: "b failed before the run and now is skip"},
 		{name: "erroring test now skipped", mode: ModeFix, baseline: r(1, pass("a"), errored("b")), final: r(0, pass("a"), skip("b")), want: "b failed before the run and now is skip"},
 		{name: "every test vanished, exit 0", mode: ModeFix, baseline: r(1, pass("a"), fail("b")), final: r(0), want: "a passed before the run and has vanished"},
+		// issue 20: absence is not a pass, for errors too (a Go package
+		// whose binary exits 0 from init before its tests run).
+		{name: "erroring test vanished", mode: ModeFix, baseline: r(1, inPkg(pass("a"), "p"), inPkg(errored("p.TestB"), "p")), final: r(0, inPkg(pass("a"), "p")), want: "p.TestB failed before the run and has vanished"},
+		{name: "a run's exit entry goes with its exit status", mode: ModeFix, baseline: r(1, errored(testrun.ExitID)), final: r(0, pass("a"))},
+		{name: "a package's build error gives way to its tests", mode: ModeFix, baseline: r(1, inPkg(errored("p"), "p")), final: r(0, inPkg(pass("p.TestA"), "p"))},
+		{name: "a crate's build error gives way to no tests", mode: ModeFix, baseline: r(1, testrun.Result{ID: "c (build)", Name: "build failed", Package: "c", Status: testrun.StatusError}), final: r(0)},
+		{name: "results disagree with the runner", mode: ModeFix, baseline: r(1, fail("b")), final: mismatch(r(0, pass("b")), "pytest's summary line reports 1 failure(s)"), want: "disagree with the test runner's own output: pytest's summary"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -105,7 +105,7 @@ func (e *Engine) prewarm(ctx context.Context, root string, overlays map[string][
 		old.drop()
 	}
 	// A warm session that may serve a fix run has no runner cache.
-	sess, done, err := e.startCold(ctx, snap, progress, false, trusted)
+	sess, done, err := e.startCold(ctx, snap, progress, false, cacheFor(trusted))
 	if err == nil {
 		if _, err = sess.Sync(ctx, snap); err != nil {
 			done()

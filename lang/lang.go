@@ -193,6 +193,12 @@ type PolicyRule struct {
 	// NonTestOnly rules do not apply to test files: tests may
 	// legitimately patch their own framework.
 	NonTestOnly bool
+	// PerUse rules judge what an edit adds: a finding that the user's own
+	// version of the file already has (same rule and message, as many
+	// times) is the user's code, not the model's. For constructs common in
+	// ordinary code (os.Exit in a CLI package, a status string), where
+	// blocking every edit of such a file would stop honest fixes.
+	PerUse bool
 }
 
 // PolicyFinding is one rule match in a file.

@@ -119,6 +119,46 @@ type Spec struct {
 	// set only for sessions that run no model-written code (fixpoint
 	// test); other sessions start with the runner's cache empty.
 	RunnerCache bool
+	// BuildCache selects the writable build cache (Go's GOCACHE) the
+	// session's commands use; see [BuildCache].
+	BuildCache BuildCache
+}
+
+// BuildCache is which writable build cache a session gets. Any command a
+// session runs can write its cache, and a later command that reuses an
+// entry trusts it: a model's code that rewrites a cached compile or test
+// result decides what a later run reports. So the sessions that run
+// model-written code never share a cache with the ones whose report
+// counts.
+type BuildCache int
+
+const (
+	// BuildCacheModel (the zero value) is the project's cache for
+	// sessions that run model-written code: kept between them (fast),
+	// never used by a BuildCacheUser or BuildCacheFresh session.
+	BuildCacheModel BuildCache = iota
+	// BuildCacheUser is the project's cache for sessions that run only the
+	// user's own code (fixpoint test).
+	BuildCacheUser
+	// BuildCacheFresh starts empty (docker: the image's prebuilt cache,
+	// copied) and is removed with the session: nothing an earlier command
+	// of another session wrote is in it. The verifying run uses it.
+	BuildCacheFresh
+)
+
+// Suffix is what a backend appends to the project key (LabelProject) to
+// name the persistent cache of c: "-user" or "-model". Neither names a
+// cache of the versions before the split, when one cache served both, so
+// no session starts from a cache a model's code may have written then.
+// BuildCacheFresh has no persistent cache ("").
+func (c BuildCache) Suffix() string {
+	switch c {
+	case BuildCacheModel:
+		return "-model"
+	case BuildCacheUser:
+		return "-user"
+	}
+	return ""
 }
 
 // CacheMount is one read-only cache directory of a session.

@@ -45,6 +45,8 @@ type Rule struct {
 	// nonTestOnly rules do not apply to test files (see Options.IsTest):
 	// tests may legitimately patch their own framework.
 	nonTestOnly bool
+	// perUse rules count only what an edit adds ([Checker.Added]).
+	perUse bool
 }
 
 // Rules returns the rule catalogue of every language ([lang.Policy]),
@@ -61,7 +63,7 @@ func Rules() []Rule {
 			if pr.Block {
 				def = Block
 			}
-			r = append(r, Rule{Name: pr.Name, Lang: l.Name(), Description: pr.Description, Default: def, nonTestOnly: pr.NonTestOnly})
+			r = append(r, Rule{Name: pr.Name, Lang: l.Name(), Description: pr.Description, Default: def, nonTestOnly: pr.NonTestOnly, perUse: pr.PerUse})
 		}
 	}
 	sort.Slice(r, func(i, j int) bool { return r[i].Name < r[j].Name })
@@ -149,6 +151,7 @@ type Options struct {
 type Checker struct {
 	actions     map[string]Action
 	nonTestOnly map[string]bool
+	perUse      map[string]bool
 	python      string
 	isTest      func(string) bool
 	parser      lang.PolicyParser
@@ -158,7 +161,7 @@ type Checker struct {
 // Unknown rule names and actions other than block, warn and off (in that
 // case) are an error naming the rule.
 func New(cfg config.Policy, opts *Options) (*Checker, error) {
-	c := &Checker{actions: map[string]Action{}, nonTestOnly: map[string]bool{}}
+	c := &Checker{actions: map[string]Action{}, nonTestOnly: map[string]bool{}, perUse: map[string]bool{}}
 	if opts != nil {
 		c.python, c.isTest, c.parser = opts.Python, opts.IsTest, opts.Parser
 	}
@@ -168,6 +171,7 @@ func New(cfg config.Policy, opts *Options) (*Checker, error) {
 	for _, r := range Rules() {
 		c.actions[r.Name] = r.Default
 		c.nonTestOnly[r.Name] = r.nonTestOnly
+		c.perUse[r.Name] = r.perUse
 	}
 	for name, a := range cfg.Rules {
 		if _, ok := c.actions[name]; !ok {
@@ -282,6 +286,30 @@ func (c *Checker) check(ctx context.Context, rel string, src []byte, parser func
 		}
 	}
 	return out, nil
+}
+
+// Added drops from after (the findings of a file as edited) the findings
+// of per-use rules that before (those of the user's own version of the
+// file) already has, by rule and message, as many times as before has
+// them: what remains is what the edit added, and every finding of the
+// other rules.
+func (c *Checker) Added(before, after Findings) Findings {
+	type key struct{ rule, msg string }
+	had := map[key]int{}
+	for _, f := range before {
+		if c.perUse[f.Rule] {
+			had[key{f.Rule, f.Message}]++
+		}
+	}
+	var out Findings
+	for _, f := range after {
+		if k := (key{f.Rule, f.Message}); had[k] > 0 {
+			had[k]--
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
 }
 
 // CheckAll checks every changed file (path → new content) in one Batch.

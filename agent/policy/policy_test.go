@@ -97,10 +97,16 @@ var mustHit = func() map[string][]string {
 		"block bad.js:5 js.fs-rm", "block bad.js:6 js.fs-rm",
 		"block bad.rs:1 rust.process", "block bad.rs:2 rust.net", "block bad.rs:3 rust.include-outside",
 		"block bad.rs:4 rust.assert-tamper", "block bad.rs:6 rust.remove-dir-all", "block bad.rs:8 rust.unsafe",
+		// verdict forging (issue 20)
+		"block forge.go:8 go.init-exit", "block forge.go:10 go.exit", "block forge.go:8 go.runner-output", "block forge.go:12 go.report-write",
+		"block forge.py:2 python.exit-hook", "block forge.py:5 python.runner-output", "block forge.py:4 python.report-write",
+		"block forge_plugin-1.0.dist-info/entry_points.txt:0 python.plugin-entry", "block setup.cfg:2 python.plugin-entry",
+		"block forge.js:3 js.exit", "block forge.js:4 js.vm-escape", "block forge.js:5 js.vm-escape", "block forge.js:2 js.runner-output", "block forge.js:2 js.report-write",
+		"block forge.rs:1 rust.exit", "block forge.rs:6 rust.exit", "block forge.rs:3 rust.runner-output", "block forge.rs:8 rust.report-write",
 	}
 	return map[string][]string{
 		// Only the AST sees the second os.system and the absolute rmtree.
-		"python-ast": append(slices.Clone(both), "block bad.py:8 python.os-system", "block bad.py:11 python.shutil-rmtree"),
+		"python-ast": append(slices.Clone(both), "block bad.py:8 python.os-system", "block bad.py:11 python.shutil-rmtree", "block forge.py:7 python.exit-hook"),
 		"scanner":    append(slices.Clone(both), "warn bad.py:11 python.shutil-rmtree"),
 	}
 }()
@@ -177,5 +183,44 @@ func TestDepsAdded(t *testing.T) {
 	ok, need := Allowed(got, []string{"numpy", "npm:lodash"})
 	if len(ok) != 2 || len(need) != 3 {
 		t.Errorf("Allowed = %v, %v; want 2 allowed, 3 needing approval", ok, need)
+	}
+}
+
+// Per-use rules judge what an edit adds: a CLI package that already exits,
+// or prints a status that looks like a runner's, stays editable; one more
+// such use, or a use of another kind, is still blocked.
+func TestAddedKeepsTheUsersOwnFindings(t *testing.T) {
+	c, err := New(config.Policy{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	user := "package cli\n\nimport (\n\t\"fmt\"\n\t\"os\"\n)\n\nfunc Main() {\n\tfmt.Println(\"3 passed\")\n\tos.Exit(run())\n}\n"
+	tests := []struct {
+		name, edited string
+		want         []string // rules of the findings that remain
+	}{
+		{name: "an unrelated edit", edited: strings.Replace(user, "func Main() {", "// Main runs the tool.\nfunc Main() {", 1)},
+		{name: "a second exit", edited: strings.Replace(user, "\tos.Exit(run())\n", "\tos.Exit(run())\n\tos.Exit(0)\n", 1), want: []string{"go.exit"}},
+		{name: "framed output added", edited: strings.Replace(user, "\"3 passed\"", "\"3 passed\", \"\\x16--- PASS: TestX\"", 1), want: []string{"go.runner-output", "go.runner-output"}},
+		{name: "an init exit is never the user's", edited: user + "\nfunc init() { os.Exit(0) }\n", want: []string{"go.init-exit"}},
+	}
+	before, err := c.Check(t.Context(), "cli/cli.go", []byte(user))
+	if err != nil || len(before) != 2 {
+		t.Fatalf("Check(user's file) = %v, %v; want its go.exit and go.runner-output", before, err)
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			after, err := c.Check(t.Context(), "cli/cli.go", []byte(tt.edited))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, f := range c.Added(before, after) {
+				got = append(got, f.Rule)
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("Added = %v, want %v", got, tt.want)
+			}
+		})
 	}
 }

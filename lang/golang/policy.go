@@ -14,7 +14,7 @@ import (
 // PolicyRules: processes, raw system calls, unsafe, sockets, plugins,
 // deleting outside the workspace, and what ends a test binary early.
 func (Language) PolicyRules() []lang.PolicyRule {
-	return []lang.PolicyRule{
+	rules := []lang.PolicyRule{
 		{Name: "go.os-exec", Description: "imports os/exec (starts processes)", Block: true},
 		{Name: "go.syscall", Description: "imports syscall or golang.org/x/sys/unix", Block: true},
 		{Name: "go.unsafe", Description: "imports unsafe"},
@@ -24,8 +24,10 @@ func (Language) PolicyRules() []lang.PolicyRule {
 		{Name: "go.testing-import", Description: "imports testing in a non-test file", NonTestOnly: true},
 		// The helper-process pattern of Go tests; a test binary that exits
 		// early loses its tests, which the verdict catches.
-		{Name: "go.init-exit", Description: "os.Exit in func init (ends the test binary before any test runs)", Block: true, NonTestOnly: true},
+		{Name: "go.init-exit", Description: "os.Exit in func init or a package-level variable's initialiser (ends the test binary before any test runs, with the exit code it chooses)", Block: true, NonTestOnly: true},
+		{Name: "go.exit", Description: "os.Exit (called or taken as a value) in a package other than main: library code that ends the test binary chooses its exit code", Block: true, NonTestOnly: true, PerUse: true},
 	}
+	return append(rules, lang.ForgeRules("go")...)
 }
 
 // CheckPolicy checks a .go file with go/ast; other files give nil.
@@ -33,7 +35,8 @@ func (Language) CheckPolicy(_ context.Context, rel string, src []byte, _ lang.Po
 	if path.Ext(rel) != ".go" {
 		return nil, nil
 	}
-	return checkGo(rel, src)
+	out, err := checkGo(rel, src)
+	return append(out, lang.ForgeFindings("go", src)...), err
 }
 
 // checkGo parses src with go/ast. A file that does not parse gives no
@@ -75,6 +78,9 @@ func checkGo(rel string, src []byte) ([]lang.PolicyFinding, error) {
 		return out, nil
 	}
 	out = append(out, initExits(fset, f, osName)...)
+	if f.Name.Name != "main" {
+		out = append(out, exits(fset, f, osName)...)
+	}
 	ast.Inspect(f, func(n ast.Node) bool {
 		call, ok := n.(*ast.CallExpr)
 		if !ok || len(call.Args) != 1 {
@@ -98,28 +104,65 @@ func checkGo(rel string, src []byte) ([]lang.PolicyFinding, error) {
 	return out, nil
 }
 
-// initExits finds os.Exit in func init: a package that exits while it is
-// initialised ends its test binary before any test runs, with the exit
-// code it chooses.
+// initExits finds os.Exit in func init and in package-level variable
+// initialisers (var _ = func() int { os.Exit(0); return 0 }()): a package
+// that exits while it is initialised ends its test binary before any test
+// runs, with the exit code it chooses. A reference to os.Exit counts as
+// well as a call (f := os.Exit; f(0)).
 func initExits(fset *token.FileSet, f *ast.File, osName string) []lang.PolicyFinding {
+	var out []lang.PolicyFinding
+	find := func(n ast.Node, where string) {
+		ast.Inspect(n, func(n ast.Node) bool {
+			if isOsExit(n, osName) {
+				out = append(out, lang.PolicyFinding{Rule: "go.init-exit", Line: fset.Position(n.Pos()).Line, Message: "os.Exit in " + where})
+			}
+			return true
+		})
+	}
+	for _, d := range f.Decls {
+		switch d := d.(type) {
+		case *ast.FuncDecl:
+			if d.Recv == nil && d.Name.Name == "init" && d.Body != nil {
+				find(d.Body, "func init")
+			}
+		case *ast.GenDecl:
+			if d.Tok != token.VAR {
+				continue
+			}
+			for _, sp := range d.Specs {
+				for _, v := range sp.(*ast.ValueSpec).Values {
+					find(v, "a package-level variable's initialiser")
+				}
+			}
+		}
+	}
+	return out
+}
+
+// exits finds every os.Exit of a non-main package outside what initExits
+// reports.
+func exits(fset *token.FileSet, f *ast.File, osName string) []lang.PolicyFinding {
 	var out []lang.PolicyFinding
 	for _, d := range f.Decls {
 		fn, ok := d.(*ast.FuncDecl)
-		if !ok || fn.Recv != nil || fn.Name.Name != "init" || fn.Body == nil {
+		if !ok || fn.Body == nil || (fn.Recv == nil && fn.Name.Name == "init") {
 			continue
 		}
 		ast.Inspect(fn.Body, func(n ast.Node) bool {
-			call, ok := n.(*ast.CallExpr)
-			if !ok {
-				return true
-			}
-			if sel, ok := call.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "Exit" {
-				if id, ok := sel.X.(*ast.Ident); ok && id.Name == osName {
-					out = append(out, lang.PolicyFinding{Rule: "go.init-exit", Line: fset.Position(call.Pos()).Line, Message: "os.Exit in func init"})
-				}
+			if isOsExit(n, osName) {
+				out = append(out, lang.PolicyFinding{Rule: "go.exit", Line: fset.Position(n.Pos()).Line, Message: "os.Exit in package " + f.Name.Name + " (not main)"})
 			}
 			return true
 		})
 	}
 	return out
+}
+
+func isOsExit(n ast.Node, osName string) bool {
+	sel, ok := n.(*ast.SelectorExpr)
+	if !ok || sel.Sel.Name != "Exit" {
+		return false
+	}
+	id, ok := sel.X.(*ast.Ident)
+	return ok && id.Name == osName
 }

@@ -17,19 +17,22 @@ var (
 // PolicyRules: processes, sockets, deleting outside the workspace, and
 // tampering with the assertion libraries.
 func (Language) PolicyRules() []lang.PolicyRule {
-	return []lang.PolicyRule{
+	rules := []lang.PolicyRule{
 		{Name: "js.child-process", Description: "requires or imports child_process", Block: true},
 		{Name: "js.net", Description: "requires or imports net, dgram or tls", Block: true},
 		{Name: "js.fs-rm", Description: "fs.rm/rmSync/rmdir/rmdirSync on an absolute path or one with ..", Block: true},
 		{Name: "js.assert-tamper", Description: "reassigns, deletes or redefines members of assert/node:assert/expect, or calls expect.extend, in non-test code", Block: true, NonTestOnly: true},
+		{Name: "js.exit", Description: "process.exit, reallyExit, abort, kill, exitCode, or an exit/beforeExit handler in non-test code (they decide how a test run ends)", Block: true, NonTestOnly: true},
+		{Name: "js.vm-escape", Description: "the vm module, process.binding, process.dlopen or constructor.constructor in non-test code (escapes jest's sandbox to the runner's own process)", Block: true, NonTestOnly: true},
 	}
+	return append(rules, lang.ForgeRules("js")...)
 }
 
 // CheckPolicy scans JavaScript and TypeScript files; other files give nil.
 func (Language) CheckPolicy(_ context.Context, rel string, src []byte, _ lang.PolicyOptions) ([]lang.PolicyFinding, error) {
 	switch path.Ext(rel) {
 	case ".js", ".mjs", ".cjs", ".ts", ".tsx", ".jsx", ".mts", ".cts":
-		return checkJS(rel, src), nil
+		return append(checkJS(rel, src), lang.ForgeFindings("js", src)...), nil
 	}
 	return nil, nil
 }
@@ -58,8 +61,35 @@ func checkJS(rel string, src []byte) []lang.PolicyFinding {
 				Message: "fs." + string(code[m[2]:m[3]]) + "(" + quote(p) + ") outside the workspace"})
 		}
 	}
+	for _, m := range jsModuleRe.FindAllSubmatchIndex(code, -1) {
+		if mod := strings.TrimPrefix(string(code[m[4]:m[5]]), "node:"); mod == "vm" || mod == "module" || mod == "worker_threads" || mod == "inspector" {
+			out = append(out, lang.PolicyFinding{Rule: "js.vm-escape", Line: lang.LineOf(code, m[0]), Message: "importing " + mod})
+		}
+	}
+	for _, m := range jsVMRe.FindAllIndex(code, -1) {
+		out = append(out, lang.PolicyFinding{Rule: "js.vm-escape", Line: lang.LineOf(code, m[0]), Message: "using " + despace(code[m[0]:m[1]])})
+	}
+	for _, m := range jsExitRe.FindAllIndex(code, -1) {
+		out = append(out, lang.PolicyFinding{Rule: "js.exit", Line: lang.LineOf(code, m[0]), Message: "using " + despace(code[m[0]:m[1]])})
+	}
+	for _, m := range jsExitEventRe.FindAllIndex(src, -1) {
+		out = append(out, lang.PolicyFinding{Rule: "js.exit", Line: lang.LineOf(src, m[0]), Message: "an exit handler: " + despace(src[m[0]:m[1]])})
+	}
 	return append(out, jsTamper(code)...)
 }
+
+// What ends or outlives a test run from the code under test, and what
+// reaches the runner's own process from inside jest's vm context. The
+// code is blanked (comments, strings); the event name of process.on is
+// matched on the source.
+var (
+	jsExitRe = regexp.MustCompile(`\bprocess\s*(?:\.\s*|\[\s*)(?:exit|reallyExit|abort|kill|_kill|exitCode)\b|\bprocess\s*\[|(?:=|\(|,|:)\s*(?:globalThis\s*\.\s*)?process\s*(?:[;,)}\n]|$)`)
+	// matched on the source: the event name is a string
+	jsExitEventRe = regexp.MustCompile(`\bprocess\s*\.\s*(?:on|once|addListener|prependListener)\s*\(\s*["'\x60](?:exit|beforeExit)["'\x60]`)
+	jsVMRe        = regexp.MustCompile(`\bprocess\s*\.\s*(?:binding|_linkedBinding|dlopen|mainModule)\b|\bconstructor\s*(?:\.\s*|\[\s*["'\x60]\s*["'\x60]\s*\]\s*)constructor\b`)
+)
+
+func despace(b []byte) string { return strings.Join(strings.Fields(string(b)), "") }
 
 // Assertion tampering in JavaScript: names bound to node:assert (and the
 // usual assertion globals) whose members are reassigned, deleted or

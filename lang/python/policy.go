@@ -140,6 +140,38 @@ for node in ast.walk(tree):
         for t in node.targets:
             if isinstance(t, ast.Name) and t.id in CONST_DUNDER and always_equal(t.id, node.value.body.value):
                 add("python.constant-eq", node, "%s always returns %r" % (t.id, node.value.body.value))
+# Forcing the run's outcome: an exit handler, an exit that skips pytest's
+# own reporting, or an exit while the module is imported.
+called = set(id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call))
+for node in ast.walk(tree):
+    if isinstance(node, ast.Call):
+        name = resolve(node.func) or ""
+        if name.split(".")[0] == "atexit":
+            add("python.exit-hook", node, "calling %s (runs at exit, after the tests)" % name)
+        elif name in ("os._exit", "os.abort", "os.kill", "os.killpg", "posix._exit", "signal.signal", "signal.alarm", "signal.setitimer", "sys.settrace", "sys.setprofile", "threading.settrace"):
+            add("python.exit-hook", node, "calling " + name)
+    elif isinstance(node, ast.Attribute) and id(node) not in called and resolve(node) in ("os._exit", "posix._exit", "atexit.register"):
+        add("python.exit-hook", node, "using " + resolve(node))
+def main_guard(n):
+    t = n.test
+    return isinstance(t, ast.Compare) and isinstance(t.left, ast.Name) and t.left.id == "__name__"
+def at_import(body):
+    for n in body:
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)): continue
+        if isinstance(n, ast.If) and main_guard(n):
+            at_import(n.orelse); continue
+        if isinstance(n, ast.Raise) and n.exc is not None:
+            e = n.exc.func if isinstance(n.exc, ast.Call) else n.exc
+            if resolve(e) in ("SystemExit", "builtins.SystemExit", "KeyboardInterrupt"):
+                add("python.exit-hook", n, "raising %s while the module is imported" % resolve(e))
+        for sub in ast.iter_child_nodes(n):
+            if isinstance(sub, ast.Call) and resolve(sub.func) in ("sys.exit", "exit", "quit", "builtins.exit"):
+                add("python.exit-hook", sub, "calling %s while the module is imported" % resolve(sub.func))
+        for field in ("body", "orelse", "finalbody", "handlers"):
+            v = getattr(n, field, None)
+            if isinstance(v, list): at_import(v)
+        if isinstance(n, ast.ExceptHandler): at_import(n.body)
+at_import(tree.body)
 print(json.dumps(out))
 `
 
@@ -153,7 +185,7 @@ type pyFinding struct {
 // PolicyRules: processes, sockets, native code, eval/exec, deleting
 // outside the workspace, and tampering with the test frameworks.
 func (Language) PolicyRules() []lang.PolicyRule {
-	return []lang.PolicyRule{
+	rules := []lang.PolicyRule{
 		{Name: "python.subprocess", Description: "imports subprocess", Block: true},
 		{Name: "python.os-system", Description: "os.system, os.popen, os.exec*, os.spawn*", Block: true},
 		{Name: "python.socket", Description: "imports socket", Block: true},
@@ -162,21 +194,60 @@ func (Language) PolicyRules() []lang.PolicyRule {
 		{Name: "python.eval-exec", Description: "eval or exec on something other than a literal", Block: true},
 		{Name: "python.assert-tamper", Description: "rebinds unittest, pytest or builtins.AssertionError members (assignment, setattr, patch) in non-test code", Block: true, NonTestOnly: true},
 		{Name: "python.constant-eq", Description: "__eq__ that always returns true, __ne__ always false, or __hash__ a constant, in non-test code", Block: true, NonTestOnly: true},
+		{Name: "python.exit-hook", Description: "atexit, os._exit, os.kill, signal handlers, tracing hooks, and sys.exit or raise SystemExit while a module is imported, in non-test code (they decide how a test run ends)", Block: true, NonTestOnly: true},
+		{Name: "python.plugin-entry", Description: "a file the interpreter or pytest loads by itself: *.dist-info or *.egg-info contents, entry_points.txt, *.pth, sitecustomize.py, usercustomize.py, or a pytest11 entry point (pytest plugins load into every run)", Block: true},
 	}
+	return append(rules, lang.ForgeRules("python")...)
 }
 
 // CheckPolicy parses .py and .pyi files with Python's own ast module run
 // by opts.Python (else python3 on PATH; nothing of src is executed), or
 // scans their tokens when no interpreter is found; other files give nil.
 func (Language) CheckPolicy(ctx context.Context, rel string, src []byte, opts lang.PolicyOptions) ([]lang.PolicyFinding, error) {
+	out := pluginEntry(rel, src)
 	switch path.Ext(rel) {
 	case ".py", ".pyi":
+		var fs []lang.PolicyFinding
+		var err error
 		if opts.Parser != nil {
-			return opts.Parser.ParsePolicy(ctx, src)
+			fs, err = opts.Parser.ParsePolicy(ctx, src)
+		} else {
+			fs, err = checkPython(ctx, opts.Python, src)
 		}
-		return checkPython(ctx, opts.Python, src)
+		if err != nil {
+			return nil, err
+		}
+		out = append(append(out, fs...), lang.ForgeFindings("python", src)...)
 	}
-	return nil, nil
+	return out, nil
+}
+
+// pytest11Re is a pytest11 entry point group in any spelling of a
+// packaging file (setup.cfg, setup.py, pyproject.toml, entry_points.txt).
+var pytest11Re = regexp.MustCompile(`\bpytest11\b`)
+
+// pluginEntry finds files that Python or pytest load without any import
+// in the project's code: installed-package metadata (a pytest11 entry point
+// in a new *.dist-info folder is a plugin in every run), .pth files and
+// the interpreter's customize modules. They are blocked in every file,
+// test or not: no fix of the code under test needs one.
+func pluginEntry(rel string, src []byte) []lang.PolicyFinding {
+	base := path.Base(rel)
+	for _, dir := range strings.Split(path.Dir(rel), "/") {
+		if strings.HasSuffix(dir, ".dist-info") || strings.HasSuffix(dir, ".egg-info") {
+			return []lang.PolicyFinding{{Rule: "python.plugin-entry", Message: "installed-package metadata (" + dir + ") that Python reads by itself", Always: true}}
+		}
+	}
+	switch {
+	case base == "entry_points.txt" || strings.HasSuffix(base, ".pth"):
+		return []lang.PolicyFinding{{Rule: "python.plugin-entry", Message: base + ", which Python reads by itself", Always: true}}
+	case base == "sitecustomize.py" || base == "usercustomize.py":
+		return []lang.PolicyFinding{{Rule: "python.plugin-entry", Message: base + ", which the interpreter imports at start", Always: true}}
+	}
+	if m := pytest11Re.FindIndex(src); m != nil {
+		return []lang.PolicyFinding{{Rule: "python.plugin-entry", Line: lang.LineOf(src, m[0]), Message: "a pytest11 entry point (a pytest plugin loaded into every run)", Always: true}}
+	}
+	return nil
 }
 
 func checkPython(ctx context.Context, py string, src []byte) ([]lang.PolicyFinding, error) {
@@ -219,6 +290,7 @@ var (
 	pyCallRe   = regexp.MustCompile(`\bos\.(system|popen|exec\w*|spawn\w*)\s*\(`)
 	pyEvalRe   = regexp.MustCompile(`(?:^|[^\w.])(eval|exec)\s*\(\s*([^\s)])`)
 	pyRmtreeRe = regexp.MustCompile(`\bshutil\.rmtree\s*\(`)
+	pyExitRe   = regexp.MustCompile(`\batexit\b|\bos\s*\.\s*(?:_exit|kill|killpg|abort)\b`)
 	// Assertion tampering, by tokens: an assignment to a unittest/pytest
 	// attribute or to builtins.AssertionError, setattr on one of them, and
 	// __eq__/__ne__/__hash__ whose body is one constant return.
@@ -267,6 +339,9 @@ func scanPython(src []byte) []lang.PolicyFinding {
 			continue // never equal: no assertion passes because of it
 		}
 		out = append(out, lang.PolicyFinding{Rule: "python.constant-eq", Line: lang.LineOf(code, m[2]), Message: string(code[m[2]:m[3]]) + " always returns " + string(code[m[4]:m[5]])})
+	}
+	for _, m := range pyExitRe.FindAllIndex(code, -1) {
+		out = append(out, lang.PolicyFinding{Rule: "python.exit-hook", Line: lang.LineOf(code, m[0]), Message: "using " + despace(code[m[0]:m[1]])})
 	}
 	for _, m := range pyRmtreeRe.FindAllIndex(code, -1) {
 		out = append(out, lang.PolicyFinding{Rule: "python.shutil-rmtree", Line: lang.LineOf(code, m[0]), Message: "calling shutil.rmtree"})

@@ -50,7 +50,7 @@ func (Language) PolicyRules() []lang.PolicyRule {
 	for _, r := range Rules() {
 		out = append(out, lang.PolicyRule{Name: r.Name, Description: r.Description, Block: r.Block, NonTestOnly: r.NonTestOnly})
 	}
-	return out
+	return append(out, lang.ForgeRules("rust")...)
 }
 
 // CheckPolicy is [Check] for .rs files.
@@ -62,7 +62,7 @@ func (Language) CheckPolicy(_ context.Context, rel string, src []byte, _ lang.Po
 	for _, f := range Check(src) {
 		out = append(out, lang.PolicyFinding{Rule: f.Rule, Line: f.Line, Message: f.Message, Always: f.Always})
 	}
-	return out, nil
+	return append(out, lang.ForgeFindings("rust", src)...), nil
 }
 
 // Deps lists the crates every Cargo.toml of the build (buildManifests: not

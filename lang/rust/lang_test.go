@@ -173,7 +173,7 @@ func TestCheckPolicyInterface(t *testing.T) {
 	if got, _ := p.CheckPolicy(t.Context(), "main.py", []byte("unsafe { }"), lang.PolicyOptions{}); got != nil {
 		t.Errorf("CheckPolicy of a Python file = %+v, want nil", got)
 	}
-	if len(p.PolicyRules()) != len(Rules()) {
-		t.Error("PolicyRules does not list every rule")
+	if len(p.PolicyRules()) != len(Rules())+len(lang.ForgeRules("rust")) {
+		t.Error("PolicyRules does not list every rule (Rules and the shared forging rules)")
 	}
 }

@@ -27,6 +27,7 @@ func Rules() []Rule {
 		{"rust.remove-dir-all", "std::fs::remove_dir_all or remove_file on an absolute path or one with ..", true, false},
 		{"rust.include-outside", "include!, include_str! or include_bytes! of a file outside the workspace (read at build time)", true, false},
 		{"rust.assert-tamper", "macro_rules! redefining assert, assert_eq, assert_ne, panic, debug_assert* in non-test code", true, true},
+		{"rust.exit", "std::process or libc imported under another name, libc::exit/_exit/abort/kill, or code run before main or at exit (#[ctor], #[dtor], #[link_section], .init_array) in non-test code", true, true},
 	}
 }
 
@@ -49,6 +50,9 @@ var (
 	includeRe   = regexp.MustCompile(`\b(include|include_str|include_bytes)\s*!\s*\(\s*"([^"]*)"`)
 	macroDefRe  = regexp.MustCompile(`\bmacro_rules\s*!\s*(assert|assert_eq|assert_ne|debug_assert|debug_assert_eq|debug_assert_ne|panic|unreachable|todo|unimplemented)\b`)
 	useStdNetRe = regexp.MustCompile(`\buse\s+std\s*::\s*\{[^}]*\bnet\b`)
+	// std::process under another name (use std::process as p; p::exit(0)),
+	// libc's exits, and code that runs outside the tests' control.
+	exitRe = regexp.MustCompile(`\buse\s+(?:::)?std\s*::\s*(?:process\s+as\s+\w+|process\s*::\s*\{[^}]*\bself\s+as\b|\{[^}]*\bprocess\b)|\blibc\s*::\s*(?:_?exit|_Exit|abort|kill|raise)\b|#\s*\[\s*(?:ctor|dtor|link_section|used)\b|\.init_array|\.fini_array|\batexit\s*\(`)
 )
 
 // Check finds rule matches in one Rust source file. Comments are blanked
@@ -98,6 +102,9 @@ func Check(src []byte) []Finding {
 		if p := string(withStrings[m[4]:m[5]]); outside(p) && code[m[0]] == withStrings[m[0]] {
 			add("rust.include-outside", m[0], string(withStrings[m[2]:m[3]])+"!("+quote(p)+") reads a file outside the workspace", true)
 		}
+	}
+	for _, m := range exitRe.FindAllIndex(code, -1) {
+		add("rust.exit", m[0], strings.Join(strings.Fields(string(code[m[0]:m[1]])), " "), false)
 	}
 	for _, m := range macroDefRe.FindAllSubmatchIndex(code, -1) {
 		add("rust.assert-tamper", m[0], "redefining "+string(code[m[2]:m[3]])+"! from non-test code", false)

@@ -243,7 +243,30 @@ func (b *Backend) wrap(d host.Dirs, rel string, args []string, spec sandbox.Spec
 		a = append(a, "--bind", inside(d.Tmp), "/tmp")
 	}
 	env := []string{"PATH=" + sandboxPath, "HOME=/tmp", "LANG=C.UTF-8", "TMPDIR=/tmp"}
-	if dir := b.goCache(spec); dir != "" {
+	if spec.BuildCache == sandbox.BuildCacheFresh {
+		// In the session directory (capped with the workspace), removed
+		// with the session; at the first command, a copy of the standard
+		// library's seed (PrebuildGoStd), which no session writes.
+		dir := filepath.Join(d.Root, "gocache")
+		if _, err := os.Stat(dir); err != nil {
+			seed := b.stdSeed(spec.Labels)
+			if _, err := os.Stat(filepath.Join(seed, stdMarker)); seed == "" || err != nil {
+				seed = ""
+			}
+			err := os.MkdirAll(dir, 0o700)
+			if err == nil && seed != "" {
+				err = copyCache(seed, dir)
+			}
+			if err == nil && os.Geteuid() == 0 { // each session has its own uid (prepareGoCache)
+				err = os.Chmod(dir, 0o777)
+			}
+			if err != nil {
+				return host.Launch{}, fmt.Errorf("bwrap sandbox: fresh Go build cache: %w", err)
+			}
+		}
+		a = append(a, "--bind", inside(dir), "/gocache")
+		env = append(env, "GOCACHE=/gocache")
+	} else if dir := b.goCache(spec); dir != "" {
 		a = append(a, "--bind", dir, "/gocache")
 		env = append(env, "GOCACHE=/gocache")
 	}
@@ -277,14 +300,23 @@ func (b *Backend) wrap(d host.Dirs, rel string, args []string, spec sandbox.Spec
 // cannot be made).
 func (b *Backend) goCache(spec sandbox.Spec) string {
 	key := spec.Labels[sandbox.LabelProject]
-	if key == "" || b.opts.GoCacheDir == "off" || strings.Trim(key, "0123456789abcdef") != "" {
+	if key == "" || b.opts.GoCacheDir == "off" || strings.Trim(key, "0123456789abcdef") != "" || spec.BuildCache == sandbox.BuildCacheFresh {
+		return ""
+	}
+	return b.goCacheDir(key + spec.BuildCache.Suffix())
+}
+
+// goCacheDir is the persistent Go build cache called name, made ready for
+// the session uid; "" when it cannot be made.
+func (b *Backend) goCacheDir(name string) string {
+	if b.opts.GoCacheDir == "off" {
 		return ""
 	}
 	base := b.opts.GoCacheDir
 	if base == "" {
 		base = defaultGoCacheBase()
 	}
-	dir := filepath.Join(base, key)
+	dir := filepath.Join(base, name)
 	if _, ok := b.prepared.Load(dir); ok {
 		return dir
 	}

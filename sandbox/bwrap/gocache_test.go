@@ -118,3 +118,69 @@ func TestGoCacheBounded(t *testing.T) {
 		t.Errorf("after a command left the cache over its bound: %q (want it emptied and still writable)", out)
 	}
 }
+
+// issue 20: what a session running model code writes to its Go build cache
+// never reaches a session whose result counts. The model's sessions share
+// one cache, fixpoint test's sessions another, and a fresh session (the
+// verdict's) starts from the std seed only and leaves nothing behind.
+func TestGoCacheKinds(t *testing.T) {
+	b := goCacheBackend(t)
+	runKind := func(kind sandbox.BuildCache, script string) *sandbox.Result {
+		t.Helper()
+		s, err := b.Start(t.Context(), sandbox.Spec{Labels: map[string]string{sandbox.LabelProject: "cccc"}, BuildCache: kind})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		if _, err := s.Sync(t.Context(), &sandbox.Snapshot{Files: map[string]sandbox.File{}}); err != nil {
+			t.Fatal(err)
+		}
+		res, err := s.Run(t.Context(), sandbox.Command{Args: []string{"sh", "-c", script}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	if res := runKind(sandbox.BuildCacheModel, `test "$GOCACHE" = /gocache && echo poisoned > /gocache/entry`); res.ExitCode != 0 {
+		t.Fatalf("model session: exit %d, %q", res.ExitCode, res.Stderr)
+	}
+	if res := runKind(sandbox.BuildCacheModel, "cat /gocache/entry"); strings.TrimSpace(string(res.Stdout)) != "poisoned" {
+		t.Errorf("a later model session lost the model cache: %q %q", res.Stdout, res.Stderr)
+	}
+	for _, kind := range []sandbox.BuildCache{sandbox.BuildCacheUser, sandbox.BuildCacheFresh} {
+		if res := runKind(kind, `test "$GOCACHE" = /gocache && test -d /gocache && test ! -e /gocache/entry && echo mine > /gocache/entry2`); res.ExitCode != 0 {
+			t.Errorf("kind %d: sees the model's entry, or has no writable cache: exit %d, %q", kind, res.ExitCode, res.Stderr)
+		}
+	}
+	if res := runKind(sandbox.BuildCacheFresh, "test ! -e /gocache/entry2"); res.ExitCode != 0 {
+		t.Error("a fresh session sees what an earlier session wrote to its cache")
+	}
+	if res := runKind(sandbox.BuildCacheUser, "cat /gocache/entry2"); strings.TrimSpace(string(res.Stdout)) != "mine" {
+		t.Errorf("fixpoint test's cache did not outlive its session: %q", res.Stderr)
+	}
+}
+
+// A fresh cache starts as a copy of the project's std seed (what only `go
+// build std` wrote): a session writing into its copy leaves the seed as it
+// was.
+func TestGoCacheFreshCopiesTheSeed(t *testing.T) {
+	b := goCacheBackend(t)
+	seed := filepath.Join(os.TempDir(), fmt.Sprintf("fixpoint-bwrap-gocache-test-%d", os.Getpid()), "dddd-std")
+	if err := os.MkdirAll(filepath.Join(seed, "ab"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(seed, "fixpoint-std-built"), nil, 0o644)
+	os.WriteFile(filepath.Join(seed, "ab", "std-a"), []byte("compiled\n"), 0o644)
+	s, err := b.Start(t.Context(), sandbox.Spec{Labels: map[string]string{sandbox.LabelProject: "dddd"}, BuildCache: sandbox.BuildCacheFresh})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	res, err := s.Run(t.Context(), sandbox.Command{Args: []string{"sh", "-c", "cat /gocache/ab/std-a && echo poisoned > /gocache/ab/std-a"}})
+	if err != nil || res.ExitCode != 0 || strings.TrimSpace(string(res.Stdout)) != "compiled" {
+		t.Fatalf("fresh session: %v, exit %d, %q %q; want the seed's entry, writable", err, res.ExitCode, res.Stdout, res.Stderr)
+	}
+	if got, _ := os.ReadFile(filepath.Join(seed, "ab", "std-a")); string(got) != "compiled\n" {
+		t.Errorf("the seed was changed through a fresh session's cache: %q", got)
+	}
+}

@@ -100,25 +100,106 @@ func (b *Backend) depsDir() string {
 // It runs `go build std` in a setup-like sandbox with the host's tools and
 // no workspace code; a marker file in the cache records that it is done.
 // A project without a build cache (none, or turned off) does nothing.
+//
+// The standard library is compiled into the project's seed cache (see
+// stdSeed), which no session binds, and copied from there into each of the
+// project's session caches that lacks it: the seed holds only what `go
+// build std` wrote, so a fresh cache (sandbox.BuildCacheFresh) can start
+// from it without starting from anything a model's code wrote.
 func (b *Backend) PrebuildGoStd(ctx context.Context, labels map[string]string) error {
-	dir := b.goCache(sandbox.Spec{Labels: labels})
-	if dir == "" {
+	seed := b.stdSeed(labels)
+	if seed == "" {
 		return nil
 	}
-	marker := filepath.Join(dir, "fixpoint-std-built")
-	if _, err := os.Stat(marker); err == nil {
-		return nil
+	marker := filepath.Join(seed, stdMarker)
+	if _, err := os.Stat(marker); err != nil {
+		ws, err := os.MkdirTemp(b.opts.TempDir, "fixpoint-setup-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(ws)
+		spec := sandbox.InstallSpec{Script: "go build std", Limits: sandbox.Limits{Timeout: 15 * time.Minute}}
+		if err := b.runInstall(ctx, spec, ws, nil, seed, false); err != nil {
+			return err
+		}
+		if err := os.WriteFile(marker, nil, 0o644); err != nil {
+			return err
+		}
 	}
-	ws, err := os.MkdirTemp(b.opts.TempDir, "fixpoint-setup-")
-	if err != nil {
-		return err
+	for _, c := range []sandbox.BuildCache{sandbox.BuildCacheModel, sandbox.BuildCacheUser} {
+		dir := b.goCache(sandbox.Spec{Labels: labels, BuildCache: c})
+		if dir == "" {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(dir, stdMarker)); err == nil {
+			continue
+		}
+		if err := copyCache(seed, dir); err != nil {
+			return fmt.Errorf("copy the standard library's build cache: %w", err)
+		}
 	}
-	defer os.RemoveAll(ws)
-	spec := sandbox.InstallSpec{Script: "go build std", Limits: sandbox.Limits{Timeout: 15 * time.Minute}}
-	if err := b.runInstall(ctx, spec, ws, nil, dir, false); err != nil {
-		return err
+	return nil
+}
+
+// stdMarker, in a Go build cache, records that the standard library is in it.
+const stdMarker = "fixpoint-std-built"
+
+// stdSeed is the project's Go build cache written only by `go build std`
+// (PrebuildGoStd); "" when the project has no cache.
+func (b *Backend) stdSeed(labels map[string]string) string {
+	key := labels[sandbox.LabelProject]
+	if key == "" || strings.Trim(key, "0123456789abcdef") != "" {
+		return ""
 	}
-	return os.WriteFile(marker, nil, 0o644)
+	// A suffix no BuildCache gives: no session binds it.
+	return b.goCacheDir(key + "-std")
+}
+
+// copyCache copies the regular files and directories of src into dst
+// (made if missing), as new files: dst shares no inode with src, so what a
+// session writes into dst never reaches src. Run as root, every session has
+// its own uid, and the copies are writable by all (prepareGoCache).
+func copyCache(src, dst string) error {
+	dirMode, fileMode := os.FileMode(0o700), os.FileMode(0o600)
+	if os.Geteuid() == 0 {
+		dirMode, fileMode = 0o777, 0o666
+	}
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		to := filepath.Join(dst, rel)
+		switch {
+		case d.IsDir():
+			if err := os.MkdirAll(to, dirMode); err != nil {
+				return err
+			}
+			return os.Chmod(to, dirMode)
+		case !d.Type().IsRegular():
+			return nil
+		}
+		in, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer in.Close()
+		out, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, fileMode)
+		if err != nil {
+			return err
+		}
+		if _, err := io.Copy(out, in); err == nil {
+			err = out.Chmod(fileMode) // past the umask
+		}
+		if err != nil {
+			out.Close()
+			return err
+		}
+		return out.Close()
+	})
 }
 
 // runInstall runs spec.Script in a sandbox on ws. With network, the

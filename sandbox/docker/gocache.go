@@ -29,9 +29,11 @@ const (
 // of a project starts with the standard library compiled, and later
 // sessions also reuse what earlier runs compiled of the project.
 //
-// The volume is keyed by image and project: a Go build cache written by one
-// project's sandbox is never read by another project's, so a model cannot
-// plant a poisoned cache entry that changes another project's test results.
+// The volume is keyed by image, project and kind of code
+// (sandbox.BuildCache): a Go build cache written by one project's sandbox
+// is never read by another project's, and one written while model code ran
+// is never read by `fixpoint test` or by the verifying run, so a model
+// cannot plant a poisoned cache entry that changes a result that counts.
 // It is not labelled with an owner pid, so the reaper keeps it until its
 // image is gone.
 func (b *Backend) goCacheMount(ctx context.Context, spec sandbox.Spec) (*mount.Mount, error) {
@@ -43,11 +45,16 @@ func (b *Backend) goCacheMount(ctx context.Context, spec sandbox.Spec) (*mount.M
 		return nil, nil
 	}
 	dir := img.Config.Labels[labelGoCache]
+	if spec.BuildCache == sandbox.BuildCacheFresh {
+		// An anonymous volume: Docker fills it from the image's prebuilt
+		// cache, and the container's removal (RemoveVolumes) removes it.
+		return &mount.Mount{Type: mount.TypeVolume, Target: dir}, nil
+	}
 	project := spec.Labels[LabelProject]
 	if project == "" {
 		project = "shared"
 	}
-	sum := sha256.Sum256([]byte(project))
+	sum := sha256.Sum256([]byte(project + spec.BuildCache.Suffix()))
 	name := fmt.Sprintf("fixpoint-gocache-%s-%x", shortImageID(img.ID), sum[:6])
 	return &mount.Mount{
 		Type:   mount.TypeVolume,

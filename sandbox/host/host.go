@@ -79,7 +79,10 @@ func hostWrap(d Dirs, rel string, args []string, spec sandbox.Spec) (Launch, err
 			env = append(env, c.HostEnv(c.HostDir)...)
 		}
 	}
-	if dir := projectGoCache(spec); dir != "" {
+	if spec.BuildCache == sandbox.BuildCacheFresh {
+		// In the session directory: removed with the session.
+		env = append(env, "GOCACHE="+filepath.Join(d.Root, "gocache"))
+	} else if dir := projectGoCache(spec); dir != "" {
 		env = append(env, "GOCACHE="+dir)
 	}
 	dir := d.Workspace
@@ -90,7 +93,7 @@ func hostWrap(d Dirs, rel string, args []string, spec sandbox.Spec) (Launch, err
 }
 
 // projectGoCache is a Go build cache that outlives the session, one per
-// project (sandbox.LabelProject), in the user's cache directory: without
+// project (sandbox.LabelProject) and kind of code (Spec.BuildCache), in the user's cache directory: without
 // it every command starts with an empty cache in its temporary HOME and
 // recompiles the standard library. "" when there is no project or the
 // directory cannot be made.
@@ -103,7 +106,7 @@ func projectGoCache(spec sandbox.Spec) string {
 	if err != nil {
 		return ""
 	}
-	dir := filepath.Join(base, "fixpoint", "gocache-host", key)
+	dir := filepath.Join(base, "fixpoint", "gocache-host", key+spec.BuildCache.Suffix())
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return ""
 	}

@@ -95,6 +95,7 @@ func Parse(r Runner, res *sandbox.Result, report []byte) *Report {
 		rep.Tests = append(rep.Tests, exitResult(res, stdout, stderr, n))
 	}
 	rep.Count()
+	rep.Mismatch = crossCheck(rep, stdout, stderr, res.Truncated)
 	return rep
 }
 
@@ -152,6 +153,10 @@ func hasFailure(tests []Result) bool {
 
 // exitResult stands for a failed command whose failures could not be
 // attributed to any test: a setup error, a crash, an unknown runner.
+// ExitID is the id of the entry that stands for a whole run which exited
+// non-zero without a failing test (exitResult): not a test.
+const ExitID = "(exit)"
+
 func exitResult(res *sandbox.Result, stdout, stderr []byte, n *normalizer) Result {
 	out := stderr
 	if len(bytes.TrimSpace(out)) == 0 {
@@ -164,7 +169,7 @@ func exitResult(res *sandbox.Result, stdout, stderr []byte, n *normalizer) Resul
 	case res.OOMKilled:
 		msg = "out of memory: killed"
 	}
-	r := Result{ID: "(exit)", Name: msg, Status: StatusError, Message: msg, Excerpt: trimExcerpt(string(out))}
+	r := Result{ID: ExitID, Name: msg, Status: StatusError, Message: msg, Excerpt: trimExcerpt(string(out))}
 	if last := lastLines(string(out), 3); last != "" && !res.TimedOut && !res.OOMKilled {
 		r.Message = clip(last, maxMessage)
 	}

@@ -22,6 +22,11 @@
 // it bit. The environment is the sandbox's own plus what the Runner sets
 // (PYTHONDONTWRITEBYTECODE for Python) and [Runner.WithEnv] adds from the
 // configuration: nothing that changes how tests print or behave.
+//
+// The code under test can write to the same output and report files, so
+// Parse cross-checks the results against the summary lines the runner
+// itself printed (crosscheck.go): a disagreement is in Report.Mismatch, and
+// such a report is not OK.
 package testrun
 
 import (
@@ -79,6 +84,10 @@ type Report struct {
 	// output cap: the text kept (Output, excerpts, what was streamed) was
 	// cut, while the results were still parsed from the whole stream.
 	OutputCut *OutputCut `json:"output_cut,omitempty"`
+	// Mismatch lists the ways the parsed results disagree with the summary
+	// lines the runner itself printed (crosscheck.go); a report with any
+	// is not OK, whatever its counts say.
+	Mismatch []string `json:"mismatch,omitempty"`
 }
 
 // OutputCut says how far the output cap cut a run's text.
@@ -132,9 +141,10 @@ func sizeString(n int64) string {
 }
 
 // OK reports whether the run counts as passing: exit code 0, not timed out,
-// and no failed or errored test.
+// no failed or errored test, and no disagreement with the runner's own
+// summary (Mismatch).
 func (r *Report) OK() bool {
-	return r != nil && r.ExitCode == 0 && !r.TimedOut && !r.OOM && r.Failed == 0
+	return r != nil && r.ExitCode == 0 && !r.TimedOut && !r.OOM && r.Failed == 0 && len(r.Mismatch) == 0
 }
 
 // Count fills Passed, Failed and Skipped from Tests.

@@ -1,0 +1,91 @@
+package docker_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/volume"
+
+	"github.com/fixpoint-dev/fixpoint/sandbox"
+	"github.com/fixpoint-dev/fixpoint/sandbox/docker"
+	"github.com/fixpoint-dev/fixpoint/sandbox/sandboxtest"
+)
+
+// issue 20: what a session running model code writes to the Go build cache
+// never reaches a session whose result counts: the model's sessions share
+// one volume, fixpoint test's another, and a fresh session (the verdict's)
+// gets an anonymous volume filled from the image, removed with it.
+func TestGoCacheKinds(t *testing.T) {
+	const image = "fixpoint-sandbox-go"
+	cli := sandboxtest.RequireDocker(t)
+	sandboxtest.RequireImage(t, cli, image)
+	b, err := docker.New(t.Context(), &docker.Options{Client: cli})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var id [6]byte
+	rand.Read(id[:])
+	project := hex.EncodeToString(id[:])
+	before := goCacheVolumes(t, cli)
+	t.Cleanup(func() {
+		for name := range goCacheVolumes(t, cli) {
+			if !before[name] {
+				cli.VolumeRemove(context.Background(), name, true)
+			}
+		}
+	})
+	run := func(kind sandbox.BuildCache, script string) *sandbox.Result {
+		t.Helper()
+		s, err := b.Start(t.Context(), sandbox.Spec{Image: image, Labels: map[string]string{sandbox.LabelProject: project}, BuildCache: kind})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		res, err := s.Run(t.Context(), sandbox.Command{Args: []string{"sh", "-c", script}, Limits: sandbox.Limits{Timeout: time.Minute}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	if res := run(sandbox.BuildCacheModel, `echo poisoned > "$(go env GOCACHE)/entry"`); res.ExitCode != 0 {
+		t.Fatalf("model session: exit %d, %q", res.ExitCode, res.Stderr)
+	}
+	if res := run(sandbox.BuildCacheModel, `cat "$(go env GOCACHE)/entry"`); strings.TrimSpace(string(res.Stdout)) != "poisoned" {
+		t.Errorf("a later model session lost the model cache: %q %q", res.Stdout, res.Stderr)
+	}
+	for _, kind := range []sandbox.BuildCache{sandbox.BuildCacheUser, sandbox.BuildCacheFresh} {
+		res := run(kind, `c="$(go env GOCACHE)"; test ! -e "$c/entry" && ls "$c" | grep -q . && echo mine > "$c/entry2"`)
+		if res.ExitCode != 0 {
+			t.Errorf("kind %d: sees the model's entry, or has no writable cache filled from the image: exit %d, %q", kind, res.ExitCode, res.Stderr)
+		}
+	}
+	if res := run(sandbox.BuildCacheFresh, `test ! -e "$(go env GOCACHE)/entry2"`); res.ExitCode != 0 {
+		t.Error("a fresh session sees what an earlier session wrote to its cache")
+	}
+	if res := run(sandbox.BuildCacheUser, `cat "$(go env GOCACHE)/entry2"`); strings.TrimSpace(string(res.Stdout)) != "mine" {
+		t.Errorf("fixpoint test's cache did not outlive its session: %q", res.Stderr)
+	}
+}
+
+// goCacheVolumes lists the Go build cache volumes (named and anonymous
+// ones alike have the label only when named: the anonymous ones are
+// removed with their container).
+func goCacheVolumes(t *testing.T, cli interface {
+	VolumeList(context.Context, volume.ListOptions) (volume.ListResponse, error)
+}) map[string]bool {
+	t.Helper()
+	vs, err := cli.VolumeList(context.Background(), volume.ListOptions{Filters: filters.NewArgs(filters.Arg("label", docker.LabelCache+"=gocache"))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]bool{}
+	for _, v := range vs.Volumes {
+		out[v.Name] = true
+	}
+	return out
+}

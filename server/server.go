@@ -150,6 +150,10 @@ type Server struct {
 	prewarms   map[string]context.CancelFunc // guarded by mu; running prewarms by progress token
 	warmSeq    int                           // guarded by mu; prewarm progress tokens
 	stopping   bool                          // guarded by mu; shutdown or end of connection: no new prewarm
+	// ended holds the folders where a run has sent its final status: that
+	// status stays on screen, so their prewarms show no progress of their
+	// own (status.go, prewarmProgress); guarded by mu.
+	ended map[string]bool
 }
 
 // New returns a server. opts may be nil.
@@ -189,6 +193,7 @@ func New(opts *Options) *Server {
 		results:   map[string]*agent.Result{},
 		warm:      map[string]*warmState{},
 		prewarms:  map[string]context.CancelFunc{},
+		ended:     map[string]bool{},
 	}
 	s.table = s.handlers()
 	return s

@@ -46,7 +46,9 @@ func (s *Server) execute(ctx context.Context, r *run) {
 		}
 		s.runningStatus(ctx, r, ev)
 		prog.report(ctx, ev.Message)
-		if ev.Report != nil {
+		if ev.Report != nil && ev.Iteration == 0 {
+			// Only the baseline describes the files the user has: later
+			// reports are of the model's edits in the sandbox.
 			s.publishReport(ctx, r.root, ev.Report)
 		}
 	})
@@ -64,9 +66,9 @@ func (s *Server) execute(ctx context.Context, r *run) {
 	r.reportCounts(res.Final)
 	r.status.Diff = res.Diff
 	r.status.Files = changedFiles(res.Changes)
-	if res.Final != nil {
-		s.publishReport(ctx, r.root, res.Final)
-	}
+	// res.Final is the state of the model's edits: it becomes the
+	// diagnostics once they land (land, offerUnverified); until then,
+	// and after a decline, the baseline's diagnostics stay.
 	if res.Verified {
 		s.endProgress(ctx, r, "Verified")
 		s.land(ctx, r, res)
@@ -126,6 +128,9 @@ func (s *Server) land(ctx context.Context, r *run, res *agent.Result) {
 		}
 		s.endStatus(ctx, r, stateNotApplied, msg, out.reason)
 		return
+	}
+	if res.Final != nil {
+		s.publishReport(ctx, r.root, res.Final)
 	}
 	if len(res.Changes) == 0 {
 		s.endStatus(ctx, r, stateApplied, "Verified; no file changes were needed", "")
@@ -206,6 +211,9 @@ func (s *Server) offerUnverified(ctx context.Context, r *run, res *agent.Result)
 	switch s.ask(ctx, protocol.MessageTypeWarning, "fixpoint: "+reason, actions...) {
 	case "Apply best attempt":
 		if out := s.apply(ctx, r, res, false); out.applied {
+			if res.Final != nil {
+				s.publishReport(ctx, r.root, res.Final)
+			}
 			s.showMessage(ctx, protocol.MessageTypeWarning, "fixpoint: applied the unverified best attempt: "+filesSummary(changedFiles(res.Changes)))
 		} else if out.reason != reasonDeclined {
 			s.showMessage(ctx, protocol.MessageTypeWarning, "fixpoint: the best attempt was not applied: "+out.reason)

@@ -331,7 +331,10 @@ func (s *Server) dispatch(ctx context.Context, req jsonrpc2.Request) (result any
 	}
 	h, ok := s.table[method]
 	if !ok {
-		if isUnimplemented(method) || isCall {
+		if empty, ok := unimplementedResult(method); ok && isCall {
+			return empty, nil // unimplemented.go
+		}
+		if isCall {
 			return nil, jsonrpc2.NewError(jsonrpc2.MethodNotFound, fmt.Sprintf("method not found: %s", method))
 		}
 		return nil, nil // unknown notifications ($/...) are ignored

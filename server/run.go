@@ -34,6 +34,9 @@ func (s *Server) execute(ctx context.Context, r *run) {
 		s.endStatus(ctx, r, stateFailed, "Cannot start: "+err.Error(), err.Error())
 		return
 	}
+	if r.kind.mode() != "" && s.noModel(ctx, r, eng) {
+		return
+	}
 	prog := s.beginProgress(ctx, r.token, "fixpoint: "+r.title, "starting")
 	r.end.prog = prog
 	if r.kind.mode() == "" {

@@ -154,6 +154,9 @@ type Server struct {
 	// status stays on screen, so their prewarms show no progress of their
 	// own (status.go, prewarmProgress); guarded by mu.
 	ended map[string]bool
+	// demoShown is set once the demo model's banner was shown (nomodel.go);
+	// guarded by mu.
+	demoShown bool
 }
 
 // New returns a server. opts may be nil.

@@ -6,6 +6,7 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/fixpoint-dev/fixpoint/agent"
+	"github.com/fixpoint-dev/fixpoint/config"
 )
 
 // No model configured. `fixpoint serve` behaves like the CLI: its engine
@@ -56,4 +57,39 @@ func (s *Server) noModel(ctx context.Context, r *run, eng Engine) bool {
 			"which shows fixpoint's machinery, not a model's skill, and only knows examples/go-bug. "+noModelHelp)
 	}
 	return false
+}
+
+// No Docker. With sandbox.backend unset, an engine that finds no Docker
+// engine uses bubblewrap. The user is told once per server, visibly, with
+// the fix for their system (not a script of this repository), and that the
+// first run compiles the language's standard library into a cache.
+
+// sandboxNamer is implemented by engines that say which sandbox backend
+// answered (*agent.Engine).
+type sandboxNamer interface {
+	SandboxName() string
+}
+
+// noDockerHelp is the notice shown when the automatic choice fell back
+// to bwrap.
+const noDockerHelp = "fixpoint: no Docker engine answers, so tests run in the bubblewrap (bwrap) sandbox. " +
+	"To use Docker: sudo apt-get install docker.io && sudo systemctl enable --now docker, " +
+	"then sudo usermod -aG docker $USER and log in again (other systems: install Docker Engine or Docker Desktop and start it). " +
+	"To keep bwrap, set fixpoint.sandbox (FIXPOINT_SANDBOX) to \"bwrap\" and this notice goes. " +
+	"The first run compiles the standard library into a cache, which can take a few minutes."
+
+// noticeSandbox shows noDockerHelp once when root's engine fell back to
+// bwrap because sandbox.backend is unset and no Docker engine answered.
+func (s *Server) noticeSandbox(ctx context.Context, chosen string, eng Engine) {
+	sn, ok := eng.(sandboxNamer)
+	if !ok || chosen != "" || sn.SandboxName() != config.BackendBwrap {
+		return
+	}
+	s.mu.Lock()
+	first := !s.bwrapShown
+	s.bwrapShown = true
+	s.mu.Unlock()
+	if first {
+		s.showMessage(ctx, protocol.MessageTypeWarning, noDockerHelp)
+	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/fixpoint-dev/fixpoint/agent"
 	"github.com/fixpoint-dev/fixpoint/config"
+	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
 )
 
 // demoFake is a fake engine that says it runs the scripted demo model, as
@@ -66,5 +67,54 @@ func TestNoModelConfigured(t *testing.T) {
 	defer eng.mu.Unlock()
 	if len(eng.requests) != 2 {
 		t.Errorf("engine runs = %d, want 2 (the fixes; the goal never reaches the demo model)", len(eng.requests))
+	}
+}
+
+// bwrapFake is a fake engine whose sandbox is bwrap, as *agent.Engine
+// says when no Docker engine answered.
+type bwrapFake struct{ *fakeEngine }
+
+func (bwrapFake) SandboxName() string { return "bwrap" }
+
+// TestNoDockerNotice: when sandbox.backend is unset and the engine fell
+// back to bwrap, the user is told once (window/showMessage), with the fix
+// for their system and how to keep bwrap, never a repository script; a
+// user who chose bwrap is not told.
+func TestNoDockerNotice(t *testing.T) {
+	for _, tt := range []struct {
+		name, sandbox string
+		want          int
+	}{
+		{name: "automatic choice", want: 1},
+		{name: "bwrap chosen", sandbox: "bwrap", want: 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			eng := &fakeEngine{Report: &testrun.Report{Passed: 1}}
+			env := map[string]string{"FIXPOINT_SANDBOX": tt.sandbox}
+			e := newFakeEditor(t, editorOptions{files: map[string]string{"go.mod": "module w\n"},
+				server: &Options{Getenv: func(k string) string { return env[k] },
+					NewEngine: func(ctx context.Context, cfg *config.Config, root string, h Hooks) (Engine, error) {
+						return bwrapFake{eng}, nil
+					}}})
+			e.initialize(`{"workspace":{"applyEdit":true}}`)
+			for range 2 {
+				e.mustCall("workspace/executeCommand", map[string]any{"command": cmdRunTests})
+				e.wait(methodStatus, "Tests pass")
+			}
+			var notices []string
+			for _, m := range e.sent("window/showMessage") {
+				if strings.Contains(string(m), "no Docker engine") {
+					notices = append(notices, string(m))
+				}
+			}
+			if len(notices) != tt.want {
+				t.Fatalf("no-Docker notices = %q, want %d", notices, tt.want)
+			}
+			for _, n := range notices {
+				if !strings.Contains(n, "apt-get install docker.io") || !strings.Contains(n, `\"bwrap\"`) || strings.Contains(n, ".ci/") {
+					t.Errorf("notice = %s, want the system's fix and how to keep bwrap, no repository script", n)
+				}
+			}
+		})
 	}
 }

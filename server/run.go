@@ -292,6 +292,7 @@ func (s *Server) engineFor(ctx context.Context, root string) (Engine, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.noticeSandbox(ctx, cfg.Sandbox.Backend, e)
 	s.mu.Lock()
 	if other := s.engines[root]; other != nil {
 		// A prewarm and a run made one at the same time: keep the first.

@@ -157,6 +157,9 @@ type Server struct {
 	// demoShown is set once the demo model's banner was shown (nomodel.go);
 	// guarded by mu.
 	demoShown bool
+	// bwrapShown is set once the no-Docker notice was shown (nomodel.go);
+	// guarded by mu.
+	bwrapShown bool
 }
 
 // New returns a server. opts may be nil.

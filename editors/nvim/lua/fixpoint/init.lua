@@ -575,7 +575,7 @@ local function executable()
   if not state.missing[exe] then
     state.missing[exe] = true
     notify(
-      "fixpoint: '" .. exe .. "' is not executable; install it (go install github.com/fixpoint-dev/fixpoint/cmd/fixpoint@latest) or set cmd in setup(), then :checkhealth fixpoint",
+      "fixpoint: '" .. exe .. "' is not executable; install it (go install ./cmd/fixpoint in a fixpoint checkout) or set cmd in setup()",
       vim.log.levels.ERROR
     )
   end

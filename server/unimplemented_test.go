@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"go.lsp.dev/jsonrpc2"
+	"go.lsp.dev/protocol"
 )
 
 // TestUnimplementedAnswerEmpty: the requests an editor sends whatever the
@@ -68,4 +69,40 @@ func (e *fakeEditor) lastReply() string {
 		}
 	}
 	return ""
+}
+
+// TestCodeActionsOneEntryPerAction: with a fixpoint diagnostic, a request
+// for every kind (Neovim's menu) lists each title once, the quickfix in
+// place of the source action; a request for source actions still gets
+// the source one.
+func TestCodeActionsOneEntryPerAction(t *testing.T) {
+	diag := protocol.Diagnostic{Source: diagnosticSource, Message: "TestX failed"}
+	tests := []struct {
+		name string
+		only []protocol.CodeActionKind
+		want []string // kinds, in order
+	}{
+		{name: "every kind", want: []string{"quickfix", "source.fixpoint.runTests"}},
+		{name: "source only", only: []protocol.CodeActionKind{"source"}, want: []string{"source.fixpoint.fixTests", "source.fixpoint.runTests"}},
+		{name: "quickfix only", only: []protocol.CodeActionKind{"quickfix"}, want: []string{"quickfix"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			acts := codeActions(nil, "file:///w/a_test.go", protocol.Range{}, protocol.CodeActionContext{Diagnostics: []protocol.Diagnostic{diag}, Only: tt.only})
+			var kinds []string
+			titles := map[string]int{}
+			for _, a := range acts {
+				kinds = append(kinds, string(a.Kind))
+				titles[a.Title]++
+			}
+			if strings.Join(kinds, " ") != strings.Join(tt.want, " ") {
+				t.Errorf("kinds = %q, want %q", kinds, tt.want)
+			}
+			for title, n := range titles {
+				if n > 1 {
+					t.Errorf("%q listed %d times", title, n)
+				}
+			}
+		})
+	}
 }

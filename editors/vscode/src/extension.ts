@@ -43,6 +43,8 @@ import {
   orderActions,
   outputLines,
   parseRunStatus,
+  isPrewarmToken,
+  notificationTitle,
 } from './runs';
 import { configurationResponse, needsRestart, readSettings, serverSettings, type Settings } from './settings';
 import type { ProgressValue } from './status';
@@ -196,13 +198,15 @@ class Extension {
     let end: (() => void) | undefined;
     const sub = client.onProgress(WorkDoneProgress.type, token, (value) => {
       const v = value as ProgressValue;
-      this.board.progress(token, v);
+      // A prewarm (preparing the sandbox) is no run: the last run's final
+      // status stays in the status bar; the notification still shows it.
+      if (!isPrewarmToken(token)) this.board.progress(token, v);
       this.syncRunActive();
       if (v.message) this.output.appendLine(`[progress] ${v.message}`);
       if (v.kind === 'begin') {
         pending = v.message;
         void vscode.window.withProgress(
-          { location: vscode.ProgressLocation.Notification, title: `fixpoint: ${v.title ?? 'run'}`, cancellable: true },
+          { location: vscode.ProgressLocation.Notification, title: notificationTitle(v.title), cancellable: true },
           (progress, cancel) => {
             report = (message) => progress.report({ message });
             if (pending) report(pending);

@@ -7,6 +7,8 @@ import {
   type RunStatus,
   StatusBoard,
   appliedSummary,
+  isPrewarmToken,
+  notificationTitle,
   needsConfirmation,
   orderActions,
   outputLines,
@@ -254,4 +256,16 @@ test('needsConfirmation: only an edit with an annotation that needs confirmation
     { name: 'not an object', edit: null, want: false },
   ];
   for (const c of cases) assert.equal(needsConfirmation(c.edit), c.want, c.name);
+});
+
+test('notification titles carry one "fixpoint: " prefix', () => {
+  assert.equal(notificationTitle('fixpoint: Fix until tests pass'), 'fixpoint: Fix until tests pass');
+  assert.equal(notificationTitle('Run tests'), 'fixpoint: Run tests');
+  assert.equal(notificationTitle(undefined), 'fixpoint: run');
+});
+
+test('a prewarm token is not a run: the final status stays', () => {
+  assert.equal(isPrewarmToken('fixpoint/prewarm-2'), true);
+  assert.equal(isPrewarmToken('fixpoint/run-3'), false);
+  assert.equal(isPrewarmToken(7), false);
 });

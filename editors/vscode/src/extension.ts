@@ -349,7 +349,9 @@ class Extension {
 
   private doctor(bin: string, env: NodeJS.ProcessEnv): Promise<void> {
     return new Promise((resolve) => {
-      execFile(bin, ['doctor', '--json'], { env, timeout: 60_000 }, (err, stdout, stderr) => {
+      // In the workspace folder: doctor reads its .fixpoint.toml (image, sandbox) as the server does.
+      const cwd = vscode.workspace.workspaceFolders?.find((f) => f.uri.scheme === 'file')?.uri.fsPath;
+      execFile(bin, ['doctor', '--json'], { env, cwd, timeout: 60_000 }, (err, stdout, stderr) => {
         const checks = parseDoctor(stdout);
         if (!checks) {
           this.output.appendLine(`fixpoint doctor gave no JSON (${err ? err.message : 'no error'}): ${stderr.trim()}`);

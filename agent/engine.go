@@ -83,6 +83,16 @@ func New(cfg *config.Config, opts *Options) *Engine {
 // Config is the engine's configuration.
 func (e *Engine) Config() *config.Config { return e.cfg }
 
+// SandboxName is the name of the sandbox backend tests run in ("docker",
+// "bwrap", "none"), "" without one: with sandbox.backend unset it says
+// which one answered.
+func (e *Engine) SandboxName() string {
+	if e.opts.Backend == nil {
+		return ""
+	}
+	return e.opts.Backend.Name()
+}
+
 // Close closes every session still running (a Run interrupted by a signal
 // closes its own, but Close is the backstop) and what Open created.
 func (e *Engine) Close() error {

@@ -58,16 +58,22 @@ func codeActions(doc *document, uri string, rng protocol.Range, cx protocol.Code
 			ours = append(ours, d)
 		}
 	}
-	if len(ours) > 0 {
+	// One entry per action: where the quickfix is offered, the source
+	// action that runs the same command is not (a client asking for every
+	// kind, such as Neovim's menu, would list "Fix until tests pass"
+	// twice); a request for source actions only still gets it.
+	quickfix := len(ours) > 0 && wanted(protocol.QuickFix, cx.Only)
+	if quickfix {
 		add(protocol.CodeAction{
 			Title: "Fix until tests pass", Kind: protocol.QuickFix, IsPreferred: true, Diagnostics: ours,
 			Command: &protocol.Command{Title: "Fix until tests pass", Command: cmdFixTests, Arguments: []any{uriArgs{URI: uri}}},
 		})
+	} else {
+		add(protocol.CodeAction{
+			Title: "Fix until tests pass", Kind: kindFixTests,
+			Command: &protocol.Command{Title: "Fix until tests pass", Command: cmdFixTests, Arguments: []any{uriArgs{URI: uri}}},
+		})
 	}
-	add(protocol.CodeAction{
-		Title: "Fix until tests pass", Kind: kindFixTests,
-		Command: &protocol.Command{Title: "Fix until tests pass", Command: cmdFixTests, Arguments: []any{uriArgs{URI: uri}}},
-	})
 	add(protocol.CodeAction{
 		Title: "Run tests", Kind: kindRunTests,
 		Command: &protocol.Command{Title: "Run tests", Command: cmdRunTests, Arguments: []any{uriArgs{URI: uri}}},

@@ -1,9 +1,13 @@
 package server
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
+	"go.lsp.dev/protocol"
+
+	"github.com/fixpoint-dev/fixpoint/agent"
 	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
 )
 
@@ -63,6 +67,83 @@ func TestDiagnosticsEveryCase(t *testing.T) {
 				if decl != tc.wantDecl {
 					t.Errorf("diagnostic %d related = %+v, want a pointer at func TestMedian: %v", i, d.RelatedInformation, tc.wantDecl)
 				}
+			}
+		})
+	}
+}
+
+// TestDiagnosticsStayUntilTestsSayOtherwise: a diagnostic of the
+// workspace's failing test stays while the preview is open and after the
+// user declines it (the test still fails in the files they have); the
+// reports of the model's edits in the sandbox never reach the editor. It
+// is cleared only once the verified edit lands.
+func TestDiagnosticsStayUntilTestsSayOtherwise(t *testing.T) {
+	failing := &testrun.Report{Runner: "go", ExitCode: 1, Failed: 1, Tests: []testrun.Result{
+		{ID: "w.TestA", Name: "TestA", Status: testrun.StatusFail, File: "a_test.go", Line: 3, Message: "A() = 1, want 2"}}}
+	passing := &testrun.Report{Runner: "go", Passed: 1, Tests: []testrun.Result{{ID: "w.TestA", Name: "TestA", Status: testrun.StatusPass}}}
+	for _, decline := range []bool{true, false} {
+		t.Run(map[bool]string{true: "declined", false: "applied"}[decline], func(t *testing.T) {
+			eng := &fakeEngine{
+				release: make(chan struct{}),
+				Events: []agent.Event{
+					{Phase: "test", Iteration: 0, MaxIterations: 4, Message: "baseline: 1 failed", Report: failing},
+					{Phase: "test", Iteration: 1, MaxIterations: 4, Message: "Iteration 1/4 · 1 passed", Report: passing},
+				},
+				Result:  agent.Result{Verified: true, StopReason: "verified", Iterations: []agent.Iteration{{N: 1}}, Final: passing},
+				Changes: []fakeChange{{Path: "a.go", After: "package w\n\nfunc A() int { return 2 }\n"}},
+			}
+			e := newFakeEditor(t, editorOptions{engine: eng, files: map[string]string{
+				"go.mod": "module w\n", "a.go": statusWorkspaceA,
+				"a_test.go": "package w\n\nfunc TestA(t *testing.T) { if A() != 2 { t.Fatal() } }\n"}})
+			e.applyOK = !decline
+			if decline {
+				e.answerApply = map[string]any{"applied": false} // the user discarded the preview
+			}
+			e.initialize(vscodeCaps)
+			e.wait("workspace/configuration", "")
+			e.mustCall("workspace/executeCommand", map[string]any{"command": cmdFixTests, "arguments": []any{}})
+			want := stateApplied
+			if decline {
+				want = stateNotApplied
+			}
+			e.wait(methodStatus, `"state":"`+want+`"`)
+			// In wire order: the diagnostics of a_test.go when the preview
+			// (applyEdit) was sent, and the last ones.
+			var last, atPreview []protocol.Diagnostic
+			previewed := false
+			e.rec.mu.Lock()
+			for _, m := range e.rec.msgs {
+				if m.out {
+					continue
+				}
+				if m.method == "workspace/applyEdit" && !previewed {
+					previewed, atPreview = true, last
+				}
+				if m.method != protocol.MethodTextDocumentPublishDiagnostics {
+					continue
+				}
+				var msg struct {
+					Params protocol.PublishDiagnosticsParams
+				}
+				if err := json.Unmarshal(m.raw, &msg); err != nil {
+					t.Fatal(err)
+				}
+				if string(msg.Params.URI) == e.uri("a_test.go") {
+					last = msg.Params.Diagnostics
+				}
+			}
+			e.rec.mu.Unlock()
+			if !previewed || len(atPreview) != 1 {
+				t.Errorf("diagnostics of a_test.go when the preview opened = %+v, want the failing TestA", atPreview)
+			}
+			if decline {
+				if len(last) != 1 || !strings.Contains(last[0].Message, "A() = 1, want 2") {
+					t.Errorf("diagnostics of a_test.go after the decline = %+v, want the failing TestA:\n%s", last, e.transcript())
+				}
+				return
+			}
+			if len(last) != 0 {
+				t.Errorf("diagnostics of a_test.go after the verified edit landed = %+v, want none", last)
 			}
 		})
 	}

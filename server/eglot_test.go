@@ -77,10 +77,21 @@ func TestEglotE2E(t *testing.T) {
 	}
 }
 
+// goModeDir is Debian's elpa-go-mode (.ci/setup installs it): the plugin
+// test runs eglot in a real major mode.
+func goModeDir(t *testing.T) string {
+	t.Helper()
+	dirs, _ := filepath.Glob("/usr/share/emacs/site-lisp/elpa/go-mode-*")
+	if len(dirs) == 0 {
+		t.Fatal("go-mode for Emacs is missing: apt-get install elpa-go-mode (.ci/setup installs it)")
+	}
+	return dirs[0]
+}
+
 // TestEglotPluginE2E drives the real `fixpoint serve` through the shipped
 // fixpoint.el (eglot-fixpoint) in Emacs 28 + eglot 1.9, batch mode, on the
-// Go table project with the Docker sandbox (testdata/eglot/plugin_e2e.el):
-// both failing cases are diagnostics on their shared line; Run Tests ends
+// Go table project with the Docker sandbox (testdata/eglot/plugin_e2e.el),
+// in go-mode: imenu (eglot's documentSymbol) works without an error; both failing cases are diagnostics on their shared line; Run Tests ends
 // "tests-failing"; the progress reaches the mode-line variable although
 // eglot 1.9 announces no work-done progress; the verified solve is shown
 // in the diff buffer and asked with y/n before it lands, the file it
@@ -104,7 +115,7 @@ func TestEglotPluginE2E(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, emacs, "--batch", "-Q", "-L", "/usr/share/emacs/site-lisp/elpa/eglot-1.9",
 		"-L", "/usr/share/emacs/site-lisp/elpa/project-0.8.1", "-L", "/usr/share/emacs/site-lisp/elpa/xref-1.6.0",
-		"-L", "/usr/share/emacs/site-lisp/elpa/seq-2.23", "-L", plugin, "-l", script)
+		"-L", "/usr/share/emacs/site-lisp/elpa/seq-2.23", "-L", goModeDir(t), "-L", plugin, "-l", script)
 	cmd.Dir = root
 	cmd.Env = append(serveEnv(t, model.URL()), "FIXPOINT_IMAGE=fixpoint-sandbox-go",
 		"FIXPOINT_BIN="+bin, "E2E_ROOT="+root, "E2E_OUT="+outFile, "FIXPOINT_LOG=warn")
@@ -126,6 +137,19 @@ func TestEglotPluginE2E(t *testing.T) {
 	}
 	if e, ok := got["error"]; ok {
 		t.Fatalf("eglot plugin script failed: %s\n%s", e, stderr.String())
+	}
+	var imenu struct {
+		OK    bool     `json:"ok"`
+		Mode  string   `json:"mode"`
+		Error string   `json:"error"`
+		Names []string `json:"names"`
+	}
+	_ = json.Unmarshal(got["imenu"], &imenu)
+	if !imenu.OK || imenu.Mode != "go-mode" {
+		t.Errorf("imenu in the go-mode buffer = %+v, want no error in go-mode (eglot asks documentSymbol first)", imenu)
+	}
+	if s := stderr.String(); strings.Contains(s, "method not found") || strings.Contains(s, "-32601") {
+		t.Errorf("a request eglot sent was refused:\n%s", s)
 	}
 	var diags []struct {
 		Line int    `json:"line"`

@@ -125,10 +125,10 @@ func TestMalformedInputGetsErrorsAndTheConnectionSurvives(t *testing.T) {
 		})
 	}
 	// Still alive: a valid request after all that gets its answer.
-	c.send(`{"jsonrpc":"2.0","id":99,"method":"textDocument/hover","params":{}}`)
+	c.send(`{"jsonrpc":"2.0","id":99,"method":"fixpoint/noSuchMethod","params":{}}`)
 	m := c.read()
 	if errCode(m) != -32601 || m["id"].(float64) != 99 {
-		t.Fatalf("hover after malformed input = %v, want MethodNotFound for id 99", m)
+		t.Fatalf("unknown method after malformed input = %v, want MethodNotFound for id 99", m)
 	}
 }
 

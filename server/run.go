@@ -44,6 +44,9 @@ func (s *Server) execute(ctx context.Context, r *run) {
 		s.endStatus(ctx, r, stateFailed, "Cannot start: "+err.Error(), err.Error())
 		return
 	}
+	if r.kind.mode() != "" && s.noModel(ctx, r, eng) {
+		return
+	}
 	prog := s.beginProgress(ctx, r.token, "fixpoint: "+r.title, "starting")
 	r.end.prog = prog
 	if r.kind.mode() == "" {
@@ -59,7 +62,9 @@ func (s *Server) execute(ctx context.Context, r *run) {
 		if ev.Phase == agent.PhaseMemory { // which remembered fixes the prompts use: kept in the log
 			s.logMessage(ctx, protocol.MessageTypeInfo, "fixpoint: "+ev.Message)
 		}
-		if ev.Report != nil {
+		if ev.Report != nil && ev.Iteration == 0 {
+			// Only the baseline describes the files the user has: later
+			// reports are of the model's edits in the sandbox.
 			s.publishReport(ctx, r.root, ev.Report)
 		}
 	})
@@ -77,9 +82,9 @@ func (s *Server) execute(ctx context.Context, r *run) {
 	r.reportCounts(res.Final)
 	r.status.Diff = res.Diff
 	r.status.Files = changedFiles(res.Changes)
-	if res.Final != nil {
-		s.publishReport(ctx, r.root, res.Final)
-	}
+	// res.Final is the state of the model's edits: it becomes the
+	// diagnostics once they land (land, offerUnverified); until then,
+	// and after a decline, the baseline's diagnostics stay.
 	if res.Verified {
 		s.endProgress(ctx, r, "Verified")
 		s.land(ctx, r, res)
@@ -139,6 +144,9 @@ func (s *Server) land(ctx context.Context, r *run, res *agent.Result) {
 		}
 		s.endStatus(ctx, r, stateNotApplied, msg, out.reason)
 		return
+	}
+	if res.Final != nil {
+		s.publishReport(ctx, r.root, res.Final)
 	}
 	if len(res.Changes) == 0 {
 		s.endStatus(ctx, r, stateApplied, "Verified; no file changes were needed", "")
@@ -219,6 +227,9 @@ func (s *Server) offerUnverified(ctx context.Context, r *run, res *agent.Result)
 	switch s.ask(ctx, protocol.MessageTypeWarning, "fixpoint: "+reason, actions...) {
 	case "Apply best attempt":
 		if out := s.apply(ctx, r, res, false); out.applied {
+			if res.Final != nil {
+				s.publishReport(ctx, r.root, res.Final)
+			}
 			s.showMessage(ctx, protocol.MessageTypeWarning, "fixpoint: applied the unverified best attempt: "+filesSummary(changedFiles(res.Changes)))
 		} else if out.reason != reasonDeclined {
 			s.showMessage(ctx, protocol.MessageTypeWarning, "fixpoint: the best attempt was not applied: "+out.reason)
@@ -294,6 +305,7 @@ func (s *Server) engineFor(ctx context.Context, root string) (Engine, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.noticeSandbox(ctx, cfg.Sandbox.Backend, e)
 	s.mu.Lock()
 	if other := s.engines[root]; other != nil {
 		// A prewarm and a run made one at the same time: keep the first.

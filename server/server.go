@@ -164,6 +164,16 @@ type Server struct {
 	sessionTrust  bool
 	trusted       map[string]bool
 	untrustedTold map[string]bool
+	// ended holds the folders where a run has sent its final status: that
+	// status stays on screen, so their prewarms show no progress of their
+	// own (status.go, prewarmProgress); guarded by mu.
+	ended map[string]bool
+	// demoShown is set once the demo model's banner was shown (nomodel.go);
+	// guarded by mu.
+	demoShown bool
+	// bwrapShown is set once the no-Docker notice was shown (nomodel.go);
+	// guarded by mu.
+	bwrapShown bool
 }
 
 // New returns a server. opts may be nil.
@@ -204,6 +214,7 @@ func New(opts *Options) *Server {
 		prewarms:      map[string]context.CancelFunc{},
 		trusted:       map[string]bool{},
 		untrustedTold: map[string]bool{},
+		ended:         map[string]bool{},
 	}
 	s.docs = newOverlays(s.inFolder)
 	s.table = s.handlers()
@@ -342,7 +353,10 @@ func (s *Server) dispatch(ctx context.Context, req jsonrpc2.Request) (result any
 	}
 	h, ok := s.table[method]
 	if !ok {
-		if isUnimplemented(method) || isCall {
+		if empty, ok := unimplementedResult(method); ok && isCall {
+			return empty, nil // unimplemented.go
+		}
+		if isCall {
 			return nil, jsonrpc2.NewError(jsonrpc2.MethodNotFound, fmt.Sprintf("method not found: %s", method))
 		}
 		return nil, nil // unknown notifications ($/...) are ignored

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"go.lsp.dev/protocol"
+
 	"github.com/fixpoint-dev/fixpoint/agent"
 	"github.com/fixpoint-dev/fixpoint/agent/termsafe"
 	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
@@ -158,6 +160,9 @@ func (s *Server) endStatus(ctx context.Context, r *run, state, message, reason s
 	s.endProgress(ctx, r, message)
 	r.end.ended = true
 	r.status.State, r.status.Message, r.status.Reason = state, message, reason
+	s.mu.Lock()
+	s.ended[r.root] = true
+	s.mu.Unlock()
 	s.sendStatus(ctx, r)
 	s.logger.Info("run end", "run", r.id, "state", state)
 }
@@ -212,4 +217,24 @@ func testsPassing(res *agent.Result) string {
 		return "tests passing"
 	}
 	return fmt.Sprintf("%d %s passing", res.Final.Passed, plural(res.Final.Passed, "test", "tests"))
+}
+
+// prewarmProgress begins the progress of a prewarm in root. Before the
+// first run it is a work-done progress ("preparing the sandbox", with
+// the first compile's lines), which the clients show. Once a run in root
+// has ended, its final status ("2 tests failing", "cancelled",
+// "declined") is what the user needs to read until the next run starts:
+// preparing the next sandbox behind it is no state of theirs, so it goes
+// to the log only (window/logMessage) and creates no progress a client
+// would paint over that status.
+func (s *Server) prewarmProgress(ctx context.Context, root, token string) *progress {
+	const title = "fixpoint: preparing the sandbox"
+	s.mu.Lock()
+	quiet := s.ended[root]
+	s.mu.Unlock()
+	if !quiet {
+		return s.beginProgress(ctx, token, title, "starting")
+	}
+	s.logMessage(ctx, protocol.MessageTypeLog, title+"…")
+	return &progress{s: s, title: title}
 }

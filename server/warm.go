@@ -149,7 +149,7 @@ func (s *Server) prewarm(ctx context.Context, root string, gen int, token string
 		overlays[rel] = []byte(d.text())
 	}
 	t0 := time.Now()
-	prog := s.beginProgress(ctx, token, "fixpoint: preparing the sandbox", "starting")
+	prog := s.prewarmProgress(ctx, root, token)
 	err = pw.Prewarm(ctx, root, overlays, func(line string) { prog.report(ctx, line) })
 	s.logger.Info("prewarm", "root", root, "took", time.Since(t0), "err", err)
 	s.prewarmDone(ctx, root, gen, pw, idle, err) // its warning goes before the progress ends

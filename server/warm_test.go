@@ -460,3 +460,30 @@ func TestEditorWorkspaceTrust(t *testing.T) {
 		})
 	}
 }
+
+// TestFinalStatusStaysThroughPrewarm: the first prewarm is shown as a
+// work-done progress, but once a run has sent its final status
+// ("tests-failing"), preparing the next sandbox creates no progress a
+// client would paint over it: it goes to the log, and the last status the
+// client holds is still the run's final one.
+func TestFinalStatusStaysThroughPrewarm(t *testing.T) {
+	b := newRecBackend(t)
+	e := warmEditor(t, b, `idle_timeout = "1h"`)
+	e.initialize(vscodeCaps)
+	e.wait("$/progress", `"message":"Sandbox ready"`) // the first prewarm: shown
+	if !strings.Contains(e.transcript(), "fixpoint/prewarm-1") {
+		t.Fatalf("the first prewarm had no work-done progress:\n%s", e.transcript())
+	}
+	e.mustCall("workspace/executeCommand", map[string]any{"command": cmdRunTests})
+	e.wait(methodStatus, `"kind":"test","state":"tests-failing"`)
+	b.await(t, "start 2")                                               // warmed again after the run
+	e.wait("window/logMessage", "preparing the sandbox: Sandbox ready") // to the log only
+	tr := e.transcript()
+	if strings.Contains(tr, "fixpoint/prewarm-2") {
+		t.Errorf("the prewarm after the run created a work-done progress over the final status:\n%s", tr)
+	}
+	st := e.statuses()
+	if last := st[len(st)-1]; last.State != stateTestsFail || last.Failing != 1 {
+		t.Errorf("last status = %+v, want the run's tests-failing with 1 failing", last)
+	}
+}

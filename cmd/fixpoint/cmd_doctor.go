@@ -146,7 +146,7 @@ func checkEngine(ctx context.Context) (*client.Client, check) {
 	if err != nil {
 		cli.Close()
 		ch.Status, ch.Detail = "fail", "not answering at "+cli.DaemonHost()
-		ch.Fix = "start it: `sudo .ci/docker-up` or `sudo systemctl start docker` (without it fixpoint uses bwrap)"
+		ch.Fix = "install and start it: `sudo apt-get install docker.io && sudo systemctl enable --now docker`, then `sudo usermod -aG docker $USER` and log in again (other systems: Docker Engine or Docker Desktop); without it fixpoint uses bwrap (set sandbox = \"bwrap\" to choose it)"
 		return nil, ch
 	}
 	// Podman's Docker-compatible API names itself in the version

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -102,12 +103,41 @@ func (s stdio) Close() error {
 
 // newEngine makes the agent engine for a workspace folder of `fixpoint
 // serve`: the sandbox backend, failure memory and model client from cfg.
+// Without a configured model it runs the bundled scripted demo model, as
+// `fixpoint fix` does; the server shows the banner (server/nomodel.go).
 func newEngine(logger *slog.Logger) server.EngineFactory {
 	return func(ctx context.Context, cfg *config.Config, root string, h server.Hooks) (server.Engine, error) {
+		stop := func() {}
+		if !cfg.Model.Configured() {
+			var err error
+			if stop, err = startDemo(cfg); err != nil {
+				return nil, fmt.Errorf("start the demo model: %w", err)
+			}
+		}
 		e, err := agent.Open(ctx, cfg, root, &agent.OpenOptions{Logger: logger, Warn: h.Warn, Approve: h.Approve})
 		if err != nil {
+			stop()
 			return nil, err
+		}
+		if !cfg.Model.Configured() {
+			return &demoEngine{Engine: e, stop: stop}, nil
 		}
 		return e, nil
 	}
+}
+
+// demoEngine is an engine on the scripted demo model; Close stops the
+// model's server too. Prewarm and Cool are promoted from *agent.Engine.
+type demoEngine struct {
+	*agent.Engine
+	stop func()
+}
+
+// DemoModel tells the server that the demo model runs (server/nomodel.go).
+func (e *demoEngine) DemoModel() bool { return true }
+
+func (e *demoEngine) Close() error {
+	err := e.Engine.Close()
+	e.stop()
+	return err
 }

@@ -125,8 +125,12 @@
 
 (ert-deftest fixpoint-without-server-says-what-to-do ()
   (with-temp-buffer
-    (should (equal (cadr (should-error (fixpoint-fix-tests) :type 'user-error))
-                   "No fixpoint server for this buffer: run M-x fixpoint-eglot-setup, then M-x eglot"))))
+    (let ((fixpoint-program (list (executable-find "emacs") "serve"))) ; a program that exists
+      (should (equal (cadr (should-error (fixpoint-fix-tests) :type 'user-error))
+                     "No fixpoint server for this buffer: run M-x fixpoint-eglot-setup, then M-x eglot")))
+    (let ((fixpoint-program '("/nonexistent/fixpoint" "serve")))
+      (should (equal (cadr (should-error (fixpoint-fix-tests) :type 'user-error))
+                     "No fixpoint server: the program /nonexistent/fixpoint (fixpoint-program) is not on exec-path; install it (go install ./cmd/fixpoint in a fixpoint checkout) or set fixpoint-program")))))
 
 (defun fixpoint-test--apply-results ()
   "The applyEdit answers the fake server recorded, oldest first."

@@ -297,6 +297,11 @@ as the reply unparsed until the server writes again, and the server's
 window/workDoneProgress/create then waits forever.)"
   (let ((server (eglot-current-server)))
     (unless (and server (cl-typep server 'eglot-fixpoint))
+      ;; Name the real cause: most often the binary is missing, and
+      ;; running the setup again would not help.
+      (unless (executable-find (car fixpoint-program))
+        (user-error "No fixpoint server: the program %s (fixpoint-program) is not on exec-path; install it (go install ./cmd/fixpoint in a fixpoint checkout) or set fixpoint-program"
+                    (car fixpoint-program)))
       (user-error "No fixpoint server for this buffer: run M-x fixpoint-eglot-setup, then M-x eglot"))
     (jsonrpc-async-request
      server :workspace/executeCommand

@@ -12,6 +12,10 @@
 #                            without FIXPOINT_BASE_URL, the bundled scripted demo
 #                            model (agent/demo, via ./capturemodel) answers.
 #   FIXPOINT_CAPTURE_TIMEOUT seconds to wait for the run (default 300)
+#   FIXPOINT_CAPTURE_KEYS    answer the plugin's own preview by typing these keys
+#                            (e.g. "a" for Apply) instead of accepting it unseen
+#   FIXPOINT_CAPTURE_PREVIEW a file for the capture of the preview, taken before the keys
+#   FIXPOINT_CAPTURE_CMDHEIGHT Neovim's cmdheight (default 2; 1 is the default of Neovim)
 #
 # Needs nvim (0.7+), tmux and go. Exits 1 when the run does not end in time
 # or ends unverified (the capture is still written, for inspection).
@@ -62,18 +66,22 @@ fi
 
 cp -r "$repo/examples/go-bug" "$work/project"
 status_file=$work/status
+# Unattended: accept the previewed edit as a user pressing "Apply" would.
+# With FIXPOINT_CAPTURE_KEYS the plugin's own preview and confirm() are
+# used, and the keys are typed into the pane when it asks "(A)pply".
+confirm_hook='confirm = function(_, _, on_choice) on_choice(true) end,'
+[ -n "${FIXPOINT_CAPTURE_KEYS:-}" ] && confirm_hook=''
 cat >"$work/init.lua" <<EOF
 vim.opt.runtimepath:prepend("$repo/editors/nvim")
 vim.o.laststatus = 2
-vim.o.cmdheight = 2
+vim.o.cmdheight = ${FIXPOINT_CAPTURE_CMDHEIGHT:-2}
 vim.o.statusline = "%f %m%=%{luaeval('require(\"fixpoint\").status()')} "
 vim.o.shortmess = vim.o.shortmess .. "F"
 local fp = require("fixpoint")
 local started = false
 fp.setup({
   cmd = { "$bin", "serve" },
-  -- Unattended: accept the previewed edit as a user pressing "Apply" would.
-  confirm = function(_, _, on_choice) on_choice(true) end,
+  $confirm_hook
   on_attach = function()
     if started then return end
     started = true
@@ -100,8 +108,14 @@ EOF
 tmux -L "$sock" new-session -d -s capture -x 100 -y 32 \
   "cd '$work/project' && nvim -i NONE -u '$work/init.lua' stats/stats.go" 9<&-
 
+keys=${FIXPOINT_CAPTURE_KEYS:-}
 for _ in $(seq "$timeout"); do
   [ -s "$status_file" ] && break
+  if [ -n "$keys" ] && tmux -L "$sock" capture-pane -p -t capture | grep -q '(A)pply'; then
+    [ -n "${FIXPOINT_CAPTURE_PREVIEW:-}" ] && tmux -L "$sock" capture-pane -p -t capture >"$FIXPOINT_CAPTURE_PREVIEW"
+    tmux -L "$sock" send-keys -t capture "$keys"
+    keys=
+  fi
   sleep 1
 done
 sleep 1

@@ -82,7 +82,7 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (sandbox.Backe
 		if err != nil {
 			b, berr := bwrap.New(bwrapOptions(cfg, o))
 			if berr != nil {
-				return nil, fmt.Errorf("no sandbox: %w; and %v: start Docker (`sudo .ci/docker-up`), install bubblewrap (`apt-get install bubblewrap`), or set FIXPOINT_SANDBOX=none to run on the host", err, berr)
+				return nil, fmt.Errorf("no sandbox: %w; and %v: install and start Docker (`sudo apt-get install docker.io && sudo systemctl enable --now docker`), install bubblewrap (`sudo apt-get install bubblewrap`), or set FIXPOINT_SANDBOX=none to run on the host", err, berr)
 			}
 			o.Logger.Info("no Docker engine; using the bwrap sandbox", "docker", err)
 			inner = b

@@ -36,7 +36,8 @@ export interface Notice {
   actions: Action[];
 }
 
-export const INSTALL_COMMAND = 'go install github.com/fixpoint-dev/fixpoint/cmd/fixpoint@latest';
+/** Run in a fixpoint checkout (the module is not published on the Go proxy, so `@latest` does not resolve). */
+export const INSTALL_COMMAND = 'go install ./cmd/fixpoint';
 
 /**
  * Parses doctor's JSON: the {ok, checks} object, or a bare array of checks;
@@ -97,7 +98,7 @@ export function missingBinaryNotice(path: string): Notice {
   return {
     severity: 'error',
     message:
-      `fixpoint: the fixpoint binary was not found ${where}. Install it with \`${INSTALL_COMMAND}\` ` +
+      `fixpoint: the fixpoint binary was not found ${where}. Install it with \`${INSTALL_COMMAND}\` in a fixpoint checkout ` +
       '(and put $(go env GOPATH)/bin on PATH), or set "fixpoint.path" to the binary.',
     actions: [
       { title: 'Copy Install Command', copy: INSTALL_COMMAND },

@@ -43,6 +43,8 @@ import {
   orderActions,
   outputLines,
   parseRunStatus,
+  isPrewarmToken,
+  notificationTitle,
 } from './runs';
 import { configurationResponse, needsRestart, readSettings, serverSettings, type Settings } from './settings';
 import type { ProgressValue } from './status';
@@ -198,13 +200,15 @@ class Extension {
     let end: (() => void) | undefined;
     const sub = client.onProgress(WorkDoneProgress.type, token, (value) => {
       const v = value as ProgressValue;
-      this.board.progress(token, v);
+      // A prewarm (preparing the sandbox) is no run: the last run's final
+      // status stays in the status bar; the notification still shows it.
+      if (!isPrewarmToken(token)) this.board.progress(token, v);
       this.syncRunActive();
       if (v.message) this.output.appendLine(`[progress] ${v.message}`);
       if (v.kind === 'begin') {
         pending = v.message;
         void vscode.window.withProgress(
-          { location: vscode.ProgressLocation.Notification, title: `fixpoint: ${v.title ?? 'run'}`, cancellable: true },
+          { location: vscode.ProgressLocation.Notification, title: notificationTitle(v.title), cancellable: true },
           (progress, cancel) => {
             report = (message) => progress.report({ message });
             if (pending) report(pending);
@@ -347,7 +351,9 @@ class Extension {
 
   private doctor(bin: string, env: NodeJS.ProcessEnv): Promise<void> {
     return new Promise((resolve) => {
-      execFile(bin, ['doctor', '--json'], { env, timeout: 60_000 }, (err, stdout, stderr) => {
+      // In the workspace folder: doctor reads its .fixpoint.toml (image, sandbox) as the server does.
+      const cwd = vscode.workspace.workspaceFolders?.find((f) => f.uri.scheme === 'file')?.uri.fsPath;
+      execFile(bin, ['doctor', '--json'], { env, cwd, timeout: 60_000 }, (err, stdout, stderr) => {
         const checks = parseDoctor(stdout);
         if (!checks) {
           this.output.appendLine(`fixpoint doctor gave no JSON (${err ? err.message : 'no error'}): ${stderr.trim()}`);

@@ -167,6 +167,16 @@ export function outputLines(s: RunStatus): string[] {
   return lines;
 }
 
+/** Whether token is a prewarm's ("fixpoint/prewarm-N"), not a run's: it must not replace a run's final status. */
+export function isPrewarmToken(token: string | number): boolean {
+  return String(token).startsWith('fixpoint/prewarm-');
+}
+
+/** A progress notification's title with one "fixpoint: " prefix (the server's titles carry it already). */
+export function notificationTitle(title: string | undefined): string {
+  return `fixpoint: ${(title ?? 'run').replace(/^fixpoint:\s*/i, '')}`;
+}
+
 /** The run id a work-done progress token belongs to: the server names its tokens "fixpoint/<runId>". */
 export function runIdOfToken(token: string | number): string {
   const t = String(token);

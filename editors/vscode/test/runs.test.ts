@@ -7,6 +7,8 @@ import {
   type RunStatus,
   StatusBoard,
   appliedSummary,
+  isPrewarmToken,
+  notificationTitle,
   needsConfirmation,
   noLinks,
   orderActions,
@@ -264,4 +266,16 @@ test('appliedSummary: a file named like a markdown link is no link in the notifi
   assert.ok(m.includes('\\[Open\\]\\(command:'), m);
   assert.equal(noLinks('plain (1 file) a_b.go'), 'plain (1 file) a_b.go');
   assert.equal(noLinks('<img src=x> \\'), '\\<img src=x\\> \\\\');
+});
+
+test('notification titles carry one "fixpoint: " prefix', () => {
+  assert.equal(notificationTitle('fixpoint: Fix until tests pass'), 'fixpoint: Fix until tests pass');
+  assert.equal(notificationTitle('Run tests'), 'fixpoint: Run tests');
+  assert.equal(notificationTitle(undefined), 'fixpoint: run');
+});
+
+test('a prewarm token is not a run: the final status stays', () => {
+  assert.equal(isPrewarmToken('fixpoint/prewarm-2'), true);
+  assert.equal(isPrewarmToken('fixpoint/run-3'), false);
+  assert.equal(isPrewarmToken(7), false);
 });

@@ -7,7 +7,11 @@
 ;;      buffer and asked with y-or-n-p (answered yes here); the file it
 ;;      creates (mean.go) and the edit land in buffers.
 ;; Progress: every value of `fixpoint-status' is recorded.
+;; The buffers are in go-mode (Debian elpa-go-mode), a real major mode:
+;; eglot asks the server for documentSymbol (imenu), which must answer,
+;; not fail, or the user sees an imenu error after every edit.
 (require 'eglot)
+(require 'go-mode)
 (require 'json)
 (require 'fixpoint)
 (fixpoint-eglot-setup) ; as a user would: the mode line shows fixpoint-status
@@ -41,13 +45,24 @@
     (let* ((test-buf (find-file-noselect (concat e2e-root "stats_test.go")))
            (src-buf (find-file-noselect (concat e2e-root "stats.go")))
            server)
+      (with-current-buffer test-buf (go-mode))
+      (with-current-buffer src-buf (go-mode))
       (with-current-buffer test-buf
-        (setq server (eglot '(fundamental-mode) (cons 'transient e2e-root) 'eglot-fixpoint
+        (setq server (eglot '(go-mode) (cons 'transient e2e-root) 'eglot-fixpoint
                             (list (getenv "FIXPOINT_BIN") "serve") "go")))
       (unless (e2e-wait (lambda () (and (with-current-buffer test-buf (eglot-managed-p))
                                         (with-current-buffer src-buf (eglot-managed-p))))
                         30)
         (error "stats_test.go is not managed by eglot"))
+      ;; imenu, as which-function-mode or M-x imenu would ask: eglot sends
+      ;; textDocument/documentSymbol first.
+      (e2e-emit "imenu" (with-current-buffer test-buf
+                          (condition-case err
+                              (progn (setq imenu--index-alist nil)
+                                     (imenu--make-index-alist t)
+                                     (list :ok t :mode (symbol-name major-mode)
+                                           :names (vconcat (mapcar (lambda (x) (format "%s" (car x))) imenu--index-alist))))
+                            (error (list :ok :json-false :error (error-message-string err))))))
       ;; 1. Run the tests.
       (with-current-buffer test-buf (fixpoint-run-tests))
       (unless (e2e-wait (lambda () (>= (length (with-current-buffer test-buf eglot--diagnostics)) 2)) 180)

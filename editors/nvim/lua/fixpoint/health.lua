@@ -59,7 +59,7 @@ function M.check()
   if vim.fn.executable(doctor[1]) ~= 1 then
     r.error(
       "'" .. doctor[1] .. "' is not executable",
-      { "install it: go install github.com/fixpoint-dev/fixpoint/cmd/fixpoint@latest", "or pass cmd = { '/path/to/fixpoint', 'serve' } to require('fixpoint').setup()" }
+      { "install it: go install ./cmd/fixpoint in a fixpoint checkout (then $(go env GOPATH)/bin on PATH)", "or pass cmd = { '/path/to/fixpoint', 'serve' } to require('fixpoint').setup()" }
     )
     return
   end

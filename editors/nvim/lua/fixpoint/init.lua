@@ -54,8 +54,11 @@ local state = {
   missing = {}, -- commands reported as not executable (once each)
 }
 
+-- notify shows msg as one line that fits the echo area (the whole text
+-- goes to :FixpointLog), so an error never stops at a hit-enter prompt.
 local function notify(msg, level)
-  vim.notify(msg, level or vim.log.levels.INFO, { title = "fixpoint" })
+  M.log(msg)
+  vim.notify(M.fit(msg), level or vim.log.levels.INFO, { title = "fixpoint" })
 end
 
 --- Returns msg as one line that fits the echo area (v:echospace), so that
@@ -373,6 +376,18 @@ function M.on_show_message(_, p)
   M.echo(p.message, hl)
 end
 
+--- window/showMessageRequest: Neovim's own list; choosing "Show log"
+--- opens :FixpointLog as well (Neovim 0.7 cannot open the run log the
+--- server offers through window/showDocument).
+function M.on_message_request(err, result, ctx, config)
+  local choice = vim.lsp.handlers["window/showMessageRequest"](err, result, ctx, config)
+  vim.cmd("redraw") -- clear the list: the next message must not stop at a hit-enter prompt
+  if type(choice) == "table" and choice.title == "Show log" then
+    vim.schedule(M.open_log)
+  end
+  return choice
+end
+
 --- window/logMessage: kept for :FixpointLog.
 function M.on_log_message(_, p)
   if type(p) == "table" then
@@ -467,6 +482,9 @@ local function default_confirm(prompt, lines, on_choice)
   if vim.api.nvim_win_is_valid(prev_win) then
     vim.api.nvim_set_current_win(prev_win)
   end
+  -- The prompt scrolled the message area past cmdheight: without a redraw
+  -- the next message (the run's final status) stops at "Press ENTER".
+  vim.cmd("redraw")
   on_choice(ok and choice == 1)
 end
 
@@ -543,6 +561,7 @@ local function client_config(root)
       ["$/fixpoint/status"] = M.on_status,
       ["workspace/applyEdit"] = M.on_apply_edit,
       ["window/showMessage"] = M.on_show_message,
+      ["window/showMessageRequest"] = M.on_message_request,
       ["window/logMessage"] = M.on_log_message,
     },
     on_attach = opts.on_attach,
@@ -575,7 +594,7 @@ local function executable()
   if not state.missing[exe] then
     state.missing[exe] = true
     notify(
-      "fixpoint: '" .. exe .. "' is not executable; install it (go install github.com/fixpoint-dev/fixpoint/cmd/fixpoint@latest) or set cmd in setup(), then :checkhealth fixpoint",
+      "fixpoint: '" .. exe .. "' is not executable; install it (go install ./cmd/fixpoint in a fixpoint checkout) or set cmd in setup()",
       vim.log.levels.ERROR
     )
   end

@@ -16,7 +16,7 @@ impl zed::Extension for Fixpoint {
             .as_ref()
             .and_then(|b| b.path.clone())
             .or_else(|| worktree.which("fixpoint"))
-            .ok_or_else(|| "fixpoint is not on PATH: go install github.com/fixpoint-dev/fixpoint/cmd/fixpoint@latest".to_string())?;
+            .ok_or_else(|| "fixpoint is not on PATH: run go install ./cmd/fixpoint in a fixpoint checkout".to_string())?;
         let args = binary.and_then(|b| b.arguments).unwrap_or_else(|| vec!["serve".into()]);
         Ok(zed::Command { command: path, args, env: worktree.shell_env() })
     }

@@ -312,6 +312,10 @@ func (r *Requirement) String() string {
 type Cache struct {
 	Name string // short name for volume names and messages: "gomod", "node_modules"
 	Path string
+	// Writable names entries of Path (single names: ".cache") where tools
+	// write their own caches at test time; each gets a fresh writable
+	// layer per session over the read-only cache (sandbox.CacheMount).
+	Writable []string
 }
 
 // Setup is a project's dependency install step.
@@ -354,6 +358,9 @@ func (s *Setup) Key(snap *sandbox.Snapshot, image string) string {
 	fmt.Fprintf(h, "setup v1\x00%s\x00%s\x00%s\x00", image, s.Script, strings.Join(s.Env, "\n"))
 	for _, c := range s.Caches {
 		fmt.Fprintf(h, "%s=%s\x00", c.Name, c.Path)
+		if len(c.Writable) > 0 { // the install makes their mount points
+			fmt.Fprintf(h, "writable=%s\x00", strings.Join(c.Writable, "/"))
+		}
 	}
 	in := append([]string(nil), s.Inputs...)
 	sort.Strings(in)

@@ -35,7 +35,13 @@ func (b *Backend) Install(ctx context.Context, spec sandbox.InstallSpec) (*sandb
 	dir := filepath.Join(b.depsDir(), project, spec.Key)
 	res := &sandbox.InstallResult{}
 	for _, c := range spec.Caches {
-		res.Mounts = append(res.Mounts, sandbox.CacheMount{Source: filepath.Join(dir, c.Name), Target: c.Target})
+		var w []string
+		for _, n := range c.Writable {
+			if sandbox.WritableName(n) {
+				w = append(w, n)
+			}
+		}
+		res.Mounts = append(res.Mounts, sandbox.CacheMount{Source: filepath.Join(dir, c.Name), Target: c.Target, Writable: w})
 	}
 	if _, err := os.Stat(filepath.Join(dir, ".done")); err == nil {
 		res.Cached = true
@@ -62,6 +68,21 @@ func (b *Backend) Install(ctx context.Context, spec sandbox.InstallSpec) (*sandb
 	if err := b.runInstall(ctx, spec, ws, res.Mounts, ""); err != nil {
 		os.RemoveAll(dir)
 		return nil, err
+	}
+	// The writable layers' mount points (CacheMount.Writable) become empty
+	// directories, whatever the step left there (a symlink, a file).
+	for _, m := range res.Mounts {
+		for _, w := range m.Writable {
+			p := filepath.Join(m.Source, w)
+			if err := os.RemoveAll(p); err != nil {
+				os.RemoveAll(dir)
+				return nil, fmt.Errorf("bwrap install: %w", err)
+			}
+			if err := os.Mkdir(p, 0o755); err != nil {
+				os.RemoveAll(dir)
+				return nil, fmt.Errorf("bwrap install: %w", err)
+			}
+		}
 	}
 	if err := shareReadable(dir); err != nil {
 		os.RemoveAll(dir)

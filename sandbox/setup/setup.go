@@ -316,7 +316,7 @@ func (p *Preparer) Prepare(ctx context.Context, spec *sandbox.Spec, snap *sandbo
 	}
 	var dirs []sandbox.CacheDir
 	for _, c := range st.Caches {
-		dirs = append(dirs, sandbox.CacheDir{Name: c.Name, Target: c.Path})
+		dirs = append(dirs, sandbox.CacheDir{Name: c.Name, Target: c.Path, Writable: c.Writable})
 	}
 	is := sandbox.InstallSpec{
 		Image: spec.Image, Key: CacheKey(st, snap, *spec), Snapshot: snap, Script: st.Script,

@@ -15,7 +15,7 @@ func TestRecipeHashStable(t *testing.T) {
 	in := image.Inputs{Suite: "bookworm", Mirror: "http://deb.debian.org/debian", GoVersion: "go1.26.8"}
 	// Golden values: a change here means every user's images rebuild, so it
 	// must be deliberate (bump builderVersion and update these).
-	golden := map[string]string{"python": "9ce45715f5b1", "go": "a322de015a8a", "node": "03fbabfb12df"}
+	golden := map[string]string{"python": "f24006bf4719", "go": "5aa8dc5a7e37", "node": "e4180670f1c7"}
 	want := map[string]string{}
 	for _, l := range registry.All() {
 		r := image.RecipeFor(l)

@@ -68,6 +68,11 @@ type Runner struct {
 	// default output (summary counts, the tests it names, its failures).
 	// Without it an npm run's output is still sniffed for those summaries.
 	Composed string
+	// Git, when set, gives the workspace copy a minimal repository before
+	// the command runs, when it has none and the sandbox has git: scripts
+	// that run `git remote -v` or `lefthook install` work as in the
+	// user's clone. See gitInit for what it holds (never credentials).
+	Git *sandbox.GitInfo
 }
 
 // WithEnv returns r with the configured variables added to its Env, in

@@ -288,6 +288,13 @@ type Preflight interface {
 	Check(snap *sandbox.Snapshot) error
 }
 
+// Notes is implemented by languages that have something to tell a user
+// about how the project's tests will build in the sandbox (doctor prints
+// each line): a Go module that uses cgo.
+type Notes interface {
+	Notes(snap *sandbox.Snapshot) []string
+}
+
 // RuntimeHelp is implemented by languages that can tell a user how to
 // get a runtime version the sandbox does not have.
 type RuntimeHelp interface {

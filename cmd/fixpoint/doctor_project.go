@@ -33,6 +33,11 @@ func checkProject(ctx context.Context, cfg *config.Config, root string) (checks 
 	for _, w := range plan.Warnings {
 		checks = append(checks, check{Name: "project files", Status: "warn", Detail: w})
 	}
+	if n, ok := plan.Lang.(lang.Notes); ok {
+		for _, line := range n.Notes(snap) {
+			checks = append(checks, check{Name: "project", Status: "info", Detail: line})
+		}
+	}
 	spec := backends.SpecFor(cfg, plan.Lang, snap)
 	var d *docker.Backend
 	if cfg.Sandbox.Backend == "" || cfg.Sandbox.Backend == config.BackendDocker {

@@ -71,6 +71,9 @@ func checkRuntime(ctx context.Context, plan *setup.Plan, img string, d *docker.B
 		return ch, true, img
 	case req.Range.Allows(have):
 		ch.Status = "ok"
+		if host, ok := setup.HostRuntime(ctx, plan.Lang); d != nil && lang.PreferHost(req.Range, have, host, ok) {
+			ch.Detail += fmt.Sprintf("; runs use the host's %s %s (a per-version image) when the release can be fetched", req.Runtime, host)
+		}
 		return ch, true, img
 	case d == nil:
 		ch.Status = "fail"

@@ -56,6 +56,12 @@ func nodeRunner(pkgJSON []byte) testrun.Runner {
 	prog, words := scriptRunner(script)
 	switch {
 	case prog == "node" && len(words) > 1 && words[1] == "--test" && !slices.ContainsFunc(words, func(w string) bool { return strings.HasPrefix(w, "--test-reporter") }):
+		if slices.ContainsFunc(words[2:], func(w string) bool { return !strings.HasPrefix(w, "-") }) {
+			// "node --test test/": node reads a flag after a file as
+			// another file ("Could not find '--test-reporter=tap'"), so the
+			// reporter goes through NODE_OPTIONS, which allows it.
+			return testrun.Runner{Name: testrun.RunnerNPM, Args: npmTest, Env: []string{"NODE_OPTIONS=--test-reporter=tap"}}
+		}
 		return testrun.Runner{Name: testrun.RunnerNPM, Args: append(npmTest, "--", "--test-reporter=tap")}
 	case prog == "" || !declared(prog):
 		// A runner the package does not declare would come from a global

@@ -47,7 +47,8 @@ func TestTestCommand(t *testing.T) {
 		{name: "default test script, mocha declared", files: map[string]string{"package.json": `{"scripts":{"test":"echo \"Error: no test specified\" && exit 1"},"devDependencies":{"mocha":"10"}}`}, want: testrun.Runner{Name: testrun.RunnerMocha, Args: []string{"npx", "--no", "--", "mocha", "--reporter", "json", "--reporter-option", "output=.fixpoint/mocha.json"}, ReportPath: testrun.MochaReportPath}},
 		{name: "npm default test script", files: map[string]string{"package.json": `{"scripts":{"test":"echo \"Error: no test specified\" && exit 1"}}`}, want: testrun.Runner{Name: testrun.RunnerNode, Args: nodeTAP}},
 		{name: "broken package.json", files: map[string]string{"package.json": `{"scripts":`}, want: testrun.Runner{Name: testrun.RunnerNode, Args: nodeTAP}},
-		{name: "npm script node --test", files: map[string]string{"package.json": `{"scripts":{"test":"node --test test/"}}`}, want: testrun.Runner{Name: testrun.RunnerNPM, Args: []string{"npm", "test", "--silent", "--", "--test-reporter=tap"}}},
+		{name: "npm script node --test", files: map[string]string{"package.json": `{"scripts":{"test":"node --test"}}`}, want: testrun.Runner{Name: testrun.RunnerNPM, Args: []string{"npm", "test", "--silent", "--", "--test-reporter=tap"}}},
+		{name: "npm script node --test with files", files: map[string]string{"package.json": `{"scripts":{"test":"node --test test/"}}`}, want: testrun.Runner{Name: testrun.RunnerNPM, Args: []string{"npm", "test", "--silent"}}},
 		{name: "npm script jest without the dependency", files: map[string]string{"package.json": `{"scripts":{"test":"jest"}}`}, want: testrun.Runner{Name: testrun.RunnerNPM, Args: []string{"npm", "test", "--silent"}}},
 		{name: "npm script jest", files: map[string]string{"package.json": `{"scripts":{"test":"jest"},"devDependencies":{"jest":"^27","ts-jest":"^27"}}`}, want: testrun.Runner{Name: testrun.RunnerJest, Args: jest, ReportPath: testrun.JestReportPath}},
 		{name: "jest after a build step", files: map[string]string{"package.json": `{"scripts":{"test":"tsc -p . && NODE_ENV=test npx jest --coverage"},"devDependencies":{"jest":"29"}}`}, want: testrun.Runner{Name: testrun.RunnerJest, Args: jest, ReportPath: testrun.JestReportPath}},
@@ -90,6 +91,11 @@ func TestTestCommandEnv(t *testing.T) {
 	r := TestCommand(snap(map[string]string{"tests/test_a.py": ""}), "")
 	if !contains(r.Env, "PYTHONDONTWRITEBYTECODE=1") {
 		t.Errorf("pytest Env = %q, want PYTHONDONTWRITEBYTECODE=1 (no __pycache__ in the workspace)", r.Env)
+	}
+	// node --test with files takes its reporter from NODE_OPTIONS: after a
+	// file node reads a flag as another file.
+	if r := TestCommand(snap(map[string]string{"package.json": `{"scripts":{"test":"node --test test/"}}`}), ""); !contains(r.Env, "NODE_OPTIONS=--test-reporter=tap") {
+		t.Errorf("node --test test/: Env = %q, want NODE_OPTIONS=--test-reporter=tap", r.Env)
 	}
 	for _, files := range []map[string]string{
 		{"package.json": "{}"},

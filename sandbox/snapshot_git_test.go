@@ -36,3 +36,28 @@ func TestSnapshotGitInfo(t *testing.T) {
 		t.Errorf("With dropped Git")
 	}
 }
+
+// TestGitWrapScript: an install step's script runs after the minimal
+// repository is made; the remote is data, never shell code.
+func TestGitWrapScript(t *testing.T) {
+	for _, remote := range []string{"https://github.com/o/r.git", "host:o/$(touch pwned)'r`id`.git", ""} {
+		dir := t.TempDir()
+		g := &GitInfo{Remote: remote}
+		cmd := exec.Command("sh", "-c", g.WrapScript(`echo "args:$#"; git remote get-url origin 2>/dev/null || echo none`))
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		want := "args:0\n" + remote + "\n"
+		if remote == "" {
+			want = "args:0\nnone\n"
+		}
+		if err != nil || string(out) != want {
+			t.Errorf("remote %q: %v, output %q, want %q", remote, err, out, want)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "pwned")); err == nil {
+			t.Errorf("remote %q ran as shell code", remote)
+		}
+		if _, err := os.Stat(filepath.Join(dir, ".git", "HEAD")); err != nil {
+			t.Errorf("remote %q: no repository: %v", remote, err)
+		}
+	}
+}

@@ -176,7 +176,11 @@ func (b *Backend) runInstall(ctx context.Context, spec sandbox.InstallSpec, ws s
 	if goCache != "" {
 		a = append(a, "--bind", goCache, "/gocache")
 	}
-	a = append(a, "--chdir", "/workspace", "--", "/bin/sh", "-c", spec.Script)
+	script := spec.Script
+	if spec.Snapshot != nil && spec.Snapshot.Git != nil {
+		script = spec.Snapshot.Git.WrapScript(script) // `prepare: lefthook install` needs a repository
+	}
+	a = append(a, "--chdir", "/workspace", "--", "/bin/sh", "-c", script)
 	path := sandboxPath
 	if len(spec.Path) > 0 {
 		path = strings.Join(spec.Path, ":") + ":" + path

@@ -114,6 +114,15 @@ chown "$uid:$gid" /workspace
 setpriv --reuid="$uid" --regid="$gid" --clear-groups -- /bin/sh -c "$FIXPOINT_SETUP"
 for d in $FIXPOINT_WRITABLE; do rm -rf -- "$d"; mkdir -- "$d"; done`
 
+// installScript is the step's script, after a minimal repository for a
+// workspace in git (sandbox.GitInfo): `prepare: lefthook install` needs one.
+func installScript(spec sandbox.InstallSpec) string {
+	if spec.Snapshot != nil && spec.Snapshot.Git != nil {
+		return spec.Snapshot.Git.WrapScript(spec.Script)
+	}
+	return spec.Script
+}
+
 // writableNames keeps the valid CacheMount.Writable names.
 func writableNames(names []string) []string {
 	var out []string
@@ -142,7 +151,7 @@ func (b *Backend) runInstall(ctx context.Context, spec sandbox.InstallSpec, user
 		ms = append(ms, mount.Mount{Type: mount.TypeVolume, Source: m.Source, Target: m.Target})
 	}
 	env := []string{"HOME=/tmp", "LANG=C.UTF-8", "TMPDIR=/tmp", "FIXPOINT_UID=" + user,
-		"FIXPOINT_CACHES=" + strings.Join(targets, " "), "FIXPOINT_WRITABLE=" + strings.Join(writable, " "), "FIXPOINT_SETUP=" + spec.Script}
+		"FIXPOINT_CACHES=" + strings.Join(targets, " "), "FIXPOINT_WRITABLE=" + strings.Join(writable, " "), "FIXPOINT_SETUP=" + installScript(spec)}
 	if len(spec.Path) > 0 {
 		env = append(env, "PATH="+strings.Join(spec.Path, ":")+":"+defaultPath)
 	}

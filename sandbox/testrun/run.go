@@ -41,7 +41,7 @@ func Run(ctx context.Context, sess sandbox.Session, r Runner, limits sandbox.Lim
 		args = freshReport(r.ReportPath, args)
 	}
 	if r.Git != nil {
-		args = gitInit(r.Git.Remote, args)
+		args = r.Git.WrapArgs(args)
 	}
 	// The parsers read the whole output from the spools; the cap applies
 	// only to res, which keeps the text for people and the model.
@@ -135,25 +135,6 @@ func (b *limitedBuffer) Write(p []byte) (int, error) {
 func freshReport(report string, args []string) []string {
 	const script = `rm -f -- "$1" && mkdir -p -- "$(dirname -- "$1")" && shift && exec "$@"`
 	return append([]string{"sh", "-c", script, "sh", report}, args...)
-}
-
-// gitInit wraps args so that a workspace copy without .git gets a
-// minimal repository first, when git is in the sandbox: `git init` with no
-// template (so no hooks, not even samples), remote "origin" at the host
-// repository's remote URL without credentials (gitrepo.PublicURL), and one
-// empty commit, so that HEAD resolves (go build's VCS stamping fails on a
-// repository without commits). Nothing comes from the host's .git: no
-// config, no hooks, no fsmonitor, no objects. A failure leaves the
-// command to run as before.
-func gitInit(remote string, args []string) []string {
-	const script = `if [ ! -e .git ] && command -v git >/dev/null 2>&1; then
-  { git init -q --template= . &&
-    { [ -z "$1" ] || git remote add origin "$1"; } &&
-    git -c user.name=fixpoint -c user.email=fixpoint@invalid -c commit.gpgsign=false commit -q --allow-empty --no-verify -m "fixpoint sandbox copy"
-  } >/dev/null 2>&1 || rm -rf .git
-fi
-shift && exec "$@"`
-	return append([]string{"sh", "-c", script, "sh", remote}, args...)
 }
 
 type lockedWriter struct {

@@ -71,7 +71,8 @@ type Runner struct {
 	// Git, when set, gives the workspace copy a minimal repository before
 	// the command runs, when it has none and the sandbox has git: scripts
 	// that run `git remote -v` or `lefthook install` work as in the
-	// user's clone. See gitInit for what it holds (never credentials).
+	// user's clone. See sandbox.GitInfo for what it holds (never
+	// credentials).
 	Git *sandbox.GitInfo
 }
 

@@ -31,6 +31,7 @@ var (
 	mochaPassRe   = regexp.MustCompile(`(?m)^\s*(\d+) passing \(`)
 	mochaFailRe   = regexp.MustCompile(`(?m)^\s*(\d+) failing\s*$`)
 	mochaPendRe   = regexp.MustCompile(`(?m)^\s*(\d+) pending\s*$`)
+	mochaDetailRe = regexp.MustCompile(`^\s*(\d+)\) `)
 	mochaTestRe   = regexp.MustCompile(`^(\s+)(?:(✓|✔)|(\d+)\)|(-)) (.+?)(?:\s+\(\d+ms\))?$`)
 	countRe       = regexp.MustCompile(`(\d+) (passed|failed|skipped|todo|pending)`)
 )
@@ -296,7 +297,6 @@ func parseMochaHuman(out string, n *normalizer) []Result {
 		}
 	}
 	// Details: "  1) suite\n       title:\n     Error: ..." up to the next number.
-	detailRe := regexp.MustCompile(`^\s*(\d+)\) `)
 	var num string
 	var text []string
 	flush := func() {
@@ -315,7 +315,7 @@ func parseMochaHuman(out string, n *normalizer) []Result {
 		num, text = "", nil
 	}
 	for ; i < len(lines); i++ {
-		if m := detailRe.FindStringSubmatch(lines[i]); m != nil {
+		if m := mochaDetailRe.FindStringSubmatch(lines[i]); m != nil {
 			flush()
 			num = m[1]
 			continue

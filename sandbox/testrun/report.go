@@ -72,6 +72,9 @@ type Report struct {
 	TimedOut bool          `json:"timed_out,omitempty"`
 	OOM      bool          `json:"oom,omitempty"`
 	Tests    []Result      `json:"tests"`
+	// Passed, Failed and Skipped count Tests, except that a runner's
+	// printed summary (its default output in a composed npm script) may
+	// count more tests than it names: then they follow the summary.
 	Passed   int           `json:"passed"`
 	Failed   int           `json:"failed"` // fail + error
 	Skipped  int           `json:"skipped"`

@@ -66,12 +66,12 @@ type Result struct {
 
 // Report is one run of a test command.
 type Report struct {
-	Runner   string        `json:"runner"` // "go", "pytest", "unittest", "node", "npm", "exit-code"
-	Command  []string      `json:"command"`
-	ExitCode int           `json:"exit_code"`
-	TimedOut bool          `json:"timed_out,omitempty"`
-	OOM      bool          `json:"oom,omitempty"`
-	Tests    []Result      `json:"tests"`
+	Runner   string   `json:"runner"` // "go", "pytest", "unittest", "node", "npm", "exit-code"
+	Command  []string `json:"command"`
+	ExitCode int      `json:"exit_code"`
+	TimedOut bool     `json:"timed_out,omitempty"`
+	OOM      bool     `json:"oom,omitempty"`
+	Tests    []Result `json:"tests"`
 	// Passed, Failed and Skipped count Tests, except that a runner's
 	// printed summary (its default output in a composed npm script) may
 	// count more tests than it names: then they follow the summary.

@@ -237,6 +237,7 @@ func (r *run) loop(ctx context.Context) {
 			r.endIteration(iter, t0)
 			return
 		}
+		rep = r.retryNewlyFailing(ctx, it, next, rep) // flaky.go
 		r.lastDiff = UnifiedDiff(changesBetween(r.cur, next))
 		r.cur = next
 		r.res.Final = rep

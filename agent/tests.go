@@ -17,6 +17,7 @@ import (
 // runner's own result cache ([lang.UntrustedRuns]).
 func (e *Engine) runTests(ctx context.Context, sess sandbox.Session, snap *sandbox.Snapshot, stream io.Writer, untrusted bool) (*testrun.Report, error) {
 	r := registry.TestCommand(snap, e.cfg.TestCmd).WithEnv(e.cfg.Test.Env)
+	r.Git = snap.Git // a minimal repository for scripts that ask git (testrun.gitInit)
 	if untrusted {
 		if u, ok := registry.Detect(snap).(lang.UntrustedRuns); ok {
 			r = u.Untrusted(r)

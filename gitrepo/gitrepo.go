@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -337,4 +338,37 @@ func indexVarint(b []byte) (int, int) {
 		val = ((val + 1) << 7) | int(c&0x7f)
 	}
 	return val, i
+}
+
+// PublicURL is a remote URL as a sandbox may see it: without user name,
+// password or token (https://user:TOKEN@host/x becomes https://host/x),
+// query or fragment; an scp-like "git@host:path" keeps its user only when
+// it has no password. Anything else (a local path, a file:// URL, an URL
+// that does not parse) is "": it names the host's file system.
+func PublicURL(raw string) string {
+	raw = strings.TrimSpace(raw)
+	if raw == "" || strings.ContainsAny(raw, " \t\n\r\x00") {
+		return ""
+	}
+	if i := strings.Index(raw, "://"); i > 0 {
+		u, err := url.Parse(raw)
+		if err != nil || u.Host == "" || u.Scheme == "file" {
+			return ""
+		}
+		u.User, u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = nil, "", false, "", ""
+		return u.String()
+	}
+	// scp-like: [user@]host:path, with no slash before the colon.
+	user, rest := "", raw
+	if at := strings.IndexByte(raw, '@'); at >= 0 && !strings.ContainsRune(raw[:at], '/') {
+		user, rest = raw[:at], raw[at+1:]
+	}
+	colon := strings.IndexByte(rest, ':')
+	if colon <= 0 || strings.ContainsRune(rest[:colon], '/') || strings.HasPrefix(rest, "-") || strings.HasPrefix(user, "-") {
+		return ""
+	}
+	if user == "" || strings.ContainsRune(user, ':') {
+		return rest // no user, or one with a password: drop it
+	}
+	return user + "@" + rest
 }

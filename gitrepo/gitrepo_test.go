@@ -3,6 +3,7 @@ package gitrepo
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -87,5 +88,34 @@ func TestReadSmallRefuses(t *testing.T) {
 	write(t, filepath.Join(dir, "big"), "0123456789")
 	if data, err := ReadSmall(filepath.Join(dir, "big"), 4); err != nil || string(data) != "0123" {
 		t.Errorf("ReadSmall(big, 4) = %q, %v; want \"0123\"", data, err)
+	}
+}
+
+// TestPublicURL: a remote URL reaches a sandbox without credentials of
+// any form, and host paths not at all.
+func TestPublicURL(t *testing.T) {
+	tests := map[string]string{
+		"https://github.com/o/r.git":                      "https://github.com/o/r.git",
+		"https://user:ghp_SECRET@github.com/o/r.git":      "https://github.com/o/r.git",
+		"https://x-access-token:SECRET@github.com/o/r":    "https://github.com/o/r",
+		"https://SECRET@gitlab.com/o/r.git":               "https://gitlab.com/o/r.git",
+		"https://host/o/r.git?private_token=SECRET#frag":  "https://host/o/r.git",
+		"ssh://git@github.com/o/r.git":                    "ssh://github.com/o/r.git",
+		"git@github.com:o/r.git":                          "git@github.com:o/r.git",
+		"user:SECRET@host:o/r.git":                        "host:o/r.git",
+		"file:///home/me/r.git":                           "",
+		"/home/me/r.git":                                  "",
+		"../r.git":                                        "",
+		"":                                                "",
+		"-oProxyCommand=evil:x":                           "",
+		"https://github.com/o/r.git\n[core]\nfsmonitor=x": "",
+	}
+	for in, want := range tests {
+		if got := PublicURL(in); got != want {
+			t.Errorf("PublicURL(%q) = %q, want %q", in, got, want)
+		}
+		if strings.Contains(PublicURL(in), "SECRET") {
+			t.Errorf("PublicURL(%q) keeps the secret", in)
+		}
 	}
 }

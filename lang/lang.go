@@ -352,6 +352,13 @@ type Preflight interface {
 	Check(snap *sandbox.Snapshot) error
 }
 
+// Notes is implemented by languages that have something to tell a user
+// about how the project's tests will build in the sandbox (doctor prints
+// each line): a Go module that uses cgo.
+type Notes interface {
+	Notes(snap *sandbox.Snapshot) []string
+}
+
 // RuntimeHelp is implemented by languages that can tell a user how to
 // get a runtime version the sandbox does not have.
 type RuntimeHelp interface {
@@ -376,6 +383,10 @@ func (r *Requirement) String() string {
 type Cache struct {
 	Name string // short name for volume names and messages: "gomod", "node_modules"
 	Path string
+	// Writable names entries of Path (single names: ".cache") where tools
+	// write their own caches at test time; each gets a fresh writable
+	// layer per session over the read-only cache (sandbox.CacheMount).
+	Writable []string
 }
 
 // Setup is a project's dependency install step.
@@ -418,6 +429,9 @@ func (s *Setup) Key(snap *sandbox.Snapshot, image string) string {
 	fmt.Fprintf(h, "setup v1\x00%s\x00%s\x00%s\x00", image, s.Script, strings.Join(s.Env, "\n"))
 	for _, c := range s.Caches {
 		fmt.Fprintf(h, "%s=%s\x00", c.Name, c.Path)
+		if len(c.Writable) > 0 { // the install makes their mount points
+			fmt.Fprintf(h, "writable=%s\x00", strings.Join(c.Writable, "/"))
+		}
 	}
 	in := append([]string(nil), s.Inputs...)
 	sort.Strings(in)

@@ -94,3 +94,27 @@ func ChooseRelease(l Language, r Range, published []Release) (Release, bool) {
 	}
 	return Release{}, false
 }
+
+// ChooseReleaseNear is ChooseRelease with the host's runtime version
+// (hostOK when the host has one): when r allows host and host is
+// published, it is the release, so that a sandbox runs what a native run
+// on this machine runs (Node 20 on the host, engines ">=18": 20, not the
+// image's 18, nor the newest 24). Otherwise ChooseRelease decides.
+func ChooseReleaseNear(l Language, r Range, published []Release, host Version, hostOK bool) (Release, bool) {
+	if hostOK && r.Allows(host) {
+		for _, rel := range published {
+			if rel.Version == host {
+				return rel, true
+			}
+		}
+	}
+	return ChooseRelease(l, r, published)
+}
+
+// PreferHost reports whether a sandbox whose runtime is have should move
+// to the host's version host for requirement r: the host has a runtime
+// (hostOK), r allows it, and have is another version. A sandbox whose
+// version r does not allow must move anyway (ChooseReleaseNear).
+func PreferHost(r Range, have, host Version, hostOK bool) bool {
+	return hostOK && host != have && r.Allows(host)
+}

@@ -17,6 +17,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"strings"
 	"time"
 )
 
@@ -178,6 +179,19 @@ type CacheMount struct {
 	// it (Target; HostDir for none), e.g. GOMODCACHE. Env is set with it.
 	DirEnv string
 	Env    []string
+	// Writable names entries of Target (single names, "" and ".." never)
+	// that each session gets as an empty writable tmpfs over the read-only
+	// cache, discarded with the session: where tools write their own
+	// caches (node_modules/.cache, .vite-temp). The install step makes
+	// them directories (replacing anything else there), so that the mount
+	// points exist; a cache without them gets no layer there.
+	Writable []string
+}
+
+// WritableName reports whether name can be a CacheMount.Writable entry:
+// one path element, not "." or "..".
+func WritableName(name string) bool {
+	return name != "" && name != "." && name != ".." && !strings.ContainsAny(name, "/\\\x00")
 }
 
 // HostEnv is the environment a mounted host cache gives commands that see
@@ -192,8 +206,9 @@ func (c CacheMount) HostEnv(dir string) []string {
 
 // CacheDir is a directory an install step fills.
 type CacheDir struct {
-	Name   string // short name: "gomod", "node_modules", "venv"
-	Target string // absolute path inside the sandbox
+	Name     string   // short name: "gomod", "node_modules", "venv"
+	Target   string   // absolute path inside the sandbox
+	Writable []string // as in CacheMount: the step makes them directories
 }
 
 // InstallSpec is one dependency install step: Script runs once, with

@@ -182,6 +182,10 @@ type Snapshot struct {
 	Files map[string]File
 	// Skipped lists what SnapshotDir left out and why.
 	Skipped SkipReport
+	// Git is set when the workspace is in a git repository: what a test
+	// script may need of it in the sandbox (testrun.Runner.Git). Nothing of
+	// the repository's own .git enters the sandbox.
+	Git *GitInfo
 
 	dirs map[string]time.Time // modification times of the directories SnapshotDir walked ("." is the root); never mutated
 	// credentials are the files SnapshotDir found a credential in (path →
@@ -191,6 +195,14 @@ type Snapshot struct {
 	secretOK    func(rel string) bool          // IncludeSecrets matches rel
 	ignore      *Ignore                        // rules from outside the workspace's .gitignore files (info/exclude, core.excludesFile, parent directories)
 	admit       func(rel string) bool          // SnapshotDir's verdict for a path it did not see; nil admits all
+}
+
+// GitInfo is what a sandbox's copy of a git workspace gets: an empty
+// repository (`git init`, no hooks, no config beyond git's defaults) with
+// remote "origin" set to Remote, the host repository's remote URL without
+// credentials (gitrepo.PublicURL; "" = no remote).
+type GitInfo struct {
+	Remote string
 }
 
 // DirModTimes are the modification times the workspace's directories had
@@ -227,7 +239,7 @@ func (s *Snapshot) Text(p string) (string, bool) {
 // deletes the path). The receiver is unchanged. A replaced file keeps its
 // mode and holds the new contents in memory.
 func (s *Snapshot) With(changes map[string][]byte) *Snapshot {
-	out := &Snapshot{Root: s.Root, Files: make(map[string]File, len(s.Files)+len(changes)), Skipped: s.Skipped, dirs: s.dirs, ignore: s.ignore, admit: s.admit,
+	out := &Snapshot{Root: s.Root, Files: make(map[string]File, len(s.Files)+len(changes)), Skipped: s.Skipped, Git: s.Git, dirs: s.dirs, ignore: s.ignore, admit: s.admit,
 		credentials: s.credentials, scan: s.scan, secretOK: s.secretOK}
 	for k, v := range s.Files {
 		out.Files[k] = v

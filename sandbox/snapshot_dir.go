@@ -313,6 +313,7 @@ func (w *walker) setup() {
 	if !inside {
 		return
 	}
+	w.snap.Git = &GitInfo{Remote: gitrepo.PublicURL(repo.RemoteURL())}
 	w.ig.prefix = prefix
 	if ex := repo.ExcludesFile(); ex != "" {
 		if data, err := gitrepo.ReadSmall(ex, 1<<20); err == nil {

@@ -33,6 +33,11 @@ func checkProject(ctx context.Context, cfg *config.Config, root string) (checks 
 	for _, w := range plan.Warnings {
 		checks = append(checks, check{Name: "project files", Status: "warn", Detail: w})
 	}
+	if n, ok := plan.Lang.(lang.Notes); ok {
+		for _, line := range n.Notes(snap) {
+			checks = append(checks, check{Name: "project", Status: "info", Detail: line})
+		}
+	}
 	spec := backends.SpecFor(cfg, plan.Lang, snap)
 	var d *docker.Backend
 	if cfg.Sandbox.Backend == "" || cfg.Sandbox.Backend == config.BackendDocker {
@@ -66,6 +71,9 @@ func checkRuntime(ctx context.Context, plan *setup.Plan, img string, d *docker.B
 		return ch, true, img
 	case req.Range.Allows(have):
 		ch.Status = "ok"
+		if host, ok := setup.HostRuntime(ctx, plan.Lang); d != nil && lang.PreferHost(req.Range, have, host, ok) {
+			ch.Detail += fmt.Sprintf("; runs use the host's %s %s (a per-version image) when the release can be fetched", req.Runtime, host)
+		}
 		return ch, true, img
 	case d == nil:
 		ch.Status = "fail"

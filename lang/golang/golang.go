@@ -127,9 +127,12 @@ func (Language) RuntimeFix(req *lang.Requirement) string {
 
 // Image is the go image: the host's Go toolchain, the module cache and
 // build cache where the docker backend mounts them, cgo off and no
-// network for modules (they come from the setup step's cache).
+// network for modules (they come from the setup step's cache). gcc and
+// libc6-dev are there for modules that use cgo, whose tests run with
+// CGO_ENABLED=1 (TestCommand).
 func (Language) Image() lang.Image {
 	return lang.Image{
+		Extra:  []string{"gcc", "libc6-dev"},
 		GoRoot: true,
 		Path:   []string{image.GoRootInImage + "/bin"},
 		Env: []string{

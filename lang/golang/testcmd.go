@@ -13,8 +13,15 @@ var goModuleRe = regexp.MustCompile(`(?m)^\s*module\s+("?)([^\s"]+)("?)\s*(?://.
 // TestCommand is `go test -json ./...`, read per test in the go test
 // JSON format. Module is go.mod's module path, which turns the
 // package-relative file names of go test into workspace-relative ones.
+//
+// A module that uses cgo (CgoFile) runs with CGO_ENABLED=1, over the go
+// image's CGO_ENABLED=0: its build then needs the image's gcc, and says
+// so when there is none, instead of failing on undefined C names.
 func (Language) TestCommand(snap *sandbox.Snapshot) testrun.Runner {
 	r := testrun.Runner{Name: testrun.RunnerGo, Args: []string{"go", "test", "-json", "./..."}}
+	if CgoFile(snap) != "" {
+		r.Env = append(r.Env, "CGO_ENABLED=1")
+	}
 	if mods, patterns := workspaceModules(snap); len(mods) > 0 {
 		// A workspace: every member module, as `go test` in each would.
 		r.Args = append([]string{"go", "test", "-json"}, patterns...)

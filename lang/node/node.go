@@ -117,7 +117,10 @@ func (Language) SetupStep(snap *sandbox.Snapshot) *lang.Setup {
 		Name:   name,
 		Script: script,
 		Inputs: lang.InputsOf(snap, "package.json", "package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml", ".npmrc"),
-		Caches: []lang.Cache{{Name: "node_modules", Path: Modules}},
+		// Tools write their own caches into node_modules at test time:
+		// vite bundles its config into .vite-temp, vitest keeps results in
+		// .vite, babel-loader, eslint --cache-location and others use .cache.
+		Caches: []lang.Cache{{Name: "node_modules", Path: Modules, Writable: []string{".cache", ".vite", ".vite-temp"}}},
 		Env:    []string{"NPM_CONFIG_UPDATE_NOTIFIER=false", "NPM_CONFIG_FUND=false", "NPM_CONFIG_AUDIT=false"},
 		// npm, yarn and pnpm all read npm_config_ignore_scripts.
 		NoScripts: []string{"NPM_CONFIG_IGNORE_SCRIPTS=true", "npm_config_ignore_scripts=true", "YARN_IGNORE_SCRIPTS=true"},

@@ -56,16 +56,47 @@ func nodeRunner(pkgJSON []byte) testrun.Runner {
 	prog, words := scriptRunner(script)
 	switch {
 	case prog == "node" && len(words) > 1 && words[1] == "--test" && !slices.ContainsFunc(words, func(w string) bool { return strings.HasPrefix(w, "--test-reporter") }):
+		if slices.ContainsFunc(words[2:], func(w string) bool { return !strings.HasPrefix(w, "-") }) {
+			// "node --test test/": node reads a flag after a file as
+			// another file ("Could not find '--test-reporter=tap'"), so the
+			// reporter goes through NODE_OPTIONS, which allows it.
+			return testrun.Runner{Name: testrun.RunnerNPM, Args: npmTest, Env: []string{"NODE_OPTIONS=--test-reporter=tap"}}
+		}
 		return testrun.Runner{Name: testrun.RunnerNPM, Args: append(npmTest, "--", "--test-reporter=tap")}
 	case prog == "" || !declared(prog):
 		// A runner the package does not declare would come from a global
 		// install the sandbox does not have; read whatever it prints.
-		return testrun.Runner{Name: testrun.RunnerNPM, Args: npmTest}
+		return testrun.Runner{Name: testrun.RunnerNPM, Args: npmTest, Composed: composedRunner(script, declared)}
 	}
 	if r, ok := jsRunner(prog, words, append(npmTest, "--")); ok {
 		return r
 	}
-	return testrun.Runner{Name: testrun.RunnerNPM, Args: npmTest}
+	return testrun.Runner{Name: testrun.RunnerNPM, Args: npmTest, Composed: composedRunner(script, declared)}
+}
+
+// composedRunner returns the runner (testrun.RunnerJest, RunnerVitest,
+// RunnerMocha) of a command before the last one of a composed script,
+// "jest && tsc --noEmit" or "mocha && npm run lint": npm appends no
+// reporter flags there, so its default output is read (see
+// testrun.Runner.Composed). "" when no earlier command is a declared
+// runner.
+func composedRunner(script string, declared func(string) bool) string {
+	cmds := strings.FieldsFunc(script, func(r rune) bool { return r == '&' || r == '|' || r == ';' })
+	for _, c := range cmds[:max(len(cmds)-1, 0)] {
+		prog, words := scriptRunner(c)
+		if prog == "" || !declared(prog) || slices.ContainsFunc(words, func(w string) bool { return strings.HasPrefix(w, "--watch") }) {
+			continue
+		}
+		switch prog {
+		case "jest":
+			return testrun.RunnerJest
+		case "vitest":
+			return testrun.RunnerVitest
+		case "mocha":
+			return testrun.RunnerMocha
+		}
+	}
+	return ""
 }
 
 // jsRunner is the runner for jest, vitest or mocha invoked as words

@@ -47,13 +47,18 @@ func TestTestCommand(t *testing.T) {
 		{name: "default test script, mocha declared", files: map[string]string{"package.json": `{"scripts":{"test":"echo \"Error: no test specified\" && exit 1"},"devDependencies":{"mocha":"10"}}`}, want: testrun.Runner{Name: testrun.RunnerMocha, Args: []string{"npx", "--no", "--", "mocha", "--reporter", "json", "--reporter-option", "output=.fixpoint/mocha.json"}, ReportPath: testrun.MochaReportPath}},
 		{name: "npm default test script", files: map[string]string{"package.json": `{"scripts":{"test":"echo \"Error: no test specified\" && exit 1"}}`}, want: testrun.Runner{Name: testrun.RunnerNode, Args: nodeTAP}},
 		{name: "broken package.json", files: map[string]string{"package.json": `{"scripts":`}, want: testrun.Runner{Name: testrun.RunnerNode, Args: nodeTAP}},
-		{name: "npm script node --test", files: map[string]string{"package.json": `{"scripts":{"test":"node --test test/"}}`}, want: testrun.Runner{Name: testrun.RunnerNPM, Args: []string{"npm", "test", "--silent", "--", "--test-reporter=tap"}}},
+		{name: "npm script node --test", files: map[string]string{"package.json": `{"scripts":{"test":"node --test"}}`}, want: testrun.Runner{Name: testrun.RunnerNPM, Args: []string{"npm", "test", "--silent", "--", "--test-reporter=tap"}}},
+		{name: "npm script node --test with files", files: map[string]string{"package.json": `{"scripts":{"test":"node --test test/"}}`}, want: testrun.Runner{Name: testrun.RunnerNPM, Args: []string{"npm", "test", "--silent"}}},
 		{name: "npm script jest without the dependency", files: map[string]string{"package.json": `{"scripts":{"test":"jest"}}`}, want: testrun.Runner{Name: testrun.RunnerNPM, Args: []string{"npm", "test", "--silent"}}},
 		{name: "npm script jest", files: map[string]string{"package.json": `{"scripts":{"test":"jest"},"devDependencies":{"jest":"^27","ts-jest":"^27"}}`}, want: testrun.Runner{Name: testrun.RunnerJest, Args: jest, ReportPath: testrun.JestReportPath}},
 		{name: "jest after a build step", files: map[string]string{"package.json": `{"scripts":{"test":"tsc -p . && NODE_ENV=test npx jest --coverage"},"devDependencies":{"jest":"29"}}`}, want: testrun.Runner{Name: testrun.RunnerJest, Args: jest, ReportPath: testrun.JestReportPath}},
 		{name: "jest in watch mode", files: map[string]string{"package.json": `{"scripts":{"test":"jest --watchAll"},"devDependencies":{"jest":"29"}}`}, want: testrun.Runner{Name: testrun.RunnerNPM, Args: []string{"npm", "test", "--silent"}}},
-		{name: "jest before a lint step", files: map[string]string{"package.json": `{"scripts":{"test":"jest && eslint ."},"devDependencies":{"jest":"29","eslint":"8"}}`}, want: testrun.Runner{Name: testrun.RunnerNPM, Args: []string{"npm", "test", "--silent"}}},
-		{name: "jest piped", files: map[string]string{"package.json": `{"scripts":{"test":"jest | tee log"},"devDependencies":{"jest":"29"}}`}, want: testrun.Runner{Name: testrun.RunnerNPM, Args: []string{"npm", "test", "--silent"}}},
+		{name: "jest before a lint step", files: map[string]string{"package.json": `{"scripts":{"test":"jest && eslint ."},"devDependencies":{"jest":"29","eslint":"8"}}`}, want: testrun.Runner{Name: testrun.RunnerNPM, Args: []string{"npm", "test", "--silent"}, Composed: testrun.RunnerJest}},
+		{name: "jest then tsc", files: map[string]string{"package.json": `{"scripts":{"test":"jest --ci && tsc --noEmit"},"devDependencies":{"jest":"29","typescript":"5"}}`}, want: testrun.Runner{Name: testrun.RunnerNPM, Args: []string{"npm", "test", "--silent"}, Composed: testrun.RunnerJest}},
+		{name: "mocha then npm run lint", files: map[string]string{"package.json": `{"scripts":{"test":"mocha test/ && npm run lint"},"devDependencies":{"mocha":"10"}}`}, want: testrun.Runner{Name: testrun.RunnerNPM, Args: []string{"npm", "test", "--silent"}, Composed: testrun.RunnerMocha}},
+		{name: "vitest then size", files: map[string]string{"package.json": `{"scripts":{"test":"vitest run; size-limit"},"devDependencies":{"vitest":"1","size-limit":"9"}}`}, want: testrun.Runner{Name: testrun.RunnerNPM, Args: []string{"npm", "test", "--silent"}, Composed: testrun.RunnerVitest}},
+		{name: "undeclared jest before lint", files: map[string]string{"package.json": `{"scripts":{"test":"jest && eslint ."},"devDependencies":{"eslint":"8"}}`}, want: testrun.Runner{Name: testrun.RunnerNPM, Args: []string{"npm", "test", "--silent"}}},
+		{name: "jest piped", files: map[string]string{"package.json": `{"scripts":{"test":"jest | tee log"},"devDependencies":{"jest":"29"}}`}, want: testrun.Runner{Name: testrun.RunnerNPM, Args: []string{"npm", "test", "--silent"}, Composed: testrun.RunnerJest}},
 		{name: "vitest", files: map[string]string{"package.json": `{"scripts":{"test":"vitest"},"devDependencies":{"vitest":"2"}}`}, want: testrun.Runner{Name: testrun.RunnerVitest, Args: vitest("--run"), ReportPath: testrun.VitestReportPath}},
 		{name: "vitest --run", files: map[string]string{"package.json": `{"scripts":{"test":"vitest --run --coverage"},"devDependencies":{"vitest":"2"}}`}, want: testrun.Runner{Name: testrun.RunnerVitest, Args: vitest(), ReportPath: testrun.VitestReportPath}},
 		{name: "vitest run", files: map[string]string{"package.json": `{"scripts":{"test":"cross-env TZ=UTC vitest run"},"devDependencies":{"vitest":"2"}}`}, want: testrun.Runner{Name: testrun.RunnerVitest, Args: vitest(), ReportPath: testrun.VitestReportPath}},
@@ -86,6 +91,11 @@ func TestTestCommandEnv(t *testing.T) {
 	r := TestCommand(snap(map[string]string{"tests/test_a.py": ""}), "")
 	if !contains(r.Env, "PYTHONDONTWRITEBYTECODE=1") {
 		t.Errorf("pytest Env = %q, want PYTHONDONTWRITEBYTECODE=1 (no __pycache__ in the workspace)", r.Env)
+	}
+	// node --test with files takes its reporter from NODE_OPTIONS: after a
+	// file node reads a flag as another file.
+	if r := TestCommand(snap(map[string]string{"package.json": `{"scripts":{"test":"node --test test/"}}`}), ""); !contains(r.Env, "NODE_OPTIONS=--test-reporter=tap") {
+		t.Errorf("node --test test/: Env = %q, want NODE_OPTIONS=--test-reporter=tap", r.Env)
 	}
 	for _, files := range []map[string]string{
 		{"package.json": "{}"},

@@ -276,6 +276,16 @@ func (b *Backend) wrap(d host.Dirs, rel string, args []string, spec sandbox.Spec
 		switch {
 		case c.HostDir == "":
 			a = append(a, "--ro-bind", c.Source, c.Target)
+			for _, w := range c.Writable {
+				// A fresh tmpfs per command over the mount point the install
+				// made (a real directory: never through a symlink).
+				if st, err := os.Lstat(filepath.Join(c.Source, w)); err == nil && st.IsDir() && sandbox.WritableName(w) {
+					if b.tmpfsSize {
+						a = append(a, "--size", fmt.Sprint(writableLayerSize))
+					}
+					a = append(a, "--perms", "0777", "--tmpfs", c.Target+"/"+w)
+				}
+			}
 		case reachable(c.HostDir):
 			a = append(a, "--ro-bind", c.HostDir, c.Target) // where the docker backend puts it
 			env = append(env, c.HostEnv(c.Target)...)
@@ -294,6 +304,10 @@ func (b *Backend) wrap(d host.Dirs, rel string, args []string, spec sandbox.Spec
 	a = append(a, args...)
 	return host.Launch{Argv: a, Dir: d.Root, Env: env}, nil
 }
+
+// writableLayerSize bounds each writable layer over a cache
+// (CacheMount.Writable) where bwrap can size a tmpfs.
+const writableLayerSize = 512 << 20
 
 // goCache returns the project's Go build cache directory, ready for the
 // session uid, or "" when there is none (no project, turned off, or it

@@ -35,7 +35,13 @@ func (b *Backend) Install(ctx context.Context, spec sandbox.InstallSpec) (*sandb
 	dir := filepath.Join(b.depsDir(), project, spec.Key)
 	res := &sandbox.InstallResult{}
 	for _, c := range spec.Caches {
-		res.Mounts = append(res.Mounts, sandbox.CacheMount{Source: filepath.Join(dir, c.Name), Target: c.Target})
+		var w []string
+		for _, n := range c.Writable {
+			if sandbox.WritableName(n) {
+				w = append(w, n)
+			}
+		}
+		res.Mounts = append(res.Mounts, sandbox.CacheMount{Source: filepath.Join(dir, c.Name), Target: c.Target, Writable: w})
 	}
 	if _, err := os.Stat(filepath.Join(dir, ".done")); err == nil {
 		res.Cached = true
@@ -62,6 +68,21 @@ func (b *Backend) Install(ctx context.Context, spec sandbox.InstallSpec) (*sandb
 	if err := b.runInstall(ctx, spec, ws, res.Mounts, "", true); err != nil {
 		os.RemoveAll(dir)
 		return nil, err
+	}
+	// The writable layers' mount points (CacheMount.Writable) become empty
+	// directories, whatever the step left there (a symlink, a file).
+	for _, m := range res.Mounts {
+		for _, w := range m.Writable {
+			p := filepath.Join(m.Source, w)
+			if err := os.RemoveAll(p); err != nil {
+				os.RemoveAll(dir)
+				return nil, fmt.Errorf("bwrap install: %w", err)
+			}
+			if err := os.Mkdir(p, 0o755); err != nil {
+				os.RemoveAll(dir)
+				return nil, fmt.Errorf("bwrap install: %w", err)
+			}
+		}
 	}
 	if err := shareReadable(dir); err != nil {
 		os.RemoveAll(dir)
@@ -282,12 +303,16 @@ func (b *Backend) runInstallNet(ctx context.Context, spec sandbox.InstallSpec, w
 	if goCache != "" {
 		a = append(a, "--bind", goCache, "/gocache")
 	}
+	script := spec.Script
+	if spec.Snapshot != nil && spec.Snapshot.Git != nil {
+		script = spec.Snapshot.Git.WrapScript(script) // `prepare: lefthook install` needs a repository
+	}
 	if slirp != "" {
 		// The sandbox says it started (bwrap has set up its loopback) on
 		// fd 4 and waits on fd 5 until slirp4netns has given it a network.
-		a = append(a, "--chdir", "/workspace", "--", "/bin/sh", "-c", slirpWait, "fixpoint-setup", spec.Script)
+		a = append(a, "--chdir", "/workspace", "--", "/bin/sh", "-c", slirpWait, "fixpoint-setup", script)
 	} else {
-		a = append(a, "--chdir", "/workspace", "--", "/bin/sh", "-c", spec.Script)
+		a = append(a, "--chdir", "/workspace", "--", "/bin/sh", "-c", script)
 	}
 	path := sandboxPath
 	if len(spec.Path) > 0 {

@@ -56,7 +56,7 @@ func (b *Backend) Install(ctx context.Context, spec sandbox.InstallSpec) (*sandb
 	}
 	res := &sandbox.InstallResult{}
 	for _, c := range spec.Caches {
-		res.Mounts = append(res.Mounts, sandbox.CacheMount{Source: depsVolume(c.Name, spec.Key), Target: c.Target})
+		res.Mounts = append(res.Mounts, sandbox.CacheMount{Source: depsVolume(c.Name, spec.Key), Target: c.Target, Writable: writableNames(c.Writable)})
 	}
 	done := "fixpoint-deps-" + spec.Key + "-done"
 	if _, err := b.cli.VolumeInspect(ctx, done); err == nil {
@@ -108,12 +108,36 @@ func (b *Backend) Install(ctx context.Context, spec sandbox.InstallSpec) (*sandb
 func depsVolume(name, key string) string { return "fixpoint-deps-" + name + "-" + key }
 
 // setupShell hands the cache mount points and the workspace to the
-// sandbox user, then runs the step as that user.
+// sandbox user, then runs the step as that user. After it, the writable
+// layers' mount points (CacheMount.Writable) are made empty directories:
+// whatever the step left there (a symlink, a file) is removed first, so a
+// session's tmpfs lands inside the cache and nowhere else.
 const setupShell = `set -e
 uid=${FIXPOINT_UID%%:*}; gid=${FIXPOINT_UID#*:}
 for d in $FIXPOINT_CACHES; do mkdir -p "$d"; chown "$uid:$gid" "$d"; done
 chown "$uid:$gid" /workspace
-exec setpriv --reuid="$uid" --regid="$gid" --clear-groups -- /bin/sh -c "$FIXPOINT_SETUP"`
+setpriv --reuid="$uid" --regid="$gid" --clear-groups -- /bin/sh -c "$FIXPOINT_SETUP"
+for d in $FIXPOINT_WRITABLE; do rm -rf -- "$d"; mkdir -- "$d"; done`
+
+// installScript is the step's script, after a minimal repository for a
+// workspace in git (sandbox.GitInfo): `prepare: lefthook install` needs one.
+func installScript(spec sandbox.InstallSpec) string {
+	if spec.Snapshot != nil && spec.Snapshot.Git != nil {
+		return spec.Snapshot.Git.WrapScript(spec.Script)
+	}
+	return spec.Script
+}
+
+// writableNames keeps the valid CacheMount.Writable names.
+func writableNames(names []string) []string {
+	var out []string
+	for _, n := range names {
+		if sandbox.WritableName(n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
 
 func (b *Backend) runInstall(ctx context.Context, spec sandbox.InstallSpec, user string, mounts []sandbox.CacheMount) error {
 	timeout := spec.Limits.Timeout
@@ -122,14 +146,17 @@ func (b *Backend) runInstall(ctx context.Context, spec sandbox.InstallSpec, user
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	var targets []string
+	var targets, writable []string
 	ms := []mount.Mount{}
 	for _, m := range mounts {
 		targets = append(targets, m.Target)
+		for _, w := range m.Writable {
+			writable = append(writable, m.Target+"/"+w)
+		}
 		ms = append(ms, mount.Mount{Type: mount.TypeVolume, Source: m.Source, Target: m.Target})
 	}
 	env := []string{"HOME=/tmp", "LANG=C.UTF-8", "TMPDIR=/tmp", "FIXPOINT_UID=" + user,
-		"FIXPOINT_CACHES=" + strings.Join(targets, " "), "FIXPOINT_SETUP=" + spec.Script}
+		"FIXPOINT_CACHES=" + strings.Join(targets, " "), "FIXPOINT_WRITABLE=" + strings.Join(writable, " "), "FIXPOINT_SETUP=" + installScript(spec)}
 	if len(spec.Path) > 0 {
 		env = append(env, "PATH="+strings.Join(spec.Path, ":")+":"+defaultPath)
 	}

@@ -231,8 +231,16 @@ func (s *Session) boot(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	var layers []string
+	for _, c := range s.spec.Caches {
+		for _, w := range c.Writable {
+			if sandbox.WritableName(w) { // the install made it a directory
+				layers = append(layers, c.Target+"/"+w)
+			}
+		}
+	}
 	cfg, hc := hardenedContainer(containerParams{
-		Image: s.spec.Image, User: s.user, Env: s.baseEnv, Labels: labels, Mounts: mounts,
+		Image: s.spec.Image, User: s.user, Env: s.baseEnv, Labels: labels, Mounts: mounts, Layers: layers,
 		Limits: s.limits, Runtime: b.opts.Runtime, Kind: b.kind,
 		WorkspaceSize: b.opts.WorkspaceSize, TmpSize: b.opts.TmpSize,
 	})
@@ -306,6 +314,9 @@ type containerParams struct {
 	Env    []string
 	Labels map[string]string
 	Mounts []mount.Mount // the supervisor volume first, then caches
+	// Layers are the writable tmpfs layers over caches
+	// (CacheMount.Writable), each bounded by writableLayerSize.
+	Layers []string
 	Limits sandbox.Limits
 	// Runtime is the OCI runtime ("" = the engine's default, "runsc" =
 	// gVisor); Kind is the engine, "docker" or "podman".
@@ -384,6 +395,12 @@ func hardenedContainer(p containerParams) (*container.Config, *container.HostCon
 			},
 		},
 	}
+	for _, l := range p.Layers {
+		// Owned by the sandbox user as /workspace is: the engine copies
+		// the mount point's mode (0755) onto the tmpfs, so mode=1777
+		// alone would leave it root's.
+		hc.Tmpfs[l] = workspaceTmpfs(p.Kind, writableLayerSize, uid, gid)
+	}
 	if p.Kind == "podman" {
 		// Podman sets RLIMIT_NPROC to 1048576 when none is given, which
 		// fails (EPERM in runc) where the engine lacks CAP_SYS_RESOURCE or
@@ -393,6 +410,10 @@ func hardenedContainer(p containerParams) (*container.Config, *container.HostCon
 	}
 	return cfg, hc
 }
+
+// writableLayerSize bounds each writable layer over a cache
+// (CacheMount.Writable); it counts against the container's memory.
+const writableLayerSize = 512 << 20
 
 // mounts are the volumes of s's container: the supervisor (read-only),
 // the spec's caches (read-only), the Go build cache and the test runner's

@@ -50,8 +50,9 @@ const (
 	rootfsVersion  = "2"
 )
 
-// basePackages go into every image: Python is cheap and useful everywhere.
-var basePackages = []string{"python3", "python3-pytest", "python3-hypothesis"}
+// basePackages go into every image: Python is cheap and useful everywhere;
+// git for test scripts that ask their repository (testrun.Runner.Git).
+var basePackages = []string{"git", "python3", "python3-pytest", "python3-hypothesis"}
 
 // Recipe describes one sandbox image.
 type Recipe struct {

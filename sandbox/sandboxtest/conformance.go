@@ -45,8 +45,57 @@ func Conformance(t *testing.T, b sandbox.Backend, spec sandbox.Spec, isSecret fu
 		{"LongStderrParsedInFull", longStderrParsedInFull},
 		{"BigReportReadInFull", bigReportReadInFull},
 	}
+	if _, ok := b.(sandbox.Installer); ok { // backends with a setup phase
+		cases = append(cases, struct {
+			name string
+			run  func(*testing.T, sandbox.Backend, sandbox.Spec)
+		}{"WritableCacheLayer", writableCacheLayer})
+	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { c.run(t, b, spec) })
+	}
+}
+
+// writableCacheLayer: the entries of an installed cache named writable
+// (node_modules/.cache, .vite-temp) take writes in a test run, as natively
+// (vite and eslint --cache write there), while the rest of the cache stays
+// read-only; what was written is gone in the next session; and what the
+// install left at those names (a symlink out, a file) is replaced by a
+// directory, so the layer never lands outside the cache.
+func writableCacheLayer(t *testing.T, b sandbox.Backend, spec sandbox.Spec) {
+	spec.Limits = sandbox.Limits{Timeout: 2 * time.Minute}
+	key := fmt.Sprintf("c0de%012x", time.Now().UnixNano()&0xffffffffffff)
+	project := "c0ffee" + strings.Repeat("0", 10)
+	snap := &sandbox.Snapshot{Files: map[string]sandbox.File{"package.json": {Data: []byte("{}\n")}}}
+	inst, err := b.(sandbox.Installer).Install(t.Context(), sandbox.InstallSpec{
+		Image: spec.Image, Key: key, Snapshot: snap, Labels: map[string]string{sandbox.LabelProject: project},
+		Script: "mkdir -p node_modules/dep && echo dep > node_modules/dep/index.js && ln -s /etc node_modules/.cache && echo stale > node_modules/.vite-temp",
+		Caches: []sandbox.CacheDir{{Name: "node_modules", Target: "/workspace/node_modules", Writable: []string{".cache", ".vite-temp"}}},
+		Limits: spec.Limits,
+	})
+	if err != nil {
+		t.Fatalf("Install: %v", err)
+	}
+	spec.Caches = append(spec.Caches, inst.Mounts...)
+	sess := start(t, b, spec)
+	syncFiles(t, sess, map[string]string{"package.json": "{}\n"})
+	script := `set -e
+cat node_modules/dep/index.js
+test ! -L node_modules/.cache
+mkdir -p node_modules/.cache/eslint && echo cached > node_modules/.cache/eslint/x
+echo bundled > node_modules/.vite-temp/vite.config.mjs
+cat node_modules/.cache/eslint/x node_modules/.vite-temp/vite.config.mjs
+if touch node_modules/dep/new 2>/dev/null || touch node_modules/new 2>/dev/null; then echo "cache writable"; fi
+`
+	res := run(t, sess, sandbox.Command{Args: []string{"sh", "-c", script}, Limits: spec.Limits})
+	if res.ExitCode != 0 || string(res.Stdout) != "dep\ncached\nbundled\n" {
+		t.Fatalf("writes into node_modules/.cache and .vite-temp: exit %d, stdout %q, stderr %q; want dep, cached, bundled", res.ExitCode, res.Stdout, res.Stderr)
+	}
+	again := start(t, b, spec)
+	syncFiles(t, again, map[string]string{"package.json": "{}\n"})
+	res = run(t, again, sandbox.Command{Args: []string{"sh", "-c", "ls -A node_modules/.cache node_modules/.vite-temp"}, Limits: spec.Limits})
+	if res.ExitCode != 0 || strings.Join(strings.Fields(string(res.Stdout)), " ") != "node_modules/.cache: node_modules/.vite-temp:" {
+		t.Errorf("a new session's writable layers: exit %d, stdout %q, stderr %q; want both empty", res.ExitCode, res.Stdout, res.Stderr)
 	}
 }
 

@@ -214,6 +214,10 @@ type Options struct {
 	// Warn receives warnings (an unavailable devcontainer image); nil =
 	// Progress.
 	Warn func(line string)
+	// HostVersion reads the version of a language's runtime on the host,
+	// which a per-version image matches when the project allows it (the
+	// runtime a native run uses); nil = the version command on PATH.
+	HostVersion func(ctx context.Context, l lang.Language) (lang.Version, bool)
 	// LockDir holds the cross-process setup locks: a second process that
 	// sets up the same cache key waits for the first and reuses its
 	// result. "" = fixpoint/setup-locks in the user's cache directory.
@@ -314,7 +318,7 @@ func (p *Preparer) Prepare(ctx context.Context, spec *sandbox.Spec, snap *sandbo
 	}
 	var dirs []sandbox.CacheDir
 	for _, c := range st.Caches {
-		dirs = append(dirs, sandbox.CacheDir{Name: c.Name, Target: c.Path})
+		dirs = append(dirs, sandbox.CacheDir{Name: c.Name, Target: c.Path, Writable: c.Writable})
 	}
 	is := sandbox.InstallSpec{
 		Image: spec.Image, Key: CacheKey(st, snap, *spec), Snapshot: snap, Script: st.Script,
@@ -468,6 +472,7 @@ func (p *Preparer) pickImage(ctx context.Context, spec *sandbox.Spec, plan *Plan
 		return err
 	}
 	if req.Range.Allows(have) {
+		p.preferHostRelease(ctx, pr, spec, plan, have) // hostruntime.go
 		return nil
 	}
 	rerr := &RuntimeError{Req: req, Lang: plan.Lang, Have: have.String(), Where: "image " + spec.Image}
@@ -480,7 +485,8 @@ func (p *Preparer) pickImage(ctx context.Context, spec *sandbox.Spec, plan *Plan
 		return rerr
 	}
 	p.progress(fmt.Sprintf("%s requires %s %s; fetching a release", req.Source, req.Runtime, req.Constraint))
-	r, ok := lang.ChooseRelease(plan.Lang, req.Range, rels)
+	host, hostOK := p.hostRuntime(ctx, plan.Lang)
+	r, ok := lang.ChooseReleaseNear(plan.Lang, req.Range, rels, host, hostOK)
 	if !ok {
 		rerr.Why = fmt.Sprintf("none of the %d published %s releases satisfies it", len(rels), req.Runtime)
 		return rerr

@@ -123,3 +123,33 @@ func checkReport(t *testing.T, rep *Report, inputLen int) {
 		t.Fatalf("report does not encode: %v", err)
 	}
 }
+
+// FuzzParseHuman: the default output of a runner in a composed npm script.
+// Counts may exceed the tests listed (a summary counts tests it does not
+// name), never fall short of them.
+func FuzzParseHuman(f *testing.F) {
+	for _, s := range []string{jestQuiet, jestVerbose, mochaSpec, vitestDefault} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, composed := range []string{"", RunnerJest, RunnerVitest, RunnerMocha} {
+			for _, exit := range []int{0, 1} {
+				rep := Parse(Runner{Name: RunnerNPM, Composed: composed}, &sandbox.Result{ExitCode: exit, Stdout: data, Stderr: data}, nil)
+				if rep.Passed+rep.Failed+rep.Skipped < len(rep.Tests) {
+					t.Fatalf("counts %d+%d+%d < %d tests", rep.Passed, rep.Failed, rep.Skipped, len(rep.Tests))
+				}
+				if exit != 0 && rep.Failed == 0 {
+					t.Fatal("exit code 1 but no failure reported")
+				}
+				if rep.Passed > maxTests || rep.Failed > maxTests+1 || rep.Skipped > maxTests || len(rep.Tests) > maxTests+1 {
+					t.Fatalf("unbounded counts %d/%d/%d, %d tests", rep.Passed, rep.Failed, rep.Skipped, len(rep.Tests))
+				}
+				for _, r := range rep.Tests {
+					if len(r.Excerpt) > maxExcerpt+64 || len(r.Message) > maxMessage+8 || len(r.ID) > maxID+16 {
+						t.Fatalf("test %q: unbounded field", r.ID)
+					}
+				}
+			}
+		}
+	})
+}

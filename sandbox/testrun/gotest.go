@@ -2,6 +2,7 @@ package testrun
 
 import (
 	"encoding/json"
+	"fmt"
 	"path"
 	"regexp"
 	"strconv"
@@ -131,7 +132,31 @@ func parseGoJSON(stdout, stderr []byte, module string, modDirs map[string]string
 	if len(loose) > 0 {
 		out = joinOutput([]byte(out), []byte(strings.Join(loose, "\n")))
 	}
+	cgoNoCompiler(results, stdout, stderr)
 	return results, running, trimOutput(out)
+}
+
+// cgoCompilerRe finds go's "cgo: C compiler "gcc" not found" (quotes
+// escaped inside a JSON build-output event).
+var cgoCompilerRe = regexp.MustCompile(`cgo: C compiler \\?"([\w.+/-]{1,64})\\?" not found`)
+
+// cgoNoCompiler names the cause in the "build failed" results of a run
+// whose cgo build found no C compiler: the error is printed under
+// runtime/cgo, not under the project's packages.
+func cgoNoCompiler(results []Result, stdout, stderr []byte) {
+	m := cgoCompilerRe.FindSubmatch(stdout)
+	if m == nil {
+		m = cgoCompilerRe.FindSubmatch(stderr)
+	}
+	if m == nil {
+		return
+	}
+	msg := fmt.Sprintf("build failed: the package uses cgo and the sandbox has no C compiler (%q not found); use an image with gcc and libc6-dev (rebuild the go image: fixpoint sandbox images build --lang go, or set [sandbox] image)", m[1])
+	for i := range results {
+		if results[i].Status == StatusError && results[i].Message == "build failed" {
+			results[i].Message = msg
+		}
+	}
 }
 
 func (p *goParser) event(ev *goEvent) {

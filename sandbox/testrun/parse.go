@@ -54,7 +54,8 @@ func Parse(r Runner, res *sandbox.Result, report []byte) *Report {
 			}
 		}
 	}
-	var running []int // indexes of tests that started and never finished
+	var running []int  // indexes of tests that started and never finished
+	var human *summary // the totals a runner printed in its default output
 	if r.Format != nil {
 		format = ""
 		rep.Runner = r.Name
@@ -86,15 +87,38 @@ func Parse(r Runner, res *sandbox.Result, report []byte) *Report {
 	default:
 		rep.Runner = RunnerExitCode
 		rep.Output = trimOutput(joinOutput(stdout, stderr))
+		if r.Name == RunnerNPM {
+			out := joinOutput(stderr, stdout)
+			runner := r.Composed
+			if runner == "" {
+				runner = sniffHuman(ansiRe.ReplaceAllString(out, ""))
+			}
+			if tests, sum, ok := parseHuman(runner, out, n); ok {
+				rep.Runner, rep.Tests, human = RunnerNPM, tests, &sum
+			}
+		}
 	}
 	if rep.Tests == nil {
 		rep.Tests = []Result{}
 	}
 	markUnfinished(rep, running)
 	if res.ExitCode != 0 && !hasFailure(rep.Tests) && len(rep.Tests) < maxTests {
-		rep.Tests = append(rep.Tests, exitResult(res, stdout, stderr, n))
+		o, e := stdout, stderr
+		if human != nil && sniffHuman(ansiRe.ReplaceAllString(string(stderr), "")) != "" && len(bytes.TrimSpace(stdout)) > 0 {
+			// The runner passed and printed its summary on stderr (jest):
+			// the failure is the next command's (tsc), on stdout.
+			o, e = nil, stdout
+		}
+		rep.Tests = append(rep.Tests, exitResult(res, o, e, n))
 	}
 	rep.Count()
+	if human != nil {
+		// Tests the runner counted without naming them (jest's non-verbose
+		// mode names files only) count as its summary says.
+		rep.Passed = max(rep.Passed, human.passed)
+		rep.Skipped = max(rep.Skipped, human.skipped)
+		rep.Failed = max(rep.Failed, human.failed)
+	}
 	rep.Mismatch = crossCheck(rep, stdout, stderr, res.Truncated)
 	return rep
 }

@@ -9,7 +9,9 @@
 // 1.24's build events and the older text build errors), JUnit XML (pytest
 // --junitxml), unittest's verbose output, node's TAP output, and the JSON
 // reports of jest (also vitest's, which has the same shape) and mocha. A
-// custom test_cmd is recognised by sniffing its output. An unknown runner
+// custom test_cmd is recognised by sniffing its output. A composed npm
+// script ("jest && tsc --noEmit") prints its runner's default output,
+// whose summary, named tests and failures are read (human.go). An unknown runner
 // falls back to the exit code plus trimmed output. Every location in a
 // Report is workspace-relative; every field is bounded whatever the runner
 // printed, and the parsers never panic (see the fuzz targets).
@@ -69,12 +71,15 @@ type Result struct {
 
 // Report is one run of a test command.
 type Report struct {
-	Runner   string        `json:"runner"` // "go", "pytest", "unittest", "node", "npm", "exit-code"
-	Command  []string      `json:"command"`
-	ExitCode int           `json:"exit_code"`
-	TimedOut bool          `json:"timed_out,omitempty"`
-	OOM      bool          `json:"oom,omitempty"`
-	Tests    []Result      `json:"tests"`
+	Runner   string   `json:"runner"` // "go", "pytest", "unittest", "node", "npm", "exit-code"
+	Command  []string `json:"command"`
+	ExitCode int      `json:"exit_code"`
+	TimedOut bool     `json:"timed_out,omitempty"`
+	OOM      bool     `json:"oom,omitempty"`
+	Tests    []Result `json:"tests"`
+	// Passed, Failed and Skipped count Tests, except that a runner's
+	// printed summary (its default output in a composed npm script) may
+	// count more tests than it names: then they follow the summary.
 	Passed   int           `json:"passed"`
 	Failed   int           `json:"failed"` // fail + error
 	Skipped  int           `json:"skipped"`

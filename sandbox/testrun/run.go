@@ -40,6 +40,9 @@ func Run(ctx context.Context, sess sandbox.Session, r Runner, limits sandbox.Lim
 	if r.ReportPath != "" && r.Name != RunnerPytest {
 		args = freshReport(r.ReportPath, args)
 	}
+	if r.Git != nil {
+		args = r.Git.WrapArgs(args)
+	}
 	// The parsers read the whole output from the spools; the cap applies
 	// only to res, which keeps the text for people and the model.
 	fullOut, fullErr := &spool{}, &spool{}

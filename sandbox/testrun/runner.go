@@ -62,6 +62,18 @@ type Runner struct {
 	// Parse applies the same bounds, exit-code and timeout handling as
 	// for its own formats.
 	Format func(stdout, stderr []byte, root string) []Result
+	// Composed names the runner (RunnerJest, RunnerVitest, RunnerMocha)
+	// that a composed npm script runs before its last command, as in
+	// "jest && tsc --noEmit": it gets no reporter flags, so Parse reads its
+	// default output (summary counts, the tests it names, its failures).
+	// Without it an npm run's output is still sniffed for those summaries.
+	Composed string
+	// Git, when set, gives the workspace copy a minimal repository before
+	// the command runs, when it has none and the sandbox has git: scripts
+	// that run `git remote -v` or `lefthook install` work as in the
+	// user's clone. See sandbox.GitInfo for what it holds (never
+	// credentials).
+	Git *sandbox.GitInfo
 }
 
 // WithEnv returns r with the configured variables added to its Env, in

@@ -1,0 +1,85 @@
+package setup
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"time"
+
+	"github.com/fixpoint-dev/fixpoint/lang"
+	"github.com/fixpoint-dev/fixpoint/sandbox"
+	"github.com/fixpoint-dev/fixpoint/sandbox/image"
+)
+
+// hostRuntime is the version of l's runtime a native run on this machine
+// uses: Options.HostVersion, else HostRuntime.
+func (p *Preparer) hostRuntime(ctx context.Context, l lang.Language) (lang.Version, bool) {
+	if p.opts.HostVersion != nil {
+		return p.opts.HostVersion(ctx, l)
+	}
+	return HostRuntime(ctx, l)
+}
+
+// HostRuntime runs l's version command from the host's PATH (an absolute
+// path only: exec.LookPath refuses the current directory) in the
+// temporary directory, never in the workspace; ok is false when the host
+// has no such runtime.
+func HostRuntime(ctx context.Context, l lang.Language) (lang.Version, bool) {
+	argv := l.VersionCommand()
+	if len(argv) == 0 {
+		return lang.Version{}, false
+	}
+	bin, err := exec.LookPath(argv[0])
+	if err != nil {
+		return lang.Version{}, false
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, argv[1:]...)
+	cmd.Dir = os.TempDir()
+	out, err := cmd.Output()
+	if err != nil {
+		return lang.Version{}, false
+	}
+	v, err := l.ParseVersion(string(out))
+	return v, err == nil
+}
+
+// preferHostRelease moves spec to a per-version image of the host's
+// runtime version when the image's version have satisfies the requirement
+// but is not what a native run uses (lang.PreferHost). It is best effort:
+// without the release (offline, unpublished), the image stays.
+func (p *Preparer) preferHostRelease(ctx context.Context, pr Prober, spec *sandbox.Spec, plan *Plan, have lang.Version) {
+	host, ok := p.hostRuntime(ctx, plan.Lang)
+	if !lang.PreferHost(plan.Requirement.Range, have, host, ok) || p.opts.Runtimes == nil {
+		return
+	}
+	// Built by an earlier run: no registry request.
+	if built := image.RuntimeImage(spec.Image, host); func() bool {
+		v, err := p.imageVersion(ctx, pr, built, plan.Lang)
+		return err == nil && v == host
+	}() {
+		spec.Image = built
+		return
+	}
+	lctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	rels, err := p.opts.Runtimes.Releases(lctx, plan.Lang)
+	cancel()
+	if err != nil {
+		p.log.Info("keeping the image's runtime", "image", spec.Image, "have", have, "host", host, "err", err)
+		return
+	}
+	r, ok := lang.ChooseReleaseNear(plan.Lang, plan.Requirement.Range, rels, host, true)
+	if !ok || r.Version != host {
+		return
+	}
+	stop := p.ticker(fmt.Sprintf("preparing %s %s, the host's version (the image has %s)", plan.Requirement.Runtime, host, have), time.Now())
+	name, err := p.opts.Runtimes.Ensure(ctx, plan.Lang, spec.Image, r)
+	stop()
+	if err != nil {
+		p.log.Info("keeping the image's runtime", "image", spec.Image, "host", host, "err", err)
+		return
+	}
+	spec.Image = name
+}

@@ -355,7 +355,10 @@ func (m *memoryCLI) export(ctx context.Context) error {
 	if err := m.nargs("export", 1, "one FILE (- for stdout)"); err != nil {
 		return err
 	}
-	w, closeFn := m.a.stdout, func() error { return nil }
+	// To stdout (a terminal, perhaps): C1, DEL and bidi characters are
+	// written as JSON escapes, the same JSON without the raw bytes.
+	var w io.Writer = termsafe.JSONWriter{W: m.a.stdout}
+	closeFn := func() error { return nil }
 	if m.args[0] != "-" {
 		f, err := os.Create(m.args[0])
 		if err != nil {

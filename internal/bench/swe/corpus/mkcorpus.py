@@ -69,6 +69,7 @@ def candidates(mirror, lang):
         yield sha, parents, subject, tests, src
 
 
+BACKEND = {"rust": "docker"}
 NATIVE = {"go": "go test -count=1 ./...", "python": "python3 -m pytest -q -p no:cacheprovider",
           "node": "(test -d node_modules || npm install --no-audit --no-fund >/dev/null 2>&1) && npm test", "rust": "cargo test --offline"}
 
@@ -83,10 +84,11 @@ def native_time(lang, d):
     return time.time() - start
 
 
-def native(fixpoint, d, timeout=900):
-    """The per-test results of the project's test command, as fixpoint names them (bwrap: the host's toolchains)."""
+def native(fixpoint, d, timeout=900, backend="bwrap"):
+    """The per-test results of the project's test command, as fixpoint names them (bwrap: the host's toolchains;
+    docker for Rust, whose rustup toolchain under ~/.cargo bwrap does not bind)."""
     start = time.time()
-    p = subprocess.run([fixpoint, "test", "--sandbox", "bwrap", "--json", "--dir", d],
+    p = subprocess.run([fixpoint, "test", "--sandbox", backend, "--json", "--dir", d],
                        capture_output=True, timeout=timeout, env={**os.environ, "CI": "true"})
     secs = time.time() - start
     try:
@@ -137,7 +139,7 @@ def main():
             if not apply(test_patch):
                 reject("test patch does not apply"); continue
             try:
-                before, secs, err = native(fixpoint, d)
+                before, secs, err = native(fixpoint, d, backend=BACKEND.get(a.lang, "bwrap"))
             except subprocess.TimeoutExpired:
                 reject("native run timed out"); continue
             if before is None:
@@ -145,7 +147,7 @@ def main():
             if not apply(gold_patch):
                 reject("gold patch does not apply"); continue
             try:
-                after, _, err = native(fixpoint, d)
+                after, _, err = native(fixpoint, d, backend=BACKEND.get(a.lang, "bwrap"))
             except subprocess.TimeoutExpired:
                 reject("native run after the fix timed out"); continue
             if after is None:

@@ -277,4 +277,3 @@ func sameTree(a, b map[string]string) bool {
 func quotePy(s string) string {
 	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(s) + `"`
 }
-

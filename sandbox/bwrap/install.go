@@ -212,7 +212,8 @@ func copyCache(src, dst string) error {
 		if err != nil {
 			return err
 		}
-		if _, err := io.Copy(out, in); err == nil {
+		_, err = io.Copy(out, in)
+		if err == nil {
 			err = out.Chmod(fileMode) // past the umask
 		}
 		if err != nil {

@@ -99,3 +99,32 @@ func TestRepoMapTruncatesInsteadOfDropping(t *testing.T) {
 		t.Errorf("map = %q: want big.go's first symbols and an ellipsis", m)
 	}
 }
+
+// A test named for a feature (TestTable) in a package too large to show
+// whole reaches the code that handles it (handleTableCell), and a failing
+// test whose names say nothing still shows the package under test: the
+// file declaring most of what the test file uses.
+func TestContextReachesThePackageUnderTest(t *testing.T) {
+	filler := strings.Repeat("// filler to make the package large\n", 80)
+	snap := &sandbox.Snapshot{Files: map[string]sandbox.File{
+		"go.mod":         {Data: []byte("module example.com/m\n")},
+		"md/render.go":   {Data: []byte("package md\n\nfunc (r *R) handleTableCell() {}\n" + filler)},
+		"md/other.go":    {Data: []byte("package md\n\nfunc Other() {}\n" + filler)},
+		"md/markdown.go": {Data: []byte("package md\n\nfunc Render(s string) string { return s }\n" + filler)},
+		"md/md_test.go":  {Data: []byte("package md\n\nimport \"testing\"\n\nfunc TestTable(t *testing.T) {\n\tif Render(\"x\") != \"y\" {\n\t\tt.Fatal(\"x\")\n\t}\n}\n")},
+		"md/zz_test.go":  {Data: []byte("package md\n")},
+	}}
+	rep := &testrun.Report{Runner: "go", ExitCode: 1, Failed: 1, Tests: []testrun.Result{{
+		ID: "example.com/m/md.TestTable", Name: "TestTable", Status: testrun.StatusFail, File: "md/md_test.go", Line: 7, Message: "x",
+	}}}
+	ranked := contextFiles(snap, &Request{Mode: ModeFix}, rep, func(string) bool { return true })
+	if !slices.Contains(ranked, "md/render.go") {
+		t.Errorf("contextFiles = %q, want md/render.go (handleTableCell, named by TestTable)", ranked)
+	}
+	snap.Files["md/md_test.go"] = sandbox.File{Data: []byte("package md\n\nimport \"testing\"\n\nfunc TestIt(t *testing.T) {\n\tif Render(\"x\") != \"y\" {\n\t\tt.Fatal(\"x\")\n\t}\n}\n")}
+	rep.Tests[0].ID, rep.Tests[0].Name, rep.Tests[0].Line = "example.com/m/md.TestIt", "TestIt", 1
+	ranked = contextFiles(snap, &Request{Mode: ModeFix}, rep, func(string) bool { return true })
+	if !slices.Contains(ranked, "md/markdown.go") {
+		t.Errorf("contextFiles = %q, want md/markdown.go (declares Render, which the test uses)", ranked)
+	}
+}

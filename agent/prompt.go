@@ -370,6 +370,18 @@ func contextFiles(snap *sandbox.Snapshot, req *Request, rep *testrun.Report, inc
 			}
 		}
 	}
+	// The package under test: a failing test's directory whose sources
+	// none of the above reached (a large package, a test whose names say
+	// nothing) still shows the files that declare most of what the test
+	// files there use.
+	for _, d := range failDirs {
+		if hasSourceIn(out, d) {
+			continue
+		}
+		for _, p := range packageUnderTest(snap, d, 2) {
+			add(p)
+		}
+	}
 	// Nothing named (solve mode from scratch, or a run that failed before
 	// any test: the runner or the build): the project's own sources first —
 	// not examples, benchmarks, docs, scripts or tests — shallowest, then
@@ -390,6 +402,59 @@ func contextFiles(snap *sandbox.Snapshot, req *Request, rep *testrun.Report, inc
 				add(p)
 			}
 		}
+	}
+	return out
+}
+
+// hasSourceIn reports whether files holds a non-test source of dir d.
+func hasSourceIn(files []string, d string) bool {
+	for _, p := range files {
+		if path.Dir(p) == d && isSource(p) && !IsTestFile(p) {
+			return true
+		}
+	}
+	return false
+}
+
+// packageUnderTest ranks the non-test sources of dir d by how many of the
+// identifiers of d's test files they declare, and returns the first n
+// that declare any.
+func packageUnderTest(snap *sandbox.Snapshot, d string, n int) []string {
+	used := map[string]bool{}
+	for _, p := range snap.Paths() {
+		if path.Dir(p) == d && IsTestFile(p) {
+			text, _ := snap.Text(p)
+			for _, w := range identRe.FindAllString(text, -1) {
+				if len(w) >= 3 && !commonWords[strings.ToLower(w)] {
+					used[w] = true
+				}
+			}
+		}
+	}
+	type scored struct {
+		p     string
+		score int
+	}
+	var cands []scored
+	for _, p := range snap.Paths() {
+		if path.Dir(p) != d || !isSource(p) || IsTestFile(p) {
+			continue
+		}
+		src, _ := snap.Read(p)
+		sc := 0
+		for _, sym := range repomap.Symbols(p, src) {
+			if used[symbolName(sym)] {
+				sc++
+			}
+		}
+		if sc > 0 {
+			cands = append(cands, scored{p, sc})
+		}
+	}
+	sort.SliceStable(cands, func(i, j int) bool { return cands[i].score > cands[j].score })
+	var out []string
+	for i := 0; i < len(cands) && i < n; i++ {
+		out = append(out, cands[i].p)
 	}
 	return out
 }
@@ -532,7 +597,21 @@ func nameMatch(names map[string]bool, ident string) bool {
 		return true
 	}
 	k := normName(ident)
-	return len(k) >= 4 && names[nameKeyPrefix+k]
+	if len(k) < 4 {
+		return false
+	}
+	if names[nameKeyPrefix+k] {
+		return true
+	}
+	// A test named for a feature (TestTable) reaches the code that
+	// handles it (handleTableCell): a test-name key of five letters or
+	// more inside the identifier's words.
+	for n := range names {
+		if key, ok := strings.CutPrefix(n, nameKeyPrefix); ok && len(key) >= 5 && strings.Contains(k, key) {
+			return true
+		}
+	}
+	return false
 }
 
 // frameLines is how many locations per failing test (its own, then the

@@ -136,8 +136,32 @@ func jsTamper(code []byte) []lang.PolicyFinding {
 	for _, m := range jsExtendRe.FindAllIndex(code, -1) {
 		out = append(out, lang.PolicyFinding{Rule: "js.assert-tamper", Line: lang.LineOf(code, m[1]), Message: "calling expect.extend (it can redefine matchers) from non-test code"})
 	}
+	// The same rewrite of a module that no name above can see: a module
+	// loaded by a computed name (require(['node', 'as' + 'sert'].join(':')))
+	// in a file that rewrites objects through Reflect or Object; and the
+	// module loader itself (require.cache, Module._load, Module.prototype
+	// .require), through which any module can be replaced.
+	if jsComputedLoadRe.Match(code) {
+		for _, m := range jsMutateRe.FindAllIndex(code, -1) {
+			out = append(out, lang.PolicyFinding{Rule: "js.assert-tamper", Line: lang.LineOf(code, m[0]),
+				Message: "rewriting objects with Reflect/Object in a file that loads a module by a computed name, from non-test code"})
+		}
+	}
+	for _, m := range jsLoaderTamperRe.FindAllIndex(code, -1) {
+		out = append(out, lang.PolicyFinding{Rule: "js.assert-tamper", Line: lang.LineOf(code, m[0]),
+			Message: "changing the module loader (require.cache, Module._load, Module.prototype.require) from non-test code"})
+	}
 	return out
 }
+
+var (
+	// require(x) or import(x) whose argument is not a string literal
+	// (strings other than module specifiers are blanked, so a literal
+	// starts with a quote).
+	jsComputedLoadRe = regexp.MustCompile(`(?:^|[^\w$.])(?:require|import)\s*\(\s*[^'"\x60\s)]`)
+	jsMutateRe       = regexp.MustCompile(`\b(?:Object\s*\.\s*(?:defineProperty|defineProperties|assign|setPrototypeOf)|Reflect\s*\.\s*(?:set|defineProperty|deleteProperty|setPrototypeOf))\s*\(`)
+	jsLoaderTamperRe = regexp.MustCompile(`\brequire\s*\.\s*cache\s*(?:\[[^\]\n]*\]\s*)?(?:=[^=>]|\.)|\bdelete\s+require\s*\.\s*cache|\bModule\s*\.\s*(?:_load|_resolveFilename|prototype\s*\.\s*require)\s*=[^=>]`)
+)
 
 func quote(s string) string { return `"` + s + `"` }
 

@@ -51,6 +51,16 @@ def resolve(f):
         a = f.args[1]
         if base and isinstance(a, ast.Constant) and isinstance(a.value, str):
             return base + "." + a.value
+    # A module reached another way is the module: sys.modules["m"],
+    # sys.modules.get("m"), __import__("m"), importlib.import_module("m").
+    if isinstance(f, ast.Subscript):
+        base, key = resolve(f.value), f.slice
+        if base == "sys.modules" and isinstance(key, ast.Constant) and isinstance(key.value, str):
+            return key.value
+    if isinstance(f, ast.Call) and f.args and isinstance(f.args[0], ast.Constant) and isinstance(f.args[0].value, str):
+        fn = resolve(f.func)
+        if fn in ("sys.modules.get", "__import__", "importlib.import_module", "builtins.__import__"):
+            return f.args[0].value
     return None
 def literal(a):
     try:
@@ -75,7 +85,7 @@ for node in ast.walk(tree):
         if node.args and not literal(node.args[0]):
             add("python.eval-exec", node, "calling %s on a non-literal" % name.split(".")[-1])
 # Assertion tampering: rebinding what the test framework asserts with.
-TAMPER = ("unittest", "pytest", "_pytest")
+TAMPER = ("unittest", "pytest", "_pytest", "pluggy", "doctest")
 def tampered(name):
     if not name: return False
     if name.split(".")[0] in TAMPER: return True
@@ -294,9 +304,10 @@ var (
 	// Assertion tampering, by tokens: an assignment to a unittest/pytest
 	// attribute or to builtins.AssertionError, setattr on one of them, and
 	// __eq__/__ne__/__hash__ whose body is one constant return.
-	pyTamperRe  = regexp.MustCompile(`(?m)^[ \t]*((?:unittest|pytest|_pytest|TestCase)(?:\s*\.\s*\w+)+|(?:builtins|__builtins__)\s*\.\s*AssertionError)\s*(?:=[^=]|\+=)`)
-	pySetattrRe = regexp.MustCompile(`\b(?:setattr|delattr|__setattr__|patch\.object)\s*\(\s*((?:unittest|pytest|_pytest|TestCase|builtins)\b[\w.]*)`)
-	pyConstEqRe = regexp.MustCompile(`(?m)^[ \t]*def\s+(__(?:eq|ne|hash)__)\s*\([^)]*\)\s*(?:->[^:\n]+)?:\s*(?:\n[ \t]*)?return\s+(True|False|-?\d+)[ \t]*$`)
+	pyTamperRe    = regexp.MustCompile(`(?m)^[ \t]*((?:unittest|pytest|_pytest|TestCase)(?:\s*\.\s*\w+)+|(?:builtins|__builtins__)\s*\.\s*AssertionError)\s*(?:=[^=]|\+=)`)
+	pyModTamperRe = regexp.MustCompile(`(?m)^[ \t]*((?:\w+\s*\.\s*modules\s*(?:\[[^\]\n]*\]|\.\s*get\s*\([^)\n]*\))|(?:importlib\s*\.\s*)?import_module\s*\([^)\n]*\)|__import__\s*\([^)\n]*\))(?:\s*\.\s*\w+)+)\s*(?:=[^=]|\+=)`)
+	pySetattrRe   = regexp.MustCompile(`\b(?:setattr|delattr|__setattr__|patch\.object)\s*\(\s*((?:unittest|pytest|_pytest|TestCase|builtins)\b[\w.]*)`)
+	pyConstEqRe   = regexp.MustCompile(`(?m)^[ \t]*def\s+(__(?:eq|ne|hash)__)\s*\([^)]*\)\s*(?:->[^:\n]+)?:\s*(?:\n[ \t]*)?return\s+(True|False|-?\d+)[ \t]*$`)
 )
 
 // scanPython is the fallback when no interpreter is available: comments and
@@ -329,6 +340,12 @@ func scanPython(src []byte) []lang.PolicyFinding {
 	}
 	for _, m := range pySetattrRe.FindAllSubmatchIndex(code, -1) {
 		out = append(out, lang.PolicyFinding{Rule: "python.assert-tamper", Line: lang.LineOf(code, m[0]), Message: "rebinding " + despace(code[m[2]:m[3]]) + " from non-test code"})
+	}
+	// A module reached by name (sys.modules[...], sys.modules.get(...),
+	// import_module(...), __import__(...)) whose members are assigned: the
+	// scanner cannot read the name, so any such rebinding counts.
+	for _, m := range pyModTamperRe.FindAllSubmatchIndex(code, -1) {
+		out = append(out, lang.PolicyFinding{Rule: "python.assert-tamper", Line: lang.LineOf(code, m[2]), Message: "rebinding a member of a module reached by name (" + despace(code[m[2]:m[3]]) + ") from non-test code"})
 	}
 	for _, m := range pyConstEqRe.FindAllSubmatchIndex(code, -1) {
 		if prev := bytes.TrimRight(code[:m[0]], " \t\n"); bytes.HasSuffix(prev, []byte("abstractmethod")) {

@@ -57,6 +57,8 @@ func projectKeys() []string {
 		"agent.max_iterations", "agent.token_budget", "agent.wall_budget", "agent.max_malformed", "agent.context_tokens",
 		"memory.enabled", "memory.k", "memory.threshold", "memory.cap",
 		"policy.rules", // a rule set to warn or off is user-only: see UserOnlySet
+		// sandbox.setup: only "off" from a workspace; a command is user-only
+		// (it runs with network): see UserOnlySet
 	}
 }
 
@@ -84,6 +86,15 @@ func UserOnlySet(data []byte) ([]string, error) {
 			key := seg
 			if prefix != "" {
 				key = prefix + "." + seg
+			}
+			if key == "sandbox.setup" {
+				// A setup command runs with network, before any test:
+				// only the user chooses one. "off" (no setup) is a
+				// project's to say.
+				if s, ok := v.(string); !ok || s != "off" {
+					out = append(out, graphic(key))
+				}
+				continue
 			}
 			if prefix == "policy.rules" {
 				if s, ok := v.(string); !ok || s != "block" {

@@ -65,6 +65,9 @@ elif [ -z "${FIXPOINT_BASE_URL:-}" ]; then
 fi
 
 cp -r "$repo/examples/go-bug" "$work/project"
+# The user trusts the folder they open (fixpoint trust), as a user of an
+# editor without workspace trust does once: the server then prepares it.
+"$bin" trust "$work/project" >/dev/null
 status_file=$work/status
 # Unattended: accept the previewed edit as a user pressing "Apply" would.
 # With FIXPOINT_CAPTURE_KEYS the plugin's own preview and confirm() are

@@ -187,8 +187,18 @@ func newFakeEditor(t testing.TB, o editorOptions) *fakeEditor {
 // handle answers the server's requests as an editor would. It never
 // returns an error: jsonrpc2 v0.10 panics when a handler error is followed
 // by a read error of another type.
+//
+// Replies are written from their own goroutine: the connection is a
+// synchronous net.Pipe, and a reply written from the read loop while the
+// server writes to us (a codeAction's reply as we answer its
+// workspace/configuration) deadlocks both loops; a real editor reads and
+// writes independently. What the editor records stays in arrival order.
 func (e *fakeEditor) handle(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc2.Request) error {
-	_ = e.answerRequest(ctx, reply, req)
+	async := func(ctx context.Context, result any, err error) error {
+		go func() { _ = reply(ctx, result, err) }() // ends when the write does, or the pipe closes
+		return nil
+	}
+	_ = e.answerRequest(ctx, async, req)
 	return nil
 }
 

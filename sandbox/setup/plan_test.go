@@ -101,3 +101,32 @@ func TestRuntimeErrorFixFromLanguage(t *testing.T) {
 		t.Errorf("Error() without a language = %q, want the generic fix", without)
 	}
 }
+
+// TestCacheKeyPerProject: two projects with the same manifests on the same
+// image never share a dependency cache. The install runs the project's own
+// scripts (a postinstall, a setup.py): a shared cache would let one
+// project's install fill what another project's tests load.
+func TestCacheKeyPerProject(t *testing.T) {
+	files := map[string]string{"package.json": `{"devDependencies":{"jest":"1"}}`, "package-lock.json": "{}"}
+	snap := snapOf(files)
+	p := NewPlan(registry.Detect(snap), snap, "")
+	if p.Step == nil {
+		t.Fatal("a node project with dependencies has no setup step")
+	}
+	spec := func(project string) sandbox.Spec {
+		return sandbox.Spec{Image: "fixpoint-sandbox-node", Labels: map[string]string{sandbox.LabelProject: project}}
+	}
+	a, a2 := CacheKey(p.Step, snap, spec("aaaa")), CacheKey(p.Step, snap, spec("aaaa"))
+	b := CacheKey(p.Step, snap, spec("bbbb"))
+	if a != a2 {
+		t.Errorf("the same project's key changed between calls: %q, %q", a, a2)
+	}
+	if a == b {
+		t.Errorf("projects aaaa and bbbb share the dependency cache key %q", a)
+	}
+	other := spec("aaaa")
+	other.Image = "fixpoint-sandbox-node-22"
+	if CacheKey(p.Step, snap, other) == a {
+		t.Errorf("two images share the dependency cache key %q", a)
+	}
+}

@@ -96,6 +96,14 @@ func listenUnix(ctx context.Context, path string, a *app) (net.Conn, error) {
 // socketDir makes dir (0700) when missing, and refuses one that another
 // user owns or that others may enter: they could replace the socket.
 func socketDir(dir string) error {
+	return ownDir(dir, 0o077, "put the socket in a directory of yours that only you may open (e.g. $XDG_RUNTIME_DIR/fixpoint/lsp.sock)",
+		"put the socket in a directory only you may open (chmod 700, or a new directory such as $XDG_RUNTIME_DIR/fixpoint/)")
+}
+
+// ownDir makes dir (0700) when missing and refuses one that another user
+// owns or whose mode has any of the bits in forbid; the hints say what
+// to do instead. Its mode is left alone otherwise.
+func ownDir(dir string, forbid os.FileMode, ownerHint, modeHint string) error {
 	if _, err := os.Lstat(dir); errors.Is(err, os.ErrNotExist) {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return err
@@ -109,10 +117,14 @@ func socketDir(dir string) error {
 		return fmt.Errorf("%s is not a directory", dir)
 	}
 	if sys, ok := st.Sys().(*syscall.Stat_t); ok && int(sys.Uid) != os.Getuid() {
-		return fmt.Errorf("%s belongs to uid %d, not to you: put the socket in a directory of yours that only you may open (e.g. $XDG_RUNTIME_DIR/fixpoint/lsp.sock)", dir, sys.Uid)
+		return fmt.Errorf("%s belongs to uid %d, not to you: %s", dir, sys.Uid, ownerHint)
 	}
-	if st.Mode().Perm()&0o077 != 0 {
-		return fmt.Errorf("others may open %s (mode %v): put the socket in a directory only you may open (chmod 700, or a new directory such as $XDG_RUNTIME_DIR/fixpoint/)", dir, st.Mode().Perm())
+	if st.Mode().Perm()&forbid != 0 {
+		verb := "open"
+		if forbid&0o055 == 0 {
+			verb = "write in"
+		}
+		return fmt.Errorf("others may %s %s (mode %v): %s", verb, dir, st.Mode().Perm(), modeHint)
 	}
 	return nil
 }
@@ -160,25 +172,7 @@ func newToken() (string, error) {
 // refuses one that another user owns or may write: they could swap the
 // file. Its mode is left alone otherwise (a home directory stays 0755).
 func tokenDir(dir string) error {
-	if _, err := os.Lstat(dir); errors.Is(err, os.ErrNotExist) {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return err
-		}
-	}
-	st, err := os.Lstat(dir)
-	if err != nil {
-		return err
-	}
-	if !st.IsDir() {
-		return fmt.Errorf("%s is not a directory", dir)
-	}
-	if sys, ok := st.Sys().(*syscall.Stat_t); ok && int(sys.Uid) != os.Getuid() {
-		return fmt.Errorf("%s belongs to uid %d, not to you", dir, sys.Uid)
-	}
-	if st.Mode().Perm()&0o022 != 0 {
-		return fmt.Errorf("others may write in %s (mode %v): choose a directory of yours", dir, st.Mode().Perm())
-	}
-	return nil
+	return ownDir(dir, 0o022, "choose a directory of yours", "choose a directory of yours")
 }
 
 // writeToken writes the token 0600, replacing an old file (never writing

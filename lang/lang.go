@@ -19,9 +19,7 @@
 //     network, its [Cache] directories mounted read-only in every offline
 //     test run).
 //   - TestCommand: the test command and the result format it reports in,
-//     as a [testrun.Runner] (the formats — go test -json, JUnit XML, TAP,
-//     jest/vitest/mocha JSON — are parsed in sandbox/testrun; which one a
-//     language uses is the language's).
+//     as a [testrun.Runner] with its [testrun.Format].
 //   - Image: the recipe of the default sandbox image ([Image]).
 //
 // The optional interfaces add knowledge about files and failures; a
@@ -32,6 +30,8 @@
 //
 //   - [TestFiles]: which files are tests and which are test
 //     infrastructure (runner configuration, plugins, TestMain).
+//   - [ResultFormats]: the result formats a configured test command's
+//     output is recognised among.
 //   - [Sources]: repo-map symbols and workspace-local import resolution.
 //   - [Prompter]: the property-test hint of the solve-mode prompt.
 //   - [Policy]: the policy rules checked on model-written code.
@@ -63,10 +63,14 @@
 // (toolchain releases from the module proxy), testcmd.go, testfiles.go,
 // sources.go, policy.go, deps.go and signature.go.
 //
-// One thing may stay outside a language's folder: a test result format
-// that sandbox/testrun cannot parse yet is added there, as a format other
-// languages may share, or the language parses it itself through
-// testrun.Runner.Format (lang/rust reads cargo's libtest output so).
+// A test result format is a [testrun.Format] value. One only the
+// language uses is declared in its folder (lang/rust/format.go: cargo's
+// libtest output, with its parser, the lines a long run keeps, how a
+// crashed test binary is explained and the cross-check against cargo's
+// summary); the shared wire formats (go test -json, JUnit XML, TAP, the
+// jest and mocha reports) are declared once in sandbox/testrun. The
+// language's TestCommand names its runner's format, and [ResultFormats]
+// lists those a configured test command is recognised among.
 //
 // Import graph: a language may import sandbox, sandbox/testrun and
 // sandbox/image, so those packages never import lang/registry or a
@@ -166,6 +170,17 @@ type Sources interface {
 	// directories, "." for the root) are searched for the symbols a
 	// failure names. Both are nil for files that are not this language's.
 	LocalImports(snap *sandbox.Snapshot, p string) (files, dirs []string)
+}
+
+// ResultFormats is implemented by languages whose test runners report in
+// a result format ([testrun.Format]): the formats a configured test
+// command's output is recognised among (Format.Sniff), asked in registry
+// order. A language's TestCommand names the one its own runner uses in
+// Runner.Format; a format only one language uses is declared in its
+// folder (lang/rust's Format), the shared wire formats (JUnit XML, TAP,
+// go test -json, the jest and mocha reports) in sandbox/testrun.
+type ResultFormats interface {
+	TestFormats() []*testrun.Format
 }
 
 // Prompter is implemented by languages with prompt hints.

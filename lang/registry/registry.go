@@ -76,12 +76,25 @@ func Names() []string {
 // testrun.RunnerCustom with no Args.
 func TestCommand(snap *sandbox.Snapshot, override string) testrun.Runner {
 	if strings.TrimSpace(override) != "" {
-		return testrun.Custom(override)
+		return testrun.Custom(override, Formats())
 	}
 	if l := Detect(snap); l != nil {
 		return l.TestCommand(snap)
 	}
-	return testrun.Runner{Name: testrun.RunnerCustom}
+	return testrun.Runner{Name: testrun.RunnerCustom, Formats: Formats()}
+}
+
+// Formats lists the result formats of every language
+// ([lang.ResultFormats]), in registry order: those a configured test
+// command's output is recognised among.
+func Formats() []*testrun.Format {
+	var out []*testrun.Format
+	for _, l := range All() {
+		if f, ok := l.(lang.ResultFormats); ok {
+			out = append(out, f.TestFormats()...)
+		}
+	}
+	return out
 }
 
 // Symbols lists the top-level declarations of a source file, from the

@@ -202,12 +202,7 @@ func Runner() testrun.Runner {
 		`exec cargo test --offline --no-fail-fast 2>&1`
 	return testrun.Runner{Name: RunnerName, Args: []string{"sh", "-c", script},
 		Env:    []string{"CARGO_TERM_COLOR=never", "CARGO_NET_OFFLINE=true", "CARGO_TARGET_DIR=target"},
-		Format: format}
-}
-
-func format(stdout, stderr []byte, root string) []testrun.Result {
-	res, _ := Parse(stdout, stderr, root)
-	return res
+		Format: Format}
 }
 
 // RunnerName names reports of cargo test.

@@ -80,6 +80,12 @@ func (in Input) paths() *normalizer {
 	return in.n
 }
 
+// Rel returns a path a runner printed relative to the workspace, and
+// whether it is inside it: absolute under the workspace as the command
+// saw it (Root or /workspace), or relative to its root. Paths outside
+// come back unchanged.
+func (in Input) Rel(p string) (string, bool) { return in.paths().rel(p, "") }
+
 // Parsed is what a [Format] read.
 type Parsed struct {
 	// Tests are the per-test results, at most maxTests of them.

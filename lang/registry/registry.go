@@ -13,6 +13,7 @@ import (
 	"github.com/fixpoint-dev/fixpoint/lang/golang"
 	"github.com/fixpoint-dev/fixpoint/lang/node"
 	"github.com/fixpoint-dev/fixpoint/lang/python"
+	"github.com/fixpoint-dev/fixpoint/lang/ruby"
 	"github.com/fixpoint-dev/fixpoint/lang/rust"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
@@ -23,9 +24,12 @@ import (
 // scripts in Python is a Node project. A crate with a package.json (a
 // wasm-pack project) or Python scripts is a Rust project: cargo's output
 // is also told apart before node's, whose stack-frame pattern matches the
-// paths in a Rust backtrace.
+// paths in a Rust backtrace. A Ruby project is told by its minitest
+// files, so a JavaScript app with a Gemfile (React Native's, for
+// CocoaPods) stays a Node project, and a Ruby one with a package.json a
+// Ruby project.
 func All() []lang.Language {
-	return []lang.Language{golang.Language{}, rust.Language{}, node.Language{}, python.Language{}}
+	return []lang.Language{golang.Language{}, rust.Language{}, ruby.Language{}, node.Language{}, python.Language{}}
 }
 
 // Detect returns the language of snap, or nil.

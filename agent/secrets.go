@@ -130,7 +130,7 @@ func (r *run) mask(s string) string { return r.masker.String(s) }
 
 // test runs the tests and masks the report before anything else sees it.
 func (r *run) test(ctx context.Context, snap *sandbox.Snapshot) (*testrun.Report, error) {
-	rep, err := r.e.runTests(ctx, r.sess, snap, nil, true)
+	rep, err := r.e.runTests(ctx, r.sess, r.language, snap, nil, true)
 	if err != nil {
 		return nil, err
 	}

@@ -79,10 +79,16 @@ func Names() []string {
 // ([lang.Language.TestCommand]); a workspace in no known language gets
 // testrun.RunnerCustom with no Args.
 func TestCommand(snap *sandbox.Snapshot, override string) testrun.Runner {
+	return TestCommandFor(Detect(snap), snap, override)
+}
+
+// TestCommandFor is [TestCommand] for snap in the language l, detected
+// before (nil: none): a caller that detected once passes it down.
+func TestCommandFor(l lang.Language, snap *sandbox.Snapshot, override string) testrun.Runner {
 	if strings.TrimSpace(override) != "" {
 		return testrun.Custom(override, Formats())
 	}
-	if l := Detect(snap); l != nil {
+	if l != nil {
 		return l.TestCommand(snap)
 	}
 	return testrun.Runner{Name: testrun.RunnerCustom, Formats: Formats()}

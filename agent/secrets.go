@@ -9,6 +9,7 @@ import (
 
 	"github.com/fixpoint-dev/fixpoint/agent/redact"
 	"github.com/fixpoint-dev/fixpoint/config"
+	"github.com/fixpoint-dev/fixpoint/lang/registry"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
 )
@@ -33,13 +34,11 @@ import (
 const maxSecretFile = 1 << 20
 
 // hostSkipDir reports directories never walked for secret files (they are
-// not snapshotted either, and can be huge).
+// not snapshotted either, and can be huge): version control, fixpoint's
+// own, and what a language's tools make (lang.ProjectDirs: node_modules,
+// .venv, target).
 func hostSkipDir(name string) bool {
-	switch name {
-	case ".git", "node_modules", ".venv", "venv", "__pycache__", ".fixpoint", ".mypy_cache", ".pytest_cache", ".tox":
-		return true
-	}
-	return false
+	return name == ".git" || name == ".fixpoint" || registry.GeneratedDir(name)
 }
 
 // envSecrets are the secret values fixpoint itself holds: the model's API

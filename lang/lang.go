@@ -183,6 +183,26 @@ type ResultFormats interface {
 	TestFormats() []*testrun.Format
 }
 
+// ProtectedFiles is implemented by languages whose package managers
+// read configuration that runs code or swaps the toolchain on the user's
+// machine, outside the sandbox (.yarnrc.yml, .pnpmfile.cjs, .cargo/): a
+// model must not write it unless the user allows it (agent/edit's
+// Protected asks every language through lang/registry).
+type ProtectedFiles interface {
+	// ProtectedFile says what kind of file rel (a workspace-relative slash
+	// path, lower-cased) is, or "" when it is not one of the language's.
+	ProtectedFile(rel string) string
+}
+
+// ProjectDirs is implemented by languages whose tools make directories
+// in a project that are not its sources: installed dependencies,
+// virtualenvs, build output, caches (node_modules, .venv, target).
+type ProjectDirs interface {
+	// GeneratedDirs are directory names walks for secret files skip
+	// (agent/secrets.go): they are huge and hold no user secrets.
+	GeneratedDirs() []string
+}
+
 // Prompter is implemented by languages with prompt hints.
 type Prompter interface {
 	// PropertyHint is the solve-mode sentence on property-based tests.

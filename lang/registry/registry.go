@@ -107,6 +107,31 @@ func Formats() []*testrun.Format {
 	return out
 }
 
+// ProtectedFile says what kind of protected file rel (a workspace-
+// relative slash path, lower-cased) is for any language
+// ([lang.ProtectedFiles]), or "".
+func ProtectedFile(rel string) string {
+	for _, l := range All() {
+		if p, ok := l.(lang.ProtectedFiles); ok {
+			if kind := p.ProtectedFile(rel); kind != "" {
+				return kind
+			}
+		}
+	}
+	return ""
+}
+
+// GeneratedDir reports whether a directory name is one a language's tools
+// make in a project ([lang.ProjectDirs]).
+func GeneratedDir(name string) bool {
+	for _, l := range All() {
+		if d, ok := l.(lang.ProjectDirs); ok && slices.Contains(d.GeneratedDirs(), name) {
+			return true
+		}
+	}
+	return false
+}
+
 // Symbols lists the top-level declarations of a source file, from the
 // language whose file it is ([lang.Sources]); nil for other files.
 func Symbols(p string, data []byte) []string {

@@ -54,7 +54,7 @@ func (Language) Requirement(snap *sandbox.Snapshot) (*lang.Requirement, error) {
 		if line == "" || line == "node" || line == "stable" || strings.HasPrefix(line, "lts/") {
 			continue // aliases name no version; engines.node may still
 		}
-		r, err := lang.ParseNodeRange(line)
+		r, err := ParseRange(line)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
@@ -72,7 +72,7 @@ func (Language) Requirement(snap *sandbox.Snapshot) (*lang.Requirement, error) {
 	if c == "" {
 		return nil, nil
 	}
-	r, err := lang.ParseNodeRange(c)
+	r, err := ParseRange(c)
 	if err != nil {
 		return nil, fmt.Errorf("package.json (engines.node): %w", err)
 	}

@@ -146,10 +146,7 @@ func channelRequirement(channel, source string) (*lang.Requirement, error) {
 		return &lang.Requirement{Runtime: "rust", Constraint: ">= " + channel, Source: source, Range: lang.AtLeast(v)}, nil
 	}
 	// No stable rustc is a nightly or beta toolchain.
-	none, err := lang.ParseNodeRange("<0.0.0")
-	if err != nil {
-		return nil, err
-	}
+	none := lang.AnyOf([]lang.Bound{{Op: "<", V: lang.Version{}}})
 	return &lang.Requirement{Runtime: "rust", Constraint: strings.SplitN(channel, "-", 2)[0] + " toolchain", Source: source, Range: none}, nil
 }
 

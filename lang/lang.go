@@ -437,6 +437,16 @@ type Setup struct {
 	Caches []Cache
 	// Env is set for the setup step only (GOPROXY, GOSUMDB).
 	Env []string
+	// HostEnv names host variables the step's installer reads for where
+	// it downloads from (GOPROXY, NPM_CONFIG_REGISTRY, PIP_INDEX_URL): the
+	// step gets the host's values, after Env, besides the proxy variables
+	// every step gets (sandbox/setup).
+	HostEnv []string
+	// CAEnv names variables that make the step's installer trust the
+	// host's CA bundle (NODE_EXTRA_CA_CERTS, PIP_CERT): each is set to the
+	// bundle's path in the setup container when there is one, besides
+	// SSL_CERT_FILE and GIT_SSL_CAINFO, which every step gets.
+	CAEnv []string
 	// TestEnv is set for every test run of a session using the caches
 	// (GOMODCACHE, GOPROXY=off, PATH additions).
 	TestEnv []string

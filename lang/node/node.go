@@ -120,8 +120,10 @@ func (Language) SetupStep(snap *sandbox.Snapshot) *lang.Setup {
 		// Tools write their own caches into node_modules at test time:
 		// vite bundles its config into .vite-temp, vitest keeps results in
 		// .vite, babel-loader, eslint --cache-location and others use .cache.
-		Caches: []lang.Cache{{Name: "node_modules", Path: Modules, Writable: []string{".cache", ".vite", ".vite-temp"}}},
-		Env:    []string{"NPM_CONFIG_UPDATE_NOTIFIER=false", "NPM_CONFIG_FUND=false", "NPM_CONFIG_AUDIT=false"},
+		Caches:  []lang.Cache{{Name: "node_modules", Path: Modules, Writable: []string{".cache", ".vite", ".vite-temp"}}},
+		Env:     []string{"NPM_CONFIG_UPDATE_NOTIFIER=false", "NPM_CONFIG_FUND=false", "NPM_CONFIG_AUDIT=false"},
+		HostEnv: []string{"NPM_CONFIG_REGISTRY", "npm_config_registry"},
+		CAEnv:   []string{"NODE_EXTRA_CA_CERTS"},
 		// npm, yarn and pnpm all read npm_config_ignore_scripts.
 		NoScripts: []string{"NPM_CONFIG_IGNORE_SCRIPTS=true", "npm_config_ignore_scripts=true", "YARN_IGNORE_SCRIPTS=true"},
 	}

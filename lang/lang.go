@@ -1,5 +1,5 @@
 // Package lang holds what fixpoint knows about each language, one folder
-// per language (lang/golang, lang/node, lang/python, lang/rust), behind the
+// per language (lang/golang, lang/node, lang/python, lang/rust, lang/ruby), behind the
 // [Language] interface. The list of languages is declared once, in
 // lang/registry; sandbox, agent and memory ask lang/registry instead of
 // comparing language names.
@@ -48,6 +48,10 @@
 //     has the one version of the default image.
 //   - [ReleasePicker], [RuntimeHelp]: which published release to run for a
 //     requirement, and how to get a runtime version.
+//   - [ProtectedFiles]: package manager files a model may not write
+//     (they run code on the host: .yarnrc.yml, .cargo/).
+//   - [ProjectDirs]: directories the language's tools make (node_modules,
+//     .venv, target), which walks for secret files skip.
 //   - [Preflight]: a check of the workspace's files before any sandbox
 //     starts (Rust: every dependency is vendored).
 //   - [UntrustedRuns]: the test runner as used in fix and solve runs, where
@@ -71,6 +75,12 @@
 // jest and mocha reports) are declared once in sandbox/testrun. The
 // language's TestCommand names its runner's format, and [ResultFormats]
 // lists those a configured test command is recognised among.
+//
+// Version syntax is the language's too: the root has [Version], [Range]
+// and the [Bound]s a language builds one from ([AnyOf], [Series],
+// [After], [ParsePartial]); lang/node parses npm ranges (ParseRange),
+// lang/python PEP 440 specifiers (ParseSpec). The install step's
+// registry and CA variables are fields of its [Setup] (HostEnv, CAEnv).
 //
 // Import graph: a language may import sandbox, sandbox/testrun and
 // sandbox/image, so those packages never import lang/registry or a

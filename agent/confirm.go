@@ -37,7 +37,7 @@ func (r *run) confirm(ctx context.Context, iter *Iteration) (rep *testrun.Report
 	// at a time, which a backend lending a fixed number of sessions (the
 	// benchmark's pool) needs to not wait for itself.
 	r.closeSession()
-	sess, done, err := r.e.startFresh(ctx, r.setupSnap, func(line string) { r.emit(PhaseTest, iter.N, line, nil) }, r.setupNoScripts)
+	sess, done, err := r.e.startFresh(ctx, r.setupProj, func(line string) { r.emit(PhaseTest, iter.N, line, nil) }, r.setupNoScripts)
 	if err != nil {
 		r.sandboxFailed(ctx, "verification", err)
 		return nil, nil, false
@@ -52,7 +52,7 @@ func (r *run) confirm(ctx context.Context, iter *Iteration) (rep *testrun.Report
 		r.sandboxFailed(ctx, "verification sync", err)
 		return nil, nil, false
 	}
-	rep, err = r.e.runTests(ctx, sess, r.cur, nil, true)
+	rep, err = r.e.runTests(ctx, sess, r.language, r.cur, nil, true)
 	if err != nil {
 		r.sandboxFailed(ctx, "verification", err)
 		return nil, nil, false

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fixpoint-dev/fixpoint/config"
@@ -60,6 +61,11 @@ type Engine struct {
 	warm     *warmSession   // the session Prewarm started for the next Run or Test (warm.go)
 	closed   bool           // Close was called: Prewarm starts nothing
 	closing  sync.WaitGroup // sessions being closed in the background (CloseInBackground)
+
+	// detected and derived count language detections and project
+	// derivations (project.go), for the test that proves one walk does
+	// each once.
+	detected, derived atomic.Int64
 }
 
 // New returns an Engine. cfg must be a loaded configuration (config.Load);
@@ -126,45 +132,46 @@ func (e *Engine) WaitClosing() { e.closing.Wait() }
 // startSession starts and tracks a session; the returned func closes it.
 // The setup phase runs first (prepare), and a runtime version that does
 // not satisfy the project's requirement stops here, before any test.
-func (e *Engine) startSession(ctx context.Context, snap *sandbox.Snapshot, progress func(string)) (sandbox.Session, func(), error) {
-	return e.startPrepared(ctx, snap, progress, false, false)
+func (e *Engine) startSession(ctx context.Context, p *project, progress func(string)) (sandbox.Session, func(), error) {
+	return e.startPrepared(ctx, p, progress, false, false)
 }
 
 // startTrusted is startSession for a session that runs only the user's
 // own code (fixpoint test): the test runners' caches persist
 // (sandbox.Spec.RunnerCache).
-func (e *Engine) startTrusted(ctx context.Context, snap *sandbox.Snapshot, progress func(string)) (sandbox.Session, func(), error) {
-	return e.startPrepared(ctx, snap, progress, false, true)
+func (e *Engine) startTrusted(ctx context.Context, p *project, progress func(string)) (sandbox.Session, func(), error) {
+	return e.startPrepared(ctx, p, progress, false, true)
 }
 
 // startSessionNoScripts is startSession for a snapshot the model edited:
 // the install step runs with the installer's scripts off.
-func (e *Engine) startSessionNoScripts(ctx context.Context, snap *sandbox.Snapshot, progress func(string)) (sandbox.Session, func(), error) {
-	return e.startPrepared(ctx, snap, progress, true, false)
+func (e *Engine) startSessionNoScripts(ctx context.Context, p *project, progress func(string)) (sandbox.Session, func(), error) {
+	return e.startPrepared(ctx, p, progress, true, false)
 }
 
-func (e *Engine) startPrepared(ctx context.Context, snap *sandbox.Snapshot, progress func(string), noScripts, trusted bool) (sandbox.Session, func(), error) {
+func (e *Engine) startPrepared(ctx context.Context, p *project, progress func(string), noScripts, trusted bool) (sandbox.Session, func(), error) {
 	if e.opts.Backend == nil {
 		return nil, nil, fmt.Errorf("start sandbox: %w: no backend configured", sandbox.ErrUnavailable)
 	}
 	if !noScripts {
-		if sess, done, ok := e.takeWarm(ctx, snap, trusted); ok {
+		if sess, done, ok := e.takeWarm(ctx, p, trusted); ok {
 			return sess, done, nil
 		}
 	}
-	return e.startCold(ctx, snap, progress, noScripts, cacheFor(trusted))
+	return e.startCold(ctx, p, progress, noScripts, cacheFor(trusted))
 }
 
 // startFresh starts the session that verifies a run's final state
 // (run.confirm): never the warm one, with a build cache that starts from
 // nothing a model's code wrote and is discarded with it
-// (sandbox.BuildCacheFresh). setupSnap and noScripts are those the run's
-// session was prepared with, so that it has the same setup phase.
-func (e *Engine) startFresh(ctx context.Context, setupSnap *sandbox.Snapshot, progress func(string), noScripts bool) (sandbox.Session, func(), error) {
+// (sandbox.BuildCacheFresh). setup and noScripts are the project and
+// flag the run's session was prepared with, so that it has the same
+// setup phase.
+func (e *Engine) startFresh(ctx context.Context, setup *project, progress func(string), noScripts bool) (sandbox.Session, func(), error) {
 	if e.opts.Backend == nil {
 		return nil, nil, fmt.Errorf("start sandbox: %w: no backend configured", sandbox.ErrUnavailable)
 	}
-	return e.startCold(ctx, setupSnap, progress, noScripts, sandbox.BuildCacheFresh)
+	return e.startCold(ctx, setup, progress, noScripts, sandbox.BuildCacheFresh)
 }
 
 // cacheFor is the build cache of a session that runs only the user's code
@@ -178,8 +185,8 @@ func cacheFor(trusted bool) sandbox.BuildCache {
 
 // startCold is startPrepared without the warm session. The test runners'
 // own caches persist only in sessions for the user's code (BuildCacheUser).
-func (e *Engine) startCold(ctx context.Context, snap *sandbox.Snapshot, progress func(string), noScripts bool, cache sandbox.BuildCache) (sandbox.Session, func(), error) {
-	spec, plan, err := e.prepare(ctx, snap, progress, noScripts)
+func (e *Engine) startCold(ctx context.Context, p *project, progress func(string), noScripts bool, cache sandbox.BuildCache) (sandbox.Session, func(), error) {
+	spec, plan, err := e.prepare(ctx, p, progress, noScripts)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -243,7 +250,8 @@ func (e *Engine) Test(ctx context.Context, root string, overlays map[string][]by
 	e.warnDropped(dropped)
 	// The workspace is the user's own (unsaved buffers included): no
 	// model-written code runs, so the runners' caches may persist.
-	sess, done, err := e.startTrusted(ctx, snap, func(line string) { fmt.Fprintf(e.warn, "fixpoint: %s\n", line) })
+	p := e.newProject(snap)
+	sess, done, err := e.startTrusted(ctx, p, func(line string) { fmt.Fprintf(e.warn, "fixpoint: %s\n", line) })
 	if err != nil {
 		return nil, err
 	}
@@ -251,7 +259,7 @@ func (e *Engine) Test(ctx context.Context, root string, overlays map[string][]by
 	if _, err := sess.Sync(ctx, snap); err != nil {
 		return nil, fmt.Errorf("sync workspace: %w", err)
 	}
-	rep, err := e.runTests(ctx, sess, snap, nil, false)
+	rep, err := e.runTests(ctx, sess, p.lang, snap, nil, false)
 	if err != nil {
 		return nil, err
 	}

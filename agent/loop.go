@@ -16,7 +16,7 @@ import (
 	"github.com/fixpoint-dev/fixpoint/agent/policy"
 	"github.com/fixpoint-dev/fixpoint/agent/redact"
 	"github.com/fixpoint-dev/fixpoint/agent/runlog"
-	"github.com/fixpoint-dev/fixpoint/lang/registry"
+	"github.com/fixpoint-dev/fixpoint/lang"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
 )
@@ -43,11 +43,14 @@ type run struct {
 	log     *runlog.Writer
 	sess    sandbox.Session
 
-	base    *sandbox.Snapshot // the workspace as snapshotted (overlays applied)
-	cur     *sandbox.Snapshot // the working state
-	lang    string
-	include func(string) bool
-	masker  *redact.Masker // the workspace's secret values; see secrets.go
+	base *sandbox.Snapshot // the workspace as snapshotted (overlays applied)
+	cur  *sandbox.Snapshot // the working state
+	lang string            // language.Name(), "" when none was detected
+	// language is the workspace's language, detected once for the run
+	// (project.go) and used for every snapshot of it.
+	language lang.Language
+	include  func(string) bool
+	masker   *redact.Masker // the workspace's secret values; see secrets.go
 
 	plan       string
 	history    []string
@@ -63,9 +66,9 @@ type run struct {
 	started    time.Time
 	closeFn    func()
 	setupKey   string // dependencies the session has installed (agent/setup.go)
-	// setupSnap and setupNoScripts are what the session was prepared
+	// setupProj and setupNoScripts are what the session was prepared
 	// with; the verifying session (confirm) is prepared the same way.
-	setupSnap      *sandbox.Snapshot
+	setupProj      *project
 	setupNoScripts bool
 	policy         *policy.Checker // nil when the policy could not be loaded
 	modelTime      time.Duration
@@ -124,7 +127,6 @@ func (r *run) setup(ctx context.Context) error {
 	e.warnDropped(dropped)
 	r.cur = r.base
 	r.masker = newSecretMasker(r.req.Root, r.base, envSecrets(e.cfg))
-	r.lang = registry.Name(r.base)
 	ig := newIgnorer(r.base)
 	creds := r.base.Credentials()
 	r.include = func(p string) bool {
@@ -148,9 +150,12 @@ func (r *run) setup(ctx context.Context) error {
 	r.mem = memoryState{store: e.opts.Memory}
 	r.emit(PhaseTest, 0, "starting the sandbox", nil)
 	t0 := time.Now()
-	r.setupKey = setupKey(e.cfg.Sandbox.Setup, r.cur)
-	r.setupSnap = r.cur
-	sess, done, err := e.startSession(ctx, r.cur, func(line string) { r.emit(PhaseTest, 0, line, nil) })
+	proj := e.newProject(r.cur) // the one detection of the run
+	r.language, r.setupProj, r.setupKey = proj.lang, proj, proj.setupKey()
+	if r.language != nil {
+		r.lang = r.language.Name()
+	}
+	sess, done, err := e.startSession(ctx, proj, func(line string) { r.emit(PhaseTest, 0, line, nil) })
 	if err != nil {
 		return err
 	}
@@ -455,7 +460,7 @@ func (r *run) testPhase(ctx context.Context, iter *Iteration, next *sandbox.Snap
 		return nil, false
 	}
 	if r.sess != before { // a new setup phase, with the installer's scripts off
-		r.setupSnap, r.setupNoScripts = next, true
+		r.setupNoScripts = true // setupProj is next's (resetupIfChanged)
 	}
 	r.emit(PhaseTest, iter.N, "running the tests", nil)
 	ts := time.Now()

@@ -326,3 +326,20 @@ func (m *roleScripted) Chat(ctx context.Context, req llm.Request, onDelta func(s
 	m.mu.Unlock()
 	return m.scripted.Chat(ctx, req, onDelta)
 }
+
+// TestRunDetectsOnce: one run — baseline, the model's edit, the
+// verifying run in a fresh session — detects the workspace's language
+// once and derives its session spec and setup plan once
+// (Engine.newProject: backends.SpecFor and setup.NewPlan); every session
+// start, the setup key, the warm key and the test command get them
+// passed down.
+func TestRunDetectsOnce(t *testing.T) {
+	var e *Engine
+	res, _ := runGoBug(t, goBugModel(demo.GoBugFix), func(x *Engine) { e = x })
+	if !res.Verified || len(res.Iterations) != 1 {
+		t.Fatalf("Verified = %v after %d iterations; want a verified run with one edit", res.Verified, len(res.Iterations))
+	}
+	if d, p := e.detected.Load(), e.derived.Load(); d != 1 || p != 1 {
+		t.Errorf("one run detected the language %d times and derived its spec and plan %d times; want 1 and 1", d, p)
+	}
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/fixpoint-dev/fixpoint/agent/redact"
 	"github.com/fixpoint-dev/fixpoint/config"
+	"github.com/fixpoint-dev/fixpoint/lang/registry"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
 )
@@ -33,13 +34,11 @@ import (
 const maxSecretFile = 1 << 20
 
 // hostSkipDir reports directories never walked for secret files (they are
-// not snapshotted either, and can be huge).
+// not snapshotted either, and can be huge): version control, fixpoint's
+// own, and what a language's tools make (lang.ProjectDirs: node_modules,
+// .venv, target).
 func hostSkipDir(name string) bool {
-	switch name {
-	case ".git", "node_modules", ".venv", "venv", "__pycache__", ".fixpoint", ".mypy_cache", ".pytest_cache", ".tox":
-		return true
-	}
-	return false
+	return name == ".git" || name == ".fixpoint" || registry.GeneratedDir(name)
 }
 
 // envSecrets are the secret values fixpoint itself holds: the model's API
@@ -130,7 +129,7 @@ func (r *run) mask(s string) string { return r.masker.String(s) }
 
 // test runs the tests and masks the report before anything else sees it.
 func (r *run) test(ctx context.Context, snap *sandbox.Snapshot) (*testrun.Report, error) {
-	rep, err := r.e.runTests(ctx, r.sess, snap, nil, true)
+	rep, err := r.e.runTests(ctx, r.sess, r.language, snap, nil, true)
 	if err != nil {
 		return nil, err
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/fixpoint-dev/fixpoint/lang/registry"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/setup"
 )
@@ -12,11 +11,11 @@ import (
 // prepare is the setup phase before a session starts (sandbox/setup): the
 // image for the project's runtime version and the dependency install,
 // whose caches the spec mounts. progress receives the phase lines.
-func (e *Engine) prepare(ctx context.Context, snap *sandbox.Snapshot, progress func(string), noScripts bool) (sandbox.Spec, *setup.Plan, error) {
-	l := registry.Detect(snap) // once for the spec and the plan
-	spec := specFor(e.cfg, l, snap)
-	plan := setup.NewPlan(l, snap, e.cfg.Sandbox.Setup)
+func (e *Engine) prepare(ctx context.Context, proj *project, progress func(string), noScripts bool) (sandbox.Spec, *setup.Plan, error) {
+	spec, plan := proj.sessionSpec(), proj.plan
 	if noScripts && plan.Step != nil {
+		cp := *plan
+		plan = &cp
 		st := *plan.Step
 		st.Env = append(append([]string(nil), st.Env...), st.NoScripts...)
 		plan.Step = &st
@@ -26,20 +25,10 @@ func (e *Engine) prepare(ctx context.Context, snap *sandbox.Snapshot, progress f
 	}
 	p := setup.New(e.opts.Backend, &setup.Options{Progress: progress, Logger: e.log, Output: setupOutput{e},
 		Warn: func(line string) { e.warnf("%s", line) }})
-	if err := p.Prepare(ctx, &spec, snap, plan); err != nil {
+	if err := p.Prepare(ctx, &spec, proj.snap, plan); err != nil {
 		return spec, plan, err
 	}
 	return spec, plan, nil
-}
-
-// setupKey identifies the installed dependencies of snap: it changes when
-// a manifest or lockfile does ("" when nothing is installed).
-func setupKey(cfg string, snap *sandbox.Snapshot) string {
-	plan := setup.NewPlan(registry.Detect(snap), snap, cfg)
-	if plan.Step == nil || plan.Step.Script == "" {
-		return ""
-	}
-	return plan.Step.Key(snap, "")
 }
 
 // setupOutput sends the install step's output to the debug log.
@@ -59,24 +48,30 @@ func (w setupOutput) Write(p []byte) (int, error) {
 // step's declaration (.devcontainer): the old session stays, and missing
 // dependencies fail the tests like any missing package.
 func (r *run) resetupIfChanged(ctx context.Context, it int, next *sandbox.Snapshot) error {
-	key := setupKey(r.e.cfg.Sandbox.Setup, next)
+	if !r.setupProj.mayChange(next) {
+		return nil
+	}
+	// The edited snapshot's setup, in the run's language: a model edit
+	// never changes the language its tests run as.
+	plan := setup.NewPlan(r.language, next, r.e.cfg.Sandbox.Setup)
+	key := planKey(plan, next)
 	if key == r.setupKey {
 		return nil
 	}
 	changed, deleted := r.base.Diff(next)
-	plan := setup.NewPlan(registry.Detect(next), next, r.e.cfg.Sandbox.Setup)
 	if why := resetupRefused(plan, append(changed, deleted...)); why != "" {
 		r.e.warnf("dependencies changed but the setup phase is not re-run: %s", why)
 		r.setupKey = key
 		return nil
 	}
 	r.emit(PhaseTest, it, "dependencies changed: running the setup phase again", nil)
-	sess, done, err := r.e.startSessionNoScripts(ctx, next, func(line string) { r.emit(PhaseTest, it, line, nil) })
+	p := r.e.projectWith(next, r.language, plan)
+	sess, done, err := r.e.startSessionNoScripts(ctx, p, func(line string) { r.emit(PhaseTest, it, line, nil) })
 	if err != nil {
 		return fmt.Errorf("setup after a dependency change: %w", err)
 	}
 	r.closeSession()
-	r.sess, r.closeFn, r.setupKey = sess, done, key
+	r.sess, r.closeFn, r.setupKey, r.setupProj = sess, done, key, p
 	return nil
 }
 

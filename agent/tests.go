@@ -11,15 +11,16 @@ import (
 	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
 )
 
-// runTests runs the workspace's test command (detected, or cfg.TestCmd) in
-// the session; stream, when non-nil, receives the output live. untrusted
-// runs (model-written code in the workspace) never take a result from a
-// runner's own result cache ([lang.UntrustedRuns]).
-func (e *Engine) runTests(ctx context.Context, sess sandbox.Session, snap *sandbox.Snapshot, stream io.Writer, untrusted bool) (*testrun.Report, error) {
-	r := registry.TestCommand(snap, e.cfg.TestCmd).WithEnv(e.cfg.Test.Env)
+// runTests runs the workspace's test command (l's, detected once per
+// walk, or cfg.TestCmd) in the session; stream, when non-nil, receives
+// the output live. untrusted runs (model-written code in the workspace)
+// never take a result from a runner's own result cache
+// ([lang.UntrustedRuns]).
+func (e *Engine) runTests(ctx context.Context, sess sandbox.Session, l lang.Language, snap *sandbox.Snapshot, stream io.Writer, untrusted bool) (*testrun.Report, error) {
+	r := registry.TestCommandFor(l, snap, e.cfg.TestCmd).WithEnv(e.cfg.Test.Env)
 	r.Git = snap.Git // a minimal repository for scripts that ask git (testrun.gitInit)
 	if untrusted {
-		if u, ok := registry.Detect(snap).(lang.UntrustedRuns); ok {
+		if u, ok := l.(lang.UntrustedRuns); ok {
 			r = u.Untrusted(r)
 		}
 	}

@@ -10,9 +10,7 @@ import (
 	"strings"
 
 	"github.com/fixpoint-dev/fixpoint/config"
-	"github.com/fixpoint-dev/fixpoint/lang/registry"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
-	"github.com/fixpoint-dev/fixpoint/sandbox/setup"
 )
 
 // A warm session is a sandbox session started ahead of the next Run or
@@ -80,7 +78,8 @@ func (e *Engine) prewarm(ctx context.Context, root string, overlays map[string][
 		return fmt.Errorf("prewarm: %w", err)
 	}
 	snap, _ = snap.WithOverlays(overlays)
-	key := warmKey(e.cfg, snap)
+	proj := e.newProject(snap)
+	key := warmKey(e.cfg, proj)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	w := &warmSession{key: key, trusted: trusted, cancel: cancel, ready: make(chan struct{})}
@@ -105,7 +104,7 @@ func (e *Engine) prewarm(ctx context.Context, root string, overlays map[string][
 		old.drop()
 	}
 	// A warm session that may serve a fix run has no runner cache.
-	sess, done, err := e.startCold(ctx, snap, progress, false, cacheFor(trusted))
+	sess, done, err := e.startCold(ctx, proj, progress, false, cacheFor(trusted))
 	if err == nil {
 		if _, err = sess.Sync(ctx, snap); err != nil {
 			done()
@@ -179,7 +178,7 @@ func (w *warmSession) drop() {
 // there is none, it failed, or snap's inputs differ (then it is closed).
 // A session started for tests only (PrewarmTests) is closed, not handed,
 // when the start is not trusted (a Run's).
-func (e *Engine) takeWarm(ctx context.Context, snap *sandbox.Snapshot, trusted bool) (sandbox.Session, func(), bool) {
+func (e *Engine) takeWarm(ctx context.Context, p *project, trusted bool) (sandbox.Session, func(), bool) {
 	e.mu.Lock()
 	w := e.warm
 	e.mu.Unlock()
@@ -191,7 +190,7 @@ func (e *Engine) takeWarm(ctx context.Context, snap *sandbox.Snapshot, trusted b
 		e.Cool()
 		return nil, nil, false
 	}
-	if w.key != warmKey(e.cfg, snap) {
+	if w.key != warmKey(e.cfg, p) {
 		e.log.Debug("warm session dropped: the setup inputs changed")
 		e.Cool()
 		return nil, nil, false
@@ -215,19 +214,18 @@ func (e *Engine) takeWarm(ctx context.Context, snap *sandbox.Snapshot, trusted b
 // plan (language, runtime requirement, devcontainer image and recipe,
 // install step and its inputs' content) and the project's own image
 // recipe. Source files are not in it: Sync sends them.
-func warmKey(cfg *config.Config, snap *sandbox.Snapshot) string {
+func warmKey(cfg *config.Config, p *project) string {
 	h := sha256.New()
-	l := registry.Detect(snap)
-	spec, _ := json.Marshal(specFor(cfg, l, snap))
+	spec, _ := json.Marshal(p.spec)
 	h.Write(spec)
-	plan := setup.NewPlan(l, snap, cfg.Sandbox.Setup)
+	plan, snap := p.plan, p.snap
 	if plan.Lang != nil {
 		fmt.Fprintf(h, "\x00lang %s", plan.Lang.Name())
 	}
 	if plan.Requirement != nil {
 		fmt.Fprintf(h, "\x00req %+v", *plan.Requirement)
 	}
-	fmt.Fprintf(h, "\x00image %s\x00dockerfile %s\x00setup %s", plan.Image, plan.Dockerfile, setupKey(cfg.Sandbox.Setup, snap))
+	fmt.Fprintf(h, "\x00image %s\x00dockerfile %s\x00setup %s", plan.Image, plan.Dockerfile, p.setupKey())
 	for _, p := range snap.Paths() {
 		if strings.HasPrefix(p, ".devcontainer") || (cfg.Sandbox.Dockerfile != "" && p == path.Clean(cfg.Sandbox.Dockerfile)) {
 			f := snap.Files[p]

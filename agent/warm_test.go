@@ -105,7 +105,7 @@ func TestPrewarmHandsSessionToNextStart(t *testing.T) {
 		t.Fatalf("starts after two prewarms of the same tree = %d, want 1", starts)
 	}
 	// A source edit keeps the warm session.
-	sess, done, err := e.startSession(ctx, snap(map[string][]byte{"w.go": []byte("package w // edited\n")}), nil)
+	sess, done, err := e.startSession(ctx, e.newProject(snap(map[string][]byte{"w.go": []byte("package w // edited\n")})), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func TestPrewarmHandsSessionToNextStart(t *testing.T) {
 	if err := e.Prewarm(ctx, root, nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	_, done, err = e.startSession(ctx, snap(map[string][]byte{"go.mod": []byte("module w\n\ngo 1.22\n")}), nil)
+	_, done, err = e.startSession(ctx, e.newProject(snap(map[string][]byte{"go.mod": []byte("module w\n\ngo 1.22\n")})), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +176,7 @@ func TestPrewarmFailureLeavesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, done, err := e.startSession(t.Context(), s, nil)
+	_, done, err := e.startSession(t.Context(), e.newProject(s), nil)
 	if err != nil {
 		t.Fatalf("start after a failed prewarm: %v", err)
 	}
@@ -208,7 +208,7 @@ func TestPrewarmTestsOnlyForTests(t *testing.T) {
 	if err := e.PrewarmTests(ctx, root, nil); err != nil || !e.Warm() {
 		t.Fatalf("PrewarmTests = %v, warm %v", err, e.Warm())
 	}
-	_, done, err := e.startTrusted(ctx, s, nil)
+	_, done, err := e.startTrusted(ctx, e.newProject(s), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +220,7 @@ func TestPrewarmTestsOnlyForTests(t *testing.T) {
 	if err := e.PrewarmTests(ctx, root, nil); err != nil {
 		t.Fatal(err)
 	}
-	_, done, err = e.startSession(ctx, s, nil)
+	_, done, err = e.startSession(ctx, e.newProject(s), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,5 +1,5 @@
 // Package lang holds what fixpoint knows about each language, one folder
-// per language (lang/golang, lang/node, lang/python, lang/rust), behind the
+// per language (lang/golang, lang/node, lang/python, lang/rust, lang/ruby), behind the
 // [Language] interface. The list of languages is declared once, in
 // lang/registry; sandbox, agent and memory ask lang/registry instead of
 // comparing language names.
@@ -19,9 +19,7 @@
 //     network, its [Cache] directories mounted read-only in every offline
 //     test run).
 //   - TestCommand: the test command and the result format it reports in,
-//     as a [testrun.Runner] (the formats — go test -json, JUnit XML, TAP,
-//     jest/vitest/mocha JSON — are parsed in sandbox/testrun; which one a
-//     language uses is the language's).
+//     as a [testrun.Runner] with its [testrun.Format].
 //   - Image: the recipe of the default sandbox image ([Image]).
 //
 // The optional interfaces add knowledge about files and failures; a
@@ -32,6 +30,8 @@
 //
 //   - [TestFiles]: which files are tests and which are test
 //     infrastructure (runner configuration, plugins, TestMain).
+//   - [ResultFormats]: the result formats a configured test command's
+//     output is recognised among.
 //   - [Sources]: repo-map symbols and workspace-local import resolution.
 //   - [Prompter]: the property-test hint of the solve-mode prompt.
 //   - [Policy]: the policy rules checked on model-written code.
@@ -48,6 +48,10 @@
 //     has the one version of the default image.
 //   - [ReleasePicker], [RuntimeHelp]: which published release to run for a
 //     requirement, and how to get a runtime version.
+//   - [ProtectedFiles]: package manager files a model may not write
+//     (they run code on the host: .yarnrc.yml, .cargo/).
+//   - [ProjectDirs]: directories the language's tools make (node_modules,
+//     .venv, target), which walks for secret files skip.
 //   - [Preflight]: a check of the workspace's files before any sandbox
 //     starts (Rust: every dependency is vendored).
 //   - [UntrustedRuns]: the test runner as used in fix and solve runs, where
@@ -63,10 +67,20 @@
 // (toolchain releases from the module proxy), testcmd.go, testfiles.go,
 // sources.go, policy.go, deps.go and signature.go.
 //
-// One thing may stay outside a language's folder: a test result format
-// that sandbox/testrun cannot parse yet is added there, as a format other
-// languages may share, or the language parses it itself through
-// testrun.Runner.Format (lang/rust reads cargo's libtest output so).
+// A test result format is a [testrun.Format] value. One only the
+// language uses is declared in its folder (lang/rust/format.go: cargo's
+// libtest output, with its parser, the lines a long run keeps, how a
+// crashed test binary is explained and the cross-check against cargo's
+// summary); the shared wire formats (go test -json, JUnit XML, TAP, the
+// jest and mocha reports) are declared once in sandbox/testrun. The
+// language's TestCommand names its runner's format, and [ResultFormats]
+// lists those a configured test command is recognised among.
+//
+// Version syntax is the language's too: the root has [Version], [Range]
+// and the [Bound]s a language builds one from ([AnyOf], [Series],
+// [After], [ParsePartial]); lang/node parses npm ranges (ParseRange),
+// lang/python PEP 440 specifiers (ParseSpec). The install step's
+// registry and CA variables are fields of its [Setup] (HostEnv, CAEnv).
 //
 // Import graph: a language may import sandbox, sandbox/testrun and
 // sandbox/image, so those packages never import lang/registry or a
@@ -166,6 +180,37 @@ type Sources interface {
 	// directories, "." for the root) are searched for the symbols a
 	// failure names. Both are nil for files that are not this language's.
 	LocalImports(snap *sandbox.Snapshot, p string) (files, dirs []string)
+}
+
+// ResultFormats is implemented by languages whose test runners report in
+// a result format ([testrun.Format]): the formats a configured test
+// command's output is recognised among (Format.Sniff), asked in registry
+// order. A language's TestCommand names the one its own runner uses in
+// Runner.Format; a format only one language uses is declared in its
+// folder (lang/rust's Format), the shared wire formats (JUnit XML, TAP,
+// go test -json, the jest and mocha reports) in sandbox/testrun.
+type ResultFormats interface {
+	TestFormats() []*testrun.Format
+}
+
+// ProtectedFiles is implemented by languages whose package managers
+// read configuration that runs code or swaps the toolchain on the user's
+// machine, outside the sandbox (.yarnrc.yml, .pnpmfile.cjs, .cargo/): a
+// model must not write it unless the user allows it (agent/edit's
+// Protected asks every language through lang/registry).
+type ProtectedFiles interface {
+	// ProtectedFile says what kind of file rel (a workspace-relative slash
+	// path, lower-cased) is, or "" when it is not one of the language's.
+	ProtectedFile(rel string) string
+}
+
+// ProjectDirs is implemented by languages whose tools make directories
+// in a project that are not its sources: installed dependencies,
+// virtualenvs, build output, caches (node_modules, .venv, target).
+type ProjectDirs interface {
+	// GeneratedDirs are directory names walks for secret files skip
+	// (agent/secrets.go): they are huge and hold no user secrets.
+	GeneratedDirs() []string
 }
 
 // Prompter is implemented by languages with prompt hints.
@@ -402,6 +447,16 @@ type Setup struct {
 	Caches []Cache
 	// Env is set for the setup step only (GOPROXY, GOSUMDB).
 	Env []string
+	// HostEnv names host variables the step's installer reads for where
+	// it downloads from (GOPROXY, NPM_CONFIG_REGISTRY, PIP_INDEX_URL): the
+	// step gets the host's values, after Env, besides the proxy variables
+	// every step gets (sandbox/setup).
+	HostEnv []string
+	// CAEnv names variables that make the step's installer trust the
+	// host's CA bundle (NODE_EXTRA_CA_CERTS, PIP_CERT): each is set to the
+	// bundle's path in the setup container when there is one, besides
+	// SSL_CERT_FILE and GIT_SSL_CAINFO, which every step gets.
+	CAEnv []string
 	// TestEnv is set for every test run of a session using the caches
 	// (GOMODCACHE, GOPROXY=off, PATH additions).
 	TestEnv []string

@@ -23,7 +23,7 @@ func TestChooseReleaseNear(t *testing.T) {
 		rels = append(rels, lang.Release{Version: v(s)})
 	}
 	r := func(s string) lang.Range {
-		x, err := lang.ParseNodeRange(s)
+		x, err := node.ParseRange(s)
 		if err != nil {
 			t.Fatal(err)
 		}

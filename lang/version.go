@@ -12,7 +12,7 @@ type Version struct{ Major, Minor, Patch int }
 
 // ParseVersion reads "1.22", "v20.19.0", "go1.22.5" or "3.11.2+deb".
 func ParseVersion(s string) (Version, error) {
-	v, n, err := parsePartial(s)
+	v, n, err := ParsePartial(s)
 	if err != nil {
 		return Version{}, err
 	}
@@ -39,7 +39,7 @@ func (v Version) Compare(w Version) int {
 
 // parsePartial parses a version that may stop early or use x/X/* for a
 // component ("20", "20.x", "*"); n is how many components were given.
-func parsePartial(s string) (Version, int, error) {
+func ParsePartial(s string) (Version, int, error) {
 	s = strings.TrimSpace(s)
 	s = strings.TrimPrefix(s, "go")
 	s = strings.TrimPrefix(strings.TrimPrefix(s, "v"), "=")
@@ -76,16 +76,18 @@ func parsePartial(s string) (Version, int, error) {
 	return Version{c[0], c[1], c[2]}, n, nil
 }
 
-// comparator is one bound: op is one of >=, >, <, <=, ==, !=.
-type comparator struct {
-	op string
-	v  Version
-	hi Version // for "out": versions in [v, hi) are excluded
+// Bound is one bound of a [Range]: Op is one of >=, >, <, <=, ==, !=
+// against V, or "out", which excludes the versions in [V, Hi). The
+// languages parse their version syntax (lang/node's npm ranges,
+// lang/python's PEP 440 specifiers) into bounds.
+type Bound struct {
+	Op    string
+	V, Hi Version
 }
 
-func (c comparator) allows(v Version) bool {
-	d := v.Compare(c.v)
-	switch c.op {
+func (c Bound) allows(v Version) bool {
+	d := v.Compare(c.V)
+	switch c.Op {
 	case ">=":
 		return d >= 0
 	case ">":
@@ -99,14 +101,14 @@ func (c comparator) allows(v Version) bool {
 	case "!=":
 		return d != 0
 	case "out":
-		return d < 0 || v.Compare(c.hi) >= 0
+		return d < 0 || v.Compare(c.Hi) >= 0
 	}
 	return false
 }
 
 // Range is a set of versions: any of its alternatives, each of which
 // holds when all of its bounds hold. The zero Range allows every version.
-type Range struct{ alts [][]comparator }
+type Range struct{ alts [][]Bound }
 
 // Allows reports whether v is in the range.
 func (r Range) Allows(v Version) bool {
@@ -141,23 +143,30 @@ func (r Range) Best(candidates []Version) (Version, bool) {
 }
 
 // AtLeast is the range of versions >= v.
-func AtLeast(v Version) Range { return Range{alts: [][]comparator{{{op: ">=", v: v}}}} }
+func AtLeast(v Version) Range { return AnyOf([]Bound{{Op: ">=", V: v}}) }
 
-// xrange turns a partial version into bounds: "20" is >=20.0.0 <21.0.0.
-func xrange(v Version, n int) []comparator {
+// AnyOf is the range of the versions that satisfy every bound of one of
+// alts; with no alternatives, every version.
+func AnyOf(alts ...[]Bound) Range { return Range{alts: alts} }
+
+// Series turns a partial version of n numbers (ParsePartial) into
+// bounds: "20" is >=20.0.0 <21.0.0, "3.11" is >=3.11.0 <3.12.0, a whole
+// version is itself; none for n = 0.
+func Series(v Version, n int) []Bound {
 	switch n {
 	case 0:
 		return nil
 	case 1:
-		return []comparator{{op: ">=", v: v}, {op: "<", v: Version{v.Major + 1, 0, 0}}}
+		return []Bound{{Op: ">=", V: v}, {Op: "<", V: Version{v.Major + 1, 0, 0}}}
 	case 2:
-		return []comparator{{op: ">=", v: v}, {op: "<", v: Version{v.Major, v.Minor + 1, 0}}}
+		return []Bound{{Op: ">=", V: v}, {Op: "<", V: Version{v.Major, v.Minor + 1, 0}}}
 	}
-	return []comparator{{op: "==", v: v}}
+	return []Bound{{Op: "==", V: v}}
 }
 
-// next returns the first version after every version matching the partial.
-func next(v Version, n int) Version {
+// After returns the first version after every version that the partial
+// version v of n numbers names.
+func After(v Version, n int) Version {
 	switch n {
 	case 1:
 		return Version{v.Major + 1, 0, 0}
@@ -165,170 +174,6 @@ func next(v Version, n int) Version {
 		return Version{v.Major, v.Minor + 1, 0}
 	}
 	return Version{v.Major, v.Minor, v.Patch + 1}
-}
-
-// ParseNodeRange parses an npm semver range as found in engines.node and
-// .nvmrc: "||" alternatives of space-separated comparators, ^, ~, x-ranges
-// and hyphen ranges ("^20.19.0 || ^22.12.0 || >=24.0.0").
-func ParseNodeRange(s string) (Range, error) {
-	var r Range
-	for _, alt := range strings.Split(s, "||") {
-		cs, err := parseNodeAlt(strings.TrimSpace(alt))
-		if err != nil {
-			return Range{}, fmt.Errorf("range %q: %w", s, err)
-		}
-		if cs == nil { // "*" or "": anything goes
-			return Range{}, nil
-		}
-		r.alts = append(r.alts, cs)
-	}
-	return r, nil
-}
-
-func parseNodeAlt(s string) ([]comparator, error) {
-	if a, b, ok := strings.Cut(s, " - "); ok {
-		lo, _, err := parsePartial(a)
-		if err != nil {
-			return nil, err
-		}
-		hi, n, err := parsePartial(b)
-		if err != nil {
-			return nil, err
-		}
-		out := []comparator{{op: ">=", v: lo}}
-		if n == 3 {
-			return append(out, comparator{op: "<=", v: hi}), nil
-		}
-		return append(out, comparator{op: "<", v: next(hi, n)}), nil
-	}
-	// Join operators separated from their version by spaces (">= 20").
-	fields := strings.Fields(s)
-	var toks []string
-	for i := 0; i < len(fields); i++ {
-		f := fields[i]
-		if strings.Trim(f, "<>=~^") == "" && i+1 < len(fields) {
-			f += fields[i+1]
-			i++
-		}
-		toks = append(toks, f)
-	}
-	var out []comparator
-	for _, t := range toks {
-		cs, err := parseNodeComparator(t)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, cs...)
-	}
-	if len(out) == 0 {
-		return nil, nil
-	}
-	return out, nil
-}
-
-func parseNodeComparator(t string) ([]comparator, error) {
-	op := ""
-	for _, p := range []string{">=", "<=", ">", "<", "=", "^", "~"} {
-		if strings.HasPrefix(t, p) {
-			op, t = p, t[len(p):]
-			break
-		}
-	}
-	v, n, err := parsePartial(t)
-	if err != nil {
-		return nil, err
-	}
-	switch op {
-	case "", "=":
-		return xrange(v, n), nil
-	case ">=":
-		return []comparator{{op: ">=", v: v}}, nil
-	case ">":
-		if n < 3 {
-			return []comparator{{op: ">=", v: next(v, n)}}, nil
-		}
-		return []comparator{{op: ">", v: v}}, nil
-	case "<":
-		return []comparator{{op: "<", v: v}}, nil
-	case "<=":
-		if n < 3 {
-			return []comparator{{op: "<", v: next(v, n)}}, nil
-		}
-		return []comparator{{op: "<=", v: v}}, nil
-	case "~":
-		if n <= 1 {
-			return xrange(v, n), nil
-		}
-		return []comparator{{op: ">=", v: v}, {op: "<", v: Version{v.Major, v.Minor + 1, 0}}}, nil
-	case "^":
-		switch {
-		case n == 0:
-			return nil, nil
-		case v.Major > 0 || n == 1:
-			return []comparator{{op: ">=", v: v}, {op: "<", v: Version{v.Major + 1, 0, 0}}}, nil
-		case v.Minor > 0 || n == 2:
-			return []comparator{{op: ">=", v: v}, {op: "<", v: Version{0, v.Minor + 1, 0}}}, nil
-		}
-		return []comparator{{op: ">=", v: v}, {op: "<", v: Version{0, 0, v.Patch + 1}}}, nil
-	}
-	return nil, fmt.Errorf("operator %q not understood", op)
-}
-
-// ParsePythonSpec parses a PEP 440 version specifier set as found in
-// requires-python (">=3.10", ">=3.8,<4", "~=3.10", "==3.11.*", "!=3.9.*").
-// A bare version ("3.11", from .python-version) means that release series.
-func ParsePythonSpec(s string) (Range, error) {
-	var out []comparator
-	for _, part := range strings.Split(s, ",") {
-		part = strings.TrimSpace(part)
-		if part == "" {
-			continue
-		}
-		op := ""
-		for _, p := range []string{"===", "~=", "==", "!=", ">=", "<=", ">", "<"} {
-			if strings.HasPrefix(part, p) {
-				op, part = p, strings.TrimSpace(part[len(p):])
-				break
-			}
-		}
-		wild := strings.HasSuffix(part, ".*")
-		v, n, err := parsePartial(strings.TrimSuffix(part, ".*"))
-		if err != nil {
-			return Range{}, fmt.Errorf("specifier %q: %w", s, err)
-		}
-		if n == 0 {
-			return Range{}, fmt.Errorf("specifier %q: no version", s)
-		}
-		switch op {
-		case "", "==", "===":
-			if wild || op == "" {
-				out = append(out, xrange(v, n)...)
-			} else {
-				out = append(out, comparator{op: ">=", v: v}, comparator{op: "<", v: next(v, 3)})
-			}
-		case "!=":
-			if wild {
-				out = append(out, comparator{op: "out", v: v, hi: next(v, n)})
-				continue
-			}
-			out = append(out, comparator{op: "!=", v: v})
-		case "~=":
-			if n < 2 {
-				return Range{}, fmt.Errorf("specifier %q: ~= needs two numbers", s)
-			}
-			up := Version{v.Major + 1, 0, 0}
-			if n == 3 {
-				up = Version{v.Major, v.Minor + 1, 0}
-			}
-			out = append(out, comparator{op: ">=", v: v}, comparator{op: "<", v: up})
-		default:
-			out = append(out, comparator{op: op, v: v})
-		}
-	}
-	if len(out) == 0 {
-		return Range{}, nil
-	}
-	return Range{alts: [][]comparator{out}}, nil
 }
 
 // Lowest returns the newest release of the oldest release line that the

@@ -226,8 +226,12 @@ type InstallSpec struct {
 	// mounted read-only at the standard path ("" = none).
 	HostEnv []string
 	CAFile  string
-	Labels  map[string]string // as in Spec (LabelProject keys pruning)
-	Limits  Limits            // Timeout bounds the whole step
+	// CAEnv names variables set to the CA bundle's path when CAFile is
+	// set (the installer's own: NODE_EXTRA_CA_CERTS, PIP_CERT), besides
+	// SSL_CERT_FILE and GIT_SSL_CAINFO, which every step gets.
+	CAEnv  []string
+	Labels map[string]string // as in Spec (LabelProject keys pruning)
+	Limits Limits            // Timeout bounds the whole step
 	// Output receives the step's output as it is produced; nil = discard.
 	Output io.Writer
 }

@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/fixpoint-dev/fixpoint/agent/redact"
+	"github.com/fixpoint-dev/fixpoint/lang/registry"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 )
 
@@ -169,8 +170,8 @@ func under(rel, dir string) bool {
 // not protected: fixpoint's configuration and data, the sandbox recipe,
 // dev containers, CI configuration, git attributes and modules, commit
 // hook managers, direnv and mise files, package manager configuration that
-// can swap the toolchain (.yarnrc.yml, .pnpmfile.cjs, .cargo/), and editor
-// settings. Those run code on the
+// can swap the toolchain (each language's: lang.ProtectedFiles, such as
+// lang/node's .yarnrc.yml and lang/rust's .cargo/), and editor settings. Those run code on the
 // user's machine or in CI, or change how fixpoint verifies, outside the
 // sandbox; a model must not write them unless the user allows it.
 func Protected(rel string) string {
@@ -192,8 +193,6 @@ func Protected(rel string) string {
 			return "CI configuration"
 		case ".husky":
 			return "a git hook manager's configuration"
-		case ".cargo":
-			return "package manager configuration (it can swap the toolchain on the host)"
 		case ".vscode", ".idea", ".helix", ".zed", ".fleet", ".nvim", ".theia":
 			return "editor settings"
 		}
@@ -221,12 +220,10 @@ func Protected(rel string) string {
 		return "a git hook manager's configuration"
 	case ".envrc", ".mise.toml", "mise.toml", ".mise.local.toml":
 		return "shell environment configuration (it runs when the user enters the directory)"
-	case ".yarnrc", ".yarnrc.yml", ".pnpmfile.cjs", ".pnpmfile.mjs":
-		return "package manager configuration (it can swap the toolchain on the host)"
 	case ".nvim.lua", ".nvimrc", ".exrc", ".vimrc", ".dir-locals.el", ".dir-locals-2.el":
 		return "editor settings"
 	}
-	return ""
+	return registry.ProtectedFile(lower)
 }
 
 // alwaysProtected reports the files no setting can open to the model:

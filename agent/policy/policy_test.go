@@ -103,6 +103,8 @@ var mustHit = func() map[string][]string {
 		"block forge_plugin-1.0.dist-info/entry_points.txt:0 python.plugin-entry", "block setup.cfg:2 python.plugin-entry",
 		"block forge.js:3 js.exit", "block forge.js:4 js.vm-escape", "block forge.js:5 js.vm-escape", "block forge.js:2 js.runner-output", "block forge.js:2 js.report-write",
 		"block forge.rs:1 rust.exit", "block forge.rs:6 rust.exit", "block forge.rs:3 rust.runner-output", "block forge.rs:8 rust.report-write",
+		"block bad.rb:1 ruby.minitest-patch", "block bad.rb:4 ruby.minitest-patch", "warn bad.rb:4 ruby.eval",
+		"block forge.rb:4 ruby.exit", "block forge.rb:3 ruby.runner-output", "block forge.rb:5 ruby.report-write",
 	}
 	return map[string][]string{
 		// Only the AST sees the second os.system and the absolute rmtree.

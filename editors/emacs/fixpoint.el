@@ -50,7 +50,8 @@
 
 (defcustom fixpoint-major-modes
   '(go-mode go-ts-mode python-mode python-ts-mode js-mode js-ts-mode
-    typescript-mode typescript-ts-mode rust-mode rust-ts-mode)
+    typescript-mode typescript-ts-mode rust-mode rust-ts-mode
+    ruby-mode ruby-ts-mode)
   "Major modes in which eglot starts `fixpoint serve'."
   :type '(repeat symbol))
 

@@ -114,6 +114,9 @@ func (Language) SetupStep(snap *sandbox.Snapshot) *lang.Setup {
 		// missing go.sum lines, as `go mod download` would.
 		Env: []string{"GOMODCACHE=" + ModCache, "GOPROXY=https://proxy.golang.org,direct", "GOSUMDB=off",
 			"GOFLAGS=" + flags, "GOTOOLCHAIN=local"},
+		// A developer's module proxy and private modules (Go reads the
+		// standard CA path itself).
+		HostEnv: []string{"GOPROXY", "GONOSUMDB", "GOPRIVATE", "GONOPROXY", "GOSUMDB"},
 		// Tests are offline: modules come from the cache the setup step
 		// filled (and verified against go.sum), never from sum.golang.org.
 		TestEnv: []string{"GOMODCACHE=" + ModCache, "GOPROXY=off", "GOSUMDB=off", "GOFLAGS=" + flags, "GOTOOLCHAIN=local"},

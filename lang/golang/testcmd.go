@@ -11,26 +11,26 @@ import (
 var goModuleRe = regexp.MustCompile(`(?m)^\s*module\s+("?)([^\s"]+)("?)\s*(?://.*)?$`)
 
 // TestCommand is `go test -json ./...`, read per test in the go test
-// JSON format. Module is go.mod's module path, which turns the
+// JSON format (testrun.GoTestJSON). go.mod's module path turns the
 // package-relative file names of go test into workspace-relative ones.
 //
 // A module that uses cgo (CgoFile) runs with CGO_ENABLED=1, over the go
 // image's CGO_ENABLED=0: its build then needs the image's gcc, and says
 // so when there is none, instead of failing on undefined C names.
 func (Language) TestCommand(snap *sandbox.Snapshot) testrun.Runner {
-	r := testrun.Runner{Name: testrun.RunnerGo, Args: []string{"go", "test", "-json", "./..."}}
+	r := testrun.Runner{Name: testrun.RunnerGo, Args: []string{"go", "test", "-json", "./..."}, Format: testrun.GoTestJSON("", nil)}
 	if CgoFile(snap) != "" {
 		r.Env = append(r.Env, "CGO_ENABLED=1")
 	}
 	if mods, patterns := workspaceModules(snap); len(mods) > 0 {
 		// A workspace: every member module, as `go test` in each would.
 		r.Args = append([]string{"go", "test", "-json"}, patterns...)
-		r.ModuleDirs = mods
+		r.Format = testrun.GoTestJSON("", mods)
 		return r
 	}
 	if gomod, ok := snap.Text("go.mod"); ok {
 		if m := goModuleRe.FindSubmatch([]byte(gomod)); m != nil {
-			r.Module = string(m[2])
+			r.Format = testrun.GoTestJSON(string(m[2]), nil)
 		}
 	}
 	return r
@@ -53,4 +53,10 @@ func (Language) Untrusted(r testrun.Runner) testrun.Runner {
 	}
 	r.Args = append([]string{"go", "test", "-count=1"}, r.Args[2:]...)
 	return r
+}
+
+// TestFormats is the format a configured test command's output is
+// recognised as when it is go test's JSON ([lang.ResultFormats]).
+func (Language) TestFormats() []*testrun.Format {
+	return []*testrun.Format{testrun.GoTestJSON("", nil)}
 }

@@ -1,10 +1,12 @@
 package golang
 
 import (
-	"maps"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/fixpoint-dev/fixpoint/sandbox"
+	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
 )
 
 func TestWorkspaceUses(t *testing.T) {
@@ -42,8 +44,13 @@ func TestWorkspaceProject(t *testing.T) {
 	if want := []string{"go", "test", "-json", "./a/...", "./b/..."}; !slices.Equal(r.Args, want) {
 		t.Errorf("TestCommand args = %q, want %q", r.Args, want)
 	}
-	if want := map[string]string{"example.com/a": "a", "example.com/b": "b"}; !maps.Equal(r.ModuleDirs, want) {
-		t.Errorf("ModuleDirs = %v, want %v", r.ModuleDirs, want)
+	// The format maps each member's packages to its directory: a failure
+	// in example.com/b/x is reported at b/x/x_test.go.
+	out := `{"Action":"output","Package":"example.com/b/x","Test":"TestX","Output":"    x_test.go:7: boom\n"}` + "\n" +
+		`{"Action":"fail","Package":"example.com/b/x","Test":"TestX","Elapsed":0}` + "\n"
+	rep := testrun.Parse(r, &sandbox.Result{ExitCode: 1, Stdout: []byte(out)}, nil)
+	if f := rep.Failures(); len(f) != 1 || f[0].File != "b/x/x_test.go" {
+		t.Errorf("failures = %+v, want one at b/x/x_test.go (the member's directory)", f)
 	}
 	st := l.SetupStep(s)
 	if st == nil {

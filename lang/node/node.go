@@ -54,7 +54,7 @@ func (Language) Requirement(snap *sandbox.Snapshot) (*lang.Requirement, error) {
 		if line == "" || line == "node" || line == "stable" || strings.HasPrefix(line, "lts/") {
 			continue // aliases name no version; engines.node may still
 		}
-		r, err := lang.ParseNodeRange(line)
+		r, err := ParseRange(line)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
@@ -72,7 +72,7 @@ func (Language) Requirement(snap *sandbox.Snapshot) (*lang.Requirement, error) {
 	if c == "" {
 		return nil, nil
 	}
-	r, err := lang.ParseNodeRange(c)
+	r, err := ParseRange(c)
 	if err != nil {
 		return nil, fmt.Errorf("package.json (engines.node): %w", err)
 	}
@@ -120,8 +120,10 @@ func (Language) SetupStep(snap *sandbox.Snapshot) *lang.Setup {
 		// Tools write their own caches into node_modules at test time:
 		// vite bundles its config into .vite-temp, vitest keeps results in
 		// .vite, babel-loader, eslint --cache-location and others use .cache.
-		Caches: []lang.Cache{{Name: "node_modules", Path: Modules, Writable: []string{".cache", ".vite", ".vite-temp"}}},
-		Env:    []string{"NPM_CONFIG_UPDATE_NOTIFIER=false", "NPM_CONFIG_FUND=false", "NPM_CONFIG_AUDIT=false"},
+		Caches:  []lang.Cache{{Name: "node_modules", Path: Modules, Writable: []string{".cache", ".vite", ".vite-temp"}}},
+		Env:     []string{"NPM_CONFIG_UPDATE_NOTIFIER=false", "NPM_CONFIG_FUND=false", "NPM_CONFIG_AUDIT=false"},
+		HostEnv: []string{"NPM_CONFIG_REGISTRY", "npm_config_registry"},
+		CAEnv:   []string{"NODE_EXTRA_CA_CERTS"},
 		// npm, yarn and pnpm all read npm_config_ignore_scripts.
 		NoScripts: []string{"NPM_CONFIG_IGNORE_SCRIPTS=true", "npm_config_ignore_scripts=true", "YARN_IGNORE_SCRIPTS=true"},
 	}

@@ -50,7 +50,7 @@ func nodeRunner(pkgJSON []byte) testrun.Runner {
 				return r
 			}
 		}
-		return testrun.Runner{Name: testrun.RunnerNode, Args: []string{"node", "--test", "--test-reporter=tap"}}
+		return testrun.Runner{Name: testrun.RunnerNode, Args: []string{"node", "--test", "--test-reporter=tap"}, Format: testrun.TAP}
 	}
 	npmTest := []string{"npm", "test", "--silent"}
 	prog, words := scriptRunner(script)
@@ -60,25 +60,25 @@ func nodeRunner(pkgJSON []byte) testrun.Runner {
 			// "node --test test/": node reads a flag after a file as
 			// another file ("Could not find '--test-reporter=tap'"), so the
 			// reporter goes through NODE_OPTIONS, which allows it.
-			return testrun.Runner{Name: testrun.RunnerNPM, Args: npmTest, Env: []string{"NODE_OPTIONS=--test-reporter=tap"}}
+			return testrun.Runner{Name: testrun.RunnerNPM, Args: npmTest, Env: []string{"NODE_OPTIONS=--test-reporter=tap"}, Format: testrun.NPM("")}
 		}
-		return testrun.Runner{Name: testrun.RunnerNPM, Args: append(npmTest, "--", "--test-reporter=tap")}
+		return testrun.Runner{Name: testrun.RunnerNPM, Args: append(npmTest, "--", "--test-reporter=tap"), Format: testrun.NPM("")}
 	case prog == "" || !declared(prog):
 		// A runner the package does not declare would come from a global
 		// install the sandbox does not have; read whatever it prints.
-		return testrun.Runner{Name: testrun.RunnerNPM, Args: npmTest, Composed: composedRunner(script, declared)}
+		return testrun.Runner{Name: testrun.RunnerNPM, Args: npmTest, Format: testrun.NPM(composedRunner(script, declared))}
 	}
 	if r, ok := jsRunner(prog, words, append(npmTest, "--")); ok {
 		return r
 	}
-	return testrun.Runner{Name: testrun.RunnerNPM, Args: npmTest, Composed: composedRunner(script, declared)}
+	return testrun.Runner{Name: testrun.RunnerNPM, Args: npmTest, Format: testrun.NPM(composedRunner(script, declared))}
 }
 
 // composedRunner returns the runner (testrun.RunnerJest, RunnerVitest,
 // RunnerMocha) of a command before the last one of a composed script,
 // "jest && tsc --noEmit" or "mocha && npm run lint": npm appends no
 // reporter flags there, so its default output is read (see
-// testrun.Runner.Composed). "" when no earlier command is a declared
+// testrun.NPM). "" when no earlier command is a declared
 // runner.
 func composedRunner(script string, declared func(string) bool) string {
 	cmds := strings.FieldsFunc(script, func(r rune) bool { return r == '&' || r == '|' || r == ';' })
@@ -106,14 +106,14 @@ func jsRunner(prog string, words, prefix []string) (r testrun.Runner, ok bool) {
 	args := slices.Clone(prefix)
 	switch {
 	case prog == "jest" && !slices.Contains(words, "--watch") && !slices.Contains(words, "--watchAll"):
-		return testrun.Runner{Name: testrun.RunnerJest, Args: append(args, "--json", "--outputFile="+testrun.JestReportPath), ReportPath: testrun.JestReportPath}, true
+		return testrun.Runner{Name: testrun.RunnerJest, Args: append(args, "--json", "--outputFile="+testrun.JestReportPath), ReportPath: testrun.JestReportPath, Format: testrun.Jest}, true
 	case prog == "vitest" && !slices.Contains(words, "--watch"):
 		if (len(words) < 2 || words[1] != "run") && !slices.Contains(words, "--run") {
 			args = append(args, "--run")
 		}
-		return testrun.Runner{Name: testrun.RunnerVitest, Args: append(args, "--reporter=default", "--reporter=json", "--outputFile="+testrun.VitestReportPath), ReportPath: testrun.VitestReportPath}, true
+		return testrun.Runner{Name: testrun.RunnerVitest, Args: append(args, "--reporter=default", "--reporter=json", "--outputFile="+testrun.VitestReportPath), ReportPath: testrun.VitestReportPath, Format: testrun.Vitest}, true
 	case prog == "mocha" && !slices.Contains(words, "--watch"):
-		return testrun.Runner{Name: testrun.RunnerMocha, Args: append(args, "--reporter", "json", "--reporter-option", "output="+testrun.MochaReportPath), ReportPath: testrun.MochaReportPath}, true
+		return testrun.Runner{Name: testrun.RunnerMocha, Args: append(args, "--reporter", "json", "--reporter-option", "output="+testrun.MochaReportPath), ReportPath: testrun.MochaReportPath, Format: testrun.Mocha}, true
 	}
 	return testrun.Runner{}, false
 }
@@ -156,4 +156,11 @@ func scriptRunner(script string) (string, []string) {
 		return "", nil
 	}
 	return path.Base(words[0]), words
+}
+
+// TestFormats are the formats a configured test command's output is
+// recognised as when it is a JavaScript runner's: jest's (and vitest's)
+// and mocha's JSON reports, node's TAP ([lang.ResultFormats]).
+func (Language) TestFormats() []*testrun.Format {
+	return []*testrun.Format{testrun.Jest, testrun.Mocha, testrun.TAP}
 }

@@ -79,7 +79,7 @@ func (Language) Requirement(snap *sandbox.Snapshot) (*lang.Requirement, error) {
 	if f, ok := snap.Files[".python-version"]; ok {
 		line := strings.TrimSpace(strings.SplitN(string(lang.Contents(f)), "\n", 2)[0])
 		if line != "" && line != "system" {
-			r, err := lang.ParsePythonSpec(line)
+			r, err := ParseSpec(line)
 			if err != nil {
 				return nil, fmt.Errorf(".python-version: %w", err)
 			}
@@ -92,7 +92,7 @@ func (Language) Requirement(snap *sandbox.Snapshot) (*lang.Requirement, error) {
 	}
 	if p != nil && strings.TrimSpace(p.Project.RequiresPython) != "" {
 		c := strings.TrimSpace(p.Project.RequiresPython)
-		r, err := lang.ParsePythonSpec(c)
+		r, err := ParseSpec(c)
 		if err != nil {
 			return nil, fmt.Errorf("pyproject.toml (requires-python): %w", err)
 		}
@@ -101,7 +101,7 @@ func (Language) Requirement(snap *sandbox.Snapshot) (*lang.Requirement, error) {
 	if f, ok := snap.Files["setup.cfg"]; ok {
 		if m := cfgRequires.FindSubmatch(lang.Contents(f)); m != nil {
 			c := strings.TrimSpace(string(m[1]))
-			r, err := lang.ParsePythonSpec(c)
+			r, err := ParseSpec(c)
 			if err != nil {
 				return nil, fmt.Errorf("setup.cfg (python_requires): %w", err)
 			}
@@ -159,6 +159,8 @@ func (Language) SetupStep(snap *sandbox.Snapshot) *lang.Setup {
 		Code:    inputs,
 		Caches:  []lang.Cache{{Name: "venv", Path: Venv}},
 		Env:     []string{"PIP_NO_CACHE_DIR=1"},
+		HostEnv: []string{"PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "PIP_NO_INDEX", "PIP_TRUSTED_HOST"},
+		CAEnv:   []string{"PIP_CERT", "REQUESTS_CA_BUNDLE"},
 		TestEnv: append(env, "VIRTUAL_ENV="+Venv),
 		Path:    []string{Venv + "/bin"},
 	}

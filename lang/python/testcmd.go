@@ -14,17 +14,18 @@ import (
 func (Language) TestCommand(snap *sandbox.Snapshot) testrun.Runner {
 	if isPytest(snap) {
 		return testrun.Runner{
-			Name: testrun.RunnerPytest,
-			Args: []string{"python3", "-m", "pytest", "-q", "-rA", "--junitxml=" + testrun.JUnitPath, "-p", "no:cacheprovider"},
-			Env:  []string{"PYTHONDONTWRITEBYTECODE=1"},
-
-			ReportPath: testrun.JUnitPath,
+			Name:       testrun.RunnerPytest,
+			Args:       []string{"python3", "-m", "pytest", "-q", "-rA", "--junitxml=" + testrun.Pytest.Report, "-p", "no:cacheprovider"},
+			Env:        []string{"PYTHONDONTWRITEBYTECODE=1"},
+			Format:     testrun.Pytest,
+			ReportPath: testrun.Pytest.Report,
 		}
 	}
 	return testrun.Runner{
-		Name: testrun.RunnerUnittest,
-		Args: []string{"python3", "-m", "unittest", "discover", "-v"},
-		Env:  []string{"PYTHONDONTWRITEBYTECODE=1"},
+		Name:   testrun.RunnerUnittest,
+		Args:   []string{"python3", "-m", "unittest", "discover", "-v"},
+		Env:    []string{"PYTHONDONTWRITEBYTECODE=1"},
+		Format: testrun.Unittest,
 	}
 }
 
@@ -53,4 +54,11 @@ func isPytest(snap *sandbox.Snapshot) bool {
 		}
 	}
 	return false
+}
+
+// TestFormats are the formats a configured test command's output is
+// recognised as when it is pytest's (its JUnit report) or unittest's
+// ([lang.ResultFormats]).
+func (Language) TestFormats() []*testrun.Format {
+	return []*testrun.Format{testrun.Pytest, testrun.Unittest}
 }

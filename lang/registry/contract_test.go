@@ -148,3 +148,24 @@ func TestFailureOf(t *testing.T) {
 		}
 	}
 }
+
+// TestProtectedAndGeneratedFromLanguages: the package manager files that
+// run code on the host and the directories tools make are each
+// language's, found through the registry.
+func TestProtectedAndGeneratedFromLanguages(t *testing.T) {
+	for _, rel := range []string{".yarnrc.yml", "packages/a/.pnpmfile.cjs", ".cargo/config.toml", "crates/x/.cargo/config"} {
+		if ProtectedFile(rel) == "" {
+			t.Errorf("ProtectedFile(%q) = \"\", want a package manager's configuration", rel)
+		}
+	}
+	for _, rel := range []string{"src/cargo.rs", "yarnrc.md", "package.json"} {
+		if kind := ProtectedFile(rel); kind != "" {
+			t.Errorf("ProtectedFile(%q) = %q, want \"\"", rel, kind)
+		}
+	}
+	for name, want := range map[string]bool{"node_modules": true, "target": true, ".venv": true, "__pycache__": true, "src": false, "vendor": false} {
+		if got := GeneratedDir(name); got != want {
+			t.Errorf("GeneratedDir(%q) = %v, want %v", name, got, want)
+		}
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/fixpoint-dev/fixpoint/lang/golang"
 	"github.com/fixpoint-dev/fixpoint/lang/node"
 	"github.com/fixpoint-dev/fixpoint/lang/python"
+	"github.com/fixpoint-dev/fixpoint/lang/ruby"
 	"github.com/fixpoint-dev/fixpoint/lang/rust"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
@@ -23,9 +24,12 @@ import (
 // scripts in Python is a Node project. A crate with a package.json (a
 // wasm-pack project) or Python scripts is a Rust project: cargo's output
 // is also told apart before node's, whose stack-frame pattern matches the
-// paths in a Rust backtrace.
+// paths in a Rust backtrace. A Ruby project is told by its minitest
+// files, so a JavaScript app with a Gemfile (React Native's, for
+// CocoaPods) stays a Node project, and a Ruby one with a package.json a
+// Ruby project.
 func All() []lang.Language {
-	return []lang.Language{golang.Language{}, rust.Language{}, node.Language{}, python.Language{}}
+	return []lang.Language{golang.Language{}, rust.Language{}, ruby.Language{}, node.Language{}, python.Language{}}
 }
 
 // Detect returns the language of snap, or nil.
@@ -75,13 +79,57 @@ func Names() []string {
 // ([lang.Language.TestCommand]); a workspace in no known language gets
 // testrun.RunnerCustom with no Args.
 func TestCommand(snap *sandbox.Snapshot, override string) testrun.Runner {
+	return TestCommandFor(Detect(snap), snap, override)
+}
+
+// TestCommandFor is [TestCommand] for snap in the language l, detected
+// before (nil: none): a caller that detected once passes it down.
+func TestCommandFor(l lang.Language, snap *sandbox.Snapshot, override string) testrun.Runner {
 	if strings.TrimSpace(override) != "" {
-		return testrun.Custom(override)
+		return testrun.Custom(override, Formats())
 	}
-	if l := Detect(snap); l != nil {
+	if l != nil {
 		return l.TestCommand(snap)
 	}
-	return testrun.Runner{Name: testrun.RunnerCustom}
+	return testrun.Runner{Name: testrun.RunnerCustom, Formats: Formats()}
+}
+
+// Formats lists the result formats of every language
+// ([lang.ResultFormats]), in registry order: those a configured test
+// command's output is recognised among.
+func Formats() []*testrun.Format {
+	var out []*testrun.Format
+	for _, l := range All() {
+		if f, ok := l.(lang.ResultFormats); ok {
+			out = append(out, f.TestFormats()...)
+		}
+	}
+	return out
+}
+
+// ProtectedFile says what kind of protected file rel (a workspace-
+// relative slash path, lower-cased) is for any language
+// ([lang.ProtectedFiles]), or "".
+func ProtectedFile(rel string) string {
+	for _, l := range All() {
+		if p, ok := l.(lang.ProtectedFiles); ok {
+			if kind := p.ProtectedFile(rel); kind != "" {
+				return kind
+			}
+		}
+	}
+	return ""
+}
+
+// GeneratedDir reports whether a directory name is one a language's tools
+// make in a project ([lang.ProjectDirs]).
+func GeneratedDir(name string) bool {
+	for _, l := range All() {
+		if d, ok := l.(lang.ProjectDirs); ok && slices.Contains(d.GeneratedDirs(), name) {
+			return true
+		}
+	}
+	return false
 }
 
 // Symbols lists the top-level declarations of a source file, from the

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/fixpoint-dev/fixpoint/lang"
+	"github.com/fixpoint-dev/fixpoint/lang/node"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 )
 
@@ -158,7 +159,7 @@ func TestPickRelease(t *testing.T) {
 	}
 	for _, tt := range tests {
 		l := ByName(tt.lang).(lang.ReleasePicker)
-		r, err := lang.ParseNodeRange(tt.rng)
+		r, err := node.ParseRange(tt.rng)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -24,16 +24,18 @@ func TestTestCommand(t *testing.T) {
 		files    map[string]string
 		override string
 		want     testrun.Runner
+		module   string // Go: the module path the format resolves packages under
+		composed string // npm: the runner of a composed script, read from its default output
 	}{
 		{
 			name:  "go module",
 			files: map[string]string{"go.mod": "// comment\nmodule \"example.com/m\" // the module\n\ngo 1.22\n", "a.go": "package m"},
-			want:  testrun.Runner{Name: testrun.RunnerGo, Args: []string{"go", "test", "-json", "./..."}, Module: "example.com/m"},
+			want:  testrun.Runner{Name: testrun.RunnerGo, Args: []string{"go", "test", "-json", "./..."}}, module: "example.com/m",
 		},
 		{
 			name:  "go wins over python helpers",
 			files: map[string]string{"go.mod": "module m\n", "scripts/test_gen.py": ""},
-			want:  testrun.Runner{Name: testrun.RunnerGo, Args: []string{"go", "test", "-json", "./..."}, Module: "m"},
+			want:  testrun.Runner{Name: testrun.RunnerGo, Args: []string{"go", "test", "-json", "./..."}}, module: "m",
 		},
 		{name: "pytest.ini", files: map[string]string{"pytest.ini": "", "a.py": ""}, want: testrun.Runner{Name: testrun.RunnerPytest, Args: pytest, ReportPath: testrun.JUnitPath}},
 		{name: "conftest", files: map[string]string{"sub/conftest.py": "", "a.py": ""}, want: testrun.Runner{Name: testrun.RunnerPytest, Args: pytest, ReportPath: testrun.JUnitPath}},
@@ -53,12 +55,12 @@ func TestTestCommand(t *testing.T) {
 		{name: "npm script jest", files: map[string]string{"package.json": `{"scripts":{"test":"jest"},"devDependencies":{"jest":"^27","ts-jest":"^27"}}`}, want: testrun.Runner{Name: testrun.RunnerJest, Args: jest, ReportPath: testrun.JestReportPath}},
 		{name: "jest after a build step", files: map[string]string{"package.json": `{"scripts":{"test":"tsc -p . && NODE_ENV=test npx jest --coverage"},"devDependencies":{"jest":"29"}}`}, want: testrun.Runner{Name: testrun.RunnerJest, Args: jest, ReportPath: testrun.JestReportPath}},
 		{name: "jest in watch mode", files: map[string]string{"package.json": `{"scripts":{"test":"jest --watchAll"},"devDependencies":{"jest":"29"}}`}, want: testrun.Runner{Name: testrun.RunnerNPM, Args: []string{"npm", "test", "--silent"}}},
-		{name: "jest before a lint step", files: map[string]string{"package.json": `{"scripts":{"test":"jest && eslint ."},"devDependencies":{"jest":"29","eslint":"8"}}`}, want: testrun.Runner{Name: testrun.RunnerNPM, Args: []string{"npm", "test", "--silent"}, Composed: testrun.RunnerJest}},
-		{name: "jest then tsc", files: map[string]string{"package.json": `{"scripts":{"test":"jest --ci && tsc --noEmit"},"devDependencies":{"jest":"29","typescript":"5"}}`}, want: testrun.Runner{Name: testrun.RunnerNPM, Args: []string{"npm", "test", "--silent"}, Composed: testrun.RunnerJest}},
-		{name: "mocha then npm run lint", files: map[string]string{"package.json": `{"scripts":{"test":"mocha test/ && npm run lint"},"devDependencies":{"mocha":"10"}}`}, want: testrun.Runner{Name: testrun.RunnerNPM, Args: []string{"npm", "test", "--silent"}, Composed: testrun.RunnerMocha}},
-		{name: "vitest then size", files: map[string]string{"package.json": `{"scripts":{"test":"vitest run; size-limit"},"devDependencies":{"vitest":"1","size-limit":"9"}}`}, want: testrun.Runner{Name: testrun.RunnerNPM, Args: []string{"npm", "test", "--silent"}, Composed: testrun.RunnerVitest}},
+		{name: "jest before a lint step", files: map[string]string{"package.json": `{"scripts":{"test":"jest && eslint ."},"devDependencies":{"jest":"29","eslint":"8"}}`}, want: testrun.Runner{Name: testrun.RunnerNPM, Args: []string{"npm", "test", "--silent"}}, composed: testrun.RunnerJest},
+		{name: "jest then tsc", files: map[string]string{"package.json": `{"scripts":{"test":"jest --ci && tsc --noEmit"},"devDependencies":{"jest":"29","typescript":"5"}}`}, want: testrun.Runner{Name: testrun.RunnerNPM, Args: []string{"npm", "test", "--silent"}}, composed: testrun.RunnerJest},
+		{name: "mocha then npm run lint", files: map[string]string{"package.json": `{"scripts":{"test":"mocha test/ && npm run lint"},"devDependencies":{"mocha":"10"}}`}, want: testrun.Runner{Name: testrun.RunnerNPM, Args: []string{"npm", "test", "--silent"}}, composed: testrun.RunnerMocha},
+		{name: "vitest then size", files: map[string]string{"package.json": `{"scripts":{"test":"vitest run; size-limit"},"devDependencies":{"vitest":"1","size-limit":"9"}}`}, want: testrun.Runner{Name: testrun.RunnerNPM, Args: []string{"npm", "test", "--silent"}}, composed: testrun.RunnerVitest},
 		{name: "undeclared jest before lint", files: map[string]string{"package.json": `{"scripts":{"test":"jest && eslint ."},"devDependencies":{"eslint":"8"}}`}, want: testrun.Runner{Name: testrun.RunnerNPM, Args: []string{"npm", "test", "--silent"}}},
-		{name: "jest piped", files: map[string]string{"package.json": `{"scripts":{"test":"jest | tee log"},"devDependencies":{"jest":"29"}}`}, want: testrun.Runner{Name: testrun.RunnerNPM, Args: []string{"npm", "test", "--silent"}, Composed: testrun.RunnerJest}},
+		{name: "jest piped", files: map[string]string{"package.json": `{"scripts":{"test":"jest | tee log"},"devDependencies":{"jest":"29"}}`}, want: testrun.Runner{Name: testrun.RunnerNPM, Args: []string{"npm", "test", "--silent"}}, composed: testrun.RunnerJest},
 		{name: "vitest", files: map[string]string{"package.json": `{"scripts":{"test":"vitest"},"devDependencies":{"vitest":"2"}}`}, want: testrun.Runner{Name: testrun.RunnerVitest, Args: vitest("--run"), ReportPath: testrun.VitestReportPath}},
 		{name: "vitest --run", files: map[string]string{"package.json": `{"scripts":{"test":"vitest --run --coverage"},"devDependencies":{"vitest":"2"}}`}, want: testrun.Runner{Name: testrun.RunnerVitest, Args: vitest(), ReportPath: testrun.VitestReportPath}},
 		{name: "vitest run", files: map[string]string{"package.json": `{"scripts":{"test":"cross-env TZ=UTC vitest run"},"devDependencies":{"vitest":"2"}}`}, want: testrun.Runner{Name: testrun.RunnerVitest, Args: vitest(), ReportPath: testrun.VitestReportPath}},
@@ -77,11 +79,50 @@ func TestTestCommand(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := TestCommand(snap(tt.files), tt.override)
-			got.Env = nil // checked below
+			checkFormat(t, got, tt.module, tt.composed)
+			got.Env = nil                      // checked below
+			got.Format, got.Formats = nil, nil // checked by checkFormat
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("TestCommand(%v, %q) = %+v, want %+v", keys(tt.files), tt.override, got, tt.want)
 			}
 		})
+	}
+}
+
+// checkFormat checks how r's output is read: a detected runner by the
+// format of its name, a configured command by sniffing every language's
+// formats. module is the Go module the format resolves packages under,
+// composed the runner whose default output an npm script's format reads.
+func checkFormat(t *testing.T, r testrun.Runner, module, composed string) {
+	t.Helper()
+	if r.Name == testrun.RunnerCustom {
+		if r.Format != nil || len(r.Formats) != len(Formats()) {
+			t.Errorf("custom runner: Format %v, %d Formats; want nil and every language's %d", r.Format, len(r.Formats), len(Formats()))
+		}
+		return
+	}
+	if r.Format == nil || r.Format.Name != r.Name {
+		t.Fatalf("runner %s: Format = %+v, want one named %s", r.Name, r.Format, r.Name)
+	}
+	if module != "" {
+		out := `{"Action":"output","Package":"` + module + `/sub","Test":"TestX","Output":"    a_test.go:7: boom\n"}` + "\n" +
+			`{"Action":"fail","Package":"` + module + `/sub","Test":"TestX","Elapsed":0}` + "\n"
+		rep := testrun.Parse(r, &sandbox.Result{ExitCode: 1, Stdout: []byte(out)}, nil)
+		if f := rep.Failures(); len(f) != 1 || f[0].File != "sub/a_test.go" {
+			t.Errorf("module %s: failures = %+v, want one at sub/a_test.go", module, f)
+		}
+	}
+	if composed != "" {
+		// Mocha's spec summary with a test name jest's parser would not see.
+		outs := map[string]string{
+			testrun.RunnerJest:   "PASS src/a.test.js\n  ✓ adds (2 ms)\n\nTest Suites: 1 passed, 1 total\nTests:       1 passed, 1 total\n",
+			testrun.RunnerMocha:  "  adds\n    ✔ works\n\n  1 passing (3ms)\n",
+			testrun.RunnerVitest: " ✓ src/a.test.ts (1)\n\n Test Files  1 passed (1)\n      Tests  1 passed (1)\n",
+		}
+		rep := testrun.Parse(r, &sandbox.Result{ExitCode: 2, Stdout: []byte(outs[composed] + "lint: 3 problems\n")}, nil)
+		if rep.Passed != 1 {
+			t.Errorf("composed %s: passed = %d, want 1 from its default output: %+v", composed, rep.Passed, rep.Tests)
+		}
 	}
 }
 

@@ -69,6 +69,11 @@ type binary struct {
 // result per crate that did not compile and one per test binary that
 // died before its summary, and the summary cargo printed.
 func Parse(stdout, stderr []byte, root string) ([]testrun.Result, Summary) {
+	p := parse(stdout, stderr, root)
+	return p.results, p.sum
+}
+
+func parse(stdout, stderr []byte, root string) *parser {
 	p := &parser{rel: relPaths(root), seen: map[string]int{}}
 	out, errs := lines(stdout), lines(stderr)
 	// Headers name the binaries. Merged output has them inline; split
@@ -89,7 +94,7 @@ func Parse(stdout, stderr []byte, root string) ([]testrun.Result, Summary) {
 		p.crashes(errs)
 	}
 	p.unfinished()
-	return p.results, p.sum
+	return p
 }
 
 type parser struct {
@@ -102,6 +107,7 @@ type parser struct {
 	sum      Summary
 	compiled map[string]bool
 	docs     []int // results of the doc-test block being read, without ids yet
+	running  []int // results of binaries that never printed their summary
 }
 
 // docIDs gives the doc-tests of the block just read their ids: the name
@@ -470,7 +476,7 @@ func (p *parser) unfinished() {
 		if !b.started && b.crash == "" {
 			continue
 		}
-		msg := "test binary exited before it reported its results"
+		msg := unfinishedMsg
 		if b.crash != "" {
 			msg += " (" + b.crash + ")"
 		}
@@ -478,6 +484,7 @@ func (p *parser) unfinished() {
 		if p.seen[id]++; p.seen[id] > 1 {
 			id = b.exe + " " + id
 		}
+		p.running = append(p.running, len(p.results))
 		p.results = append(p.results, testrun.Result{ID: id, Name: b.target, Package: b.target, Status: testrun.StatusError, Message: msg})
 	}
 }

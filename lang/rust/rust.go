@@ -146,10 +146,7 @@ func channelRequirement(channel, source string) (*lang.Requirement, error) {
 		return &lang.Requirement{Runtime: "rust", Constraint: ">= " + channel, Source: source, Range: lang.AtLeast(v)}, nil
 	}
 	// No stable rustc is a nightly or beta toolchain.
-	none, err := lang.ParseNodeRange("<0.0.0")
-	if err != nil {
-		return nil, err
-	}
+	none := lang.AnyOf([]lang.Bound{{Op: "<", V: lang.Version{}}})
 	return &lang.Requirement{Runtime: "rust", Constraint: strings.SplitN(channel, "-", 2)[0] + " toolchain", Source: source, Range: none}, nil
 }
 
@@ -202,12 +199,7 @@ func Runner() testrun.Runner {
 		`exec cargo test --offline --no-fail-fast 2>&1`
 	return testrun.Runner{Name: RunnerName, Args: []string{"sh", "-c", script},
 		Env:    []string{"CARGO_TERM_COLOR=never", "CARGO_NET_OFFLINE=true", "CARGO_TARGET_DIR=target"},
-		Format: format}
-}
-
-func format(stdout, stderr []byte, root string) []testrun.Result {
-	res, _ := Parse(stdout, stderr, root)
-	return res
+		Format: Format}
 }
 
 // RunnerName names reports of cargo test.

@@ -327,7 +327,10 @@ func (b *Backend) runInstallNet(ctx context.Context, spec sandbox.InstallSpec, w
 	}
 	if spec.CAFile != "" {
 		const ca = "/etc/ssl/certs/ca-certificates.crt"
-		env = append(env, "NODE_EXTRA_CA_CERTS="+ca, "SSL_CERT_FILE="+ca, "PIP_CERT="+ca, "GIT_SSL_CAINFO="+ca, "REQUESTS_CA_BUNDLE="+ca)
+		env = append(env, "SSL_CERT_FILE="+ca, "GIT_SSL_CAINFO="+ca)
+		for _, k := range spec.CAEnv { // the installer's own (lang.Setup.CAEnv)
+			env = append(env, k+"="+ca)
+		}
 	}
 	cmd := exec.CommandContext(ctx, b.path, a...)
 	cmd.Env = env

@@ -27,11 +27,11 @@ import (
 )
 
 // CA bundle path inside the setup container, and the variables that make
-// npm, pip, Python, OpenSSL and git use it. Go reads the standard path.
+// OpenSSL and git use it; an installer's own come with the step
+// (InstallSpec.CAEnv, from the language). Go reads the standard path.
 const caPath = "/etc/ssl/certs/ca-certificates.crt"
 
-var caEnv = []string{"NODE_EXTRA_CA_CERTS=" + caPath, "SSL_CERT_FILE=" + caPath, "PIP_CERT=" + caPath,
-	"GIT_SSL_CAINFO=" + caPath, "REQUESTS_CA_BUNDLE=" + caPath}
+var caEnv = []string{"SSL_CERT_FILE=" + caPath, "GIT_SSL_CAINFO=" + caPath}
 
 // Volume labels of dependency caches.
 const (
@@ -170,6 +170,9 @@ func (b *Backend) runInstall(ctx context.Context, spec sandbox.InstallSpec, user
 	if spec.CAFile != "" {
 		ms = append(ms, mount.Mount{Type: mount.TypeBind, Source: spec.CAFile, Target: caPath, ReadOnly: true})
 		env = append(env, caEnv...)
+		for _, k := range spec.CAEnv {
+			env = append(env, k+"="+caPath)
+		}
 	}
 	name := newSessionName() + "-setup"
 	labels := ownerLabels(name)

@@ -318,7 +318,7 @@ func longOutputParsedInFull(t *testing.T, b sandbox.Backend, spec sandbox.Spec) 
 				arg = "fail"
 			}
 			var shown bytes.Buffer
-			r := testrun.Custom(fmt.Sprintf("python3 gen.py %d %s", n, arg))
+			r := testrun.Custom(fmt.Sprintf("python3 gen.py %d %s", n, arg), []*testrun.Format{testrun.TAP})
 			rep, err := testrun.Run(t.Context(), sess, r, limits, &shown)
 			if err != nil {
 				t.Fatalf("Run: %v", err)
@@ -369,7 +369,7 @@ func longStderrParsedInFull(t *testing.T, b sandbox.Backend, spec sandbox.Spec) 
 	spec.Limits = limits
 	sess := start(t, b, spec)
 	syncFiles(t, sess, map[string]string{"test_many.py": unittestGen})
-	r := testrun.Custom("python3 -m unittest -v test_many")
+	r := testrun.Custom("python3 -m unittest -v test_many", []*testrun.Format{testrun.Unittest})
 	rep, err := testrun.Run(t.Context(), sess, r, limits, nil)
 	if err != nil {
 		t.Fatalf("Run: %v", err)
@@ -407,7 +407,7 @@ func bigReportReadInFull(t *testing.T, b sandbox.Backend, spec sandbox.Spec) {
 	spec.Limits = limits
 	sess := start(t, b, spec)
 	syncFiles(t, sess, map[string]string{"gen.py": jestGen})
-	r := testrun.Custom(fmt.Sprintf("python3 gen.py %d --outputFile=out/big.json", n))
+	r := testrun.Custom(fmt.Sprintf("python3 gen.py %d --outputFile=out/big.json", n), []*testrun.Format{testrun.Jest})
 	if r.ReportPath != "out/big.json" {
 		t.Fatalf("ReportPath = %q", r.ReportPath)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/fixpoint-dev/fixpoint/lang"
 	"github.com/fixpoint-dev/fixpoint/lang/node"
+	"github.com/fixpoint-dev/fixpoint/lang/python"
 	"github.com/fixpoint-dev/fixpoint/lang/registry"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 )
@@ -78,7 +79,7 @@ func TestNewPlan(t *testing.T) {
 }
 
 func TestRuntimeErrorMessage(t *testing.T) {
-	r, _ := lang.ParsePythonSpec(">=3.12")
+	r, _ := python.ParseSpec(">=3.12")
 	err := &RuntimeError{Req: &lang.Requirement{Runtime: "python", Constraint: ">=3.12", Source: "pyproject.toml (requires-python)", Range: r},
 		Have: "3.11.2", Where: "the sandbox image fixpoint-sandbox-python", Why: "Debian bookworm has no other Python"}
 	want := "pyproject.toml (requires-python) requires python >=3.12, but the sandbox image fixpoint-sandbox-python has python 3.11.2 (Debian bookworm has no other Python); no test was run. Fix: "
@@ -90,7 +91,7 @@ func TestRuntimeErrorMessage(t *testing.T) {
 // The fix comes from the language that declared the requirement, which
 // the error carries (setup does not look languages up by name).
 func TestRuntimeErrorFixFromLanguage(t *testing.T) {
-	r, _ := lang.ParseNodeRange(">=22")
+	r, _ := node.ParseRange(">=22")
 	req := &lang.Requirement{Runtime: "node", Constraint: ">=22", Source: "package.json (engines.node)", Range: r}
 	with := (&RuntimeError{Req: req, Lang: node.Language{}, Where: "image fixpoint-sandbox-node"}).Error()
 	if !strings.Contains(with, node.Language{}.RuntimeFix(req)) {

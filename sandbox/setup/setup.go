@@ -322,7 +322,7 @@ func (p *Preparer) Prepare(ctx context.Context, spec *sandbox.Spec, snap *sandbo
 	}
 	is := sandbox.InstallSpec{
 		Image: spec.Image, Key: CacheKey(st, snap, *spec), Snapshot: snap, Script: st.Script,
-		Env: st.Env, Path: st.Path, Caches: dirs, HostEnv: p.hostEnv(), CAFile: p.opts.CAFile,
+		Env: st.Env, Path: st.Path, Caches: dirs, HostEnv: p.hostEnv(st.HostEnv), CAFile: p.opts.CAFile, CAEnv: st.CAEnv,
 		Labels: spec.Labels, Output: p.opts.Output,
 		Limits: sandbox.Limits{Timeout: 15 * time.Minute, Memory: spec.Limits.Memory, NanoCPUs: spec.Limits.NanoCPUs},
 	}
@@ -396,16 +396,16 @@ func (p *Preparer) ticker(phase string, start time.Time) (stop func()) {
 	return func() { close(done); <-exited }
 }
 
-// hostEnvKeys are the host variables an install step gets: proxies and
-// registry locations, which a developer's machine sets for its installers.
-var hostEnvKeys = []string{"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy",
-	"GOPROXY", "GONOSUMDB", "GOPRIVATE", "GONOPROXY", "GOSUMDB",
-	"NPM_CONFIG_REGISTRY", "npm_config_registry",
-	"PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "PIP_NO_INDEX", "PIP_TRUSTED_HOST"}
+// proxyEnvKeys are the host variables every install step gets: the
+// proxies a developer's machine sets. The registry locations its
+// installer reads are the language's (lang.Setup.HostEnv).
+var proxyEnvKeys = []string{"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy"}
 
-func (p *Preparer) hostEnv() []string {
+// hostEnv is the host's values of the proxy variables and of the step's
+// own (registry locations).
+func (p *Preparer) hostEnv(step []string) []string {
 	var out []string
-	for _, k := range hostEnvKeys {
+	for _, k := range append(slices.Clone(proxyEnvKeys), step...) {
 		if v := p.opts.Getenv(k); v != "" {
 			out = append(out, k+"="+v)
 		}

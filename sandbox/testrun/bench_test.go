@@ -19,7 +19,7 @@ func hostileInputs() map[string]func() (Runner, *sandbox.Result, []byte) {
 				fmt.Fprintf(&b, `{"Action":"output","Package":"p%d","Test":"T/%d","Output":"    x_test.go:%d: got 1, want 2\n"}`+"\n", i%50, i, i)
 				fmt.Fprintf(&b, `{"Action":"fail","Package":"p%d"}`+"\n", i%50)
 			}
-			return Runner{Name: RunnerGo, Module: "p"}, &sandbox.Result{ExitCode: 1, Stdout: []byte(b.String())}, nil
+			return Runner{Name: RunnerGo, Format: GoTestJSON("p", nil)}, &sandbox.Result{ExitCode: 1, Stdout: []byte(b.String())}, nil
 		},
 		"go-huge-output": func() (Runner, *sandbox.Result, []byte) {
 			var b strings.Builder
@@ -28,7 +28,7 @@ func hostileInputs() map[string]func() (Runner, *sandbox.Result, []byte) {
 			for b.Len() < 4<<20 {
 				b.WriteString(line)
 			}
-			return Runner{Name: RunnerGo}, &sandbox.Result{ExitCode: 2, Stdout: []byte(b.String())}, nil
+			return Runner{Name: RunnerGo, Format: GoTestJSON("", nil)}, &sandbox.Result{ExitCode: 2, Stdout: []byte(b.String())}, nil
 		},
 		"tap-deep": func() (Runner, *sandbox.Result, []byte) {
 			var b strings.Builder
@@ -38,7 +38,7 @@ func hostileInputs() map[string]func() (Runner, *sandbox.Result, []byte) {
 			for i := range maxTests + 5000 { // more results than kept, each with the longest id
 				fmt.Fprintf(&b, "%snot ok %d - x\n", strings.Repeat("    ", 63), i)
 			}
-			return Runner{Name: RunnerNode}, &sandbox.Result{ExitCode: 1, Stdout: []byte(b.String())}, nil
+			return Runner{Name: RunnerNode, Format: TAP}, &sandbox.Result{ExitCode: 1, Stdout: []byte(b.String())}, nil
 		},
 		"junit-long-classname": func() (Runner, *sandbox.Result, []byte) {
 			cls := strings.Repeat("a.", 50000)
@@ -48,7 +48,7 @@ func hostileInputs() map[string]func() (Runner, *sandbox.Result, []byte) {
 				fmt.Fprintf(&b, `<testcase classname="%s" name="t"><failure message="m">x.py:1: E</failure></testcase>`, cls)
 			}
 			b.WriteString("</testsuite>")
-			return Runner{Name: RunnerPytest, ReportPath: JUnitPath}, &sandbox.Result{ExitCode: 1}, []byte(b.String())
+			return Runner{Name: RunnerPytest, Format: Pytest, ReportPath: JUnitPath}, &sandbox.Result{ExitCode: 1}, []byte(b.String())
 		},
 		"unittest-many-sections": func() (Runner, *sandbox.Result, []byte) {
 			var b strings.Builder
@@ -58,7 +58,7 @@ func hostileInputs() map[string]func() (Runner, *sandbox.Result, []byte) {
 			for i := range 5000 {
 				fmt.Fprintf(&b, "%s\nFAIL: test_%d (m.C.test_%d)\n%s\n  File \"/workspace/m.py\", line %d, in t\nAssertionError: 1 != 2\n\n", strings.Repeat("=", 70), i, i, strings.Repeat("-", 70), i)
 			}
-			return Runner{Name: RunnerUnittest}, &sandbox.Result{ExitCode: 1, Stderr: []byte(b.String())}, nil
+			return Runner{Name: RunnerUnittest, Format: Unittest}, &sandbox.Result{ExitCode: 1, Stderr: []byte(b.String())}, nil
 		},
 	}
 }

@@ -20,7 +20,7 @@ const goNoCC = `{"ImportPath":"runtime/cgo","Action":"build-output","Output":"# 
 // TestCgoWithoutCompiler: the build failure of a cgo package without a C
 // compiler says so and what to do, not only "build failed".
 func TestCgoWithoutCompiler(t *testing.T) {
-	rep := Parse(Runner{Name: RunnerGo, Module: "example.com/cg"}, &sandbox.Result{ExitCode: 1, Stdout: []byte(goNoCC)}, nil)
+	rep := Parse(Runner{Name: RunnerGo, Format: GoTestJSON("example.com/cg", nil)}, &sandbox.Result{ExitCode: 1, Stdout: []byte(goNoCC)}, nil)
 	f := rep.Failures()
 	if len(f) != 1 || f[0].ID != "example.com/cg/lib" {
 		t.Fatalf("failures %+v, want the package's build failure", f)

@@ -40,83 +40,108 @@ var (
 )
 
 // crossCheck returns the ways rep disagrees with the summary lines its
-// runner wrote to stdout and stderr (none: it agrees, or the runner has no
-// summary fixpoint knows). cut says the text was cut, so a missing summary
-// proves nothing.
-func crossCheck(rep *Report, stdout, stderr []byte, cut bool) []string {
+// runner wrote to stdout and stderr (none: it agrees, or f has no summary
+// fixpoint knows). cut says the text was cut, so a missing summary proves
+// nothing.
+func crossCheck(f *Format, rep *Report, stdout, stderr []byte, cut bool) []string {
+	if f == nil || f.Check == nil {
+		return nil
+	}
 	out := append(append([]byte(nil), stdout...), '\n')
 	out = append(out, stderr...)
+	return f.Check(rep, out, cut)
+}
+
+// SummaryCounts compares the counts of one summary line a runner printed
+// with rep: a failure the line counts where rep has none, or more passes
+// in rep than the line counts, is a disagreement, named after where
+// ("pytest's summary line"). A negative count was not printed.
+func SummaryCounts(rep *Report, where string, failed, passed int) []string {
 	var why []string
-	failedAt := func(where string, n int) {
-		if n > 0 && rep.Failed == 0 {
-			why = append(why, fmt.Sprintf("%s reports %d failure(s) and the parsed results none", where, n))
-		}
+	if failed > 0 && rep.Failed == 0 {
+		why = append(why, fmt.Sprintf("%s reports %d failure(s) and the parsed results none", where, failed))
 	}
-	passedAt := func(where string, n int) {
-		if rep.Passed > n {
-			why = append(why, fmt.Sprintf("%s reports %d passed test(s) and the parsed results %d", where, n, rep.Passed))
-		}
+	if passed >= 0 && rep.Passed > passed {
+		why = append(why, fmt.Sprintf("%s reports %d passed test(s) and the parsed results %d", where, passed, rep.Passed))
 	}
+	return why
+}
+
+// pytestCheck: every counts line, every test the short summary names as
+// failed, and the presence of a summary.
+func pytestCheck(rep *Report, out []byte, cut bool) []string {
+	var why []string
 	found := false
-	switch rep.Runner {
-	case RunnerPytest:
-		for _, m := range pytestSummaryLineRe.FindAllSubmatch(out, -1) {
-			found = true
-			failed, passed := 0, 0
-			for _, c := range pytestCountRe.FindAllSubmatch(m[1], -1) {
-				n, _ := strconv.Atoi(string(c[1]))
-				if string(c[2]) == "passed" {
-					passed += n
-				} else {
-					failed += n
-				}
-			}
-			failedAt("pytest's summary line", failed)
-			passedAt("pytest's summary line", passed)
-		}
-		status := map[string]Status{}
-		for _, t := range rep.Tests {
-			status[t.ID] = t.Status
-		}
-		for _, m := range pytestFailedRe.FindAllSubmatch(out, -1) {
-			if id := string(m[1]); status[id] == StatusPass {
-				why = append(why, fmt.Sprintf("pytest's summary names %s as failed and the parsed results as passed", id))
+	for _, m := range pytestSummaryLineRe.FindAllSubmatch(out, -1) {
+		found = true
+		failed, passed := 0, 0
+		for _, c := range pytestCountRe.FindAllSubmatch(m[1], -1) {
+			n, _ := strconv.Atoi(string(c[1]))
+			if string(c[2]) == "passed" {
+				passed += n
+			} else {
+				failed += n
 			}
 		}
-		// -qq (addopts -q and the command's -q) drops the counts line;
-		// -rA's short summary is there still.
-		found = found || pytestShortRe.Match(out)
-		if !found && !cut && len(rep.Tests) > 0 {
-			why = append(why, "pytest's own summary is missing from its output")
+		why = append(why, SummaryCounts(rep, "pytest's summary line", failed, passed)...)
+	}
+	status := map[string]Status{}
+	for _, t := range rep.Tests {
+		status[t.ID] = t.Status
+	}
+	for _, m := range pytestFailedRe.FindAllSubmatch(out, -1) {
+		if id := string(m[1]); status[id] == StatusPass {
+			why = append(why, fmt.Sprintf("pytest's summary names %s as failed and the parsed results as passed", id))
 		}
-	case RunnerJest:
-		for _, m := range jestSummaryRe.FindAllSubmatch(out, -1) {
-			found = true
-			failedAt("jest's summary line", atoiFirst(failedCountRe, m[1]))
-			passedAt("jest's summary line", atoiFirst(passedCountRe, m[1]))
-		}
-		if !found && !cut && len(rep.Tests) > 0 {
-			why = append(why, "jest's own summary line (Tests: …) is missing from its output")
-		}
-	case RunnerVitest:
-		for _, m := range vitestSummaryRe.FindAllSubmatch(out, -1) {
-			failedAt("vitest's summary line", atoiFirst(failedCountRe, m[1]))
-			passedAt("vitest's summary line", atoiFirst(passedCountRe, m[1]))
-		}
-	case RunnerMocha:
-		for _, m := range mochaFailingRe.FindAllSubmatch(out, -1) {
-			n, _ := strconv.Atoi(string(m[1]))
-			failedAt("mocha's summary line", n)
-		}
-	case RunnerNode, RunnerNPM:
-		for _, m := range tapFailRe.FindAllSubmatch(out, -1) {
-			n, _ := strconv.Atoi(string(m[1]))
-			failedAt("the TAP summary (# fail)", n)
-		}
-		for _, m := range tapPassRe.FindAllSubmatch(out, -1) {
-			n, _ := strconv.Atoi(string(m[1]))
-			passedAt("the TAP summary (# pass)", n)
-		}
+	}
+	// -qq (addopts -q and the command's -q) drops the counts line;
+	// -rA's short summary is there still.
+	found = found || pytestShortRe.Match(out)
+	if !found && !cut && len(rep.Tests) > 0 {
+		why = append(why, "pytest's own summary is missing from its output")
+	}
+	return why
+}
+
+func jestCheck(rep *Report, out []byte, cut bool) []string {
+	var why []string
+	found := false
+	for _, m := range jestSummaryRe.FindAllSubmatch(out, -1) {
+		found = true
+		why = append(why, SummaryCounts(rep, "jest's summary line", atoiFirst(failedCountRe, m[1]), atoiFirst(passedCountRe, m[1]))...)
+	}
+	if !found && !cut && len(rep.Tests) > 0 {
+		why = append(why, "jest's own summary line (Tests: …) is missing from its output")
+	}
+	return why
+}
+
+func vitestCheck(rep *Report, out []byte, _ bool) []string {
+	var why []string
+	for _, m := range vitestSummaryRe.FindAllSubmatch(out, -1) {
+		why = append(why, SummaryCounts(rep, "vitest's summary line", atoiFirst(failedCountRe, m[1]), atoiFirst(passedCountRe, m[1]))...)
+	}
+	return why
+}
+
+func mochaCheck(rep *Report, out []byte, _ bool) []string {
+	var why []string
+	for _, m := range mochaFailingRe.FindAllSubmatch(out, -1) {
+		n, _ := strconv.Atoi(string(m[1]))
+		why = append(why, SummaryCounts(rep, "mocha's summary line", n, -1)...)
+	}
+	return why
+}
+
+func tapCheck(rep *Report, out []byte, _ bool) []string {
+	var why []string
+	for _, m := range tapFailRe.FindAllSubmatch(out, -1) {
+		n, _ := strconv.Atoi(string(m[1]))
+		why = append(why, SummaryCounts(rep, "the TAP summary (# fail)", n, -1)...)
+	}
+	for _, m := range tapPassRe.FindAllSubmatch(out, -1) {
+		n, _ := strconv.Atoi(string(m[1]))
+		why = append(why, SummaryCounts(rep, "the TAP summary (# pass)", 0, n)...)
 	}
 	return why
 }

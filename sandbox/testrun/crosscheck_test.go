@@ -59,7 +59,7 @@ func TestCrossCheck(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			rep := &Report{Runner: tt.runner, Tests: tt.tests}
 			rep.Count()
-			got := strings.Join(crossCheck(rep, []byte(tt.stdout), []byte(tt.stderr), tt.cut), "; ")
+			got := strings.Join(crossCheck(formatNamed(tt.runner), rep, []byte(tt.stdout), []byte(tt.stderr), tt.cut), "; ")
 			if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
 				t.Errorf("crossCheck = %q, want %q", got, tt.want)
 			}
@@ -71,7 +71,7 @@ func TestCrossCheck(t *testing.T) {
 func TestParseMismatchIsNotOK(t *testing.T) {
 	junit := `<testsuites><testsuite name="pytest" tests="1" failures="0"><testcase classname="t" name="test_a" file="t.py"/></testsuite></testsuites>`
 	res := &sandbox.Result{ExitCode: 0, Stdout: []byte("FAILED t.py::test_a - assert 1 == 2\n1 failed in 0.01s\n")}
-	rep := Parse(Runner{Name: RunnerPytest}, res, []byte(junit))
+	rep := Parse(Runner{Name: RunnerPytest, Format: Pytest}, res, []byte(junit))
 	if rep.OK() || len(rep.Mismatch) == 0 {
 		t.Fatalf("Parse(forged junit) OK = %v, Mismatch %q; want not OK with a mismatch", rep.OK(), rep.Mismatch)
 	}

@@ -19,7 +19,7 @@ import (
 func FuzzParseGoJSON(f *testing.F) {
 	addRaw(f, "go-", "stdout")
 	f.Fuzz(func(t *testing.T, data []byte) {
-		r := Runner{Name: RunnerGo, Args: []string{"go", "test", "-json", "./..."}, Module: "example.com/calc"}
+		r := Runner{Name: RunnerGo, Format: GoTestJSON("example.com/calc", nil), Args: []string{"go", "test", "-json", "./..."}}
 		rep := Parse(r, &sandbox.Result{ExitCode: 1, Stdout: data, Stderr: data}, nil)
 		checkReport(t, rep, len(data))
 	})
@@ -28,11 +28,11 @@ func FuzzParseGoJSON(f *testing.F) {
 func FuzzParseJUnit(f *testing.F) {
 	addRaw(f, "pytest-", "report")
 	f.Fuzz(func(t *testing.T, data []byte) {
-		r := Runner{Name: RunnerPytest, ReportPath: JUnitPath}
+		r := Runner{Name: RunnerPytest, Format: Pytest, ReportPath: JUnitPath}
 		stdout := []byte("PASSED tests/test_calc.py::test_add\nFAILED tests/test_calc.py::TestX::test_y[1-2] - assert 1 == 2\n")
 		rep := Parse(r, &sandbox.Result{ExitCode: 1, Stdout: stdout}, data)
 		checkReport(t, rep, len(data))
-		rep = Parse(Runner{Name: RunnerUnittest}, &sandbox.Result{ExitCode: 1, Stderr: data}, nil)
+		rep = Parse(Runner{Name: RunnerUnittest, Format: Unittest}, &sandbox.Result{ExitCode: 1, Stderr: data}, nil)
 		checkReport(t, rep, len(data))
 	})
 }
@@ -41,9 +41,9 @@ func FuzzParseTAP(f *testing.F) {
 	addRaw(f, "node-", "stdout")
 	addRaw(f, "npm-", "stdout")
 	f.Fuzz(func(t *testing.T, data []byte) {
-		rep := Parse(Runner{Name: RunnerNode}, &sandbox.Result{ExitCode: 1, Stdout: data}, nil)
+		rep := Parse(Runner{Name: RunnerNode, Format: TAP}, &sandbox.Result{ExitCode: 1, Stdout: data}, nil)
 		checkReport(t, rep, len(data))
-		rep = Parse(Runner{Name: RunnerCustom}, &sandbox.Result{ExitCode: 2, Stdout: data, TimedOut: true}, nil)
+		rep = Parse(Runner{Name: RunnerCustom, Formats: testFormats()}, &sandbox.Result{ExitCode: 2, Stdout: data, TimedOut: true}, nil)
 		checkReport(t, rep, len(data))
 	})
 }
@@ -54,12 +54,12 @@ func FuzzParseJSReports(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, name := range []string{RunnerJest, RunnerVitest, RunnerMocha} {
-			rep := Parse(Runner{Name: name}, &sandbox.Result{ExitCode: 1}, data)
+			rep := Parse(Runner{Name: name, Format: formatNamed(name)}, &sandbox.Result{ExitCode: 1}, data)
 			checkReport(t, rep, len(data))
-			rep = Parse(Runner{Name: name}, &sandbox.Result{ExitCode: 1, Stdout: append([]byte("log line\n"), data...)}, nil)
+			rep = Parse(Runner{Name: name, Format: formatNamed(name)}, &sandbox.Result{ExitCode: 1, Stdout: append([]byte("log line\n"), data...)}, nil)
 			checkReport(t, rep, len(data))
 		}
-		rep := Parse(Runner{Name: RunnerCustom}, &sandbox.Result{ExitCode: 1, Stdout: data}, data)
+		rep := Parse(Runner{Name: RunnerCustom, Formats: testFormats()}, &sandbox.Result{ExitCode: 1, Stdout: data}, data)
 		checkReport(t, rep, len(data))
 	})
 }
@@ -134,7 +134,7 @@ func FuzzParseHuman(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, composed := range []string{"", RunnerJest, RunnerVitest, RunnerMocha} {
 			for _, exit := range []int{0, 1} {
-				rep := Parse(Runner{Name: RunnerNPM, Composed: composed}, &sandbox.Result{ExitCode: exit, Stdout: data, Stderr: data}, nil)
+				rep := Parse(Runner{Name: RunnerNPM, Format: NPM(composed)}, &sandbox.Result{ExitCode: exit, Stdout: data, Stderr: data}, nil)
 				if rep.Passed+rep.Failed+rep.Skipped < len(rep.Tests) {
 					t.Fatalf("counts %d+%d+%d < %d tests", rep.Passed, rep.Failed, rep.Skipped, len(rep.Tests))
 				}

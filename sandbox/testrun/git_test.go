@@ -24,7 +24,7 @@ git ls-files | wc -l`
 	if _, err := sess.Sync(t.Context(), &sandbox.Snapshot{Files: map[string]sandbox.File{"a.txt": {Data: []byte("x")}}}); err != nil {
 		t.Fatal(err)
 	}
-	r := Runner{Name: RunnerCustom, Args: []string{"sh", "-c", script}, Git: &sandbox.GitInfo{Remote: "https://github.com/o/r.git"}}
+	r := Runner{Name: RunnerCustom, Formats: testFormats(), Args: []string{"sh", "-c", script}, Git: &sandbox.GitInfo{Remote: "https://github.com/o/r.git"}}
 	rep, err := Run(t.Context(), sess, r, sandbox.Limits{}, nil)
 	if err != nil {
 		t.Fatal(err)

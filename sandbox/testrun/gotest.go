@@ -1,6 +1,7 @@
 package testrun
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"path"
@@ -9,6 +10,40 @@ import (
 	"strings"
 	"time"
 )
+
+// GoTestJSON is the format of `go test -json` (cmd/test2json, with Go
+// 1.24's build events and the older text build errors). module is the
+// go.mod module path and modDirs maps the module paths of a Go workspace
+// (go.work's use lines) to their workspace-relative directories: they
+// turn the package-relative file names go test prints into
+// workspace-relative ones. lang/golang builds it per project; with ""
+// and nil (a configured command's output, sniffed) paths are resolved
+// from what the output itself shows.
+func GoTestJSON(module string, modDirs map[string]string) *Format {
+	return &Format{
+		Name: RunnerGo,
+		Parse: func(in Input) Parsed {
+			tests, running, out := parseGoJSON(in.Stdout, in.Stderr, module, modDirs, in.paths())
+			return Parsed{Tests: tests, Running: running, Output: out, OwnOutput: true}
+		},
+		Sniff: func(stdout, _, _ []byte) bool {
+			return bytes.Contains(stdout, []byte(`"Action":`))
+		},
+		ResultLine: goResultLine,
+	}
+}
+
+var goFailOutRe = regexp.MustCompile(`"Output":"(?:\s*--- (?:FAIL|PASS|SKIP)|panic: |FAIL|ok  )`)
+
+// goResultLine keeps go test -json events other than plain output, and
+// output lines that carry a verdict or a panic.
+func goResultLine(l []byte) bool {
+	t := bytes.TrimLeft(l, " \t")
+	if len(t) == 0 || t[0] != '{' || !bytes.Contains(t, []byte(`"Action":"`)) {
+		return false
+	}
+	return !bytes.Contains(t, []byte(`"Action":"output"`)) || goFailOutRe.Match(t)
+}
 
 // goEvent is one line of `go test -json` (cmd/test2json), including the
 // build events Go 1.24 added.

@@ -14,6 +14,53 @@ import (
 // every failure with its message. Tests a runner only counts (jest's
 // non-verbose mode names files, not passing tests) are in the summary.
 
+// NPM is the format of `npm test`: the script's output is sniffed for
+// the JSON reports of jest and mocha and for node's TAP (reported as the
+// runner found, TAP as "npm"); without them, the default output of
+// composed ([RunnerJest], [RunnerVitest], [RunnerMocha]: the runner a
+// composed script such as "jest && tsc --noEmit" runs before its last
+// command, "" when lang/node could not tell) or of the runner its
+// summary lines show is read. The summary then cross-checks the results.
+func NPM(composed string) *Format {
+	return &Format{
+		Name: RunnerNPM,
+		Parse: func(in Input) Parsed {
+			if f := sniff([]*Format{Jest, Mocha, TAP}, in.Stdout, in.Stderr, in.Report); f != nil {
+				p := f.Parse(in)
+				if f != TAP {
+					p.Runner = f.Name
+				}
+				return p
+			}
+			out := joinOutput(in.Stderr, in.Stdout)
+			runner := composed
+			if runner == "" {
+				runner = sniffHuman(ansiRe.ReplaceAllString(out, ""))
+			}
+			tests, sum, ok := parseHuman(runner, out, in.paths())
+			if !ok {
+				return Parsed{Runner: RunnerExitCode}
+			}
+			return Parsed{Tests: tests, Counted: &Counts{Passed: sum.passed, Failed: sum.failed, Skipped: sum.skipped},
+				// The runner passed and printed its summary on stderr
+				// (jest): a failure is the next command's (tsc), on stdout.
+				FailureOnStdout: sniffHuman(ansiRe.ReplaceAllString(string(in.Stderr), "")) != ""}
+		},
+		ResultLine: tapResultLine,
+		Check: func(rep *Report, out []byte, cut bool) []string {
+			switch rep.Runner {
+			case RunnerJest:
+				return jestCheck(rep, out, cut)
+			case RunnerMocha:
+				return mochaCheck(rep, out, cut)
+			case RunnerNPM:
+				return tapCheck(rep, out, cut)
+			}
+			return nil
+		},
+	}
+}
+
 // summary is a runner's printed totals.
 type summary struct {
 	passed, failed, skipped int

@@ -102,7 +102,7 @@ func TestComposedScriptResults(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := Runner{Name: RunnerNPM, Args: []string{"npm", "test", "--silent"}, Composed: c.composed}
+			r := Runner{Name: RunnerNPM, Args: []string{"npm", "test", "--silent"}, Format: NPM(c.composed)}
 			rep := Parse(r, &sandbox.Result{ExitCode: c.exit, Stdout: []byte(c.stdout), Stderr: []byte(c.stderr)}, nil)
 			if rep.Passed != c.want.passed || rep.Failed != c.want.failed || rep.Skipped != c.want.skipped {
 				t.Errorf("passed/failed/skipped = %d/%d/%d, want %d/%d/%d; tests %+v", rep.Passed, rep.Failed, rep.Skipped, c.want.passed, c.want.failed, c.want.skipped, rep.Tests)
@@ -135,17 +135,17 @@ func TestComposedScriptResults(t *testing.T) {
 // tree name every test, with describe titles in the id as in their JSON
 // reports.
 func TestComposedScriptVerboseNames(t *testing.T) {
-	rep := Parse(Runner{Name: RunnerNPM, Composed: RunnerJest}, &sandbox.Result{Stderr: []byte(jestVerbose)}, nil)
+	rep := Parse(Runner{Name: RunnerNPM, Format: NPM(RunnerJest)}, &sandbox.Result{Stderr: []byte(jestVerbose)}, nil)
 	want := map[string]Status{"src/sum.test.js > sum > adds": StatusPass, "src/sum.test.js > sum > nested > later": StatusSkip, "src/sum.test.js > top level": StatusPass}
 	checkStatuses(t, rep, want)
-	rep = Parse(Runner{Name: RunnerNPM, Composed: RunnerMocha}, &sandbox.Result{ExitCode: 1, Stdout: []byte(mochaSpec)}, nil)
+	rep = Parse(Runner{Name: RunnerNPM, Format: NPM(RunnerMocha)}, &sandbox.Result{ExitCode: 1, Stdout: []byte(mochaSpec)}, nil)
 	checkStatuses(t, rep, map[string]Status{"Array #indexOf() returns -1 when absent": StatusPass, "Array #indexOf() finds the value": StatusFail, "Array #indexOf() pending one": StatusSkip, "parse reads numbers": StatusPass})
 }
 
 // TestComposedScriptNoSummary: an npm run without a runner summary stays
 // exit-code only, and a passing exit with no summary reports no tests.
 func TestComposedScriptNoSummary(t *testing.T) {
-	rep := Parse(Runner{Name: RunnerNPM, Composed: RunnerJest}, &sandbox.Result{Stdout: []byte("✓ looks like a test\nTests: 5 passed\n")}, nil)
+	rep := Parse(Runner{Name: RunnerNPM, Format: NPM(RunnerJest)}, &sandbox.Result{Stdout: []byte("✓ looks like a test\nTests: 5 passed\n")}, nil)
 	if rep.Passed != 0 || rep.Runner != RunnerExitCode {
 		t.Errorf("runner %s passed %d from text without jest's summary, want exit-code 0", rep.Runner, rep.Passed)
 	}

@@ -9,6 +9,47 @@ import (
 	"time"
 )
 
+// Jest is the format of jest --json --outputFile=[JestReportPath].
+var Jest = &Format{
+	Name:   RunnerJest,
+	Parse:  func(in Input) Parsed { return jsReport(parseJestJSON, in) },
+	Sniff:  sniffJest,
+	Report: JestReportPath,
+	Check:  jestCheck,
+}
+
+// Vitest is the format of vitest's json reporter, the shape of jest's
+// (a sniffed vitest report is reported as jest).
+var Vitest = &Format{
+	Name:   RunnerVitest,
+	Parse:  func(in Input) Parsed { return jsReport(parseJestJSON, in) },
+	Report: VitestReportPath,
+	Check:  vitestCheck,
+}
+
+// Mocha is the format of mocha's json reporter written to
+// [MochaReportPath] (--reporter-option output=).
+var Mocha = &Format{
+	Name:   RunnerMocha,
+	Parse:  func(in Input) Parsed { return jsReport(parseMochaJSON, in) },
+	Sniff:  sniffMocha,
+	Report: MochaReportPath,
+	Check:  mochaCheck,
+}
+
+func sniffJest(stdout, _, report []byte) bool {
+	return bytes.Contains(report, []byte(`"testResults"`)) || bytes.Contains(stdout, []byte(`"numTotalTests"`))
+}
+
+func sniffMocha(stdout, _, report []byte) bool {
+	return bytes.Contains(report, []byte(`"passes"`)) || bytes.Contains(stdout, []byte(`"passes": [`))
+}
+
+func jsReport(parse func(report, stdout []byte, n *normalizer) ([]Result, bool), in Input) Parsed {
+	tests, _ := parse(in.Report, in.Stdout, in.paths())
+	return Parsed{Tests: tests}
+}
+
 // jestFile is one test file of a jest --json report. Vitest's json
 // reporter writes the same shape.
 type jestFile struct {

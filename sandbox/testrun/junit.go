@@ -11,6 +11,38 @@ import (
 	"unicode"
 )
 
+// Pytest is the format of pytest run with --junitxml=[JUnitPath]: the
+// JUnit report gives the tests, the terminal's summary lines (-rA) cross-
+// check it. A killed pytest, or one that stopped on an internal (3) or
+// usage (4) error, wrote no report of this run.
+var Pytest = &Format{
+	Name: RunnerPytest,
+	Parse: func(in Input) Parsed {
+		return Parsed{Tests: parsePytest(in.Report, in.Stdout, in.paths())}
+	},
+	Sniff: func(_, _, report []byte) bool {
+		return len(report) > 0 && bytes.Contains(report, []byte("<testsuite"))
+	},
+	ResultLine: pytestResultLine,
+	Report:     JUnitPath,
+	NoReport:   func(code int) bool { return code == 3 || code == 4 },
+	Check:      pytestCheck,
+}
+
+// pytestResultLine keeps the lines the cross-check reads: the counts
+// line and the short test summary.
+func pytestResultLine(l []byte) bool {
+	switch {
+	case len(l) == 0:
+		return false
+	case l[0] == '=':
+		return pytestSummaryLineRe.Match(l) || pytestShortRe.Match(l)
+	case l[0] >= '0' && l[0] <= '9':
+		return pytestSummaryLineRe.Match(l)
+	}
+	return (l[0] == 'F' || l[0] == 'E' || l[0] == 'P' || l[0] == 'S' || l[0] == 'X') && pytestShortRe.Match(l)
+}
+
 // junitCase is one <testcase> with its outcome element.
 type junitCase struct {
 	classname, name, file string

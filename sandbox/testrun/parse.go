@@ -2,6 +2,7 @@ package testrun
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"path"
 	"regexp"
@@ -26,8 +27,10 @@ const (
 
 // Parse turns a finished command into a Report. It is pure: res holds the
 // command's exit status and output, report the content of r.ReportPath
-// (nil when absent). Parse never fails: output it cannot read becomes the
-// exit code plus trimmed output.
+// (nil when absent). r.Format reads the output; without one, the first
+// of r.Formats that recognises it (Format.Sniff) does, and with none the
+// report is the exit code plus trimmed output ([RunnerExitCode]). Parse
+// never fails, and bounds every field whatever the format returned.
 func Parse(r Runner, res *sandbox.Result, report []byte) *Report {
 	if res == nil {
 		res = &sandbox.Result{}
@@ -44,88 +47,58 @@ func Parse(r Runner, res *sandbox.Result, report []byte) *Report {
 		Duration: res.Duration,
 		Tests:    []Result{},
 	}
-	format := r.Name
-	if format == RunnerNPM || format == RunnerCustom {
-		format = sniff(stdout, stderr, report)
-		if r.Name == RunnerCustom || format != RunnerExitCode {
-			rep.Runner = format
-			if r.Name == RunnerNPM && format == RunnerNode {
-				rep.Runner = RunnerNPM
-			}
-		}
+	f := r.Format
+	if f == nil {
+		f = sniff(r.Formats, stdout, stderr, report)
+		rep.Runner = ""
 	}
-	var running []int  // indexes of tests that started and never finished
-	var human *summary // the totals a runner printed in its default output
-	if r.Format != nil {
-		format = ""
-		rep.Runner = r.Name
+	var p Parsed
+	if f != nil {
+		p = f.Parse(Input{Stdout: stdout, Stderr: stderr, Report: report, Root: r.Root, n: n})
+		rep.Runner = cmp.Or(p.Runner, rep.Runner, f.Name)
 	}
-	switch format {
-	case "":
-		rep.Tests = r.Format(stdout, stderr, r.Root)
-		if len(rep.Tests) > maxTests {
-			rep.Tests = rep.Tests[:maxTests]
-		}
-		rep.Output = trimOutput(joinOutput(stdout, stderr))
-	case RunnerGo:
-		rep.Tests, running, rep.Output = parseGoJSON(stdout, stderr, r.Module, r.ModuleDirs, n)
-	case RunnerPytest:
-		rep.Tests = parsePytest(report, stdout, n)
-		rep.Output = trimOutput(joinOutput(stdout, stderr))
-	case RunnerUnittest:
-		rep.Tests, running = parseUnittest(joinOutput(stderr, stdout), n)
-		rep.Output = trimOutput(joinOutput(stdout, stderr))
-	case RunnerNode:
-		rep.Tests, running = parseTAP(stdout, n)
-		rep.Output = trimOutput(joinOutput(stdout, stderr))
-	case RunnerJest, RunnerVitest:
-		rep.Tests, _ = parseJestJSON(report, stdout, n)
-		rep.Output = trimOutput(joinOutput(stdout, stderr))
-	case RunnerMocha:
-		rep.Tests, _ = parseMochaJSON(report, stdout, n)
-		rep.Output = trimOutput(joinOutput(stdout, stderr))
-	default:
-		rep.Runner = RunnerExitCode
-		rep.Output = trimOutput(joinOutput(stdout, stderr))
-		if r.Name == RunnerNPM {
-			out := joinOutput(stderr, stdout)
-			runner := r.Composed
-			if runner == "" {
-				runner = sniffHuman(ansiRe.ReplaceAllString(out, ""))
-			}
-			if tests, sum, ok := parseHuman(runner, out, n); ok {
-				rep.Runner, rep.Tests, human = RunnerNPM, tests, &sum
-			}
-		}
+	if f == nil || p.Runner == RunnerExitCode {
+		rep.Runner, p = RunnerExitCode, Parsed{}
+	}
+	rep.Tests = p.Tests
+	if len(rep.Tests) > maxTests {
+		rep.Tests = rep.Tests[:maxTests]
 	}
 	if rep.Tests == nil {
 		rep.Tests = []Result{}
 	}
-	markUnfinished(rep, running)
+	rep.Output = p.Output
+	if !p.OwnOutput {
+		rep.Output = trimOutput(joinOutput(stdout, stderr))
+	}
+	unfinished := ""
+	if f != nil {
+		unfinished = f.Unfinished
+	}
+	markUnfinished(rep, p.Running, unfinished)
 	if res.ExitCode != 0 && !hasFailure(rep.Tests) && len(rep.Tests) < maxTests {
 		o, e := stdout, stderr
-		if human != nil && sniffHuman(ansiRe.ReplaceAllString(string(stderr), "")) != "" && len(bytes.TrimSpace(stdout)) > 0 {
-			// The runner passed and printed its summary on stderr (jest):
-			// the failure is the next command's (tsc), on stdout.
+		if p.FailureOnStdout && len(bytes.TrimSpace(stdout)) > 0 {
 			o, e = nil, stdout
 		}
 		rep.Tests = append(rep.Tests, exitResult(res, o, e, n))
 	}
 	rep.Count()
-	if human != nil {
-		// Tests the runner counted without naming them (jest's non-verbose
-		// mode names files only) count as its summary says.
-		rep.Passed = max(rep.Passed, human.passed)
-		rep.Skipped = max(rep.Skipped, human.skipped)
-		rep.Failed = max(rep.Failed, human.failed)
+	if c := p.Counted; c != nil {
+		// Tests the runner counted without naming them count as its
+		// summary says.
+		rep.Passed = max(rep.Passed, c.Passed)
+		rep.Skipped = max(rep.Skipped, c.Skipped)
+		rep.Failed = max(rep.Failed, c.Failed)
 	}
-	rep.Mismatch = crossCheck(rep, stdout, stderr, res.Truncated)
+	rep.Mismatch = crossCheck(f, rep, stdout, stderr, res.Truncated)
 	return rep
 }
 
 // markUnfinished gives tests that never finished their cause: the sandbox
-// timeout, the memory limit, or a crash of the test process.
-func markUnfinished(rep *Report, running []int) {
+// timeout, the memory limit, or a crash of the test process (crash, ""
+// for the default explanation).
+func markUnfinished(rep *Report, running []int, crash string) {
 	why := ""
 	switch {
 	case rep.TimedOut:
@@ -139,7 +112,7 @@ func markUnfinished(rep *Report, running []int) {
 		// exit-0 suite whose results pass is never reported as failing.)
 		unfinished := map[int]bool{}
 		for _, i := range running {
-			unfinished[i] = rep.Tests[i].Status == ""
+			unfinished[i] = i >= 0 && i < len(rep.Tests) && rep.Tests[i].Status == ""
 		}
 		kept := rep.Tests[:0]
 		for i, t := range rep.Tests {
@@ -150,7 +123,13 @@ func markUnfinished(rep *Report, running []int) {
 		rep.Tests = kept
 		return
 	}
+	if crash == "" {
+		crash = "test did not finish (the test process exited)"
+	}
 	for _, i := range running {
+		if i < 0 || i >= len(rep.Tests) {
+			continue
+		}
 		t := &rep.Tests[i]
 		if why != "" {
 			t.Status = StatusError
@@ -160,7 +139,7 @@ func markUnfinished(rep *Report, running []int) {
 		if t.Status == "" {
 			t.Status = StatusError
 			if t.Message == "" {
-				t.Message = "test did not finish (the test process exited)"
+				t.Message = crash
 			}
 		}
 	}
@@ -209,31 +188,7 @@ func exitResult(res *sandbox.Result, stdout, stderr []byte, n *normalizer) Resul
 // locRe finds a "file.ext:line" location at the start of a line.
 var locRe = regexp.MustCompile(`(?m)^\s*(?:\./)?([\w./@+-]+\.\w+):(\d+)(?::\d+)?:`)
 
-// sniff recognises the format of a custom command's output. Jest and
-// vitest share one report format and are reported as "jest".
-func sniff(stdout, stderr, report []byte) string {
-	switch {
-	case bytes.Contains(stdout, []byte(`"Action":`)):
-		return RunnerGo
-	case len(report) > 0 && bytes.Contains(report, []byte("<testsuite")):
-		return RunnerPytest
-	case bytes.Contains(report, []byte(`"testResults"`)) || bytes.Contains(stdout, []byte(`"numTotalTests"`)):
-		return RunnerJest
-	case bytes.Contains(report, []byte(`"passes"`)) || bytes.Contains(stdout, []byte(`"passes": [`)):
-		return RunnerMocha
-	case bytes.Contains(stdout, []byte("TAP version")) || tapLineRe.Match(stdout):
-		return RunnerNode
-	case unittestSummaryRe.Match(stderr) || unittestSummaryRe.Match(stdout):
-		return RunnerUnittest
-	}
-	return RunnerExitCode
-}
-
-var (
-	tapLineRe         = regexp.MustCompile(`(?m)^\s*(?:not )?ok \d+ `)
-	unittestSummaryRe = regexp.MustCompile(`(?m)^Ran \d+ tests? in `)
-	ansiRe            = regexp.MustCompile(`\x1b\[[0-9;?]*[A-Za-z]`)
-)
+var ansiRe = regexp.MustCompile(`\x1b\[[0-9;?]*[A-Za-z]`)
 
 // capInput bounds what a parser reads: what a spool keeps at most.
 func capInput(b []byte) []byte {

@@ -72,9 +72,9 @@ func loadRaw(t testing.TB, c rawCase) (Runner, *sandbox.Result, []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := Runner{Name: c.runner, Args: args}
+	r := Runner{Name: c.runner, Args: args, Format: formatNamed(c.runner)}
 	if c.runner == RunnerGo {
-		r.Module = moduleOf(snapshot(t, filepath.Join("testdata", "projects", c.project)))
+		r.Format = GoTestJSON(moduleOf(snapshot(t, filepath.Join("testdata", "projects", c.project))), nil)
 	}
 	switch c.runner {
 	case RunnerPytest:

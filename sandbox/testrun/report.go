@@ -1,25 +1,34 @@
-// Package testrun detects a workspace's test runner, runs it in a sandbox
-// session and parses its output into a [Report] of per-test [Result]s.
+// Package testrun runs a workspace's test command in a sandbox session
+// and parses its output into a [Report] of per-test [Result]s.
 //
-// [Detect] picks a [Runner] from a [sandbox.Snapshot] (or the configured
-// test_cmd), [Run] runs it in a [sandbox.Session] and reads its report file
-// back, and [Parse], a pure function, turns the output into a Report.
+// A [Runner] is the command and the [Format] that reads it (a language
+// builds it: lang.Language.TestCommand; a configured test_cmd is
+// [Custom], whose output is recognised among the Formats it is handed),
+// [Run] runs it in a [sandbox.Session] and reads its report file back,
+// and [Parse], a pure function, turns the output into a Report.
 //
-// Parsers read the runners' machine formats: `go test -json` (with Go
-// 1.24's build events and the older text build errors), JUnit XML (pytest
-// --junitxml), unittest's verbose output, node's TAP output, and the JSON
-// reports of jest (also vitest's, which has the same shape) and mocha. A
-// custom test_cmd is recognised by sniffing its output. A composed npm
-// script ("jest && tsc --noEmit") prints its runner's default output,
-// whose summary, named tests and failures are read (human.go). An unknown runner
-// falls back to the exit code plus trimmed output. Every location in a
-// Report is workspace-relative; every field is bounded whatever the runner
+// [Format] is the one extension point for result formats: a value with
+// its name, parser, sniffer, the lines a long run keeps, its report
+// file, how an unfinished test is explained and the cross-check against
+// the runner's own summary. This package declares the wire formats:
+// `go test -json` ([GoTestJSON], with Go 1.24's build events and the
+// older text build errors), JUnit XML as pytest writes it ([Pytest]),
+// unittest's verbose output ([Unittest]), node's TAP ([TAP]), the JSON
+// reports of jest ([Jest]; [Vitest] has the same shape) and mocha
+// ([Mocha]), and an npm script's output ([NPM]: one of those, or a
+// composed script's runner's default output, human.go). A language
+// declares a format only it uses in its own folder (lang/rust's cargo
+// format), and lists the formats its runners use (lang.ResultFormats);
+// nothing here switches over format names. An unknown runner falls back
+// to the exit code plus trimmed output. Every location in a Report is
+// workspace-relative; every field is bounded whatever the runner
 // printed, and the parsers never panic (see the fuzz targets).
 //
 // Run feeds the parsers the whole output, not the text the sandbox's
 // output cap keeps: the backends stream every byte to
 // [sandbox.Command.FullStdout], where a bounded spool keeps the first
-// 16 MiB of each stream and then every line that carries a result. The
+// 16 MiB of each stream and then every line that carries a result
+// (Format.ResultLine). The
 // cap bounds only Report.Output and excerpts; Report.OutputCut says when
 // it bit. The environment is the sandbox's own plus what the Runner sets
 // (PYTHONDONTWRITEBYTECODE for Python) and [Runner.WithEnv] adds from the
@@ -27,7 +36,7 @@
 //
 // The code under test can write to the same output and report files, so
 // Parse cross-checks the results against the summary lines the runner
-// itself printed (crosscheck.go): a disagreement is in Report.Mismatch, and
+// itself printed (Format.Check; crosscheck.go): a disagreement is in Report.Mismatch, and
 // such a report is not OK.
 package testrun
 

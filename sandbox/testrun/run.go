@@ -37,7 +37,7 @@ func Run(ctx context.Context, sess sandbox.Session, r Runner, limits sandbox.Lim
 		r.Root = wd.WorkDir()
 	}
 	args := r.Args
-	if r.ReportPath != "" && r.Name != RunnerPytest {
+	if r.ReportPath != "" {
 		args = freshReport(r.ReportPath, args)
 	}
 	if r.Git != nil {
@@ -45,7 +45,8 @@ func Run(ctx context.Context, sess sandbox.Session, r Runner, limits sandbox.Lim
 	}
 	// The parsers read the whole output from the spools; the cap applies
 	// only to res, which keeps the text for people and the model.
-	fullOut, fullErr := &spool{}, &spool{}
+	keep := resultLines(r.Format, r.Formats)
+	fullOut, fullErr := &spool{keep: keep}, &spool{keep: keep}
 	cmd := sandbox.Command{Args: args, Env: r.Env, Limits: limits, FullStdout: fullOut, FullStderr: fullErr}
 	if stream != nil {
 		w := &lockedWriter{w: stream}
@@ -53,7 +54,11 @@ func Run(ctx context.Context, sess sandbox.Session, r Runner, limits sandbox.Lim
 	}
 	res, err := sess.Run(ctx, cmd)
 	if err != nil {
-		return nil, fmt.Errorf("run %s tests: %w", r.Name, err)
+		name := r.Name
+		if name == "" && r.Format != nil {
+			name = r.Format.Name
+		}
+		return nil, fmt.Errorf("run %s tests: %w", name, err)
 	}
 	shown := res
 	if fullOut.total+fullErr.total > 0 { // a backend that fed the full streams
@@ -62,10 +67,10 @@ func Run(ctx context.Context, sess sandbox.Session, r Runner, limits sandbox.Lim
 		res = &whole
 	}
 	var report []byte
-	// A killed runner wrote no report, nor does pytest on an internal (3)
-	// or usage (4) error; an old one from an earlier run may still be
-	// there, so it is not read.
-	stale := res.TimedOut || res.OOMKilled || (r.Name == RunnerPytest && (res.ExitCode == 3 || res.ExitCode == 4))
+	// A killed runner wrote no report, nor does one whose format says so
+	// for its exit code (pytest's internal and usage errors); what is
+	// there is not this run's, so it is not read.
+	stale := res.TimedOut || res.OOMKilled || (r.Format != nil && r.Format.NoReport != nil && r.Format.NoReport(res.ExitCode))
 	if r.ReportPath != "" && !stale {
 		data, err := readReport(ctx, sess, r.ReportPath)
 		if err == nil {

@@ -171,7 +171,11 @@ func startProject(t *testing.T, name string) (*localSession, Runner) {
 	if !ok {
 		t.Fatalf("no runner for project %s", name)
 	}
-	r.Module = moduleOf(sn)
+	if r.Name == RunnerGo {
+		r.Format = GoTestJSON(moduleOf(sn), nil)
+	} else {
+		r.Format = formatNamed(r.Name)
+	}
 	return s, r
 }
 
@@ -298,7 +302,7 @@ func TestRunCustomSniffs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := Custom(tt.cmd)
+			r := Custom(tt.cmd, testFormats())
 			rep, err := Run(t.Context(), sess, r, sandbox.Limits{}, nil)
 			if err != nil {
 				t.Fatal(err)
@@ -314,7 +318,7 @@ func TestRunCustomSniffs(t *testing.T) {
 }
 
 func TestRunNoRunner(t *testing.T) {
-	_, err := Run(t.Context(), newLocalSession(t), Runner{Name: RunnerCustom}, sandbox.Limits{}, nil)
+	_, err := Run(t.Context(), newLocalSession(t), Runner{Name: RunnerCustom, Formats: testFormats()}, sandbox.Limits{}, nil)
 	if !errors.Is(err, ErrNoRunner) {
 		t.Errorf("Run without a command: %v, want ErrNoRunner", err)
 	}

@@ -8,9 +8,10 @@ import (
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 )
 
-// Runner names. A [Report] carries the same name, except that a "custom"
-// runner reports the format its output was recognised as ("go", "pytest",
-// "unittest", "node") or "exit-code".
+// Runner names. A [Report] carries its runner's name, or the name of the
+// [Format] a configured ("custom") command's output was recognised as, or
+// "exit-code". The names of the formats testrun declares are here; a
+// language's own format names itself (lang/rust: "cargo").
 const (
 	RunnerGo       = "go"
 	RunnerPytest   = "pytest"
@@ -37,37 +38,30 @@ const (
 
 // Runner is a test command and how to read its results.
 type Runner struct {
-	Name string   // RunnerGo, RunnerPytest, ...; RunnerCustom for a configured test_cmd
+	// Name is the report's runner name; "" is Format's. [RunnerCustom]
+	// for a configured test_cmd, whose report is named after the format
+	// its output is recognised as.
+	Name string
 	Args []string // argv, run from the workspace root
-	// ReportPath is a workspace-relative report file written by the command
-	// (JUnit XML), "" if none.
+	// Format reads the command's output and report file. nil: the output
+	// is recognised among Formats (a configured test_cmd).
+	Format *Format
+	// Formats are the formats a command without a Format may report in,
+	// in the order they are tried: every registered language's
+	// (lang/registry.Formats). Nil with no Format: the exit code and
+	// output only.
+	Formats []*Format
+	// ReportPath is a workspace-relative report file written by the
+	// command (JUnit XML, a JSON report), "" if none. Run removes an
+	// earlier run's file before the command starts.
 	ReportPath string
 	// Env holds extra KEY=VALUE pairs for the command (added field: quiet,
 	// colourless, reproducible output).
 	Env []string
-	// Module is the Go module path from go.mod (added field), used to turn
-	// the package-relative file names of `go test` into workspace-relative ones.
-	Module string
-	// ModuleDirs maps the module paths of a Go workspace (go.work's use
-	// lines) to their workspace-relative directories; Module is then "".
-	ModuleDirs map[string]string
 	// Root is the absolute workspace directory as the command sees it
 	// (added field). "" means /workspace, the sandbox convention; Run fills
 	// it from sessions that implement WorkDir() string.
 	Root string
-	// Format, when set, reads the output of a format testrun does not
-	// parse itself: a language's own (lang/rust reads cargo's libtest
-	// output). It gets the whole stdout and stderr and Root, and returns
-	// the per-test results; Name is then only the report's runner name.
-	// Parse applies the same bounds, exit-code and timeout handling as
-	// for its own formats.
-	Format func(stdout, stderr []byte, root string) []Result
-	// Composed names the runner (RunnerJest, RunnerVitest, RunnerMocha)
-	// that a composed npm script runs before its last command, as in
-	// "jest && tsc --noEmit": it gets no reporter flags, so Parse reads its
-	// default output (summary counts, the tests it names, its failures).
-	// Without it an npm run's output is still sniffed for those summaries.
-	Composed string
 	// Git, when set, gives the workspace copy a minimal repository before
 	// the command runs, when it has none and the sandbox has git: scripts
 	// that run `git remote -v` or `lefthook install` work as in the
@@ -100,12 +94,13 @@ func (r Runner) WithEnv(env map[string]string) Runner {
 
 // Custom is the runner of a configured test command (the config's
 // test_cmd, shell words with quotes): argv when the words need no shell,
-// else `sh -c`. Its output is recognised by sniffing; a report file named
+// else `sh -c`. Its output is recognised among formats (Format.Sniff, in
+// order: lang/registry passes every language's); a report file named
 // by a JUnit, jest/vitest or mocha flag is read back when it stays inside
 // the workspace. Which command a detected language runs is the language's
 // (lang.Language.TestCommand).
-func Custom(cmd string) Runner {
-	r := Runner{Name: RunnerCustom}
+func Custom(cmd string, formats []*Format) Runner {
+	r := Runner{Name: RunnerCustom, Formats: formats}
 	words, err := SplitWords(cmd)
 	if err != nil || HasShellSyntax(cmd) {
 		r.Args = []string{"sh", "-c", cmd}

@@ -45,7 +45,7 @@ func TestRunnerWithEnv(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := Runner{Name: RunnerCustom, Env: tt.env}
+			r := Runner{Name: RunnerCustom, Formats: testFormats(), Env: tt.env}
 			got := r.WithEnv(tt.add)
 			if !reflect.DeepEqual(got.Env, tt.want) && !(len(got.Env) == 0 && len(tt.want) == 0) {
 				t.Errorf("WithEnv(%v) on %q = %q, want %q", tt.add, tt.env, got.Env, tt.want)

@@ -1,9 +1,6 @@
 package testrun
 
-import (
-	"bytes"
-	"regexp"
-)
+import "bytes"
 
 // Bounds of a spool.
 const (
@@ -13,12 +10,13 @@ const (
 
 // spool keeps what the parsers need of one output stream however long it
 // runs: the first spoolVerbatim bytes as they came, then only the lines
-// that carry results (resultLine), each cut at maxLine. Memory stays
+// that carry results (keep: the Format's ResultLine), each cut at maxLine. Memory stays
 // bounded while every test's outcome and the closing summary survive, so
 // a long run is parsed in full even where the text shown to people and
 // the model is cut at the sandbox's output cap. It is fed by the
 // sandbox's full-stream writers (sandbox.Command.FullStdout).
 type spool struct {
+	keep    func(line []byte) bool // nil keeps nothing past the verbatim part
 	buf     bytes.Buffer
 	partial []byte // the current line, once past the verbatim part
 	over    bool   // past the verbatim part
@@ -79,7 +77,7 @@ func (s *spool) keepLine(line []byte) {
 		line = line[:maxLine]
 	}
 	line = bytes.TrimSuffix(line, []byte("\r"))
-	if resultLine(line) && s.kept+len(line)+1 <= spoolResults {
+	if s.keep != nil && s.keep(line) && s.kept+len(line)+1 <= spoolResults {
 		s.buf.Write(line)
 		s.buf.WriteByte('\n')
 		s.kept += len(line) + 1
@@ -95,89 +93,4 @@ func (s *spool) Bytes() []byte {
 		s.partial = s.partial[:0]
 	}
 	return s.buf.Bytes()
-}
-
-var goFailOutRe = regexp.MustCompile(`"Output":"(?:\s*--- (?:FAIL|PASS|SKIP)|panic: |FAIL|ok  )`)
-
-// unittest's verdicts after " ... ", and the starts of its summary lines.
-var (
-	unittestVerdicts = [][]byte{[]byte("ok"), []byte("FAIL"), []byte("ERROR"), []byte("skipped"), []byte("expected failure"), []byte("unexpected success")}
-	unittestSummary  = [][]byte{[]byte("FAIL: "), []byte("ERROR: "), []byte("UNEXPECTED SUCCESS: "), []byte("Ran "), []byte("OK"), []byte("FAILED")}
-)
-
-var (
-	libtestPrefixes = [][]byte{[]byte("test result: "), []byte("Running "), []byte("Doc-tests "), []byte("process didn't exit successfully")}
-	libtestBlockRe  = regexp.MustCompile(`^running \d+ tests?\s*$`)
-)
-
-// libtestLine reports whether t (without leading blanks) is a line of
-// libtest or cargo that the Rust parser needs to place results.
-func libtestLine(t []byte) bool {
-	for _, p := range libtestPrefixes {
-		if bytes.HasPrefix(t, p) {
-			return true
-		}
-	}
-	if bytes.HasPrefix(t, []byte("test ")) && bytes.Contains(t, []byte(" ... ")) {
-		return true
-	}
-	return t[0] == 'r' && libtestBlockRe.Match(t)
-}
-
-// resultLine reports whether a line carries a test's outcome or a
-// summary in a format the parsers read: go test -json events (other than
-// plain output), TAP results, subtests, plans and summaries, unittest's
-// verbose results and summary. Cheap byte tests come first: a chatty
-// suite's log lines pass through here, and a slow filter slows the tests.
-func resultLine(l []byte) bool {
-	t := bytes.TrimLeft(l, " \t")
-	if len(t) == 0 {
-		return false
-	}
-	switch t[0] {
-	case '{':
-		if !bytes.Contains(t, []byte(`"Action":"`)) {
-			return false
-		}
-		return !bytes.Contains(t, []byte(`"Action":"output"`)) || goFailOutRe.Match(t)
-	case 'o', 'n':
-		if bytes.HasPrefix(t, []byte("ok")) || bytes.HasPrefix(t, []byte("not ok")) {
-			return tapResultRe.Match(l)
-		}
-	case '#':
-		return tapSubtestRe.Match(l) || tapSummaryRe.Match(bytes.TrimRight(t, " \r"))
-	case 'T':
-		if bytes.HasPrefix(t, []byte("TAP version")) {
-			return true
-		}
-	case '1':
-		if bytes.HasPrefix(t, []byte("1..")) {
-			return true
-		}
-	case 'r', 't', 'R', 'D', 'p':
-		// libtest (cargo test): its blocks, results and summaries, and
-		// cargo's per-binary headers and crash lines, which tell the
-		// blocks apart (read by lang/rust through Runner.Format).
-		if libtestLine(t) {
-			return true
-		}
-	}
-	if len(t) == len(l) {
-		for _, p := range unittestSummary {
-			if bytes.HasPrefix(l, p) {
-				return true
-			}
-		}
-	}
-	i := bytes.Index(l, []byte(" ... "))
-	if i < 0 {
-		return false
-	}
-	rest := l[i+5:]
-	for _, v := range unittestVerdicts {
-		if bytes.HasPrefix(rest, v) {
-			return true
-		}
-	}
-	return false
 }

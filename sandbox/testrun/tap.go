@@ -1,6 +1,7 @@
 package testrun
 
 import (
+	"bytes"
 	"regexp"
 	"strconv"
 	"strings"
@@ -16,6 +17,45 @@ var (
 	jsLocLineRe  = regexp.MustCompile(`^(\S+?):(\d+)$`)
 	tapSummaryRe = regexp.MustCompile(`^# (tests|suites|pass|fail|cancelled|skipped|todo|duration_ms) `)
 )
+
+// TAP is the format of `node --test --test-reporter=tap` (TAP 13/14,
+// nested subtests), read from stdout; flat TAP of other producers reads
+// too. Its "# pass"/"# fail" summary cross-checks the results.
+var TAP = &Format{
+	Name: RunnerNode,
+	Parse: func(in Input) Parsed {
+		tests, running := parseTAP(in.Stdout, in.paths())
+		return Parsed{Tests: tests, Running: running}
+	},
+	Sniff: func(stdout, _, _ []byte) bool {
+		return bytes.Contains(stdout, []byte("TAP version")) || tapLineRe.Match(stdout)
+	},
+	ResultLine: tapResultLine,
+	Check:      tapCheck,
+}
+
+var tapLineRe = regexp.MustCompile(`(?m)^\s*(?:not )?ok \d+ `)
+
+// tapResultLine keeps results, subtests, plans and summaries.
+func tapResultLine(l []byte) bool {
+	t := bytes.TrimLeft(l, " \t")
+	if len(t) == 0 {
+		return false
+	}
+	switch t[0] {
+	case 'o', 'n':
+		if bytes.HasPrefix(t, []byte("ok")) || bytes.HasPrefix(t, []byte("not ok")) {
+			return tapResultRe.Match(l)
+		}
+	case '#':
+		return tapSubtestRe.Match(l) || tapSummaryRe.Match(bytes.TrimRight(t, " \r"))
+	case 'T':
+		return bytes.HasPrefix(t, []byte("TAP version"))
+	case '1':
+		return bytes.HasPrefix(t, []byte("1.."))
+	}
+	return false
+}
 
 type tapOpen struct {
 	level int

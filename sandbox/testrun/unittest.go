@@ -1,9 +1,53 @@
 package testrun
 
 import (
+	"bytes"
 	"regexp"
 	"strings"
 )
+
+// Unittest is the format of `python -m unittest -v`: a verbose line per
+// test on stderr, failure sections and the summary.
+var Unittest = &Format{
+	Name: RunnerUnittest,
+	Parse: func(in Input) Parsed {
+		tests, running := parseUnittest(joinOutput(in.Stderr, in.Stdout), in.paths())
+		return Parsed{Tests: tests, Running: running}
+	},
+	Sniff: func(stdout, stderr, _ []byte) bool {
+		return unittestSummaryRe.Match(stderr) || unittestSummaryRe.Match(stdout)
+	},
+	ResultLine: unittestResultLine,
+}
+
+var unittestSummaryRe = regexp.MustCompile(`(?m)^Ran \d+ tests? in `)
+
+// unittest's verdicts after " ... ", and the starts of its summary lines.
+var (
+	unittestVerdicts = [][]byte{[]byte("ok"), []byte("FAIL"), []byte("ERROR"), []byte("skipped"), []byte("expected failure"), []byte("unexpected success")}
+	unittestSummary  = [][]byte{[]byte("FAIL: "), []byte("ERROR: "), []byte("UNEXPECTED SUCCESS: "), []byte("Ran "), []byte("OK"), []byte("FAILED")}
+)
+
+// unittestResultLine keeps verbose results and the unindented summary
+// and failure-section headers.
+func unittestResultLine(l []byte) bool {
+	for _, p := range unittestSummary {
+		if bytes.HasPrefix(l, p) {
+			return true
+		}
+	}
+	i := bytes.Index(l, []byte(" ... "))
+	if i < 0 {
+		return false
+	}
+	rest := l[i+5:]
+	for _, v := range unittestVerdicts {
+		if bytes.HasPrefix(rest, v) {
+			return true
+		}
+	}
+	return false
+}
 
 var (
 	// "test_add (test_calc.TestCalc.test_add) ... ok"; the subtest form adds

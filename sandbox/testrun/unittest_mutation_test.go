@@ -49,7 +49,7 @@ func TestUnittestUnexpectedSuccessIsAFailure(t *testing.T) {
 		{"verbose lines only", withoutSection, 2},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			rep := Parse(Runner{Name: RunnerUnittest}, &sandbox.Result{ExitCode: 1, Stderr: []byte(tt.out)}, nil)
+			rep := Parse(Runner{Name: RunnerUnittest, Format: Unittest}, &sandbox.Result{ExitCode: 1, Stderr: []byte(tt.out)}, nil)
 			st := map[string]Status{}
 			for _, r := range rep.Tests {
 				st[r.ID] = r.Status

@@ -3,7 +3,7 @@
 // client's documentSelector are checked against these lists. No vscode import.
 
 /** VS Code language ids of the files the server is sent (file scheme only). */
-export const LANGUAGES = ['go', 'python', 'javascript', 'typescript', 'rust'] as const;
+export const LANGUAGES = ['go', 'python', 'javascript', 'typescript', 'rust', 'ruby'] as const;
 
 /** Files at a workspace folder's root that mark a project fixpoint can test. */
 export const PROJECT_MARKERS = [
@@ -15,6 +15,7 @@ export const PROJECT_MARKERS = [
   'pytest.ini',
   'tox.ini',
   'Cargo.toml',
+  'Gemfile',
   '.fixpoint.toml',
 ] as const;
 

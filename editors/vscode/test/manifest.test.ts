@@ -61,7 +61,7 @@ test('activation: the languages fixpoint handles, projects with test configs, an
     ...COMMAND_IDS.map((c) => `onCommand:${c}`),
   ];
   assert.deepEqual([...events].sort(), want.sort());
-  for (const m of ['go.mod', 'package.json', 'pyproject.toml', 'setup.cfg', 'pytest.ini', 'Cargo.toml']) {
+  for (const m of ['go.mod', 'package.json', 'pyproject.toml', 'setup.cfg', 'pytest.ini', 'Cargo.toml', 'Gemfile']) {
     assert.ok((PROJECT_MARKERS as readonly string[]).includes(m), m);
   }
 });
@@ -73,6 +73,7 @@ test('documentSelector: those languages, files on disk only', () => {
     { scheme: 'file', language: 'javascript' },
     { scheme: 'file', language: 'typescript' },
     { scheme: 'file', language: 'rust' },
+    { scheme: 'file', language: 'ruby' },
   ]);
   assert.match(extensionSource, /documentSelector: documentSelector\(\),/);
 });

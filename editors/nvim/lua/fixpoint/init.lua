@@ -16,7 +16,7 @@
 local M = {}
 
 -- Root markers, nearest first wins.
-local ROOT_MARKERS = { ".git", "go.mod", "package.json", "pyproject.toml", "Cargo.toml" }
+local ROOT_MARKERS = { ".git", "go.mod", "package.json", "pyproject.toml", "Cargo.toml", "Gemfile" }
 
 local defaults = {
   -- The server command.

@@ -131,6 +131,9 @@ type Iteration struct {
 	// ConfirmTime is the verifying run in a fresh session (start, sync,
 	// tests), when the working session's tests passed.
 	ConfirmTime time.Duration `json:"confirm_time,omitempty"`
+	// Targeted: the iteration ran only the tests that failed at baseline
+	// (lang.TestSelector); Passed and Failed count those.
+	Targeted bool `json:"targeted,omitempty"`
 }
 
 // Result is the outcome of a run.
@@ -152,4 +155,12 @@ type Result struct {
 	Baseline   *testrun.Report         `json:"baseline,omitempty"`
 	LogPath    string                  `json:"log_path,omitempty"`
 	Memories   []string                `json:"memories,omitempty"` // ids of memory records shown to the model
+	// FullRuns counts the runs of the whole suite (the baseline, an
+	// iteration's when its tests could not be narrowed, a flaky re-run,
+	// each verification in a fresh session); TargetedRuns the runs of
+	// the failing tests only. BaselineReused is when the reused baseline
+	// was recorded (zero: it ran, or the request gave it).
+	FullRuns       int       `json:"full_runs"`
+	TargetedRuns   int       `json:"targeted_runs"`
+	BaselineReused time.Time `json:"baseline_reused,omitzero"`
 }

@@ -1,0 +1,174 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/fixpoint-dev/fixpoint/agent/demo"
+	"github.com/fixpoint-dev/fixpoint/agent/runlog"
+	"github.com/fixpoint-dev/fixpoint/sandbox"
+	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
+)
+
+// testCommands lists the command of every test run in a run's log.
+func testCommands(t *testing.T, res *Result) [][]string {
+	t.Helper()
+	_, entries, err := runlog.Read(filepath.Dir(res.LogPath), res.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out [][]string
+	for _, e := range entries {
+		if e.Kind != runlog.KindTest {
+			continue
+		}
+		var rep testrun.Report
+		if err := json.Unmarshal(e.Data, &rep); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, rep.Command)
+	}
+	return out
+}
+
+// TestFixRunsTheWholeSuiteTwice: a fix found in the second iteration runs
+// the whole suite twice (the baseline, the fresh sandbox's verification)
+// and, in each iteration, only the test that failed at baseline (by name,
+// in its package).
+func TestFixRunsTheWholeSuiteTwice(t *testing.T) {
+	fix := "stats/stats.go\n<<<<<<< SEARCH\n\treturn s[mid-1], nil\n=======\n\tif len(s)%2 == 0 {\n\t\treturn (s[mid-1] + s[mid]) / 2, nil\n\t}\n\treturn s[mid], nil\n>>>>>>> REPLACE\n"
+	m := goBugModel(wrongMedian("s[mid]", "s[mid-1]"), fix)
+	res, _ := runGoBug(t, m, nil)
+	if !res.Verified {
+		t.Fatalf("not verified: %s", res.StopReason)
+	}
+	// Targeted: iteration 1, its re-run (the wrong edit breaks
+	// TestMedian/odd, which passed at baseline: a newly failing test gets
+	// one), iteration 2.
+	if res.FullRuns != 2 || res.TargetedRuns != 3 {
+		t.Errorf("full runs %d, targeted runs %d; want 2 and 3", res.FullRuns, res.TargetedRuns)
+	}
+	if len(res.Iterations) != 2 || !res.Iterations[0].Targeted || !res.Iterations[1].Targeted {
+		t.Fatalf("iterations = %+v, want two that ran the failing test only", res.Iterations)
+	}
+	if it := res.Iterations[0]; it.Failed == 0 || it.Passed+it.Failed >= res.Baseline.Passed+res.Baseline.Failed {
+		t.Errorf("first iteration counted %d passed, %d failed: not the failing test only (baseline %d/%d)", it.Passed, it.Failed, res.Baseline.Passed, res.Baseline.Failed)
+	}
+	cmds := testCommands(t, res)
+	var narrowed, whole int
+	for _, c := range cmds {
+		if i := slices.Index(c, "-run"); i >= 0 {
+			narrowed++
+			if c[i+1] != "^(TestMedian)$" || c[len(c)-1] != "example.com/gobug/stats" {
+				t.Errorf("narrowed command %q, want -run ^(TestMedian)$ example.com/gobug/stats", c)
+			}
+			continue
+		}
+		whole++
+	}
+	if narrowed != 3 || whole != 2 {
+		t.Errorf("test commands %q: want 3 narrowed and 2 whole", cmds)
+	}
+	// The verdict is the fresh run of the whole suite.
+	if res.Final.Passed != res.Baseline.Passed+res.Baseline.Failed || res.Final.Failed != 0 {
+		t.Errorf("final %d passed %d failed; baseline %d/%d", res.Final.Passed, res.Final.Failed, res.Baseline.Passed, res.Baseline.Failed)
+	}
+}
+
+// TestFixRegressionOutsideTheFailingTests: an edit that makes the failing
+// test pass and breaks another is caught by the whole suite in the fresh
+// sandbox; the model is told it is a regression (not state left behind),
+// and the next iteration's fix is verified.
+func TestFixRegressionOutsideTheFailingTests(t *testing.T) {
+	breakMean := "stats/stats.go\n<<<<<<< SEARCH\n\treturn sum / float64(len(xs)), nil\n=======\n\treturn sum / float64(len(xs)+1), nil\n>>>>>>> REPLACE\n"
+	fixMean := "stats/stats.go\n<<<<<<< SEARCH\n\treturn sum / float64(len(xs)+1), nil\n=======\n\treturn sum / float64(len(xs)), nil\n>>>>>>> REPLACE\n"
+	m := goBugModel(demo.GoBugFix+"\n"+breakMean, fixMean)
+	res, _ := runGoBug(t, m, nil)
+	if !res.Verified {
+		t.Fatalf("not verified: %s", res.StopReason)
+	}
+	// The baseline; the fresh run where TestMean fails and its re-run in
+	// another fresh sandbox (a test that passed at baseline gets one);
+	// the second iteration's fresh run.
+	if res.FullRuns != 4 || res.TargetedRuns != 2 || len(res.Iterations) != 2 {
+		t.Errorf("full runs %d, targeted runs %d, iterations %d; want 4, 2, 2", res.FullRuns, res.TargetedRuns, len(res.Iterations))
+	}
+	m.mu.Lock()
+	calls := slices.Clone(m.calls)
+	m.mu.Unlock()
+	if len(calls) < 2 {
+		t.Fatalf("%d prompts", len(calls))
+	}
+	if second := calls[1]; !strings.Contains(second, "whole suite does not") || !strings.Contains(second, "TestMean") || strings.Contains(second, "left behind") {
+		t.Errorf("second prompt does not report the regression as such:\n%s", second)
+	}
+}
+
+// namedBackend is a backend under another name: the host backend standing
+// for a sandboxing one in tests of what "none" turns off.
+type namedBackend struct {
+	sandbox.Backend
+	name string
+}
+
+func (b namedBackend) Name() string { return b.name }
+
+// TestBaselineReusedWhenNothingChanged: a second fix run on the same
+// workspace reuses the first run's baseline and says so; a changed file
+// runs it again; with sandbox "none" nothing is cached.
+func TestBaselineReusedWhenNothingChanged(t *testing.T) {
+	skipShort(t)
+	root := copyTree(t, goBugDir)
+	cfg := testConfig(t)
+	run := func(b sandbox.Backend) (*Result, []string) {
+		t.Helper()
+		e := New(cfg, &Options{Model: goBugModel(demo.GoBugFix), Backend: b})
+		defer e.Close()
+		var mu sync.Mutex
+		var msgs []string
+		res, err := e.Run(context.Background(), Request{Mode: ModeFix, Root: root}, func(ev Event) {
+			mu.Lock()
+			msgs = append(msgs, ev.Message)
+			mu.Unlock()
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Verified {
+			t.Fatalf("not verified: %s", res.StopReason)
+		}
+		return res, msgs
+	}
+	sandboxed := namedBackend{testBackend(t), "bwrap"}
+	first, _ := run(sandboxed)
+	if first.FullRuns != 2 || !first.BaselineReused.IsZero() {
+		t.Fatalf("first run: %d full runs, reused %v", first.FullRuns, first.BaselineReused)
+	}
+	second, msgs := run(sandboxed)
+	if second.FullRuns != 1 || second.BaselineReused.IsZero() {
+		t.Fatalf("second run: %d full runs, reused %v; want the baseline reused", second.FullRuns, second.BaselineReused)
+	}
+	if !slices.ContainsFunc(msgs, func(s string) bool { return strings.Contains(s, "baseline reused from") }) {
+		t.Errorf("no event says the baseline was reused: %q", msgs)
+	}
+	if second.Baseline.Failed != first.Baseline.Failed || second.Baseline.Passed != first.Baseline.Passed {
+		t.Errorf("reused baseline %d/%d, first %d/%d", second.Baseline.Passed, second.Baseline.Failed, first.Baseline.Passed, first.Baseline.Failed)
+	}
+	if err := os.WriteFile(filepath.Join(root, "NOTES.md"), []byte("changed\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if third, _ := run(sandboxed); third.FullRuns != 2 || !third.BaselineReused.IsZero() {
+		t.Errorf("after a file changed: %d full runs, reused %v; want the baseline run", third.FullRuns, third.BaselineReused)
+	}
+	// The host backend runs the code under test as the user, who owns the
+	// cache: there it is neither read nor written.
+	if New(cfg, &Options{Backend: testBackend(t)}).baselineCacheable() || !New(cfg, &Options{Backend: sandboxed}).baselineCacheable() {
+		t.Error("the cache must be off with sandbox none only")
+	}
+}

@@ -172,3 +172,54 @@ func TestBaselineReusedWhenNothingChanged(t *testing.T) {
 		t.Error("the cache must be off with sandbox none only")
 	}
 }
+
+// TestTargetedRunsOnBwrap: on the real bwrap sandbox, a Go and a pytest fix
+// each run the failing test alone in the iteration (go test -run with its
+// package; pytest with its node id) and the whole suite twice.
+func TestTargetedRunsOnBwrap(t *testing.T) {
+	skipShort(t)
+	cases := []struct {
+		name, dir, image string
+		prep             map[string]string
+		reply            string
+		narrowed         []string // in the narrowed command, in order
+	}{
+		{"go", goBugDir, "fixpoint-sandbox-go", nil, demo.GoBugFix, []string{"-run", "^(TestMedian)$", "example.com/gobug/stats"}},
+		{"pytest", "testdata/py-bug", "fixpoint-sandbox-python", pytestProject, pyFix, []string{"no:cacheprovider", "tests/test_chunks.py::ChunkTest::test_remainder"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			be := attackBackends(t)["bwrap"](t, c.image)
+			root := copyTree(t, c.dir)
+			for p, text := range c.prep {
+				if err := os.WriteFile(filepath.Join(root, p), []byte(text), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			e := New(testConfig(t), &Options{Model: &scripted{rules: []rule{{contains: markCode, replies: []string{c.reply}}}}, Backend: be})
+			defer e.Close()
+			res, err := e.Run(t.Context(), Request{Mode: ModeFix, Root: root}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.Verified || len(res.Iterations) != 1 || !res.Iterations[0].Targeted {
+				t.Fatalf("verified %v (%s), iterations %+v", res.Verified, res.StopReason, res.Iterations)
+			}
+			if res.FullRuns != 2 || res.TargetedRuns != 1 {
+				t.Errorf("full runs %d, targeted runs %d; want 2 and 1", res.FullRuns, res.TargetedRuns)
+			}
+			it := res.Iterations[0]
+			if it.Passed == 0 || it.Failed != 0 || it.Passed >= res.Final.Passed {
+				t.Errorf("the iteration counted %d passed, %d failed; the whole suite %d: want the failing tests only, passing", it.Passed, it.Failed, res.Final.Passed)
+			}
+			cmds := testCommands(t, res)
+			if len(cmds) != 3 {
+				t.Fatalf("test commands %q, want 3", cmds)
+			}
+			sel := strings.Join(cmds[1], "\x00")
+			if !strings.Contains(sel, strings.Join(c.narrowed, "\x00")) || slices.Equal(cmds[1], cmds[0]) || !slices.Equal(cmds[0], cmds[2]) {
+				t.Errorf("commands %q: want the whole suite, then %q, then the whole suite", cmds, c.narrowed)
+			}
+		})
+	}
+}

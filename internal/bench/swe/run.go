@@ -48,8 +48,13 @@ type Result struct {
 	Wall           float64  `json:"wall_seconds"`
 	// Native is twice the instance's native suite time (before and after
 	// the fix), the work a fix replaces; 0 when unknown.
-	Native     float64 `json:"native_seconds,omitempty"`
-	StopReason string  `json:"stop_reason"`
+	Native float64 `json:"native_seconds,omitempty"`
+	// FullRuns and TargetedRuns count the runs of the whole suite and of
+	// the failing tests only (agent.Result); a fix that costs what the
+	// native runs it replaces runs the whole suite twice.
+	FullRuns     int    `json:"full_runs"`
+	TargetedRuns int    `json:"targeted_runs"`
+	StopReason   string `json:"stop_reason"`
 	Error      string  `json:"error,omitempty"`
 }
 
@@ -78,8 +83,8 @@ func Run(ctx context.Context, cfg *config.Config, backend sandbox.Backend, insta
 		case r.Verified:
 			status = "verified"
 		}
-		fmt.Fprintf(progress, "[%d/%d] %s: %s · reproduced %v · target in prompt %v · %d KB · %.1fs\n",
-			i+1, len(instances), in.ID, status, r.Reproduced, r.TargetInPrompt, r.PromptBytes/1024, r.Wall)
+		fmt.Fprintf(progress, "[%d/%d] %s: %s · reproduced %v · target in prompt %v · %d KB · %.1fs · %d full + %d targeted runs\n",
+			i+1, len(instances), in.ID, status, r.Reproduced, r.TargetInPrompt, r.PromptBytes/1024, r.Wall, r.FullRuns, r.TargetedRuns)
 	}
 	return out, nil
 }
@@ -124,6 +129,7 @@ func runInstance(ctx context.Context, cfg *config.Config, backend sandbox.Backen
 		return r
 	}
 	r.StopReason = res.StopReason
+	r.FullRuns, r.TargetedRuns = res.FullRuns, res.TargetedRuns
 	r.Reproduced = res.StopReason != agent.StopAlreadyPassing && noneP(res.Baseline, in.FailToPass)
 	r.Verified = res.Verified && allPass(res.Final, in.FailToPass)
 	prompts := rec.all()

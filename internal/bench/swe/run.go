@@ -55,7 +55,7 @@ type Result struct {
 	FullRuns     int    `json:"full_runs"`
 	TargetedRuns int    `json:"targeted_runs"`
 	StopReason   string `json:"stop_reason"`
-	Error      string  `json:"error,omitempty"`
+	Error        string `json:"error,omitempty"`
 }
 
 // Run puts each instance through `fixpoint fix`. cfg is copied; its DataDir

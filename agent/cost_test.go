@@ -223,3 +223,56 @@ func TestTargetedRunsOnBwrap(t *testing.T) {
 		})
 	}
 }
+
+// TestTargetVerdictAndProgress: a run of the failing tests lets the whole
+// suite run only when every target passes by name; it counts as covering
+// a package entry by any test of that package; progress against a whole
+// run compares only the tests it ran.
+func TestTargetVerdictAndProgress(t *testing.T) {
+	res := func(id, pkg string, st testrun.Status) testrun.Result {
+		return testrun.Result{ID: id, Name: id, Package: pkg, Status: st}
+	}
+	report := func(exit int, tests ...testrun.Result) *testrun.Report {
+		r := &testrun.Report{ExitCode: exit, Tests: tests}
+		r.Count()
+		return r
+	}
+	targets := []testrun.Result{res("p.TestA", "p", testrun.StatusFail), {ID: "q", Name: "build failed", Package: "q", Status: testrun.StatusError}}
+	pass := report(0, res("p.TestA", "p", testrun.StatusPass), res("q.TestQ", "q", testrun.StatusPass))
+	if why := targetVerdict(targets, pass); len(why) != 0 || !covers(pass, targets) {
+		t.Errorf("passing targets: %q, covers %v", why, covers(pass, targets))
+	}
+	skipped := report(0, res("p.TestA", "p", testrun.StatusSkip), res("q.TestQ", "q", testrun.StatusPass))
+	if why := targetVerdict(targets, skipped); len(why) != 1 || !strings.Contains(why[0], "p.TestA") {
+		t.Errorf("a skipped target: %q", why)
+	}
+	missing := report(0, res("q.TestQ", "q", testrun.StatusPass))
+	if covers(missing, targets) || len(targetVerdict(targets, missing)) == 0 {
+		t.Error("a run without a target covers it")
+	}
+	if noPkg := report(0, res("p.TestA", "p", testrun.StatusPass)); covers(noPkg, targets) {
+		t.Error("a package entry is covered without any test of its package")
+	}
+	failing := report(1, res("p.TestA", "p", testrun.StatusPass), res("q.TestQ", "q", testrun.StatusFail))
+	if why := targetVerdict(targets, failing); len(why) == 0 {
+		t.Error("a run with a failure lets the whole suite run")
+	}
+	// Progress: the baseline ran 10 passing tests and TestA failing; the
+	// narrowed run fails TestA alone: stable, not a loss of 10 passes.
+	var whole []testrun.Result
+	for i := range 10 {
+		whole = append(whole, res("p.TestOK"+string(rune('a'+i)), "p", testrun.StatusPass))
+	}
+	baseline := report(1, append(whole, res("p.TestA", "p", testrun.StatusFail))...)
+	narrowed := report(1, res("p.TestA", "p", testrun.StatusFail))
+	if got := progressOf(comparable(baseline, false, narrowed, true)); got != "stable" {
+		t.Errorf("narrowed against whole: %s, want stable", got)
+	}
+	if got := progressOf(baseline, narrowed); got != "regressing" {
+		t.Errorf("without comparable: %s (the case it exists for)", got)
+	}
+	fixed := report(0, res("p.TestA", "p", testrun.StatusPass))
+	if got := progressOf(comparable(baseline, false, fixed, true)); got != "improving" {
+		t.Errorf("fixed narrowed run: %s, want improving", got)
+	}
+}

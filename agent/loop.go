@@ -71,10 +71,12 @@ type run struct {
 	modelTime      time.Duration
 	// targets are the tests that failed at baseline (fix mode): each
 	// iteration runs them first (selection.go). iterSel is the narrowed
-	// runner of the iteration's run, nil for the whole suite; lastTargeted
-	// says lastRep came from one.
+	// runner of the iteration's run, nil for the whole suite; repTargeted
+	// says the report the loop judges came from one, lastTargeted that
+	// lastRep did.
 	targets      []testrun.Result
 	iterSel      *testrun.Runner
+	repTargeted  bool
 	lastTargeted bool
 	baseKey      string // the baseline's cache key, "" when not cached (basecache.go)
 }
@@ -271,6 +273,7 @@ func (r *run) loop(ctx context.Context) {
 		r.res.Final = rep
 		why := verdict(r.req.Mode, r.res.Baseline, rep)
 		suiteFailed := false // the failing tests passed, the whole suite did not
+		r.repTargeted = iter.Targeted
 		if iter.Targeted {
 			// Only the failing tests ran: they decide whether the whole
 			// suite runs, in the fresh session whose run is the verdict.
@@ -296,7 +299,7 @@ func (r *run) loop(ctx context.Context) {
 					suiteFailed = true
 				}
 				rep = fresh
-				iter.Targeted = false
+				r.repTargeted = false
 			}
 		}
 		if len(why) == 0 {
@@ -539,12 +542,12 @@ func (r *run) reflectPhase(ctx context.Context, iter *Iteration, rep *testrun.Re
 	t0 := time.Now()
 	defer func() { r.res.Phases[PhaseReflect] += time.Since(t0) }()
 	prev, prevTargeted := r.lastRep, r.lastTargeted
-	r.lastRep, r.lastTargeted = rep, iter.Targeted
+	r.lastRep, r.lastTargeted = rep, r.repTargeted
 	iter.Signature = failureSignature(rep)
 	if iter.Signature == "" {
 		iter.Signature = "not verified: " + strings.Join(why, "; ")
 	}
-	iter.Progress = progressOf(comparable(prev, prevTargeted, rep, iter.Targeted))
+	iter.Progress = progressOf(comparable(prev, prevTargeted, rep, r.repTargeted))
 	r.progress = iter.Progress
 	r.emit(PhaseReflect, iter.N, fmt.Sprintf("%s; %s", counts(rep), iter.Progress), rep)
 	tm := time.Now()

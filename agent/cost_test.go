@@ -276,3 +276,30 @@ func TestTargetVerdictAndProgress(t *testing.T) {
 		t.Errorf("fixed narrowed run: %s, want improving", got)
 	}
 }
+
+// TestFixWithoutASelectionRunsTheSuiteFreshOnly: with a custom test_cmd
+// no language narrows, an iteration runs nothing in the working session:
+// the whole suite runs in the fresh sandbox, as the iteration's run and
+// the verdict; a wrong first attempt is reported as a plain failure.
+func TestFixWithoutASelectionRunsTheSuiteFreshOnly(t *testing.T) {
+	fix := "stats/stats.go\n<<<<<<< SEARCH\n\treturn s[mid-1], nil\n=======\n\tif len(s)%2 == 0 {\n\t\treturn (s[mid-1] + s[mid]) / 2, nil\n\t}\n\treturn s[mid], nil\n>>>>>>> REPLACE\n"
+	m := goBugModel(wrongMedian("s[mid]", "s[mid-1]"), fix)
+	res, _ := runGoBug(t, m, func(e *Engine) { e.cfg.TestCmd = "go test -json ./..." })
+	if !res.Verified || len(res.Iterations) != 2 {
+		t.Fatalf("verified %v (%s), iterations %+v", res.Verified, res.StopReason, res.Iterations)
+	}
+	// The baseline, iteration 1's fresh run, its re-run in another fresh
+	// sandbox (TestMedian/odd passed at baseline and fails), iteration 2's.
+	if res.FullRuns != 4 || res.TargetedRuns != 0 {
+		t.Errorf("full runs %d, targeted runs %d; want 4 and 0", res.FullRuns, res.TargetedRuns)
+	}
+	if it := res.Iterations[0]; it.Targeted || it.Failed == 0 || it.ConfirmTime == 0 {
+		t.Errorf("iteration 1 %+v: want the fresh run's failures", it)
+	}
+	m.mu.Lock()
+	second := m.calls[1]
+	m.mu.Unlock()
+	if strings.Contains(second, "left behind") || !strings.Contains(second, "TestMedian") {
+		t.Errorf("second prompt: want the plain failure of TestMedian:\n%s", second)
+	}
+}

@@ -267,11 +267,19 @@ func (r *run) loop(ctx context.Context) {
 			r.endIteration(iter, t0)
 			return
 		}
-		rep = r.retryNewlyFailing(ctx, it, next, rep) // flaky.go
+		// nil: nothing ran in the working session; the fresh run of the
+		// whole suite is the iteration's run (selection.go)
+		direct := rep == nil
+		if !direct {
+			rep = r.retryNewlyFailing(ctx, it, next, rep) // flaky.go
+			r.res.Final = rep
+		}
 		r.lastDiff = UnifiedDiff(changesBetween(r.cur, next))
 		r.cur = next
-		r.res.Final = rep
-		why := verdict(r.req.Mode, r.res.Baseline, rep)
+		var why []string
+		if !direct {
+			why = verdict(r.req.Mode, r.res.Baseline, rep)
+		}
 		suiteFailed := false // the failing tests passed, the whole suite did not
 		r.repTargeted = iter.Targeted
 		if iter.Targeted {
@@ -293,9 +301,13 @@ func (r *run) loop(ctx context.Context) {
 				// After a run of the failing tests only, the fresh run is
 				// the first of the whole suite: a test outside them that
 				// fails is a regression, not something left behind.
-				if !iter.Targeted || len(targetsFailing(r.targets, fresh)) > 0 {
+				switch {
+				case direct:
+					// the iteration's only run: its failures are plain ones
+					iter.Passed, iter.Failed = fresh.Passed, fresh.Failed
+				case !iter.Targeted || len(targetsFailing(r.targets, fresh)) > 0:
 					why = append([]string{notConfirmed}, why...)
-				} else {
+				default:
 					suiteFailed = true
 				}
 				rep = fresh
@@ -304,6 +316,9 @@ func (r *run) loop(ctx context.Context) {
 		}
 		if len(why) == 0 {
 			rep = r.res.Final
+			if direct {
+				iter.Passed, iter.Failed = rep.Passed, rep.Failed
+			}
 			r.res.Verified = true
 			r.res.StopReason = StopVerified
 			r.endIteration(iter, t0)
@@ -504,6 +519,11 @@ func (r *run) testPhase(ctx context.Context, iter *Iteration, next *sandbox.Snap
 	if r.sess != before { // a new setup phase, with the installer's scripts off
 		r.setupSnap, r.setupNoScripts = next, true
 	}
+	sel, narrow := r.selection(next)
+	if !narrow && r.req.Mode == ModeFix && len(r.targets) > 0 {
+		r.emit(PhaseTest, iter.N, "the failing tests cannot be run alone: running the whole suite in a fresh sandbox", nil)
+		return nil, true // the loop's fresh run is the iteration's (selection.go)
+	}
 	ts := time.Now()
 	if _, err := r.sess.Sync(ctx, next); err != nil {
 		r.sandboxFailed(ctx, "sync", err)
@@ -511,11 +531,14 @@ func (r *run) testPhase(ctx context.Context, iter *Iteration, next *sandbox.Snap
 	}
 	iter.SyncTime = time.Since(ts)
 	tr := time.Now()
-	rep, err := r.testIteration(ctx, iter, next) // selection.go
+	rep, err := r.testIteration(ctx, iter, next, sel, narrow) // selection.go
 	iter.SandboxTime = time.Since(tr)
 	if err != nil {
 		r.sandboxFailed(ctx, "test", err)
 		return nil, false
+	}
+	if rep == nil {
+		return nil, true
 	}
 	iter.TestTime = rep.Duration
 	iter.Passed, iter.Failed = rep.Passed, rep.Failed

@@ -15,35 +15,37 @@ import (
 const maxTargets = 200
 
 // testIteration runs an iteration's tests in the working session. In fix
-// mode it runs the tests that failed at baseline first, narrowed by the
-// language (lang.TestSelector): when they pass, the loop's next run is the
-// whole suite in a fresh session (confirm), which is the verdict; when
-// they fail, the model hears about them without a run of the whole suite.
-// The whole suite runs here instead when the language cannot narrow the
-// runner (a custom test_cmd, a whole-run exit status at baseline), or when
-// the narrowed run does not report every failing test (a selection its
-// runner understood differently): no iteration's decision rests on a run
-// that left a target out.
-func (r *run) testIteration(ctx context.Context, iter *Iteration, next *sandbox.Snapshot) (*testrun.Report, error) {
+// mode it runs the tests that failed at baseline first, alone, narrowed by
+// the language (lang.TestSelector; sel, when narrow): when they pass, the
+// loop's next run is the whole suite in a fresh session (confirm), which
+// is the verdict; when they fail, the model hears about them without a run
+// of the whole suite. When the narrowed run does not report every failing
+// test (a selection its runner understood differently), or when the
+// language cannot narrow the runner at all (a custom test_cmd, a whole-run
+// exit status at baseline; testPhase), the report is nil: nothing
+// decides on a run that left a target out, and the fresh run of the whole
+// suite is the iteration's only run. Outside fix mode the whole suite runs
+// here, as before.
+func (r *run) testIteration(ctx context.Context, iter *Iteration, next *sandbox.Snapshot, sel testrun.Runner, narrow bool) (*testrun.Report, error) {
 	r.iterSel, iter.Targeted = nil, false
-	if sel, ok := r.selection(next); ok {
-		r.emit(PhaseTest, iter.N, "running the tests that failed at baseline", nil)
-		rep, err := r.runSelected(ctx, sel)
-		if err != nil {
-			return nil, err
-		}
-		if covers(rep, r.targets) {
-			r.iterSel, iter.Targeted = &sel, true
-			return rep, nil
-		}
-		r.logTest(iter.N, rep)
-		note := "the run of the failing tests did not report every one of them: running the whole suite"
-		r.log.Write(runlog.KindWarning, iter.N, map[string]string{"message": note})
-		r.emit(PhaseTest, iter.N, note, nil)
-	} else {
+	if !narrow {
 		r.emit(PhaseTest, iter.N, "running the tests", nil)
+		return r.test(ctx, next)
 	}
-	return r.test(ctx, next)
+	r.emit(PhaseTest, iter.N, "running the tests that failed at baseline", nil)
+	rep, err := r.runSelected(ctx, sel)
+	if err != nil {
+		return nil, err
+	}
+	if covers(rep, r.targets) {
+		r.iterSel, iter.Targeted = &sel, true
+		return rep, nil
+	}
+	r.logTest(iter.N, rep)
+	note := "the run of the failing tests did not report every one of them: running the whole suite in a fresh sandbox"
+	r.log.Write(runlog.KindWarning, iter.N, map[string]string{"message": note})
+	r.emit(PhaseTest, iter.N, note, nil)
+	return nil, nil
 }
 
 // selection is the runner narrowed to the run's targets, when there are

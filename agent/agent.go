@@ -10,8 +10,11 @@
 // model client from configuration) runs requests: it snapshots the
 // workspace with its overlays, starts one warm sandbox session per run
 // (or takes the one [Engine.Prewarm] started ahead, synced to the run's
-// snapshot), records a baseline, then asks the [Model] for SEARCH/REPLACE edits, syncs
-// them, runs the tests and reflects until the result is verified (see
+// snapshot), records a baseline (or reuses the signed one of an unchanged
+// state: basecache.go), then asks the [Model] for SEARCH/REPLACE edits, syncs
+// them, runs the tests (in a fix, the ones that failed at baseline first,
+// alone: selection.go; the whole suite once they pass, in a fresh session
+// whose run is the verdict: confirm.go) and reflects until the result is verified (see
 // [IsTestFile] and the rules in verify.go) or a budget or the circuit
 // breaker stops it. Every prompt, reply, edit and test result goes to a
 // JSON-lines run log (subpackage runlog). [BenchLoop] measures the loop's

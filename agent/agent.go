@@ -10,8 +10,11 @@
 // model client from configuration) runs requests: it snapshots the
 // workspace with its overlays, starts one warm sandbox session per run
 // (or takes the one [Engine.Prewarm] started ahead, synced to the run's
-// snapshot), records a baseline, then asks the [Model] for SEARCH/REPLACE edits, syncs
-// them, runs the tests and reflects until the result is verified (see
+// snapshot), records a baseline (or reuses the signed one of an unchanged
+// state: basecache.go), then asks the [Model] for SEARCH/REPLACE edits, syncs
+// them, runs the tests (in a fix, the ones that failed at baseline first,
+// alone: selection.go; the whole suite once they pass, in a fresh session
+// whose run is the verdict: confirm.go) and reflects until the result is verified (see
 // [IsTestFile] and the rules in verify.go) or a budget or the circuit
 // breaker stops it. Every prompt, reply, edit and test result goes to a
 // JSON-lines run log (subpackage runlog). [BenchLoop] measures the loop's
@@ -131,6 +134,9 @@ type Iteration struct {
 	// ConfirmTime is the verifying run in a fresh session (start, sync,
 	// tests), when the working session's tests passed.
 	ConfirmTime time.Duration `json:"confirm_time,omitempty"`
+	// Targeted: the iteration ran only the tests that failed at baseline
+	// (lang.TestSelector); Passed and Failed count those.
+	Targeted bool `json:"targeted,omitempty"`
 }
 
 // Result is the outcome of a run.
@@ -152,4 +158,12 @@ type Result struct {
 	Baseline   *testrun.Report         `json:"baseline,omitempty"`
 	LogPath    string                  `json:"log_path,omitempty"`
 	Memories   []string                `json:"memories,omitempty"` // ids of memory records shown to the model
+	// FullRuns counts the runs of the whole suite (the baseline, an
+	// iteration's when its tests could not be narrowed, a flaky re-run,
+	// each verification in a fresh session); TargetedRuns the runs of
+	// the failing tests only. BaselineReused is when the reused baseline
+	// was recorded (zero: it ran, or the request gave it).
+	FullRuns       int       `json:"full_runs"`
+	TargetedRuns   int       `json:"targeted_runs"`
+	BaselineReused time.Time `json:"baseline_reused,omitzero"`
 }

@@ -2,8 +2,11 @@ package agent
 
 import (
 	"context"
+	"fmt"
 	"time"
 
+	"github.com/fixpoint-dev/fixpoint/agent/runlog"
+	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
 )
 
@@ -37,10 +40,28 @@ func (r *run) confirm(ctx context.Context, iter *Iteration) (rep *testrun.Report
 	// at a time, which a backend lending a fixed number of sessions (the
 	// benchmark's pool) needs to not wait for itself.
 	r.closeSession()
-	sess, done, err := r.e.startFresh(ctx, r.setupProj, func(line string) { r.emit(PhaseTest, iter.N, line, nil) }, r.setupNoScripts)
-	if err != nil {
-		r.sandboxFailed(ctx, "verification", err)
+	sess, done, rep, ok := r.freshRun(ctx, iter)
+	if !ok {
 		return nil, nil, false
+	}
+	// A test that passed at baseline and fails here may have timed out
+	// under load: the suite runs once more, in another fresh session (a
+	// complete passing run of the same state, never one that follows the
+	// first in its session), before it counts as broken (flaky.go).
+	if ids := newlyFailing(r.res.Baseline, rep); len(ids) > 0 && len(ids) <= maxFlakyRetry && ctx.Err() == nil {
+		r.emit(PhaseTest, iter.N, fmt.Sprintf("re-running the tests once in another fresh sandbox: %d test(s) passed at baseline and fail now", len(ids)), nil)
+		done()
+		sess2, done2, again, ok := r.freshRun(ctx, iter)
+		if !ok {
+			return nil, nil, false
+		}
+		sess, done = sess2, done2
+		final, notes := judgeRetry(rep, again, ids)
+		for _, n := range notes {
+			r.log.Write(runlog.KindWarning, iter.N, map[string]string{"message": n})
+			r.emit(PhaseTest, iter.N, n, nil)
+		}
+		rep = final
 	}
 	adopted := false
 	defer func() {
@@ -48,21 +69,36 @@ func (r *run) confirm(ctx context.Context, iter *Iteration) (rep *testrun.Report
 			done()
 		}
 	}()
-	if _, err := sess.Sync(ctx, r.cur); err != nil {
-		r.sandboxFailed(ctx, "verification sync", err)
-		return nil, nil, false
-	}
-	rep, err = r.e.runTests(ctx, sess, r.language, r.cur, nil, true)
-	if err != nil {
-		r.sandboxFailed(ctx, "verification", err)
-		return nil, nil, false
-	}
-	rep = maskReport(rep, r.mask)
-	r.logTest(iter.N, rep)
-	r.emit(PhaseTest, iter.N, "fresh sandbox: "+counts(rep), rep)
 	if len(verdict(r.req.Mode, r.res.Baseline, rep)) > 0 {
 		adopted = true
 		adopt = func() { r.sess, r.closeFn = sess, done }
 	}
 	return rep, adopt, true
+}
+
+// freshRun starts a fresh session prepared like the run's, syncs the
+// final state and runs the whole suite; ok is false when the run must
+// stop (the session is then closed and the reason set).
+func (r *run) freshRun(ctx context.Context, iter *Iteration) (sandbox.Session, func(), *testrun.Report, bool) {
+	sess, done, err := r.e.startFresh(ctx, r.setupProj, func(line string) { r.emit(PhaseTest, iter.N, line, nil) }, r.setupNoScripts)
+	if err != nil {
+		r.sandboxFailed(ctx, "verification", err)
+		return nil, nil, nil, false
+	}
+	if _, err := sess.Sync(ctx, r.cur); err != nil {
+		done()
+		r.sandboxFailed(ctx, "verification sync", err)
+		return nil, nil, nil, false
+	}
+	r.res.FullRuns++
+	rep, err := r.e.runTests(ctx, sess, r.language, r.cur, nil, true)
+	if err != nil {
+		done()
+		r.sandboxFailed(ctx, "verification", err)
+		return nil, nil, nil, false
+	}
+	rep = maskReport(rep, r.mask)
+	r.logTest(iter.N, rep)
+	r.emit(PhaseTest, iter.N, "fresh sandbox: "+counts(rep), rep)
+	return sess, done, rep, true
 }

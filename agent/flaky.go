@@ -27,7 +27,7 @@ func (r *run) retryNewlyFailing(ctx context.Context, iter int, snap *sandbox.Sna
 		return rep
 	}
 	r.emit(PhaseTest, iter, fmt.Sprintf("re-running the tests once: %d test(s) passed at baseline and fail now", len(ids)), nil)
-	again, err := r.test(ctx, snap)
+	again, err := r.rerun(ctx, snap) // the same selection as rep's run
 	if err != nil {
 		r.log.Write(runlog.KindWarning, iter, map[string]string{"message": fmt.Sprintf("re-run of newly failing tests failed: %v", err)})
 		return rep

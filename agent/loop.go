@@ -72,6 +72,16 @@ type run struct {
 	setupNoScripts bool
 	policy         *policy.Checker // nil when the policy could not be loaded
 	modelTime      time.Duration
+	// targets are the tests that failed at baseline (fix mode): each
+	// iteration runs them first (selection.go). iterSel is the narrowed
+	// runner of the iteration's run, nil for the whole suite; repTargeted
+	// says the report the loop judges came from one, lastTargeted that
+	// lastRep did.
+	targets      []testrun.Result
+	iterSel      *testrun.Runner
+	repTargeted  bool
+	lastTargeted bool
+	baseKey      string // the baseline's cache key, "" when not cached (basecache.go)
 }
 
 // Run drives one request to DONE or GAVE_UP. It returns an error only when
@@ -161,15 +171,16 @@ func (r *run) setup(ctx context.Context) error {
 	}
 	r.sess = sess
 	r.closeFn = done
-	// With a given baseline nothing runs before the first test, whose
-	// Sync brings the files.
-	if r.req.Baseline == nil {
+	cached := r.cachedBaseline() // basecache.go
+	// With a given or reused baseline nothing runs before the first
+	// test, whose Sync brings the files.
+	if r.req.Baseline == nil && cached == nil {
 		if _, err := sess.Sync(ctx, r.cur); err != nil {
 			r.closeSession()
 			return fmt.Errorf("run: sync workspace: %w", err)
 		}
 	}
-	rep, err := r.baseline(ctx)
+	rep, err := r.baseline(ctx, cached)
 	r.res.Phases[PhaseTest] += time.Since(t0)
 	if err != nil {
 		r.closeSession()
@@ -180,20 +191,39 @@ func (r *run) setup(ctx context.Context) error {
 	}
 	r.res.Baseline = rep
 	r.lastRep = rep
+	if r.req.Mode == ModeFix {
+		r.targets = rep.Failures()
+	}
 	r.logTest(0, rep)
-	r.emit(PhaseTest, 0, "baseline: "+counts(rep), rep)
+	what := "baseline: "
+	if !r.res.BaselineReused.IsZero() {
+		what = "baseline (reused from " + r.res.BaselineReused.Local().Format("2006-01-02 15:04:05") + "): "
+	}
+	r.emit(PhaseTest, 0, what+counts(rep), rep)
 	r.memoryObserve(ctx, 0, rep)
 	return nil
 }
 
 // baseline runs the tests on the unchanged workspace, unless the request
-// gives their report (Request.Baseline).
-func (r *run) baseline(ctx context.Context) (*testrun.Report, error) {
+// gives their report (Request.Baseline) or the cache holds it (cached).
+// A finished run is cached for the next run of the same state.
+func (r *run) baseline(ctx context.Context, cached *cachedBaseline) (*testrun.Report, error) {
 	if r.req.Baseline != nil {
 		return r.req.Baseline, nil
 	}
+	if cached != nil {
+		r.res.BaselineReused = cached.when
+		msg := "baseline reused from " + cached.when.Local().Format("2006-01-02 15:04:05") + ": the workspace, test command, sandbox and fixpoint are unchanged"
+		r.log.Write(runlog.KindWarning, 0, map[string]string{"message": msg})
+		r.emit(PhaseTest, 0, msg, nil)
+		return cached.rep, nil
+	}
 	r.emit(PhaseTest, 0, "running the baseline tests", nil)
-	return r.test(ctx, r.cur)
+	rep, err := r.test(ctx, r.cur)
+	if err == nil && ctx.Err() == nil {
+		r.storeBaseline(rep)
+	}
+	return rep, err
 }
 
 // logTest writes a test report to the run log, and a warning in words
@@ -242,11 +272,26 @@ func (r *run) loop(ctx context.Context) {
 			r.endIteration(iter, t0)
 			return
 		}
-		rep = r.retryNewlyFailing(ctx, it, next, rep) // flaky.go
+		// nil: nothing ran in the working session; the fresh run of the
+		// whole suite is the iteration's run (selection.go)
+		direct := rep == nil
+		if !direct {
+			rep = r.retryNewlyFailing(ctx, it, next, rep) // flaky.go
+			r.res.Final = rep
+		}
 		r.lastDiff = UnifiedDiff(changesBetween(r.cur, next))
 		r.cur = next
-		r.res.Final = rep
-		why := verdict(r.req.Mode, r.res.Baseline, rep)
+		var why []string
+		if !direct {
+			why = verdict(r.req.Mode, r.res.Baseline, rep)
+		}
+		suiteFailed := false // the failing tests passed, the whole suite did not
+		r.repTargeted = iter.Targeted
+		if iter.Targeted {
+			// Only the failing tests ran: they decide whether the whole
+			// suite runs, in the fresh session whose run is the verdict.
+			why = targetVerdict(r.targets, rep)
+		}
 		if len(why) == 0 {
 			// The working session has run the model's earlier code:
 			// only a run that starts from none of it counts.
@@ -258,12 +303,27 @@ func (r *run) loop(ctx context.Context) {
 			r.res.Final = fresh
 			if why = verdict(r.req.Mode, r.res.Baseline, fresh); len(why) > 0 {
 				adopt()
-				why = append([]string{notConfirmed}, why...)
+				// After a run of the failing tests only, the fresh run is
+				// the first of the whole suite: a test outside them that
+				// fails is a regression, not something left behind.
+				switch {
+				case direct:
+					// the iteration's only run: its failures are plain ones
+					iter.Passed, iter.Failed = fresh.Passed, fresh.Failed
+				case !iter.Targeted || len(targetsFailing(r.targets, fresh)) > 0:
+					why = append([]string{notConfirmed}, why...)
+				default:
+					suiteFailed = true
+				}
 				rep = fresh
+				r.repTargeted = false
 			}
 		}
 		if len(why) == 0 {
 			rep = r.res.Final
+			if direct {
+				iter.Passed, iter.Failed = rep.Passed, rep.Failed
+			}
 			r.res.Verified = true
 			r.res.StopReason = StopVerified
 			r.endIteration(iter, t0)
@@ -276,6 +336,8 @@ func (r *run) loop(ctx context.Context) {
 			r.feedback = "The tests pass, but the change is not verified: " + strings.Join(why, "; ") + "."
 		case len(rep.Mismatch) > 0 || why[0] == notConfirmed:
 			r.feedback = "The change is not verified: " + strings.Join(why, "; ") + "."
+		case suiteFailed:
+			r.feedback = "The tests that failed now pass, but the whole suite does not: " + strings.Join(why, "; ") + "."
 		}
 		stop := r.reflectPhase(ctx, &iter, rep, why)
 		r.endIteration(iter, t0)
@@ -462,7 +524,11 @@ func (r *run) testPhase(ctx context.Context, iter *Iteration, next *sandbox.Snap
 	if r.sess != before { // a new setup phase, with the installer's scripts off
 		r.setupNoScripts = true // setupProj is next's (resetupIfChanged)
 	}
-	r.emit(PhaseTest, iter.N, "running the tests", nil)
+	sel, narrow := r.selection(next)
+	if !narrow && r.req.Mode == ModeFix && len(r.targets) > 0 {
+		r.emit(PhaseTest, iter.N, "the failing tests cannot be run alone: running the whole suite in a fresh sandbox", nil)
+		return nil, true // the loop's fresh run is the iteration's (selection.go)
+	}
 	ts := time.Now()
 	if _, err := r.sess.Sync(ctx, next); err != nil {
 		r.sandboxFailed(ctx, "sync", err)
@@ -470,16 +536,23 @@ func (r *run) testPhase(ctx context.Context, iter *Iteration, next *sandbox.Snap
 	}
 	iter.SyncTime = time.Since(ts)
 	tr := time.Now()
-	rep, err := r.test(ctx, next)
+	rep, err := r.testIteration(ctx, iter, next, sel, narrow) // selection.go
 	iter.SandboxTime = time.Since(tr)
 	if err != nil {
 		r.sandboxFailed(ctx, "test", err)
 		return nil, false
 	}
+	if rep == nil {
+		return nil, true
+	}
 	iter.TestTime = rep.Duration
 	iter.Passed, iter.Failed = rep.Passed, rep.Failed
 	r.logTest(iter.N, rep)
-	r.emit(PhaseTest, iter.N, counts(rep), rep)
+	msg := counts(rep)
+	if iter.Targeted {
+		msg = "failing tests: " + msg
+	}
+	r.emit(PhaseTest, iter.N, msg, rep)
 	return rep, true
 }
 
@@ -496,13 +569,13 @@ func (r *run) sandboxFailed(ctx context.Context, what string, err error) {
 func (r *run) reflectPhase(ctx context.Context, iter *Iteration, rep *testrun.Report, why []string) string {
 	t0 := time.Now()
 	defer func() { r.res.Phases[PhaseReflect] += time.Since(t0) }()
-	prev := r.lastRep
-	r.lastRep = rep
+	prev, prevTargeted := r.lastRep, r.lastTargeted
+	r.lastRep, r.lastTargeted = rep, r.repTargeted
 	iter.Signature = failureSignature(rep)
 	if iter.Signature == "" {
 		iter.Signature = "not verified: " + strings.Join(why, "; ")
 	}
-	iter.Progress = progressOf(prev, rep)
+	iter.Progress = progressOf(comparable(prev, prevTargeted, rep, r.repTargeted))
 	r.progress = iter.Progress
 	r.emit(PhaseReflect, iter.N, fmt.Sprintf("%s; %s", counts(rep), iter.Progress), rep)
 	tm := time.Now()

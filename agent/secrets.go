@@ -129,6 +129,7 @@ func (r *run) mask(s string) string { return r.masker.String(s) }
 
 // test runs the tests and masks the report before anything else sees it.
 func (r *run) test(ctx context.Context, snap *sandbox.Snapshot) (*testrun.Report, error) {
+	r.res.FullRuns++
 	rep, err := r.e.runTests(ctx, r.sess, r.language, snap, nil, true)
 	if err != nil {
 		return nil, err

@@ -91,3 +91,20 @@ func resetupRefused(plan *setup.Plan, changed []string) string {
 	}
 	return ""
 }
+
+// PrepareSetup runs the setup phase for the workspace at root (the image
+// for its runtime, the dependency install into the caches), without
+// starting a session or running a test: what a later Run or Test finds
+// cached. The benchmarks call it so that a timed run compares with a
+// native run whose dependencies are installed.
+func (e *Engine) PrepareSetup(ctx context.Context, root string) error {
+	if e.opts.Backend == nil {
+		return fmt.Errorf("prepare: %w: no backend configured", sandbox.ErrUnavailable)
+	}
+	snap, err := e.snapshot(root)
+	if err != nil {
+		return fmt.Errorf("prepare: %w", err)
+	}
+	_, _, err = e.prepare(ctx, e.newProject(snap), nil, false)
+	return err
+}

@@ -37,7 +37,7 @@ func TestSetupAfterModelEditRunsWithoutScripts(t *testing.T) {
 	for _, noScripts := range []bool{false, true} {
 		rec := &recordingInstaller{Backend: testBackend(t)}
 		e := New(testConfig(t), &Options{Backend: rec})
-		_, _, err := e.prepare(t.Context(), snap, func(string) {}, noScripts)
+		_, _, err := e.prepare(t.Context(), e.newProject(snap), func(string) {}, noScripts)
 		if !errors.Is(err, errRecorded) || len(rec.specs) != 1 {
 			t.Fatalf("noScripts=%v: prepare = %v after %d install steps; want the recorded step", noScripts, err, len(rec.specs))
 		}

@@ -17,6 +17,11 @@ import (
 // never take a result from a runner's own result cache
 // ([lang.UntrustedRuns]).
 func (e *Engine) runTests(ctx context.Context, sess sandbox.Session, l lang.Language, snap *sandbox.Snapshot, stream io.Writer, untrusted bool) (*testrun.Report, error) {
+	return e.runRunner(ctx, sess, e.testRunner(l, snap, untrusted), stream)
+}
+
+// testRunner is the runner runTests runs.
+func (e *Engine) testRunner(l lang.Language, snap *sandbox.Snapshot, untrusted bool) testrun.Runner {
 	r := registry.TestCommandFor(l, snap, e.cfg.TestCmd).WithEnv(e.cfg.Test.Env)
 	r.Git = snap.Git // a minimal repository for scripts that ask git (testrun.gitInit)
 	if untrusted {
@@ -24,6 +29,21 @@ func (e *Engine) runTests(ctx context.Context, sess sandbox.Session, l lang.Lang
 			r = u.Untrusted(r)
 		}
 	}
+	return r
+}
+
+// selectedRunner is the untrusted runner narrowed to tests
+// ([lang.TestSelector]); ok is false when the language cannot narrow it.
+func (e *Engine) selectedRunner(l lang.Language, snap *sandbox.Snapshot, tests []testrun.Result) (testrun.Runner, bool) {
+	r := e.testRunner(l, snap, true)
+	sel, ok := l.(lang.TestSelector)
+	if !ok || len(tests) == 0 {
+		return r, false
+	}
+	return sel.SelectTests(r, tests)
+}
+
+func (e *Engine) runRunner(ctx context.Context, sess sandbox.Session, r testrun.Runner, stream io.Writer) (*testrun.Report, error) {
 	rep, err := testrun.Run(ctx, sess, r, limits(e.cfg), stream)
 	if err != nil {
 		return nil, fmt.Errorf("run tests: %w", err)

@@ -57,6 +57,9 @@
 //   - [UntrustedRuns]: the test runner as used in fix and solve runs, where
 //     model-written code runs (Go: `go test -count=1`, so no result is read
 //     from a cache that code could have written).
+//   - [TestSelector]: the test runner narrowed to some tests (the ones that
+//     failed at a fix run's baseline), run first in each iteration so that
+//     the whole suite runs once, as the verification.
 //   - [PolicyParser] (through [PolicyOptions]): a long-lived parser a
 //     language's policy check may use instead of a process per file
 //     (lang/python's Parser); [PolicyParsers] starts one for a batch of
@@ -285,6 +288,23 @@ type PolicyParsers interface {
 type ClosingPolicyParser interface {
 	PolicyParser
 	Close() error
+}
+
+// TestSelector is implemented by languages whose test runner can run part
+// of the suite. In each iteration of a fix the agent runs the tests that
+// failed at baseline first (and their package where the runner cannot name
+// a test), and the whole suite only when they pass, in the fresh session
+// whose run is the verdict; a selected run never decides a verdict.
+//
+// SelectTests returns r narrowed to tests, results of an earlier run of
+// the same runner (their ID, Name and Package as its format reports
+// them), and false when r is not a runner it knows how to narrow (a
+// custom test_cmd, a composed npm script) or a test cannot be named to
+// it (a whole-run exit status). The selected runner must report every
+// selected test under the same ID as the full run: a test missing from
+// its report makes the agent fall back to the whole suite.
+type TestSelector interface {
+	SelectTests(r testrun.Runner, tests []testrun.Result) (testrun.Runner, bool)
 }
 
 // UntrustedRuns is implemented by languages whose test runner can answer

@@ -26,7 +26,9 @@ goes through the real loop, sandbox and context builder. Reports per
 instance: whether the failure was reproduced, whether the fix was verified,
 whether the code every hunk of the maintainers' fix edits was in the first
 prompt, the first prompt's size, the requests, and the wall time against
-two native runs of the suite. --oracle replies with the maintainers' patch
+two native runs of the suite (the setup phase runs first, untimed, unless
+--cold-setup), and how many times the whole suite and the failing tests
+alone ran. --oracle replies with the maintainers' patch
 (measures everything but the model). The instance format (JSON lines) is in
 internal/bench/swe/corpus/README.md; the bundled corpus is
 internal/bench/swe/corpus/instances.jsonl.
@@ -39,6 +41,7 @@ Example:
 		file := fs.String("instances", "", "instances `file` (JSON lines; required)")
 		model := fs.String("model", "", "model name (default: the configured model)")
 		oracle := fs.Bool("oracle", false, "reply with each instance's gold patch instead of asking a model")
+		coldSetup := fs.Bool("cold-setup", false, "time each instance's setup phase (runtime image, dependency install) with its fix; by default it runs first, untimed, as the native time has the dependencies installed")
 		split := fs.String("split", "", "only instances of this split (tuning or heldout)")
 		only := fs.String("only", "", "only these comma-separated instance `ids`")
 		limit := fs.Int("limit", 0, "only the first `K` instances (0 = all)")
@@ -90,7 +93,7 @@ Example:
 		if cl, ok := backend.(interface{ Close() error }); ok {
 			defer cl.Close()
 		}
-		opts := &swe.Options{Oracle: *oracle, Progress: a.stderr}
+		opts := &swe.Options{Oracle: *oracle, Progress: a.stderr, ColdSetup: *coldSetup}
 		if !*oracle {
 			opts.Model = llm.New(cfg.Model, &llm.Options{Logger: a.logger})
 		}

@@ -193,10 +193,13 @@ func (Language) SetupStep(snap *sandbox.Snapshot) *lang.Setup {
 // --no-fail-fast, offline, stderr merged into stdout so that cargo's
 // "Running" headers stay in order with libtest's blocks. The setup
 // step's dependency builds are copied into target/ first, once.
-func Runner() testrun.Runner {
-	const script = `if [ -d ` + TargetCache + `/debug ] && [ ! -e target/.fixpoint-seeded ]; then ` +
-		`mkdir -p target && cp -a ` + TargetCache + `/. target/ 2>/dev/null; touch target/.fixpoint-seeded; fi; ` +
-		`exec cargo test --offline --no-fail-fast 2>&1`
+func Runner() testrun.Runner { return runner(`exec cargo test --offline --no-fail-fast 2>&1`) }
+
+// runner is the test command with the given cargo command after the
+// seeding of target/.
+func runner(cargo string) testrun.Runner {
+	script := `if [ -d ` + TargetCache + `/debug ] && [ ! -e target/.fixpoint-seeded ]; then ` +
+		`mkdir -p target && cp -a ` + TargetCache + `/. target/ 2>/dev/null; touch target/.fixpoint-seeded; fi; ` + cargo
 	return testrun.Runner{Name: RunnerName, Args: []string{"sh", "-c", script},
 		Env:    []string{"CARGO_TERM_COLOR=never", "CARGO_NET_OFFLINE=true", "CARGO_TARGET_DIR=target"},
 		Format: Format}

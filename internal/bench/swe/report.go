@@ -18,6 +18,10 @@ type Summary struct {
 	Errors         int
 	MedianPrompt   int     // bytes of the first prompt, median
 	MedianRatio    float64 // wall / native, median over instances with a native time
+	// FullRuns and TargetedRuns are the runs of the whole suite and of
+	// the failing tests only, summed over the instances that ran.
+	FullRuns     int
+	TargetedRuns int
 }
 
 // Summarize returns one summary per split present ("tuning", "heldout",
@@ -60,6 +64,8 @@ func summarize(split string, rs []Result) Summary {
 			s.TargetInPrompt++
 		}
 		prompts = append(prompts, r.PromptBytes)
+		s.FullRuns += r.FullRuns
+		s.TargetedRuns += r.TargetedRuns
 		if r.Native > 0 {
 			ratios = append(ratios, r.Wall/r.Native)
 		}
@@ -84,8 +90,8 @@ func Markdown(backend string, oracle bool, res []Result) string {
 		who = "the oracle (gold patch as the reply)"
 	}
 	fmt.Fprintf(&b, "Backend %s, %s.\n\n", backend, who)
-	b.WriteString("| split | instances | repos | reproduced | verified | target in first prompt | median first prompt | median wall / native (2 runs) | errors |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| split | instances | repos | reproduced | verified | target in first prompt | median first prompt | median wall / native (2 runs) | full suite runs | targeted runs | errors |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, s := range Summarize(res) {
 		name := s.Split
 		if name == "" {
@@ -95,11 +101,11 @@ func Markdown(backend string, oracle bool, res []Result) string {
 		if s.MedianRatio > 0 {
 			ratio = fmt.Sprintf("%.2f×", s.MedianRatio)
 		}
-		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d | %d | %.1f KB | %s | %d |\n", name, s.Instances, s.Repos,
-			s.Reproduced, s.Verified, s.TargetInPrompt, float64(s.MedianPrompt)/1024, ratio, s.Errors)
+		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d | %d | %.1f KB | %s | %d | %d | %d |\n", name, s.Instances, s.Repos,
+			s.Reproduced, s.Verified, s.TargetInPrompt, float64(s.MedianPrompt)/1024, ratio, s.FullRuns, s.TargetedRuns, s.Errors)
 	}
-	b.WriteString("\n| instance | split | reproduced | verified | target in prompt | first prompt | requests | wall | native ×2 | note |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("\n| instance | split | reproduced | verified | target in prompt | first prompt | requests | full runs | targeted runs | wall | native ×2 | wall / native | note |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range res {
 		note := r.Error
 		if note == "" && len(r.Missing) > 0 {
@@ -108,12 +114,13 @@ func Markdown(backend string, oracle bool, res []Result) string {
 		if note == "" && !r.Verified {
 			note = r.StopReason
 		}
-		native := "–"
+		native, ratio := "–", "–"
 		if r.Native > 0 {
 			native = fmt.Sprintf("%.1fs", r.Native)
+			ratio = fmt.Sprintf("%.2f×", r.Wall/r.Native)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %.1f KB | %d | %.1fs | %s | %s |\n", r.ID, r.Split,
-			yes(r.Reproduced), yes(r.Verified), yes(r.TargetInPrompt), float64(r.PromptBytes)/1024, r.Requests, r.Wall, native,
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %.1f KB | %d | %d | %d | %.1fs | %s | %s | %s |\n", r.ID, r.Split,
+			yes(r.Reproduced), yes(r.Verified), yes(r.TargetInPrompt), float64(r.PromptBytes)/1024, r.Requests, r.FullRuns, r.TargetedRuns, r.Wall, native, ratio,
 			strings.ReplaceAll(note, "|", "\\|"))
 	}
 	return b.String()

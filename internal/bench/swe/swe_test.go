@@ -105,6 +105,11 @@ func TestOracleRun(t *testing.T) {
 			if r.Error != "" || !r.Reproduced || !r.Verified || !r.TargetInPrompt || r.Requests != 1 || r.PromptBytes == 0 || r.Native != 1 {
 				t.Fatalf("result %+v: want reproduced, verified in one request, target in prompt", r)
 			}
+			// The baseline and the fresh verification run the whole suite;
+			// the iteration runs the failing test alone.
+			if r.FullRuns != 2 || r.TargetedRuns != 1 {
+				t.Errorf("full runs %d, targeted runs %d; want 2 and 1", r.FullRuns, r.TargetedRuns)
+			}
 			md := Markdown(backend, true, res)
 			if !strings.Contains(md, "| heldout | 1 | 1 | 1 | 1 | 1 |") {
 				t.Errorf("Markdown lacks the held-out summary row:\n%s", md)

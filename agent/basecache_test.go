@@ -1,0 +1,176 @@
+package agent
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fixpoint-dev/fixpoint/config"
+	"github.com/fixpoint-dev/fixpoint/sandbox"
+	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
+)
+
+func cacheSnap() *sandbox.Snapshot {
+	return &sandbox.Snapshot{Files: map[string]sandbox.File{
+		"go.mod":           snapFile("module example.com/m\n\ngo 1.22\n"),
+		"m.go":             snapFile("package m\n\nfunc F() int { return 1 }\n"),
+		"m_test.go":        snapFile("package m\n\nimport \"testing\"\n\nfunc TestF(t *testing.T) {}\n"),
+		"requirements.txt": snapFile(""),
+	}}
+}
+
+// TestBaselineKeyInvalidation: every input a baseline report depends on
+// changes the key; the same inputs give the same key.
+func TestBaselineKeyInvalidation(t *testing.T) {
+	cfg := testConfig(t)
+	e := New(cfg, &Options{Backend: namedBackend{nil, "bwrap"}})
+	snap := cacheSnap()
+	key := e.baselineKeyOf(snap)
+	if again := New(cfg, &Options{Backend: namedBackend{nil, "bwrap"}}).baselineKeyOf(cacheSnap()); again != key {
+		t.Fatal("the same inputs gave another key")
+	}
+	withCfg := func(f func(c *config.Config)) *Engine {
+		c := *cfg
+		c.Test.Env = map[string]string{}
+		for k, v := range cfg.Test.Env {
+			c.Test.Env[k] = v
+		}
+		f(&c)
+		return New(&c, &Options{Backend: namedBackend{nil, "bwrap"}})
+	}
+	overlaid, _ := snap.WithOverlays(map[string][]byte{"m.go": []byte("package m\n\nfunc F() int { return 3 }\n")})
+	cases := map[string]string{
+		"a changed file":       e.baselineKeyOf(snap.With(map[string][]byte{"m.go": []byte("package m\n\nfunc F() int { return 2 }\n")})),
+		"an editor buffer":     e.baselineKeyOf(overlaid),
+		"a new file":           e.baselineKeyOf(snap.With(map[string][]byte{"notes.txt": []byte("x")})),
+		"a deleted file":       e.baselineKeyOf(snap.With(map[string][]byte{"m_test.go": nil})),
+		"a dependency":         e.baselineKeyOf(snap.With(map[string][]byte{"go.mod": []byte("module example.com/m\n\ngo 1.22\n\nrequire golang.org/x/text v0.3.0\n")})),
+		"the test environment": withCfg(func(c *config.Config) { c.Test.Env["TZ"] = "UTC" }).baselineKeyOf(snap),
+		"the test command":     withCfg(func(c *config.Config) { c.TestCmd = "go test ./..." }).baselineKeyOf(snap),
+		"the timeout":          withCfg(func(c *config.Config) { c.Sandbox.Timeout = config.Duration(time.Minute) }).baselineKeyOf(snap),
+		"the image":            withCfg(func(c *config.Config) { c.Sandbox.Image = "my/image" }).baselineKeyOf(snap),
+		"the setup command":    withCfg(func(c *config.Config) { c.Sandbox.Setup = "make deps" }).baselineKeyOf(snap),
+		"the backend":          New(cfg, &Options{Backend: namedBackend{nil, "docker"}}).baselineKeyOf(snap),
+	}
+	seen := map[string]string{}
+	for what, k := range cases {
+		if k == key {
+			t.Errorf("%s does not change the key", what)
+		}
+		if other, dup := seen[k]; dup {
+			t.Errorf("%s and %s give one key", what, other)
+		}
+		seen[k] = what
+	}
+}
+
+// TestBaselineCacheEntries: a stored report loads back; a missing one is a
+// miss; an entry changed in place, copied under another key, replaced by a
+// symlink or signed with another secret is rejected and removed.
+func TestBaselineCacheEntries(t *testing.T) {
+	cfg := testConfig(t)
+	e := New(cfg, &Options{Backend: namedBackend{nil, "bwrap"}})
+	c := e.baselineCache(t.TempDir())
+	rep := &testrun.Report{Runner: "go", ExitCode: 1, Passed: 2, Failed: 1, Tests: []testrun.Result{
+		{ID: "m.TestA", Status: testrun.StatusPass}, {ID: "m.TestB", Status: testrun.StatusPass}, {ID: "m.TestC", Status: testrun.StatusFail, Message: "want 2"},
+	}}
+	keyA, keyB := strings.Repeat("a", 64), strings.Repeat("b", 64)
+	if got, _, err := c.load(keyA); got != nil || err != nil {
+		t.Fatalf("empty cache: %v, %v", got, err)
+	}
+	now := time.Date(2026, 11, 27, 1, 2, 3, 0, time.UTC)
+	if err := c.store(keyA, rep, now); err != nil {
+		t.Fatal(err)
+	}
+	got, when, err := c.load(keyA)
+	if err != nil || got == nil || !when.Equal(now) || got.Failed != 1 || len(got.Tests) != 3 || got.Tests[2].Message != "want 2" {
+		t.Fatalf("load = %+v, %v, %v", got, when, err)
+	}
+	if fi, err := os.Stat(c.secret); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("secret: %v %v", fi, err)
+	}
+	raw, err := os.ReadFile(c.path(keyA))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rejected := func(what, key string) {
+		t.Helper()
+		got, _, err := c.load(key)
+		if got != nil || !errors.Is(err, errBaselineRejected) {
+			t.Errorf("%s: load = %v, %v; want rejected", what, got, err)
+		}
+		if _, err := os.Lstat(c.path(key)); !os.IsNotExist(err) {
+			t.Errorf("%s: the rejected entry was kept", what)
+		}
+	}
+	// A failing test turned into a pass: the report is not the one signed.
+	var ent baselineEntry
+	if err := json.Unmarshal(raw, &ent); err != nil {
+		t.Fatal(err)
+	}
+	forged := strings.Replace(string(raw), `\"status\":\"fail\"`, `\"status\":\"pass\"`, 1)
+	forged = strings.Replace(forged, `"status":"fail"`, `"status":"pass"`, 1)
+	if forged == string(raw) {
+		t.Fatalf("the test did not change the entry: %s", raw)
+	}
+	os.WriteFile(c.path(keyA), []byte(forged), 0o600)
+	rejected("a changed report", keyA)
+	// An honest entry of another state, copied under this key.
+	if err := c.store(keyB, rep, now); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(c.path(keyB))
+	os.WriteFile(c.path(keyA), b, 0o600)
+	rejected("an entry copied from another key", keyA)
+	// The key field rewritten too: the signature covers it.
+	os.WriteFile(c.path(keyA), []byte(strings.ReplaceAll(string(b), keyB, keyA)), 0o600)
+	rejected("an entry whose key was rewritten", keyA)
+	// A symlink to an honest entry.
+	if err := os.Symlink(c.path(keyB), c.path(keyA)); err != nil {
+		t.Fatal(err)
+	}
+	rejected("a symlink", keyA)
+	// Signed under another secret (a forger who does not hold this one).
+	other := baselineCache{dir: c.dir, secret: filepath.Join(t.TempDir(), "key")}
+	if err := other.store(keyA, rep, now); err != nil {
+		t.Fatal(err)
+	}
+	rejected("another secret", keyA)
+	// The honest entry still loads.
+	if got, _, err := c.load(keyB); err != nil || got == nil {
+		t.Errorf("honest entry: %v, %v", got, err)
+	}
+	// A secret of the wrong size is an error, not a new secret.
+	os.WriteFile(c.secret, []byte("short"), 0o600)
+	if _, _, err := c.load(keyB); err == nil {
+		t.Error("a broken secret was accepted")
+	}
+}
+
+// TestBaselineStorable: only finished runs whose results agree with the
+// runner's output are cached.
+func TestBaselineStorable(t *testing.T) {
+	for _, c := range []struct {
+		rep  *testrun.Report
+		want bool
+	}{
+		{&testrun.Report{ExitCode: 1, Failed: 1}, true},
+		{&testrun.Report{TimedOut: true}, false},
+		{&testrun.Report{OOM: true}, false},
+		{&testrun.Report{Mismatch: []string{"summary says 2 failed"}}, false},
+		{nil, false},
+	} {
+		if got := storable(c.rep); got != c.want {
+			t.Errorf("storable(%+v) = %v", c.rep, got)
+		}
+	}
+}
+
+// baselineKeyOf is baselineKey of snap's project, derived as a run does.
+func (e *Engine) baselineKeyOf(snap *sandbox.Snapshot) string {
+	return e.baselineKey(e.newProject(snap))
+}

@@ -42,7 +42,7 @@ func TestRequestBaselineSkipsTheBaselineRun(t *testing.T) {
 	skipShort(t)
 	// The run without a given baseline counts the commands of a run that
 	// tests twice; the one with it must run one command fewer.
-	var ran int64
+	var ran, ranTargeted int64
 	tests := []struct {
 		name     string
 		baseline *testrun.Report
@@ -65,11 +65,17 @@ func TestRequestBaselineSkipsTheBaselineRun(t *testing.T) {
 				t.Fatalf("run ended %q, want verified", res.StopReason)
 			}
 			if tt.baseline == nil {
-				ran = runs.Load()
+				ran, ranTargeted = runs.Load(), int64(res.TargetedRuns)
 				return
 			}
-			if got := runs.Load(); got != ran-1 {
-				t.Errorf("sandbox commands = %d, want %d (one fewer than a run with its baseline)", got, ran-1)
+			// One command fewer for the baseline, and fewer again for each
+			// targeted run the given report leaves out: a whole-run exit
+			// status names no test to narrow an iteration to, so the fresh
+			// run of the whole suite is the iteration's only run.
+			want := ran - 1 - (ranTargeted - int64(res.TargetedRuns))
+			if got := runs.Load(); got != want || res.FullRuns != 1 {
+				t.Errorf("sandbox commands = %d, full runs %d; want %d commands (the run's %d, less its baseline and %d targeted run(s)) and 1 full run",
+					got, res.FullRuns, want, ran, ranTargeted-int64(res.TargetedRuns))
 			}
 			{
 				if res.Baseline != tt.baseline {

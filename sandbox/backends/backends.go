@@ -200,6 +200,9 @@ func SpecFor(cfg *config.Config, l lang.Language, snap *sandbox.Snapshot) sandbo
 	if hc, ok := l.(lang.HostCaches); ok && (cfg.Sandbox.GoModCache == nil || *cfg.Sandbox.GoModCache) {
 		spec.Caches = append(spec.Caches, hc.HostCaches(snap)...)
 	}
+	if ht, ok := l.(lang.HostTools); ok {
+		spec.HostTools = ht.HostTools(snap)
+	}
 	if snap.Root != "" {
 		// Keys the writable caches (the Go build cache) this project's
 		// sessions share; a hash, so the path itself is not in labels.

@@ -328,7 +328,7 @@ func (p *Preparer) Prepare(ctx context.Context, spec *sandbox.Spec, snap *sandbo
 	}
 	is := sandbox.InstallSpec{
 		Image: spec.Image, Key: CacheKey(st, snap, *spec), Snapshot: snap, Script: st.Script,
-		Env: st.Env, Path: st.Path, Caches: dirs, HostEnv: p.hostEnv(), CAFile: p.opts.CAFile,
+		Env: st.Env, Path: st.Path, HostTools: spec.HostTools, Caches: dirs, HostEnv: p.hostEnv(), CAFile: p.opts.CAFile,
 		Labels: spec.Labels, Output: p.opts.Output,
 		Limits: sandbox.Limits{Timeout: 15 * time.Minute, Memory: spec.Limits.Memory, NanoCPUs: spec.Limits.NanoCPUs},
 	}

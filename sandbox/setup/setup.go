@@ -497,15 +497,21 @@ func isDefaultImage(img string) bool {
 func (p *Preparer) pickImage(ctx context.Context, spec *sandbox.Spec, plan *Plan) error {
 	req := plan.Requirement
 	pr, ok := p.b.(Prober)
-	if req == nil || plan.Lang == nil || !ok || spec.Image != image.ImageName(plan.Lang.Name()) {
+	if plan.Lang == nil || !ok || spec.Image != image.ImageName(plan.Lang.Name()) {
 		return nil // other backends and images: CheckRuntime verifies in the session
+	}
+	if req == nil {
+		// No declared version: every version satisfies the project, so
+		// the host's is the one a native run (and bwrap) uses.
+		p.preferHostUndeclared(ctx, pr, spec, plan) // hostruntime.go
+		return nil
 	}
 	have, err := p.imageVersion(ctx, pr, spec.Image, plan.Lang)
 	if err != nil {
 		return err
 	}
 	if req.Range.Allows(have) {
-		p.preferHostRelease(ctx, pr, spec, plan, have) // hostruntime.go
+		p.preferHostRelease(ctx, pr, spec, plan, req.Range, have) // hostruntime.go
 		return nil
 	}
 	rerr := &RuntimeError{Req: req, Lang: plan.Lang, Have: have.String(), Where: "image " + spec.Image}

@@ -114,6 +114,9 @@ type Spec struct {
 	// Path lists directories put before the image's PATH.
 	Env  []string
 	Path []string
+	// HostTools are host toolchain directories a native run uses
+	// (rustup's ~/.rustup and ~/.cargo/bin): see [HostTool].
+	HostTools []HostTool
 	// RunnerCache keeps test runners' own caches (jest's transform
 	// cache) in a per-project place that later sessions of the project
 	// reuse (docker). Any code a session runs can write there, so it is
@@ -220,7 +223,9 @@ type InstallSpec struct {
 	Script   string    // run with `sh -c` in the workspace root
 	Env      []string  // step environment, besides the host's proxy variables
 	Path     []string  // directories before the image's PATH
-	Caches   []CacheDir
+	// HostTools: as in Spec (a Rust step needs rustup's cargo too).
+	HostTools []HostTool
+	Caches    []CacheDir
 	// HostEnv lists KEY=VALUE pairs taken from the host for the step only:
 	// the proxy and registry settings. CAFile is the host's CA bundle,
 	// mounted read-only at the standard path ("" = none).
@@ -267,4 +272,16 @@ type Backend interface {
 	Name() string
 	// Start starts a session. The session's workspace is empty until Sync.
 	Start(ctx context.Context, spec Spec) (Session, error)
+}
+
+// HostTool is a host toolchain directory that a native run uses and that
+// is not under /usr (rustup's ~/.rustup and ~/.cargo/bin). Backends that
+// run the host's toolchains (bwrap) offer it read-only at the same path,
+// with Dir first on PATH when OnPath and Env set; the docker backend,
+// whose image brings its own toolchain, ignores it. Never a directory
+// that holds credentials (~/.cargo itself has credentials.toml).
+type HostTool struct {
+	Dir    string
+	OnPath bool
+	Env    []string
 }

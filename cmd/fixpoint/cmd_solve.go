@@ -74,6 +74,9 @@ func runAgentCommand(ctx context.Context, a *app, c *command, mode agent.Mode, a
 	if err != nil {
 		return a.fail(err)
 	}
+	if err := f.sandbox.forgetFailedSetups(root); err != nil {
+		return a.fail(err)
+	}
 	cfg, err := a.loadConfig(root, func(cfg *config.Config) {
 		if f.testCmd != "" {
 			cfg.TestCmd = f.testCmd

@@ -50,6 +50,9 @@ Example:
 		if err != nil {
 			return a.fail(err)
 		}
+		if err := sf.forgetFailedSetups(root); err != nil {
+			return a.fail(err)
+		}
 		cfg, err := a.loadConfig(root, func(c *config.Config) {
 			if *testCmd != "" {
 				c.TestCmd = *testCmd

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/fixpoint-dev/fixpoint/config"
+	"github.com/fixpoint-dev/fixpoint/sandbox/backends"
+	"github.com/fixpoint-dev/fixpoint/sandbox/setup"
 )
 
 // newFlags returns a FlagSet whose help prints c's usage and example.
@@ -49,11 +51,22 @@ func parseFlags(fs *flag.FlagSet, args []string) (done bool, code int) {
 // Like every flag they override the environment and the config files.
 type sandboxFlags struct {
 	backend, image string
+	retrySetup     bool
 }
 
 func (f *sandboxFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.backend, "sandbox", "", "sandbox `backend`: "+config.BackendChoices()+" (overrides FIXPOINT_SANDBOX and [sandbox] backend)")
 	fs.StringVar(&f.image, "image", "", "docker `image` for the sandbox (overrides FIXPOINT_IMAGE and [sandbox] image)")
+	fs.BoolVar(&f.retrySetup, "retry-setup", false, "run a dependency setup that failed before again, although its inputs (manifests, lockfiles, setup command, image) did not change")
+}
+
+// forgetFailedSetups honours --retry-setup: the project's remembered
+// setup failures are forgotten, so the next setup runs the step again.
+func (f *sandboxFlags) forgetFailedSetups(root string) error {
+	if !f.retrySetup {
+		return nil
+	}
+	return setup.ForgetFailures("", backends.ProjectLabel(root))
 }
 
 // apply writes the flags that were given into c; validation follows in

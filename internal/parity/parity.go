@@ -40,8 +40,12 @@ func (c Counts) String() string { return fmt.Sprintf("%d/%d/%d", c.Passed, c.Fai
 type Project struct {
 	Name string
 	// Archive is a .tar.gz with one top-level folder (realworld); Module
-	// is module@version fetched from the Go module proxy instead.
-	Archive, Module string
+	// is module@version fetched from the Go module proxy instead; Dir is
+	// a small fixture directory (testdata/), copied and committed to a
+	// fresh git repository as a user's clone is.
+	Archive, Module, Dir string
+	// Shape is the project shape a fixture stands for ("cgo", "go.work").
+	Shape string
 	// Native are the counts of a native run and NativeTime its wall time;
 	// for realworld they come from its README, for modules they are
 	// measured (NativeFrom says which).
@@ -76,6 +80,31 @@ func Corpus(realworld string) []Project {
 	}
 }
 
+// Fixtures are small projects, one per shape a real project has that the
+// realworld corpus lacks (issue 21: cgo, go.work, a module below the
+// root, mocha with supertest and a composed script, vitest with
+// TypeScript, ESM `node --test` with localhost and git in a script, npm
+// workspaces, a src-layout Python package, a Rust crate with a fuzz/
+// sub-workspace). Their native counts were measured on the host (Node
+// 20.20.2, Go 1.26, Debian's pytest 7.2.1, cargo 1.95): see
+// testdata/README.md.
+func Fixtures(testdata string) []Project {
+	fx := func(name, shape string, c Counts) Project {
+		return Project{Name: name, Dir: filepath.Join(testdata, name), Shape: shape, Native: c, NativeFrom: "testdata"}
+	}
+	return []Project{
+		fx("go-cgo", "cgo", Counts{2, 0, 1}),
+		fx("go-work", "go.work", Counts{3, 0, 0}),
+		fx("go-nested", "module below the root", Counts{2, 0, 0}),
+		fx("node-mocha-supertest", "mocha + supertest, composed script, localhost", Counts{3, 0, 1}),
+		fx("node-vitest-ts", "vitest + TypeScript", Counts{2, 0, 1}),
+		fx("node-esm-test", "ESM node --test, localhost, git in scripts", Counts{4, 0, 1}),
+		fx("node-workspaces", "npm workspaces", Counts{3, 0, 0}),
+		fx("python-src-layout", "src-layout Python", Counts{3, 0, 1}),
+		fx("rust-crate", "Rust crate with a fuzz/ workspace", Counts{2, 0, 1}),
+	}
+}
+
 // Run is one `fixpoint test` of a project on one backend.
 type Run struct {
 	Counts
@@ -97,11 +126,17 @@ type Row struct {
 // Match reports whether docker's counts equal the native ones.
 func (r Row) Match() bool { return r.Docker.Err == "" && r.Docker.Counts == r.Project.Native }
 
+// BwrapMatch reports whether bwrap's counts equal the native ones.
+func (r Row) BwrapMatch() bool { return r.Bwrap.Err == "" && r.Bwrap.Counts == r.Project.Native }
+
 // Options configure Check.
 type Options struct {
 	Backends []string  // "docker", "bwrap"; nil = both
 	Progress io.Writer // one line per step; nil = discard
 	WorkDir  string    // where projects are unpacked; "" = a temporary directory, removed after
+	// ColdOnly runs docker once (cold setup), without the cached and
+	// kept-warm runs: what the shape fixtures need.
+	ColdOnly bool
 }
 
 // Check runs every project and returns its rows, in corpus order.
@@ -152,6 +187,9 @@ func Check(ctx context.Context, projects []Project, opts *Options) ([]Row, error
 			switch be {
 			case config.BackendDocker:
 				row.Docker = r
+				if o.ColdOnly {
+					break
+				}
 				fmt.Fprintf(o.Progress, "%s: fixpoint test (docker, cached setup)\n", p.Name)
 				row.DockerWarm = Test(ctx, dir, be)
 				fmt.Fprintf(o.Progress, "%s: fixpoint test --keep-warm (docker, session kept warm)\n", p.Name)
@@ -169,6 +207,28 @@ func Check(ctx context.Context, projects []Project, opts *Options) ([]Row, error
 func Unpack(ctx context.Context, p Project, parent string) (string, error) {
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return "", err
+	}
+	if p.Dir != "" {
+		dir := filepath.Join(parent, p.Name)
+		os.RemoveAll(dir)
+		if out, err := exec.CommandContext(ctx, "cp", "-r", p.Dir, dir).CombinedOutput(); err != nil {
+			return "", fmt.Errorf("copy %s: %v: %s", p.Dir, err, out)
+		}
+		// A clone: scripts that ask git (`git rev-parse`) see a repository.
+		git := func(args ...string) error {
+			cmd := exec.CommandContext(ctx, "git", append([]string{"-c", "user.name=parity", "-c", "user.email=parity@example.invalid", "-c", "commit.gpgsign=false"}, args...)...)
+			cmd.Dir = dir
+			if out, err := cmd.CombinedOutput(); err != nil {
+				return fmt.Errorf("git %s in %s: %v: %s", args[0], dir, err, out)
+			}
+			return nil
+		}
+		for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"commit", "-q", "-m", "fixture"}} {
+			if err := git(args...); err != nil {
+				return "", err
+			}
+		}
+		return dir, nil
 	}
 	if p.Archive != "" {
 		dir := filepath.Join(parent, p.Name)

@@ -37,6 +37,9 @@ func (Language) Detect(snap *sandbox.Snapshot) bool {
 }
 func (Language) VersionCommand() []string { return []string{"go", "version"} }
 
+// DetectNested: go.mod files below a root without one (nested.go).
+func (Language) DetectNested(snap *sandbox.Snapshot) bool { return len(nestedModules(snap)) > 0 }
+
 // ParseVersion reads `go version` output ("go version go1.26.8 linux/amd64").
 func (Language) ParseVersion(out string) (lang.Version, error) {
 	m := goVersionOut.FindStringSubmatch(out)
@@ -57,6 +60,9 @@ func (Language) PickRelease(r lang.Range, published []lang.Version) (lang.Versio
 // the requirement is a minimum, as GOTOOLCHAIN treats it.
 func (Language) Requirement(snap *sandbox.Snapshot) (*lang.Requirement, error) {
 	name := "go.mod"
+	if d := nestedModule(snap); d != "" {
+		name = path.Join(d, "go.mod")
+	}
 	f, ok := snap.Files[name]
 	if !ok {
 		// A workspace without a root module: go.work's go line.
@@ -93,12 +99,18 @@ func (Language) SetupStep(snap *sandbox.Snapshot) *lang.Setup {
 	}
 	flags := modFlags(snap)
 	script := "go mod download && go list -e -deps -test ./... >/dev/null"
+	if d := nestedModule(snap); d != "" {
+		script = fmt.Sprintf("go -C %[1]s mod download && go -C %[1]s list -e -deps -test ./... >/dev/null", shellQuote(d))
+	}
 	if mods, patterns := workspaceModules(snap); len(mods) > 0 {
 		// In workspace mode `go mod download` needs the member modules'
 		// requirements; `go list` over every member fetches them all.
 		script = "go list -e -deps -test " + strings.Join(patterns, " ") + " >/dev/null"
 	}
 	inputs := []string{"go.mod", "go.sum", "go.work", "go.work.sum"}
+	if d := nestedModule(snap); d != "" {
+		inputs = append(inputs, path.Join(d, "go.mod"), path.Join(d, "go.sum"))
+	}
 	if gowork, ok := snap.Text("go.work"); ok {
 		for _, d := range workspaceUses(gowork) {
 			inputs = append(inputs, path.Join(d, "go.mod"), path.Join(d, "go.sum"))
@@ -167,7 +179,7 @@ func (Language) PropertyHint() string {
 func (l Language) HostCaches(snap *sandbox.Snapshot) []sandbox.CacheMount {
 	if snap != nil {
 		_, work := snap.Files["go.work"]
-		if _, mod := snap.Files["go.mod"]; mod && !work && l.SetupStep(snap) == nil {
+		if _, mod := snap.Files[inModule(snap, "go.mod")]; mod && !work && l.SetupStep(snap) == nil {
 			return nil
 		}
 	}

@@ -1,6 +1,8 @@
 package golang
 
 import (
+	"fmt"
+	"path"
 	"regexp"
 	"strings"
 
@@ -18,7 +20,10 @@ var goModuleRe = regexp.MustCompile(`(?m)^\s*module\s+("?)([^\s"]+)("?)\s*(?://.
 // image's CGO_ENABLED=0: its build then needs the image's gcc, and says
 // so when there is none, instead of failing on undefined C names.
 func (Language) TestCommand(snap *sandbox.Snapshot) testrun.Runner {
-	r := testrun.Runner{Name: testrun.RunnerGo, Args: []string{"go", "test", "-json", "./..."}, Format: testrun.GoTestJSON("", nil)}
+	r := testrun.Runner{Name: testrun.RunnerGo, Args: goArgs(snap, "test", "-json", "./..."), Format: testrun.GoTestJSON("", nil)}
+	if dirs := nestedModules(snap); len(dirs) > 1 {
+		return testrun.Runner{Name: testrun.RunnerCustom, Missing: fmt.Sprintf("Go modules in %s/ and no go.mod at the root: choose one, e.g. test_cmd = \"go -C %s test ./...\"", strings.Join(dirs, "/, "), dirs[0])}
+	}
 	if CgoFile(snap) != "" {
 		r.Env = append(r.Env, "CGO_ENABLED=1")
 	}
@@ -26,6 +31,15 @@ func (Language) TestCommand(snap *sandbox.Snapshot) testrun.Runner {
 		// A workspace: every member module, as `go test` in each would.
 		r.Args = append([]string{"go", "test", "-json"}, patterns...)
 		r.Format = testrun.GoTestJSON("", mods)
+		return r
+	}
+	if d := nestedModule(snap); d != "" {
+		// Packages are named by module path; their files are under d.
+		if gomod, ok := snap.Text(path.Join(d, "go.mod")); ok {
+			if m := goModuleRe.FindStringSubmatch(gomod); m != nil {
+				r.Format = testrun.GoTestJSON("", map[string]string{m[2]: d})
+			}
+		}
 		return r
 	}
 	if gomod, ok := snap.Text("go.mod"); ok {
@@ -43,15 +57,20 @@ func (Language) TestCommand(snap *sandbox.Snapshot) testrun.Runner {
 // a build reads). A custom test command given as one shell string is
 // left as written.
 func (Language) Untrusted(r testrun.Runner) testrun.Runner {
-	if len(r.Args) < 2 || r.Args[0] != "go" || r.Args[1] != "test" {
+	head := 1 // go test, or go -C dir test (a nested module)
+	if len(r.Args) >= 4 && r.Args[0] == "go" && r.Args[1] == "-C" {
+		head = 3
+	}
+	if len(r.Args) < head+1 || r.Args[0] != "go" || r.Args[head] != "test" {
 		return r
 	}
-	for _, a := range r.Args[2:] {
+	for _, a := range r.Args[head+1:] {
 		if a == "-count" || strings.HasPrefix(a, "-count=") || strings.HasPrefix(a, "--count") {
 			return r
 		}
 	}
-	r.Args = append([]string{"go", "test", "-count=1"}, r.Args[2:]...)
+	args := append([]string(nil), r.Args[:head+1]...)
+	r.Args = append(append(args, "-count=1"), r.Args[head+1:]...)
 	return r
 }
 

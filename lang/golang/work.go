@@ -53,7 +53,7 @@ func modFlags(snap *sandbox.Snapshot) string {
 		if _, ok := snap.Files["go.work"]; ok {
 			return "-buildvcs=false"
 		}
-		if _, ok := snap.Files["vendor/modules.txt"]; ok {
+		if _, ok := snap.Files[inModule(snap, "vendor/modules.txt")]; ok {
 			return "-buildvcs=false"
 		}
 	}
@@ -91,7 +91,7 @@ func workspaceModules(snap *sandbox.Snapshot) (map[string]string, []string) {
 // requiresModules reports whether any module of the project (the root
 // go.mod, or a go.work member) requires another module.
 func requiresModules(snap *sandbox.Snapshot) bool {
-	mods := []string{"go.mod"}
+	mods := []string{inModule(snap, "go.mod")}
 	if gowork, ok := snap.Text("go.work"); ok {
 		for _, d := range workspaceUses(gowork) {
 			mods = append(mods, path.Join(d, "go.mod"))

@@ -40,6 +40,7 @@ type manifest struct {
 	Dependencies    map[string]any    `json:"dependencies"`
 	DevDependencies map[string]any    `json:"devDependencies"`
 	Optional        map[string]any    `json:"optionalDependencies"`
+	Workspaces      json.RawMessage   `json:"workspaces"`
 }
 
 // Requirement reads .nvmrc, then .node-version (the version developers
@@ -99,7 +100,13 @@ func (Language) SetupStep(snap *sandbox.Snapshot) *lang.Setup {
 		return nil
 	}
 	var m manifest
-	if json.Unmarshal(lang.Contents(f), &m) != nil || len(m.Dependencies)+len(m.DevDependencies)+len(m.Optional) == 0 {
+	if json.Unmarshal(lang.Contents(f), &m) != nil {
+		return nil
+	}
+	// npm workspaces: the install links the packages into node_modules
+	// (and installs theirs), even when the root declares no dependency.
+	members := workspaceManifests(snap, workspacePatterns(m.Workspaces))
+	if len(m.Dependencies)+len(m.DevDependencies)+len(m.Optional) == 0 && len(members) == 0 {
 		return nil
 	}
 	const flags = " --no-audit --no-fund"
@@ -116,7 +123,7 @@ func (Language) SetupStep(snap *sandbox.Snapshot) *lang.Setup {
 	return &lang.Setup{
 		Name:   name,
 		Script: script,
-		Inputs: lang.InputsOf(snap, "package.json", "package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml", ".npmrc"),
+		Inputs: lang.InputsOf(snap, append([]string{"package.json", "package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml", ".npmrc"}, members...)...),
 		// Tools write their own caches into node_modules at test time:
 		// vite bundles its config into .vite-temp, vitest keeps results in
 		// .vite, babel-loader, eslint --cache-location and others use .cache.

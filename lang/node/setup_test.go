@@ -118,3 +118,38 @@ func snapOf(files map[string]string) *sandbox.Snapshot {
 	}
 	return s
 }
+
+// An npm workspaces root without dependencies of its own still installs
+// (npm links the packages into node_modules: `require('@shape/util')`
+// fails without it), keyed by the packages' manifests too.
+func TestSetupStepWorkspaces(t *testing.T) {
+	files := map[string]string{
+		"package.json":               `{"private":true,"workspaces":["packages/*"]}`,
+		"package-lock.json":          `{}`,
+		"packages/util/package.json": `{"name":"@shape/util"}`,
+		"packages/core/package.json": `{"name":"@shape/core","dependencies":{"@shape/util":"1.0.0"}}`,
+		"other/x/package.json":       `{"name":"x"}`,
+	}
+	st := (Language{}).SetupStep(snapOf(files))
+	if st == nil || st.Name != "npm ci" {
+		t.Fatalf("SetupStep = %+v, want npm ci for a workspaces root", st)
+	}
+	want := map[string]bool{"packages/util/package.json": true, "packages/core/package.json": true}
+	for _, in := range st.Inputs {
+		delete(want, in)
+		if in == "other/x/package.json" {
+			t.Errorf("inputs include a package outside the workspaces: %v", st.Inputs)
+		}
+	}
+	if len(want) != 0 {
+		t.Errorf("inputs %v lack %v", st.Inputs, want)
+	}
+	files["package.json"] = `{"private":true,"workspaces":{"packages":["packages/*"]}}`
+	if (Language{}).SetupStep(snapOf(files)) == nil {
+		t.Errorf("the object form of workspaces gives no setup step")
+	}
+	files["package.json"] = `{"private":true}`
+	if st := (Language{}).SetupStep(snapOf(files)); st != nil {
+		t.Errorf("a root without dependencies or workspaces has a setup step: %+v", st)
+	}
+}

@@ -42,6 +42,12 @@ func Detect(snap *sandbox.Snapshot) lang.Language {
 			return l
 		}
 	}
+	// No root manifest: a project in a sub-directory ([lang.Nested]).
+	for _, l := range All() {
+		if n, ok := l.(lang.Nested); ok && n.DetectNested(snap) {
+			return l
+		}
+	}
 	return nil
 }
 

@@ -169,3 +169,14 @@ func TestPickRelease(t *testing.T) {
 		}
 	}
 }
+
+// A project in a sub-directory is found only when no language claims the
+// root: a Node repository with a Go tool in tools/ stays a Node project.
+func TestDetectNested(t *testing.T) {
+	if got := Name(snap(map[string]string{"README.md": "x", "v5/go.mod": "module m/v5\n"})); got != "go" {
+		t.Errorf("Name(v5/go.mod only) = %q, want go", got)
+	}
+	if got := Name(snap(map[string]string{"package.json": "{}", "tools/go.mod": "module tools\n"})); got != "node" {
+		t.Errorf("Name(package.json + tools/go.mod) = %q, want node", got)
+	}
+}

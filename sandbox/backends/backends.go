@@ -200,13 +200,23 @@ func SpecFor(cfg *config.Config, l lang.Language, snap *sandbox.Snapshot) sandbo
 	if hc, ok := l.(lang.HostCaches); ok && (cfg.Sandbox.GoModCache == nil || *cfg.Sandbox.GoModCache) {
 		spec.Caches = append(spec.Caches, hc.HostCaches(snap)...)
 	}
+	if ht, ok := l.(lang.HostTools); ok {
+		spec.HostTools = ht.HostTools(snap)
+	}
 	if snap.Root != "" {
 		// Keys the writable caches (the Go build cache) this project's
 		// sessions share; a hash, so the path itself is not in labels.
-		sum := sha256.Sum256([]byte(snap.Root))
-		spec.Labels[docker.LabelProject] = fmt.Sprintf("%x", sum[:8])
+		spec.Labels[docker.LabelProject] = ProjectLabel(snap.Root)
 	}
 	return spec
+}
+
+// ProjectLabel is the sandbox.LabelProject value of the workspace at root
+// (a hash of its path): what its caches and remembered setup failures are
+// keyed by.
+func ProjectLabel(root string) string {
+	sum := sha256.Sum256([]byte(root))
+	return fmt.Sprintf("%x", sum[:8])
 }
 
 // diskCaps returns sandbox.workspace_size and sandbox.tmp_size in bytes; 0

@@ -293,8 +293,11 @@ func (b *Backend) wrap(d host.Dirs, rel string, args []string, spec sandbox.Spec
 			b.opts.Logger.Warn("bwrap sandbox: a host cache is not readable by the sandbox uid; it is not mounted", "cache", c.Name, "dir", c.HostDir)
 		}
 	}
-	if len(spec.Path) > 0 {
-		env[0] = "PATH=" + strings.Join(spec.Path, ":") + ":" + sandboxPath
+	toolArgs, toolPath, toolEnv := b.hostTools(spec.HostTools)
+	a = append(a, toolArgs...)
+	env = append(env, toolEnv...)
+	if p := append(append([]string(nil), spec.Path...), toolPath...); len(p) > 0 {
+		env[0] = "PATH=" + strings.Join(p, ":") + ":" + sandboxPath
 	}
 	wd := "/workspace"
 	if rel != "" {

@@ -304,6 +304,8 @@ func (b *Backend) runInstallNet(ctx context.Context, spec sandbox.InstallSpec, w
 	if goCache != "" {
 		a = append(a, "--bind", goCache, "/gocache")
 	}
+	toolArgs, toolPath, toolEnv := b.hostTools(spec.HostTools)
+	a = append(a, toolArgs...)
 	script := spec.Script
 	if spec.Snapshot != nil && spec.Snapshot.Git != nil {
 		script = spec.Snapshot.Git.WrapScript(script) // `prepare: lefthook install` needs a repository
@@ -316,10 +318,11 @@ func (b *Backend) runInstallNet(ctx context.Context, spec sandbox.InstallSpec, w
 		a = append(a, "--chdir", "/workspace", "--", "/bin/sh", "-c", script)
 	}
 	path := sandboxPath
-	if len(spec.Path) > 0 {
-		path = strings.Join(spec.Path, ":") + ":" + path
+	if p := append(append([]string(nil), spec.Path...), toolPath...); len(p) > 0 {
+		path = strings.Join(p, ":") + ":" + path
 	}
 	env := []string{"PATH=" + path, "HOME=/tmp", "LANG=C.UTF-8", "TMPDIR=/tmp"}
+	env = append(env, toolEnv...)
 	env = append(env, spec.Env...)
 	env = append(env, spec.HostEnv...)
 	if goCache != "" {

@@ -22,6 +22,7 @@ import (
 	"github.com/docker/docker/api/types/volume"
 	"github.com/docker/docker/pkg/jsonmessage"
 	"github.com/docker/docker/pkg/stdcopy"
+	units "github.com/docker/go-units"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/proxyrelay"
 )
@@ -199,6 +200,9 @@ func (b *Backend) runInstall(ctx context.Context, spec sandbox.InstallSpec, user
 		Mounts:      ms,
 		Tmpfs:       map[string]string{"/tmp": "rw,nosuid,nodev,exec,size=2g,mode=1777"},
 		Resources:   container.Resources{Memory: l.Memory, MemorySwap: l.Memory, NanoCPUs: l.NanoCPUs, PidsLimit: &pids},
+	}
+	if b.kind == "podman" {
+		hc.Resources.Ulimits = podmanSetupUlimits(l)
 	}
 	created, err := b.createContainer(ctx, cfg, hc, name, name)
 	if err != nil {
@@ -414,4 +418,19 @@ func (b *Backend) EnsureImage(ctx context.Context, img string) error {
 	}
 	_, err = b.cli.ImageInspect(ctx, img)
 	return err
+}
+
+// podmanSetupUlimits are the rlimits of a setup container on Podman.
+// Rootful Podman gives a container RLIMIT_NOFILE and RLIMIT_NPROC of
+// 1048576 when none is asked for, which runc cannot set where the engine's
+// own hard limit is lower and it lacks CAP_SYS_RESOURCE ("error setting
+// rlimit type 7"): every setup failed to start there. The setup gets what
+// a test run gets (the sandbox's nofile limit, which the engine grants its
+// test containers) and the test containers' process cap; Docker's
+// default (the daemon's own limits) stays as it is.
+func podmanSetupUlimits(l sandbox.Limits) []*units.Ulimit {
+	return []*units.Ulimit{
+		{Name: "nofile", Soft: int64(l.NoFile), Hard: int64(l.NoFile)},
+		{Name: "nproc", Soft: podmanNproc, Hard: podmanNproc},
+	}
 }

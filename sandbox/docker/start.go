@@ -255,6 +255,12 @@ func (s *Session) boot(ctx context.Context) error {
 	}
 	hj, err := b.cli.ContainerAttach(ctx, id, container.AttachOptions{Stream: true, Stdin: true, Stdout: true, Stderr: true})
 	if err != nil {
+		// Podman initialises the container at attach, so a runtime error
+		// (a mount, an rlimit) is only "received 409" here; starting it
+		// gives the runtime's own message.
+		if serr := b.cli.ContainerStart(ctx, id, container.StartOptions{}); serr != nil {
+			return fail(fmt.Errorf("attach sandbox %s: %w (starting it: %v)", name, err, serr))
+		}
 		return fail(fmt.Errorf("attach sandbox %s: %w", name, err))
 	}
 	pr, pw := io.Pipe()
@@ -524,6 +530,12 @@ func (b *Backend) pruneVolumes(ctx context.Context, kind, source, keep string) {
 		return
 	}
 	for _, v := range list.Volumes {
+		// Podman (4.3) ORs several label filters where Docker ANDs them:
+		// every deps volume matched, and pruning one cache removed the
+		// volume the same install had just filled. Check both here.
+		if v.Labels[LabelCache] != kind || v.Labels[labelCacheSource] != source {
+			continue
+		}
 		if v.Name != keep && b.cli.VolumeRemove(ctx, v.Name, false) == nil {
 			b.log.Debug("removed outdated cache volume", "volume", v.Name)
 		}
@@ -567,10 +579,14 @@ func sandboxUser(configured, image string) string {
 // workspaceTmpfs is the /workspace tmpfs's options, owned by the sandbox
 // user. Podman (4.x) rejects uid=/gid= on a tmpfs; its "U" option chowns
 // the tmpfs to the container's user instead (README, "Remote and rootless
-// engines").
+// engines"). Podman also copies what the image (or a volume below) has
+// at a tmpfs's mount point into it ("tmpcopyup") by default, which left
+// the mount point of a writable layer over a read-only cache missing
+// (runc: "mkdir …/node_modules/.cache: read-only file system"): every
+// tmpfs here starts empty, as on Docker.
 func workspaceTmpfs(kind string, size int64, uid, gid string) string {
 	if kind == "podman" {
-		return fmt.Sprintf("rw,nosuid,nodev,exec,size=%d,mode=0755,U", size)
+		return fmt.Sprintf("rw,nosuid,nodev,exec,size=%d,mode=0755,U,notmpcopyup", size)
 	}
 	return fmt.Sprintf("rw,nosuid,nodev,exec,size=%d,uid=%s,gid=%s,mode=0755", size, uid, gid)
 }

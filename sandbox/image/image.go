@@ -135,15 +135,21 @@ func (r Recipe) changesKey() string {
 
 // Changes are the Dockerfile instructions given to `docker import --change`.
 func (r Recipe) Changes(hash string) []string {
+	// One label per LABEL instruction: Podman's import reads a LABEL line
+	// as a single key=value, so "LABEL a=1 b=2" gave label a the value
+	// "1 b=2" there (and the build failed its recipe check).
 	ch := []string{
-		fmt.Sprintf("LABEL %s=%s %s=%s", LabelRecipe, hash, LabelLang, r.Lang),
-		fmt.Sprintf("USER %d:%d", UID, GID),
-		"WORKDIR " + Workspace,
-		`CMD ["/bin/sh"]`,
+		fmt.Sprintf("LABEL %s=%s", LabelRecipe, hash),
+		fmt.Sprintf("LABEL %s=%s", LabelLang, r.Lang),
 	}
 	if r.GoRoot {
-		ch[0] += fmt.Sprintf(" %s=%s", LabelGoCache, GoCacheDir)
+		ch = append(ch, fmt.Sprintf("LABEL %s=%s", LabelGoCache, GoCacheDir))
 	}
+	ch = append(ch,
+		fmt.Sprintf("USER %d:%d", UID, GID),
+		"WORKDIR "+Workspace,
+		`CMD ["/bin/sh"]`,
+	)
 	for _, e := range r.Env {
 		k, v, _ := strings.Cut(e, "=")
 		ch = append(ch, fmt.Sprintf("ENV %s=%s", k, v))

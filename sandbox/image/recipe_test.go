@@ -76,4 +76,19 @@ func TestChanges(t *testing.T) {
 			t.Errorf("Changes lack %q:\n%s", want, ch)
 		}
 	}
+	// Podman's import reads a LABEL line as one key=value: a second pair
+	// on the same line would become part of the first label's value.
+	labels := map[string]string{}
+	for _, c := range r.Changes("abc123abc123") {
+		if kv, ok := strings.CutPrefix(c, "LABEL "); ok {
+			k, v, _ := strings.Cut(kv, "=")
+			if strings.ContainsAny(v, " \t") {
+				t.Errorf("change %q holds more than one label (Podman reads it as %s=%q)", c, k, v)
+			}
+			labels[k] = v
+		}
+	}
+	if labels[image.LabelRecipe] != "abc123abc123" || labels[image.LabelLang] != "go" {
+		t.Errorf("labels from Changes = %v, want %s=abc123abc123 and %s=go", labels, image.LabelRecipe, image.LabelLang)
+	}
 }

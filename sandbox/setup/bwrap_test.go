@@ -242,7 +242,7 @@ func TestBwrapInstallBadRegistry(t *testing.T) {
 			})
 			project := "b0" + strings.Repeat("2", 14)
 			spec := sandbox.Spec{Labels: map[string]string{sandbox.LabelProject: project}}
-			p := setup.New(b, &setup.Options{LockDir: t.TempDir(), Getenv: func(string) string { return "" }})
+			p := setup.New(b, &setup.Options{LockDir: t.TempDir(), FailureDir: t.TempDir(), Getenv: func(string) string { return "" }})
 			err = p.Prepare(t.Context(), &spec, snap, setup.NewPlan(registry.Detect(snap), snap, ""))
 			if !errors.Is(err, sandbox.ErrInstall) {
 				t.Fatalf("Prepare = %v, want ErrInstall", err)

@@ -64,6 +64,7 @@ func newEnv(t *testing.T, images ...string) *env {
 				}
 			}
 		}
+		setup.ForgetFailures("", e.project) // the failures this test's installs left
 		b.Close()
 	})
 	return e

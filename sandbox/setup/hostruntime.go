@@ -50,9 +50,9 @@ func HostRuntime(ctx context.Context, l lang.Language) (lang.Version, bool) {
 // runtime version when the image's version have satisfies the requirement
 // but is not what a native run uses (lang.PreferHost). It is best effort:
 // without the release (offline, unpublished), the image stays.
-func (p *Preparer) preferHostRelease(ctx context.Context, pr Prober, spec *sandbox.Spec, plan *Plan, have lang.Version) {
+func (p *Preparer) preferHostRelease(ctx context.Context, pr Prober, spec *sandbox.Spec, plan *Plan, rng lang.Range, have lang.Version) {
 	host, ok := p.hostRuntime(ctx, plan.Lang)
-	if !lang.PreferHost(plan.Requirement.Range, have, host, ok) || p.opts.Runtimes == nil {
+	if !lang.PreferHost(rng, have, host, ok) || p.opts.Runtimes == nil {
 		return
 	}
 	// Built by an earlier run: no registry request.
@@ -70,11 +70,11 @@ func (p *Preparer) preferHostRelease(ctx context.Context, pr Prober, spec *sandb
 		p.log.Info("keeping the image's runtime", "image", spec.Image, "have", have, "host", host, "err", err)
 		return
 	}
-	r, ok := lang.ChooseReleaseNear(plan.Lang, plan.Requirement.Range, rels, host, true)
+	r, ok := lang.ChooseReleaseNear(plan.Lang, rng, rels, host, true)
 	if !ok || r.Version != host {
 		return
 	}
-	stop := p.ticker(fmt.Sprintf("preparing %s %s, the host's version (the image has %s)", plan.Requirement.Runtime, host, have), time.Now())
+	stop := p.ticker(fmt.Sprintf("preparing %s %s, the host's version (the image has %s)", plan.Lang.Name(), host, have), time.Now())
 	name, err := p.opts.Runtimes.Ensure(ctx, plan.Lang, spec.Image, r)
 	stop()
 	if err != nil {
@@ -82,4 +82,25 @@ func (p *Preparer) preferHostRelease(ctx context.Context, pr Prober, spec *sandb
 		return
 	}
 	spec.Image = name
+}
+
+// preferHostUndeclared is preferHostRelease for a project that declares
+// no version (no engines in package.json): any version satisfies it, so
+// the host's is the one a native run uses (docker kept the image's Node
+// 18 where the user and bwrap ran 20). Only languages whose releases
+// fixpoint can fetch (lang.RuntimeSource) are probed; the others' images
+// have the one version Debian ships.
+func (p *Preparer) preferHostUndeclared(ctx context.Context, pr Prober, spec *sandbox.Spec, plan *Plan) {
+	if _, ok := plan.Lang.(lang.RuntimeSource); !ok || p.opts.Runtimes == nil {
+		return
+	}
+	if _, ok := p.hostRuntime(ctx, plan.Lang); !ok {
+		return
+	}
+	have, err := p.imageVersion(ctx, pr, spec.Image, plan.Lang)
+	if err != nil {
+		p.log.Info("keeping the image's runtime", "image", spec.Image, "err", err)
+		return
+	}
+	p.preferHostRelease(ctx, pr, spec, plan, lang.Range{}, have)
 }

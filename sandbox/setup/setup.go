@@ -222,6 +222,9 @@ type Options struct {
 	// sets up the same cache key waits for the first and reuses its
 	// result. "" = fixpoint/setup-locks in the user's cache directory.
 	LockDir string
+	// FailureDir remembers failed install steps by cache key (failed.go);
+	// "" = fixpoint/setup-failures in the user's cache directory.
+	FailureDir string
 }
 
 // Preparer applies plans to specs for one backend.
@@ -261,6 +264,9 @@ func New(b sandbox.Backend, opts *Options) *Preparer {
 	}
 	if p.opts.LockDir == "" {
 		p.opts.LockDir = defaultLockDir()
+	}
+	if p.opts.FailureDir == "" {
+		p.opts.FailureDir = defaultFailureDir()
 	}
 	p.log = p.opts.Logger
 	if p.log == nil {
@@ -322,7 +328,7 @@ func (p *Preparer) Prepare(ctx context.Context, spec *sandbox.Spec, snap *sandbo
 	}
 	is := sandbox.InstallSpec{
 		Image: spec.Image, Key: CacheKey(st, snap, *spec), Snapshot: snap, Script: st.Script,
-		Env: st.Env, Path: st.Path, Caches: dirs, HostEnv: p.hostEnv(st.HostEnv), CAFile: p.opts.CAFile, CAEnv: st.CAEnv,
+		Env: st.Env, Path: st.Path, HostTools: spec.HostTools, Caches: dirs, HostEnv: p.hostEnv(st.HostEnv), CAFile: p.opts.CAFile, CAEnv: st.CAEnv,
 		Labels: spec.Labels, Output: p.opts.Output,
 		Limits: sandbox.Limits{Timeout: 15 * time.Minute, Memory: spec.Limits.Memory, NanoCPUs: spec.Limits.NanoCPUs},
 	}
@@ -335,15 +341,42 @@ func (p *Preparer) Prepare(ctx context.Context, spec *sandbox.Spec, snap *sandbo
 		return fmt.Errorf("dependency setup (%s): %w", st.Name, err)
 	}
 	defer unlock()
+	record, logPath, remember := failurePaths(p.opts.FailureDir, spec.Labels[sandbox.LabelProject], p.b.Name(), is.Key)
+	if remember {
+		if f := recordedFailure(record, logPath); f != nil {
+			return fmt.Errorf("%w\nThe agent did not start. Fix the install (run `%s` in the project), or set [sandbox] setup in .fixpoint.toml (\"off\" turns it off)", f, st.Script)
+		}
+	}
+	flog := &failureLog{}
+	if remember {
+		flog = newFailureLog(logPath)
+		is.Output = teeOutput(is.Output, flog)
+	}
 	start := time.Now()
 	stop := p.ticker("installing dependencies ("+st.Name+")", start)
 	res, err := inst.Install(ctx, is)
 	stop()
 	if err != nil {
 		if errors.Is(err, sandbox.ErrInstall) {
-			return fmt.Errorf("%w\nThe agent did not start.%s Fix the install (run `%s` in the project), or set [sandbox] setup in .fixpoint.toml (\"off\" turns it off)", err, credentialHint(err), st.Script)
+			kept := ""
+			// A cancelled run proves nothing about the inputs.
+			if remember && ctx.Err() == nil {
+				if kerr := flog.keep(record, logPath, failure{Step: st.Name, Error: strings.TrimPrefix(err.Error(), sandbox.ErrInstall.Error()+": "), Time: time.Now()}); kerr == nil {
+					kept = fmt.Sprintf("\nIts output: %s. It is not run again with the same inputs: change them, or run with --retry-setup.", logPath)
+				} else {
+					p.log.Warn("cannot remember the failed setup", "err", kerr)
+				}
+			} else {
+				flog.discard()
+			}
+			return fmt.Errorf("%w%s\nThe agent did not start.%s Fix the install (run `%s` in the project), or set [sandbox] setup in .fixpoint.toml (\"off\" turns it off)", err, kept, credentialHint(err), st.Script)
 		}
+		flog.discard()
 		return fmt.Errorf("dependency setup (%s): %w", st.Name, err)
+	}
+	flog.discard()
+	if remember {
+		forget(record, logPath)
 	}
 	if res.Cached {
 		p.progress(fmt.Sprintf("dependencies ready (%s, cached)", st.Name))
@@ -464,15 +497,21 @@ func isDefaultImage(img string) bool {
 func (p *Preparer) pickImage(ctx context.Context, spec *sandbox.Spec, plan *Plan) error {
 	req := plan.Requirement
 	pr, ok := p.b.(Prober)
-	if req == nil || plan.Lang == nil || !ok || spec.Image != image.ImageName(plan.Lang.Name()) {
+	if plan.Lang == nil || !ok || spec.Image != image.ImageName(plan.Lang.Name()) {
 		return nil // other backends and images: CheckRuntime verifies in the session
+	}
+	if req == nil {
+		// No declared version: every version satisfies the project, so
+		// the host's is the one a native run (and bwrap) uses.
+		p.preferHostUndeclared(ctx, pr, spec, plan) // hostruntime.go
+		return nil
 	}
 	have, err := p.imageVersion(ctx, pr, spec.Image, plan.Lang)
 	if err != nil {
 		return err
 	}
 	if req.Range.Allows(have) {
-		p.preferHostRelease(ctx, pr, spec, plan, have) // hostruntime.go
+		p.preferHostRelease(ctx, pr, spec, plan, req.Range, have) // hostruntime.go
 		return nil
 	}
 	rerr := &RuntimeError{Req: req, Lang: plan.Lang, Have: have.String(), Where: "image " + spec.Image}

@@ -31,6 +31,9 @@ type workDirer interface {
 // Report.OOM); an error means the sandbox itself failed.
 func Run(ctx context.Context, sess sandbox.Session, r Runner, limits sandbox.Limits, stream io.Writer) (*Report, error) {
 	if len(r.Args) == 0 {
+		if r.Missing != "" {
+			return nil, fmt.Errorf("%w (%s)", ErrNoRunner, r.Missing)
+		}
 		return nil, ErrNoRunner
 	}
 	if wd, ok := sess.(workDirer); ok && r.Root == "" {

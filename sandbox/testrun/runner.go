@@ -68,6 +68,10 @@ type Runner struct {
 	// user's clone. See sandbox.GitInfo for what it holds (never
 	// credentials).
 	Git *sandbox.GitInfo
+	// Missing says, for a Runner without Args, why the language found no
+	// command and what to set (Go modules in several sub-directories and
+	// none at the root); Run reports it with ErrNoRunner.
+	Missing string
 }
 
 // WithEnv returns r with the configured variables added to its Env, in

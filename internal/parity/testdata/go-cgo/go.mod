@@ -1,0 +1,3 @@
+module example.com/cgoshape
+
+go 1.21

@@ -1,0 +1,3 @@
+package jsonpatch
+
+// The GOPATH-era package: no go.mod here.

@@ -1,0 +1,3 @@
+module example.com/jsonpatch/v5
+
+go 1.21

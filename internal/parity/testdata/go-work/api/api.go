@@ -1,0 +1,4 @@
+package api
+
+// Greet greets.
+func Greet(n string) string { return "hello " + n }

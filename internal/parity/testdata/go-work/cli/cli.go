@@ -1,0 +1,6 @@
+package cli
+
+import "example.com/api"
+
+// Run runs.
+func Run() string { return api.Greet("cli") }

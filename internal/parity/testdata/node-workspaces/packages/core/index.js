@@ -1,0 +1,3 @@
+'use strict';
+const { double } = require('@shape/util');
+exports.quadruple = (n) => double(double(n));

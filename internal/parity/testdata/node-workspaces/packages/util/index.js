@@ -1,0 +1,2 @@
+'use strict';
+exports.double = (n) => n * 2;

@@ -1,0 +1,3 @@
+#![no_main]
+use libfuzzer_sys::fuzz_target;
+fuzz_target!(|data: &[u8]| { if let Ok(s) = std::str::from_utf8(data) { let _ = shape_crate::reverse_words(s); } });

@@ -136,11 +136,12 @@ func (s *Server) land(ctx context.Context, r *run, res *agent.Result) {
 	out := s.apply(ctx, r, res, false)
 	if !out.applied {
 		msg := "Verified, not applied: " + out.reason
-		if out.reason == reasonDeclined {
+		switch {
+		case out.reason == reasonDeclined:
 			msg = "Verified, not applied: you declined the edit"
-			s.showMessage(ctx, protocol.MessageTypeInfo, "fixpoint: "+editLabel(r)+": verified, not applied (declined).")
-		} else {
-			s.showMessage(ctx, protocol.MessageTypeWarning, "fixpoint: "+editLabel(r)+": verified, but not applied: "+out.reason+".")
+			s.outcomeMessage(ctx, protocol.MessageTypeInfo, "fixpoint: "+editLabel(r)+": verified, not applied (declined).")
+		default:
+			s.outcomeMessage(ctx, protocol.MessageTypeWarning, "fixpoint: "+editLabel(r)+": verified, but not applied: "+out.reason+".")
 		}
 		s.endStatus(ctx, r, stateNotApplied, msg, out.reason)
 		return
@@ -149,13 +150,35 @@ func (s *Server) land(ctx context.Context, r *run, res *agent.Result) {
 		s.publishReport(ctx, r.root, res.Final)
 	}
 	if len(res.Changes) == 0 {
-		s.endStatus(ctx, r, stateApplied, "Verified; no file changes were needed", "")
-		s.showMessage(ctx, protocol.MessageTypeInfo, "fixpoint: verified; no file changes were needed")
+		msg := "Verified; no file changes were needed"
+		if res.StopReason == agent.StopAlreadyPassing {
+			msg = "Nothing to fix: the tests already pass"
+		}
+		s.endStatus(ctx, r, stateApplied, msg, "")
+		s.outcomeMessage(ctx, protocol.MessageTypeInfo, "fixpoint: "+strings.ToLower(msg[:1])+msg[1:])
 		return
 	}
 	s.endStatus(ctx, r, stateApplied, fmt.Sprintf("Applied: %d %s changed, %s", len(r.status.Files),
 		plural(len(r.status.Files), "file", "files"), testsPassing(res)), "")
-	s.appliedSummary(ctx, r, res, r.status.Files)
+	if !s.clientShowsOutcomes() {
+		s.appliedSummary(ctx, r, res, r.status.Files)
+	}
+}
+
+// clientShowsOutcomes reports whether the client turns a run's final
+// $/fixpoint/status into its one notification (experimental.fixpointOutcomes).
+func (s *Server) clientShowsOutcomes() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.caps.outcomes
+}
+
+// outcomeMessage shows how a run ended, unless the client shows that
+// itself from the final status.
+func (s *Server) outcomeMessage(ctx context.Context, typ protocol.MessageType, msg string) {
+	if !s.clientShowsOutcomes() {
+		s.showMessage(ctx, typ, msg)
+	}
 }
 
 // endFailed ends a run whose engine returned an error.

@@ -413,3 +413,63 @@ func TestLogWhere(t *testing.T) {
 		}
 	}
 }
+
+// TestOneNotificationPerOutcome: a client that declares
+// experimental.fixpointOutcomes (the VS Code extension) shows each run's
+// outcome from its final $/fixpoint/status, so the server sends no
+// message of its own for an applied, declined or already-passing run;
+// other clients still get the server's.
+func TestOneNotificationPerOutcome(t *testing.T) {
+	outcomesCaps := strings.Replace(vscodeCaps, `"window":{`, `"experimental":{"fixpointOutcomes":true},"window":{`, 1)
+	passing := &fakeEngine{Result: agent.Result{Verified: true, StopReason: agent.StopAlreadyPassing, Final: &testrun.Report{Passed: 3}}}
+	tests := []struct {
+		name    string
+		caps    string
+		engine  *fakeEngine
+		reject  bool
+		state   string
+		message string // the final status message (substring)
+		server  string // the server's own message for the outcome (substring), "" when it must send none
+	}{
+		{name: "applied, extension", caps: outcomesCaps, engine: verifiedEngine(), state: stateApplied, message: "Applied: 1 file changed"},
+		{name: "applied, other client", caps: vscodeCaps, engine: verifiedEngine(), state: stateApplied, message: "Applied", server: "fixpoint applied Fix until tests pass"},
+		{name: "declined, extension", caps: outcomesCaps, engine: verifiedEngine(), reject: true, state: stateNotApplied, message: "you declined"},
+		{name: "declined, other client", caps: vscodeCaps, engine: verifiedEngine(), reject: true, state: stateNotApplied, message: "you declined", server: "verified, not applied (declined)"},
+		{name: "already passing, extension", caps: outcomesCaps, engine: passing, state: stateApplied, message: "Nothing to fix: the tests already pass"},
+		{name: "already passing, other client", caps: vscodeCaps, engine: passing, state: stateApplied, message: "Nothing to fix", server: "fixpoint: nothing to fix: the tests already pass"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.engine.release = make(chan struct{})
+			tc.engine.Report = &testrun.Report{Passed: 3}
+			e := newFakeEditor(t, editorOptions{engine: tc.engine, files: map[string]string{"go.mod": "module w\n", "a.go": statusWorkspaceA}})
+			e.applyOK = !tc.reject
+			if tc.reject {
+				e.answerApply = map[string]any{"applied": false}
+			}
+			e.initialize(tc.caps)
+			e.wait("workspace/configuration", "")
+			e.mustCall("workspace/executeCommand", map[string]any{"command": cmdFixTests, "arguments": []any{}})
+			final := e.wait(methodStatus, `"state":"`+tc.state+`"`)
+			if !strings.Contains(string(final), tc.message) {
+				t.Errorf("final status %s, want message containing %q", final, tc.message)
+			}
+			// A second run in the folder queues behind the first until its
+			// goroutine, messages included, is done: its final status
+			// means every message of the first run was sent.
+			e.mustCall("workspace/executeCommand", map[string]any{"command": cmdRunTests, "arguments": []any{}})
+			e.wait(methodStatus, `"runId":"run-2","kind":"test","state":"applied"`)
+			var msgs []string
+			for _, m := range append(e.sent("window/showMessage"), e.sent("window/showMessageRequest")...) {
+				msgs = append(msgs, string(m))
+			}
+			all := strings.Join(msgs, "\n")
+			if tc.server == "" && len(msgs) > 0 {
+				t.Errorf("the server sent its own outcome message to a client that shows outcomes:\n%s", all)
+			}
+			if tc.server != "" && !strings.Contains(all, tc.server) {
+				t.Errorf("messages %q, want one containing %q", all, tc.server)
+			}
+		})
+	}
+}

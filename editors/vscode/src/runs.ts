@@ -158,6 +158,38 @@ export function appliedSummary(s: RunStatus): Summary | undefined {
   return { message, actions: n > 0 ? [OPEN_FILES, SHOW_OUTPUT] : [SHOW_OUTPUT] };
 }
 
+/** A notification about how a run ended. */
+export interface Outcome extends Summary {
+  severity: 'info' | 'warning';
+}
+
+/**
+ * The one notification for a run's final status (the server sends none of
+ * its own to a client that declares experimental.fixpointOutcomes): what an
+ * applied edit changed, that nothing needed changing, or why a verified
+ * edit was not applied. Test runs, failures and cancellations have none here
+ * (the status bar says it; the server reports failures itself).
+ */
+export function outcomeNotice(s: RunStatus): Outcome | undefined {
+  if (s.kind === 'test') return undefined;
+  if (s.state === 'applied') {
+    if (s.files.length === 0) {
+      return { severity: 'info', message: `fixpoint: ${TITLES[s.kind]}: ${noLinks((s.message || 'verified; no file changes were needed').replace(/\.$/, ''))}.`, actions: [] };
+    }
+    const sum = appliedSummary(s);
+    return sum && { severity: 'info', ...sum };
+  }
+  if (s.state === 'verified-not-applied') {
+    if (s.reason === 'declined') return { severity: 'info', message: `fixpoint: ${TITLES[s.kind]}: verified, not applied (you discarded it).`, actions: [] };
+    return {
+      severity: 'warning',
+      message: `fixpoint: ${TITLES[s.kind]}: verified, but not applied: ${noLinks(s.reason ?? s.message)}.`,
+      actions: s.diff ? [SHOW_OUTPUT] : [],
+    };
+  }
+  return undefined;
+}
+
 /** Lines for the output channel: every final status, with the run's diff. */
 export function outputLines(s: RunStatus): string[] {
   if (!isFinal(s)) return [];
@@ -303,10 +335,6 @@ export function orderActions(titles: string[]): string[] {
   if (risky.length && !safe.length) return [NOT_NOW, ...risky];
   return [...safe, ...risky];
 }
-
-/** What the user is told when a verified edit opens in the refactor preview. */
-export const PREVIEW_HINT =
-  'fixpoint: the verified change is in the Refactor Preview. Tick it (VS Code leaves changes that need confirmation unticked), then Apply; Discard declines it.';
 
 /** Whether a workspace/applyEdit's edit carries a change annotation that needs confirmation (VS Code previews it). */
 export function needsConfirmation(edit: unknown): boolean {

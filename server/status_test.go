@@ -473,3 +473,37 @@ func TestOneNotificationPerOutcome(t *testing.T) {
 		})
 	}
 }
+
+// TestPluginPreviewAnsweredLater: the Neovim plugin keeps its preview open
+// without blocking the editor (applyEdit answered "preview pending") and
+// answers with fixpoint.answerEdit: accepted, the edit is sent again
+// without confirm and lands; cancelled, the run ends declined; an answer
+// for no waiting preview is an error.
+func TestPluginPreviewAnsweredLater(t *testing.T) {
+	const pluginCaps = `{"workspace":{"applyEdit":true,"workspaceEdit":{"documentChanges":true,"resourceOperations":["create","rename","delete"]}},"window":{"workDoneProgress":true},"experimental":{"fixpointPreview":true,"fixpointClient":"neovim"}}`
+	for _, accept := range []bool{true, false} {
+		t.Run(map[bool]string{true: "apply", false: "cancel"}[accept], func(t *testing.T) {
+			e := newFakeEditor(t, editorOptions{engine: verifiedEngine(), files: map[string]string{"go.mod": "module w\n", "a.go": statusWorkspaceA}})
+			e.applyAnswers = []map[string]any{{"applied": false, "failureReason": previewPending}, {"applied": true}}
+			e.initialize(pluginCaps)
+			e.mustCall("workspace/executeCommand", map[string]any{"command": cmdFixTests, "arguments": []any{}})
+			e.wait("workspace/applyEdit", `"confirm":true`)
+			// The server registers the pending preview before it sends the
+			// edit, so the answer cannot arrive before it.
+			e.mustCall("workspace/executeCommand", map[string]any{"command": cmdAnswerEdit, "arguments": []any{map[string]any{"runId": "run-1", "accept": accept}}})
+			want := map[bool]string{true: stateApplied, false: stateNotApplied}[accept]
+			final := e.wait(methodStatus, `"state":"`+want+`"`)
+			edits := e.sent("workspace/applyEdit")
+			if accept {
+				if len(edits) != 2 || !strings.Contains(string(edits[1]), `"confirm":false`) {
+					t.Errorf("applyEdits %s, want the edit sent again without confirm", edits)
+				}
+			} else if len(edits) != 1 || !strings.Contains(string(final), `"reason":"declined"`) {
+				t.Errorf("applyEdits %d, final %s: want one edit and a declined run", len(edits), final)
+			}
+			if _, err := e.call("workspace/executeCommand", map[string]any{"command": cmdAnswerEdit, "arguments": []any{map[string]any{"runId": "run-1", "accept": true}}}); err == nil || !strings.Contains(err.Error(), "waits for an answer") {
+				t.Errorf("a second answer: err = %v, want none waiting", err)
+			}
+		})
+	}
+}

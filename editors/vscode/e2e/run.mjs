@@ -250,36 +250,37 @@ try {
     return `"${text}"`;
   });
 
+  /** The visible notification toasts' texts. */
+  const toasts = async () => (await page.locator('.notifications-toasts .notification-toast').allTextContents()).map((t) => t.trim());
+  /** Clears every notification (so that a check counts only the ones its run shows). */
+  async function clearNotifications() {
+    await palette('Notifications: Clear All Notifications');
+    await waitFor('the notifications to clear', async () => (await toasts()).length === 0, 10_000);
+  }
+
   let fixStatus = '';
-  await check('Fix Until Tests Pass: a cancellable progress notification, one status item, the verified edit lands', async () => {
+  await check('Fix Until Tests Pass: a cancellable progress, the diff with Accept/Discard, one click applies it, one notification', async () => {
+    await clearNotifications();
     await startRun('Fixpoint: Fix Until Tests Pass');
-    let preview = false;
+    let review;
     const seen = await watchProgress(
       'Fix until tests pass',
       async () => {
-        // With preview=always and a server that annotates its edit, VS Code opens the refactor preview.
-        const apply = page.locator('.bulk-edit-panel .buttons .monaco-button', { hasText: 'Apply' });
-        if (!preview && (await apply.count()) > 0) {
-          preview = true;
-          // The extension says what to do in the preview.
-          await page
-            .locator('.notifications-toasts .notification-toast', { hasText: 'Refactor Preview' })
-            .first()
-            .waitFor({ timeout: 10_000 });
-          await page.screenshot({ path: join(work, 'refactor-preview.png') });
-          // VS Code leaves changes that need confirmation unchecked: a user ticks them, then applies.
-          const boxes = page.locator('.bulk-edit-panel input.edit-checkbox');
-          const n = await boxes.count();
-          // Ticking a file ticks its changes: always tick the first box still unticked.
-          for (let i = 0; i < n; i++) {
-            let unticked = -1;
-            for (let j = 0; j < (await boxes.count()) && unticked < 0; j++) if (!(await boxes.nth(j).isChecked())) unticked = j;
-            if (unticked < 0) break;
-            await boxes.nth(unticked).click();
-            await page.waitForTimeout(300);
-          }
-          console.log(`     refactor preview shown with ${n} unchecked change(s) (${join(work, 'refactor-preview.png')}): ticked, Apply`);
-          await apply.first().click();
+        // With preview=always the extension opens the verified fix as a diff and asks Accept / Discard.
+        const ask = page.locator('.notifications-toasts .notification-toast', { hasText: 'The diff is open' });
+        if (!review && (await ask.count()) > 0) {
+          const diffTab = page.locator('.tab', { hasText: "fixpoint's verified fix" });
+          await diffTab.first().waitFor({ timeout: 10_000 });
+          // The diff shows the proposed line before anything lands.
+          await page.locator('.monaco-diff-editor .editor.modified', { hasText: 's[mid-1] + s[mid]' }).first().waitFor({ timeout: 10_000 });
+          // Accept and Discard on the diff's title bar too.
+          const titleButtons = await page.locator('.editor-actions .action-label[aria-label^="Accept Verified Fix"], .editor-actions .action-label[aria-label^="Discard Verified Fix"]').count();
+          if (titleButtons !== 2) throw new Error(`the diff's title bar has ${titleButtons} of the Accept/Discard buttons`);
+          if (readFileSync(join(project, 'stats.go'), 'utf8').includes('(s[mid-1] + s[mid]) / 2')) throw new Error('stats.go changed before Accept');
+          await page.screenshot({ path: join(work, 'review.png') });
+          review = (await ask.first().textContent()).trim();
+          await ask.first().hover();
+          await ask.first().locator('.monaco-button', { hasText: 'Accept' }).click(); // the one click
         }
         const items = await fixpointItems();
         if (items.length > 1) throw new Error(`more than one fixpoint status item: ${JSON.stringify(items)}`);
@@ -288,15 +289,33 @@ try {
       240_000,
     );
     fixStatus = (await fixpointItems())[0];
-    if (!/^fixpoint: verified(, applied)?$/.test(fixStatus)) throw new Error(`status: ${fixStatus}`);
+    if (!review) throw new Error('no Accept/Discard notification with the diff');
+    if (!/stats\.go \(\+\d+ −\d+\)/.test(review)) throw new Error(`review notification: ${review}`);
+    if (!/^fixpoint: verified, applied$/.test(fixStatus)) throw new Error(`status: ${fixStatus}`);
     if (!seen) throw new Error('no progress notification titled "fixpoint: Fix until tests pass"');
     if (!seen.cancellable) throw new Error('the progress notification has no Cancel button');
+    // The edit landed in the buffer at once (one undo reverts it); the diff tab closed.
+    await waitFor('the review diff to close', async () => (await page.locator('.tab', { hasText: "fixpoint's verified fix" }).count()) === 0, 10_000);
     await palette('File: Save All');
     const stats = await waitFor('the fix in stats.go', () => {
       const s = readFileSync(join(project, 'stats.go'), 'utf8');
       return s.includes('(s[mid-1] + s[mid]) / 2') ? s : undefined;
     });
-    return `"${fixStatus}"${preview ? ', through the refactor preview' : ''}, ${stats.split('\n').length} lines`;
+    // Exactly one notification for the outcome: the extension's summary (no server "applied …", no preview hint).
+    const toast = page.locator('.notifications-toasts .notification-toast', { hasText: 'verified and applied' });
+    await toast.first().waitFor({ timeout: 10_000 });
+    const shown = (await toasts()).filter((t) => !/Fix until tests pass/.test(t) || /verified and applied/.test(t));
+    if (shown.length !== 1) throw new Error(`want one notification for the outcome, got ${JSON.stringify(shown)}`);
+    await page.screenshot({ path: join(work, 'applied.png') });
+    return `"${fixStatus}", review: "${review.slice(0, 120)}…", ${stats.split('\n').length} lines, notifications ${JSON.stringify(shown)}`;
+  });
+
+  await check('the status after the run stays "verified, applied" (the next sandbox is prepared without replacing it)', async () => {
+    // Preparing the next run's sandbox (a prewarm) starts right after a run ends: it must not replace the status.
+    await waitFor('a prewarm to be logged', () => /prewarm|preparing/i.test(outputChannel()), 30_000).catch(() => undefined);
+    const items = await fixpointItems();
+    if (items.length !== 1 || items[0] !== fixStatus) throw new Error(`status items ${JSON.stringify(items)}, want ["${fixStatus}"]`);
+    return `"${items[0]}"`;
   });
 
   await check('the output channel has the server log and the run progress', async () => {
@@ -306,14 +325,20 @@ try {
     }
   });
 
-  await check("the run's summary and diff (servers that send $/fixpoint/status)", async () => {
-    if (!/applied/.test(fixStatus)) return `server sent no $/fixpoint/status (status "${fixStatus}"): progress fallback checked above`;
-    const toast = page.locator('.notifications-toasts .notification-toast', { hasText: 'verified and applied' });
-    await toast.first().waitFor({ timeout: 10_000 });
-    const text = await toast.first().textContent();
-    if (!/stats\.go \(\+\d+ −\d+\)/.test(text) || !/Open Files/.test(text)) throw new Error(`summary: ${text}`);
+  await check("the run's diff in the output channel", async () => {
     // The output channel is backed by a log file; the diff's added line is in it.
     await waitFor('the diff in the output channel', () => /^\+.*\(s\[mid-1\] \+ s\[mid\]\) \/ 2/m.test(outputChannel()), 10_000);
+  });
+
+  await check('Fix Until Tests Pass on a passing project: one visible answer, "nothing to fix"', async () => {
+    await clearNotifications();
+    await startRun('Fixpoint: Fix Until Tests Pass');
+    const text = await waitFor('the run to end', itemsMatching(/^fixpoint: (?!.*·)/), 180_000);
+    const toast = page.locator('.notifications-toasts .notification-toast', { hasText: 'the tests already pass' });
+    await toast.first().waitFor({ timeout: 10_000 });
+    const shown = (await toasts()).filter((t) => !/^fixpoint: Fix until tests pass\s*$/.test(t) && !/Cancel$/.test(t));
+    if (shown.length !== 1) throw new Error(`want one notification, got ${JSON.stringify(shown)}`);
+    return `status "${text}", notification "${shown[0]}"`;
   });
 
   await check('a running Solve Goal: Cancel Run in the palette, Cancel on the notification cancels the run', async () => {

@@ -123,7 +123,8 @@ export function statusView(s: RunStatus): Status {
     }
     case 'applied': {
       if (s.kind === 'test') return view('verified', `$(pass) fixpoint: ${tests(s.passing, 'passing')}`, s.message || 'all tests pass');
-      const files = s.files.length ? `; changed ${describeFiles(s.files)}` : '';
+      if (s.files.length === 0) return view('verified', '$(pass) fixpoint: verified, nothing to change', s.message || 'verified; no file changes were needed');
+      const files = `; changed ${describeFiles(s.files)}`;
       const passing = s.passing ? `; ${tests(s.passing, 'passing')}` : '';
       return view('applied', '$(pass) fixpoint: verified, applied', `${s.message || 'verified and applied'}${files}${passing}`);
     }

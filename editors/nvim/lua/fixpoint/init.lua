@@ -37,8 +37,8 @@ local defaults = {
   -- Extra on_attach(client, bufnr).
   on_attach = nil,
   -- confirm(prompt, diff_lines, on_choice): asks whether to apply a verified
-  -- edit (on_choice(true) applies). nil = show the diff in a split and ask
-  -- with confirm(), "Cancel" being the default.
+  -- edit (on_choice(true) applies). nil = the diff in a preview split that
+  -- scrolls like any buffer, with buffer-local keys: a applies, q cancels.
   confirm = nil,
 }
 
@@ -332,6 +332,8 @@ end
 
 --- Handles $/fixpoint/status: one echo-area line per change of the run's
 --- state (never a hit-enter prompt), the diff to :FixpointLog.
+local close_preview -- defined with the preview, below
+
 function M.on_status(err, p, ctx)
   if err or type(p) ~= "table" or not p.state then
     return
@@ -341,6 +343,9 @@ function M.on_status(err, p, ctx)
   end
   local prev = state.status
   state.status = M.status_from(p)
+  if state.preview and p.state ~= "running" and p.runId == state.preview.run then
+    close_preview(nil) -- the run ended (cancelled) while its preview was open
+  end
   if type(p.diff) == "string" and p.diff ~= "" then
     M.log("fixpoint " .. (p.runId or "") .. " diff:\n" .. p.diff)
   end
@@ -488,9 +493,101 @@ local function default_confirm(prompt, lines, on_choice)
   on_choice(ok and choice == 1)
 end
 
+-- PREVIEW_PENDING is the failureReason that tells the server the preview
+-- stays open without blocking Neovim; the answer follows as
+-- workspace/executeCommand fixpoint.answerEdit [{runId, accept}].
+local PREVIEW_PENDING = "fixpoint: preview pending"
+
+--- The open preview, if any: { buf, win, run, client, prev_win }.
+function M.preview()
+  return state.preview
+end
+
+-- close_preview closes the preview window and, when accept is not nil,
+-- sends the user's answer to the server.
+close_preview = function(accept)
+  local p = state.preview
+  if not p then
+    return
+  end
+  state.preview = nil
+  if vim.api.nvim_win_is_valid(p.win) then
+    pcall(vim.api.nvim_win_close, p.win, true)
+  end
+  if p.prev_win and vim.api.nvim_win_is_valid(p.prev_win) then
+    vim.api.nvim_set_current_win(p.prev_win)
+  end
+  if accept ~= nil and p.client then
+    p.client.request("workspace/executeCommand", {
+      command = "fixpoint.answerEdit",
+      arguments = { { runId = p.run, accept = accept } },
+    }, function(err)
+      if err then
+        notify("fixpoint: the answer to the preview was not taken: " .. tostring(err.message or err), vim.log.levels.WARN)
+      end
+    end)
+  end
+  M.echo(accept and "fixpoint: applying the verified edit…" or "fixpoint: preview closed, nothing applied")
+end
+
+--- Answers the open preview: true applies the edit, false declines it.
+function M.answer_preview(accept)
+  if not state.preview then
+    M.echo("fixpoint: no preview is open")
+    return
+  end
+  close_preview(accept and true or false)
+end
+
+-- PREVIEW_HINT is the preview window's statusline: its keys.
+local PREVIEW_HINT = " fixpoint preview   a: Apply   q: Cancel   (j/k, Ctrl-d/Ctrl-u, G/gg scroll)"
+
+-- open_preview shows lines in a split of its own that you can scroll and
+-- search like any buffer, with buffer-local keys: a applies, q (or <Esc>)
+-- cancels. Closing the window in any other way cancels too.
+local function open_preview(lines, run, client)
+  close_preview(false)
+  local prev_win = vim.api.nvim_get_current_win()
+  local buf, win = scratch("fixpoint://preview/" .. run, lines, "diff")
+  vim.api.nvim_win_set_height(win, math.max(8, math.floor(vim.o.lines * 0.6)))
+  vim.wo[win].statusline = PREVIEW_HINT
+  vim.wo[win].wrap = false
+  vim.wo[win].cursorline = true
+  state.preview = { buf = buf, win = win, run = run, client = client, prev_win = prev_win }
+  local function map(lhs, accept)
+    vim.api.nvim_buf_set_keymap(buf, "n", lhs, "", {
+      noremap = true,
+      nowait = true,
+      silent = true,
+      callback = function()
+        M.answer_preview(accept)
+      end,
+    })
+  end
+  map("a", true)
+  map("q", false)
+  map("<Esc>", false)
+  vim.api.nvim_create_autocmd("BufWipeout", {
+    buffer = buf,
+    once = true,
+    callback = function()
+      if state.preview and state.preview.buf == buf then
+        vim.schedule(function()
+          if state.preview and state.preview.buf == buf then
+            close_preview(false)
+          end
+        end)
+      end
+    end,
+  })
+  M.echo("fixpoint: review the verified edit: a applies it, q cancels")
+end
+
 --- Handles workspace/applyEdit from fixpoint: shows the change first when
 --- the server asks for confirmation (params.fixpoint.confirm), then applies
---- it. Declining answers applied=false, failureReason "declined".
+--- it. The default preview stays open without blocking Neovim (the answer
+--- goes to the server as fixpoint.answerEdit); a confirm hook in setup()
+--- answers at once. Declining answers applied=false, failureReason "declined".
 function M.on_apply_edit(_, params, ctx)
   if type(params) ~= "table" or type(params.edit) ~= "table" then
     return { applied = false, failureReason = "no edit" }
@@ -509,10 +606,15 @@ function M.on_apply_edit(_, params, ctx)
       "",
     }
     vim.list_extend(lines, vim.split(meta.diff or "", "\n", { plain = true }))
+    local hook = state.opts and state.opts.confirm
+    if not hook and client and type(meta.runId) == "string" and meta.runId ~= "" then
+      open_preview(lines, meta.runId, client)
+      return { applied = false, failureReason = PREVIEW_PENDING }
+    end
     local prompt = M.fit("Apply " .. table.concat(files, ", ") .. "?", vim.o.columns - 20)
     local accepted = false
-    local confirm = (state.opts and state.opts.confirm) or default_confirm
-    confirm(prompt, lines, function(yes)
+    hook = hook or default_confirm
+    hook(prompt, lines, function(yes)
       accepted = yes and true or false
     end)
     if not accepted then

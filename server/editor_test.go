@@ -93,7 +93,7 @@ type fakeEditor struct {
 	answerApply map[string]any
 	// applyAnswers, when not empty, answer the next applyEdits in order.
 	applyAnswers []map[string]any
-	cursor      int // wait() scans from here
+	cursor       int // wait() scans from here
 }
 
 type editorOptions struct {

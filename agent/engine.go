@@ -235,6 +235,14 @@ func limits(cfg *config.Config) sandbox.Limits { return backends.Limits(cfg) }
 // fresh sandbox session and returns the report, its texts masked
 // (secrets.go).
 func (e *Engine) Test(ctx context.Context, root string, overlays map[string][]byte) (*testrun.Report, error) {
+	return e.TestProgress(ctx, root, overlays, func(line string) { fmt.Fprintf(e.warn, "fixpoint: %s\n", line) })
+}
+
+// TestProgress is Test with the sandbox's preparation reported to
+// progress, one line per phase and a tick with the elapsed time while a
+// long one lasts (a first run compiling the Go standard library, a first
+// dependency install): an editor shows it as the run's progress.
+func (e *Engine) TestProgress(ctx context.Context, root string, overlays map[string][]byte, progress func(string)) (*testrun.Report, error) {
 	snap, err := e.snapshot(root)
 	if err != nil {
 		return nil, err
@@ -243,7 +251,7 @@ func (e *Engine) Test(ctx context.Context, root string, overlays map[string][]by
 	e.warnDropped(dropped)
 	// The workspace is the user's own (unsaved buffers included): no
 	// model-written code runs, so the runners' caches may persist.
-	sess, done, err := e.startTrusted(ctx, snap, func(line string) { fmt.Fprintf(e.warn, "fixpoint: %s\n", line) })
+	sess, done, err := e.startTrusted(ctx, snap, progress)
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/fixpoint-dev/fixpoint/agent"
+	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
 )
 
 // execute is a run's goroutine. It ends when the engine returns, which it
@@ -105,7 +106,19 @@ func (s *Server) execute(ctx context.Context, r *run) {
 // executeTest is a Run Tests run: the report becomes diagnostics, and the
 // final status says how many tests fail ("tests-failing" is not a failed run).
 func (s *Server) executeTest(ctx context.Context, r *run, eng Engine) {
-	rep, err := eng.Test(ctx, r.root, r.req.Overlays)
+	var rep *testrun.Report
+	var err error
+	if pt, ok := eng.(progressTester); ok {
+		// Preparing the sandbox can take minutes the first time (Go's
+		// standard library compiled, dependencies installed): its phases
+		// and elapsed-time ticks are the run's progress and status.
+		rep, err = pt.TestProgress(ctx, r.root, r.req.Overlays, func(line string) {
+			s.runningStatus(ctx, r, agent.Event{Phase: agent.PhaseTest, Message: line})
+			r.end.prog.report(ctx, line)
+		})
+	} else {
+		rep, err = eng.Test(ctx, r.root, r.req.Overlays)
+	}
 	s.settle(r)
 	if err != nil {
 		s.endFailed(ctx, r, err)
@@ -370,4 +383,10 @@ func (w warnWriter) Write(p []byte) (int, error) {
 		w(line)
 	}
 	return len(p), nil
+}
+
+// progressTester is an Engine whose Run Tests reports the sandbox's
+// preparation as it goes (*agent.Engine).
+type progressTester interface {
+	TestProgress(ctx context.Context, root string, overlays map[string][]byte, progress func(string)) (*testrun.Report, error)
 }

@@ -1,11 +1,13 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/fixpoint-dev/fixpoint/agent"
+	"github.com/fixpoint-dev/fixpoint/config"
 	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
 )
 
@@ -506,4 +508,53 @@ func TestPluginPreviewAnsweredLater(t *testing.T) {
 			}
 		})
 	}
+}
+
+// slowSetupEngine is a fake engine whose Run Tests first prepares its
+// sandbox for "minutes": it reports each line, then waits until the test
+// has seen it reach the editor before it goes on.
+type slowSetupEngine struct {
+	*fakeEngine
+	lines []string
+	next  chan struct{}
+}
+
+func (f *slowSetupEngine) TestProgress(ctx context.Context, root string, overlays map[string][]byte, progress func(string)) (*testrun.Report, error) {
+	for _, l := range f.lines {
+		progress(l)
+		select {
+		case <-f.next:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return f.fakeEngine.Test(ctx, root, overlays)
+}
+
+// TestRunTestsReportsLongSetup: while a first Run Tests prepares the
+// sandbox (Go's standard library compiled: minutes), each phase and
+// elapsed-time tick reaches the editor as the run's $/progress report and
+// running $/fixpoint/status, in every editor that shows either.
+func TestRunTestsReportsLongSetup(t *testing.T) {
+	eng := &slowSetupEngine{
+		fakeEngine: &fakeEngine{release: make(chan struct{}), Report: &testrun.Report{Passed: 2}},
+		lines: []string{
+			"compiling the Go standard library into the build cache (once)",
+			"compiling the Go standard library into the build cache (once), 5 s",
+			"compiling the Go standard library into the build cache (once), 10 s",
+		},
+		next: make(chan struct{}),
+	}
+	opts := &Options{NewEngine: func(context.Context, *config.Config, string, Hooks) (Engine, error) { return eng, nil }}
+	e := newFakeEditor(t, editorOptions{server: opts, files: map[string]string{"go.mod": "module w\n", "a.go": statusWorkspaceA}})
+	e.initialize(`{"workspace":{"applyEdit":true},"window":{"workDoneProgress":true}}`)
+	e.mustCall("workspace/executeCommand", map[string]any{"command": cmdRunTests, "arguments": []any{}})
+	for _, l := range eng.lines {
+		quoted, _ := json.Marshal(l)
+		// The status goes out before the progress report (wait scans forward).
+		e.wait(methodStatus, `"message":`+string(quoted))
+		e.wait("$/progress", `"message":`+string(quoted))
+		eng.next <- struct{}{}
+	}
+	e.wait(methodStatus, `"state":"applied"`)
 }

@@ -446,3 +446,46 @@ func TestNeovimScreenNoHitEnter(t *testing.T) {
 		t.Errorf("the final screen does not show the applied fix in the buffer and the status line")
 	}
 }
+
+// TestNeovimFirstRun is a first-time user's :FixpointFix in a real Neovim
+// in tmux (editors/nvim/capture.sh, cmdheight 1): no model configured and
+// no Docker engine. The screen shows both notices whole (the demo-model
+// banner with where the key goes, the no-Docker notice with the fix for
+// the user's system) in the plugin's notice window, and no hit-enter
+// prompt.
+func TestNeovimFirstRun(t *testing.T) {
+	sandboxtest.RequireCommand(t, "nvim")
+	sandboxtest.RequireCommand(t, "tmux")
+	sandboxtest.RequireCommand(t, "bwrap")
+	bin := fixpointBinary(t)
+	screen := filepath.Join(t.TempDir(), "screen.txt")
+	ctx, cancel := contextWithTimeout(t, 5*time.Minute)
+	defer cancel()
+	script, _ := filepath.Abs("../editors/nvim/capture.sh")
+	cmd := exec.CommandContext(ctx, "bash", script, screen)
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "FIXPOINT_") && !strings.HasPrefix(kv, "OPENAI_") && !strings.HasPrefix(kv, "DOCKER_HOST=") {
+			env = append(env, kv)
+		}
+	}
+	home := t.TempDir()
+	cmd.Env = append(env, "HOME="+home, "XDG_CONFIG_HOME="+home, "FIXPOINT_DATA_DIR="+filepath.Join(home, "data"),
+		"DOCKER_HOST=unix:///nonexistent/docker.sock", "FIXPOINT_BIN="+bin, "FIXPOINT_CAPTURE_NOMODEL=1",
+		"FIXPOINT_CAPTURE_UNTIL=no model configured\nno Docker engine answers", "FIXPOINT_CAPTURE_CMDHEIGHT=1", "FIXPOINT_CAPTURE_TIMEOUT=120")
+	out, err := cmd.CombinedOutput()
+	shown, _ := os.ReadFile(screen)
+	t.Logf("capture.sh:\n%s\nscreen:\n%s", out, shown)
+	if err != nil {
+		t.Fatalf("capture.sh: %v", err)
+	}
+	s := string(shown)
+	if strings.Contains(s, "Press ENTER") {
+		t.Errorf("the screen stops at a hit-enter prompt")
+	}
+	for _, want := range []string{"no model configured: running the bundled", "FIXPOINT_API_KEY", "no Docker engine answers", "apt-get install docker.io"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("the screen does not show %q", want)
+		}
+	}
+}

@@ -371,14 +371,92 @@ function M.on_status(err, p, ctx)
   fire_status()
 end
 
+-- wrap splits text into lines of at most width display cells, at spaces.
+local function wrap(text, width)
+  local lines = {}
+  for _, para in ipairs(vim.split(text, "\n", { plain = true })) do
+    local line = ""
+    for word in para:gmatch("%S+") do
+      if line == "" then
+        line = word
+      elseif vim.fn.strdisplaywidth(line .. " " .. word) <= width then
+        line = line .. " " .. word
+      else
+        table.insert(lines, line)
+        line = word
+      end
+    end
+    table.insert(lines, line)
+  end
+  return lines
+end
+
+--- Shows text whole in a floating window at the top right that takes no
+--- focus and needs no key (no hit-enter prompt): it closes when the cursor
+--- moves, or after 30 s. A notice shown while one is open is added to it.
+function M.notice(text, hl)
+  local width = math.max(20, math.min(76, vim.o.columns - 6))
+  local n = state.notice
+  local lines = wrap(text, width)
+  if n and vim.api.nvim_win_is_valid(n.win) then
+    local old = vim.api.nvim_buf_get_lines(n.buf, 0, -1, false)
+    table.insert(old, "")
+    vim.list_extend(old, lines)
+    lines = old
+  else
+    n = { buf = vim.api.nvim_create_buf(false, true) }
+    vim.bo[n.buf].bufhidden = "wipe"
+  end
+  vim.api.nvim_buf_set_lines(n.buf, 0, -1, false, lines)
+  local cfg = {
+    relative = "editor",
+    anchor = "NE",
+    row = 1,
+    col = vim.o.columns - 1,
+    width = width,
+    height = math.max(1, math.min(#lines, vim.o.lines - 6)),
+    style = "minimal",
+    border = "rounded",
+    focusable = false,
+  }
+  if n.win and vim.api.nvim_win_is_valid(n.win) then
+    vim.api.nvim_win_set_config(n.win, cfg)
+  else
+    n.win = vim.api.nvim_open_win(n.buf, false, cfg)
+    vim.wo[n.win].wrap = true
+    local win = n.win
+    local function close()
+      if vim.api.nvim_win_is_valid(win) then
+        pcall(vim.api.nvim_win_close, win, true)
+      end
+      if state.notice and state.notice.win == win then
+        state.notice = nil
+      end
+    end
+    vim.defer_fn(function()
+      vim.api.nvim_create_autocmd({ "CursorMoved", "CursorMovedI", "InsertEnter" }, { once = true, callback = close })
+    end, 500)
+    vim.defer_fn(close, 30000)
+  end
+  if hl then
+    vim.wo[n.win].winhl = "NormalFloat:" .. hl .. ",FloatBorder:" .. hl
+  end
+  state.notice = n
+end
+
 --- window/showMessage: one fitted line (errors highlighted), the whole
---- message in :FixpointLog.
+--- message in :FixpointLog; a warning or error too long for the line is
+--- also shown whole in a notice window (M.notice), without a prompt.
 function M.on_show_message(_, p)
   if type(p) ~= "table" then
     return
   end
   local hl = (p.type == 1 and "ErrorMsg") or (p.type == 2 and "WarningMsg") or nil
   M.echo(p.message, hl)
+  local msg = tostring(p.message or "")
+  if hl and (msg:find("\n") or vim.fn.strdisplaywidth(msg) > math.max(vim.v.echospace, 20) - 1) then
+    M.notice(msg, hl)
+  end
 end
 
 --- window/showMessageRequest: Neovim's own list; choosing "Show log"

@@ -14,7 +14,7 @@
 // code-server and playwright-core. Exits 0 when every check passes; kills
 // code-server (and what it started) however it ends.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, existsSync, readdirSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, mkdirSync, writeFileSync, readFileSync, existsSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
@@ -221,6 +221,60 @@ try {
     return `"${text}"`;
   });
 
+  /** Saves a screenshot in the work directory and, with E2E_SCREENS, under that name there too (docs/screens). */
+  async function screenshot(name) {
+    const path = join(work, name);
+    await page.screenshot({ path });
+    if (process.env.E2E_SCREENS) {
+      mkdirSync(process.env.E2E_SCREENS, { recursive: true });
+      copyFileSync(path, join(process.env.E2E_SCREENS, name));
+    }
+    return path;
+  }
+
+  /** The visible notification toasts' texts. */
+  const toasts = async () => (await page.locator('.notifications-toasts .notification-toast').allTextContents()).map((t) => t.trim());
+  /** Clears every notification (so that a check counts only the ones its run shows). */
+  async function clearNotifications() {
+    await palette('Notifications: Clear All Notifications');
+    await waitFor('the notifications to clear', async () => (await toasts()).length === 0, 10_000);
+  }
+
+  main: {
+  if (process.env.E2E_MODE === 'firstrun') {
+    // No model configured, no Docker engine: what a first-time user reads.
+    await check('first run: the demo-model banner and the no-Docker notice, once each; the progress changes while the sandbox is prepared', async () => {
+      await page.keyboard.press('Control+P');
+      await input().waitFor({ state: 'visible' });
+      await input().fill('stats_test.go');
+      await page.waitForSelector('.quick-input-list .monaco-list-row:has-text("stats_test.go")', { timeout: 10_000 });
+      await page.keyboard.press('Enter');
+      await startRun('Fixpoint: Fix Until Tests Pass');
+      const banner = /no model configured: running the bundled scripted demo model/;
+      const docker = /no Docker engine answers.*apt-get install docker\.io/;
+      await waitFor('both first-run notifications', async () => {
+        const t = await toasts();
+        return t.some((x) => banner.test(x)) && t.some((x) => docker.test(x));
+      }, 120_000);
+      // The run's progress (notification and status item) changes while the sandbox is prepared.
+      const seen = new Set();
+      await waitFor('two different progress messages', async () => {
+        for (const x of await fixpointItems()) seen.add(x);
+        return seen.size >= 2;
+      }, 120_000);
+      const t = await toasts();
+      const nBanner = t.filter((x) => banner.test(x)).length;
+      const nDocker = t.filter((x) => docker.test(x)).length;
+      if (nBanner !== 1 || nDocker !== 1) throw new Error(`banner ×${nBanner}, no-Docker ×${nDocker}: ${JSON.stringify(t)}`);
+      const bannerText = t.find((x) => banner.test(x));
+      if (!/FIXPOINT_API_KEY|Set API Key/.test(bannerText)) throw new Error(`the banner does not say where the key goes: ${bannerText}`);
+      await screenshot('vscode-first-run.png');
+      await palette('Fixpoint: Cancel Run');
+      return `status items seen ${JSON.stringify([...seen])}`;
+    });
+    break main;
+  }
+
   await check('Cancel Run is not in the palette while no run is active', async () => {
     const rows = await waitFor('Fixpoint commands in the palette', async () => {
       const r = await paletteRows('Fixpoint:');
@@ -250,14 +304,6 @@ try {
     return `"${text}"`;
   });
 
-  /** The visible notification toasts' texts. */
-  const toasts = async () => (await page.locator('.notifications-toasts .notification-toast').allTextContents()).map((t) => t.trim());
-  /** Clears every notification (so that a check counts only the ones its run shows). */
-  async function clearNotifications() {
-    await palette('Notifications: Clear All Notifications');
-    await waitFor('the notifications to clear', async () => (await toasts()).length === 0, 10_000);
-  }
-
   let fixStatus = '';
   await check('Fix Until Tests Pass: a cancellable progress, the diff with Accept/Discard, one click applies it, one notification', async () => {
     await clearNotifications();
@@ -277,7 +323,7 @@ try {
           const titleButtons = await page.locator('.editor-actions .action-label[aria-label^="Accept Verified Fix"], .editor-actions .action-label[aria-label^="Discard Verified Fix"]').count();
           if (titleButtons !== 2) throw new Error(`the diff's title bar has ${titleButtons} of the Accept/Discard buttons`);
           if (readFileSync(join(project, 'stats.go'), 'utf8').includes('(s[mid-1] + s[mid]) / 2')) throw new Error('stats.go changed before Accept');
-          await page.screenshot({ path: join(work, 'review.png') });
+          await screenshot('vscode-review.png');
           review = (await ask.first().textContent()).trim();
           await ask.first().hover();
           await ask.first().locator('.monaco-button', { hasText: 'Accept' }).click(); // the one click
@@ -306,7 +352,7 @@ try {
     await toast.first().waitFor({ timeout: 10_000 });
     const shown = (await toasts()).filter((t) => !/Fix until tests pass/.test(t) || /verified and applied/.test(t));
     if (shown.length !== 1) throw new Error(`want one notification for the outcome, got ${JSON.stringify(shown)}`);
-    await page.screenshot({ path: join(work, 'applied.png') });
+    await screenshot('vscode-applied.png');
     return `"${fixStatus}", review: "${review.slice(0, 120)}…", ${stats.split('\n').length} lines, notifications ${JSON.stringify(shown)}`;
   });
 
@@ -383,6 +429,7 @@ try {
 
   await page.screenshot({ path: join(work, 'vscode.png') });
   console.log(`screenshot: ${join(work, 'vscode.png')}`);
+  }
 } catch (e) {
   failures++;
   console.log(`FAIL ${e.stack ?? e}`);

@@ -170,7 +170,8 @@ try {
       return false;
     }
   });
-  await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(project)}`);
+  // A busy machine loads the workbench slowly: the wait for .monaco-workbench below is the real one.
+  await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(project)}`, { timeout: 120_000, waitUntil: 'domcontentloaded' });
   await page.waitForSelector('.monaco-workbench', { timeout: 120_000 });
 
   const input = () => page.locator('.quick-input-widget .quick-input-box input');

@@ -37,6 +37,9 @@ llm_pid=$!
 { read -r url; read -r model; } <"$work/llm.out"
 export FIXPOINT_BASE_URL=$url FIXPOINT_MODEL=$model
 cp -r "$repo/examples/go-bug" "$work/project"
+# A repository, as a user's project is (project.el finds its root by it),
+# which the user trusts once (fixpoint trust).
+git -C "$work/project" init -q
 "$bin" trust "$work/project" >/dev/null
 gomode=$(ls -d /usr/share/emacs/site-lisp/elpa/go-mode-* | head -1)
 cat >"$work/init.el" <<EOF

@@ -253,17 +253,23 @@ try {
       await startRun('Fixpoint: Fix Until Tests Pass');
       const banner = /no model configured: running the bundled scripted demo model/;
       const docker = /no Docker engine answers.*apt-get install docker\.io/;
+      // Toasts hide after a while (the no-Docker notice may come with the prewarm, before the run):
+      // the notification center lists every notification.
+      const all = async () => {
+        if ((await page.locator('.notifications-center.visible').count()) === 0) await palette('Notifications: Show Notifications');
+        return (await page.locator('.notifications-center .notification-list-item').allTextContents()).map((x) => x.trim());
+      };
       await waitFor('both first-run notifications', async () => {
-        const t = await toasts();
+        const t = await all();
         return t.some((x) => banner.test(x)) && t.some((x) => docker.test(x));
-      }, 120_000);
+      }, 180_000);
       // The run's progress (notification and status item) changes while the sandbox is prepared.
       const seen = new Set();
       await waitFor('two different progress messages', async () => {
         for (const x of await fixpointItems()) seen.add(x);
         return seen.size >= 2;
       }, 120_000);
-      const t = await toasts();
+      const t = await all();
       const nBanner = t.filter((x) => banner.test(x)).length;
       const nDocker = t.filter((x) => docker.test(x)).length;
       if (nBanner !== 1 || nDocker !== 1) throw new Error(`banner ×${nBanner}, no-Docker ×${nDocker}: ${JSON.stringify(t)}`);

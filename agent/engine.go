@@ -148,7 +148,7 @@ func (e *Engine) startPrepared(ctx context.Context, snap *sandbox.Snapshot, prog
 		return nil, nil, fmt.Errorf("start sandbox: %w: no backend configured", sandbox.ErrUnavailable)
 	}
 	if !noScripts {
-		if sess, done, ok := e.takeWarm(ctx, snap, trusted); ok {
+		if sess, done, ok := e.takeWarm(ctx, snap, trusted, progress); ok {
 			return sess, done, nil
 		}
 	}

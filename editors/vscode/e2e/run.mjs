@@ -187,7 +187,7 @@ try {
     await page.keyboard.press('F1');
     await input().waitFor({ state: 'visible' });
     await input().fill('>' + title);
-    await page.waitForSelector(`.quick-input-list .monaco-list-row:has-text("${title}")`, { timeout: 10_000 });
+    await page.waitForSelector(`.quick-input-list .monaco-list-row:has-text("${title}")`, { timeout: 30_000 });
     await page.keyboard.press('Enter');
   }
   /** The texts of the status bar items that are fixpoint's. */

@@ -268,7 +268,7 @@ try {
       await waitFor('two different progress messages', async () => {
         for (const x of await fixpointItems()) seen.add(x);
         return seen.size >= 2;
-      }, 120_000);
+      }, 240_000);
       const t = await all();
       const nBanner = t.filter((x) => banner.test(x)).length;
       const nDocker = t.filter((x) => docker.test(x)).length;

@@ -558,3 +558,16 @@ func TestRunTestsReportsLongSetup(t *testing.T) {
 	}
 	e.wait(methodStatus, `"state":"applied"`)
 }
+
+// TestOneLineKeepsElapsed: a long setup phase's message is clipped in its
+// middle, so that its elapsed-time tick, the part that changes, stays.
+func TestOneLineKeepsElapsed(t *testing.T) {
+	msg := "compiling the Go standard library into the project's build cache (once) · 125 s"
+	got := oneLine(msg, 60)
+	if !strings.HasSuffix(got, "… · 125 s") || len([]rune(got)) != 60 {
+		t.Errorf("oneLine = %q (%d runes), want 60 runes ending in the tick", got, len([]rune(got)))
+	}
+	if got := oneLine("short · 5 s", 60); got != "short · 5 s" {
+		t.Errorf("oneLine of a short message = %q", got)
+	}
+}

@@ -75,7 +75,11 @@ export function isFinal(s: RunStatus): boolean {
 const TITLES: Record<RunKind, string> = { fix: 'Fix until tests pass', solve: 'Solve goal', test: 'Run tests' };
 
 function clip(s: string, n = 48): string {
-  return s.length <= n ? s : s.slice(0, n - 1) + '…';
+  if (s.length <= n) return s;
+  // A long setup phase's elapsed time (" · 45 s") is what changes: keep it visible.
+  const tick = / · \d+ s$/.exec(s)?.[0];
+  if (tick && tick.length + 10 < n) return s.slice(0, n - 1 - tick.length) + '…' + tick;
+  return s.slice(0, n - 1) + '…';
 }
 
 function tests(n: number | undefined, word: string): string {

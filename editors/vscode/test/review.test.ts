@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ACCEPT, DISCARD, applyTextEdits, lineCounts, offsetAt, reviewInfo, reviewMessage, withoutAnnotations } from '../src/review';
-import { type RunStatus, outcomeNotice } from '../src/runs';
+import { type RunStatus, outcomeNotice, statusView } from '../src/runs';
 
 // The edit the server sends with preview = "always": documentChanges, every edit under the "fixpoint" annotation.
 const annotated = {
@@ -88,4 +88,12 @@ test('outcomeNotice: one notification per outcome of a fix or solve run, none fo
   assert.equal(outcomeNotice(status({ state: 'failed', reason: 'boom' })), undefined);
   assert.equal(outcomeNotice(status({ state: 'cancelled' })), undefined);
   assert.equal(outcomeNotice(status({ state: 'running' })), undefined);
+});
+
+test('statusView keeps a long setup phase\'s elapsed time visible (it is what changes)', () => {
+  const msg = (n: number) => `compiling the Go standard library into the project's build cache (once) · ${n} s`;
+  const a = statusView(status({ state: 'running', message: msg(5) })).text;
+  const b = statusView(status({ state: 'running', message: msg(10) })).text;
+  assert.notEqual(a, b);
+  assert.match(b, /… · 10 s$/);
 });

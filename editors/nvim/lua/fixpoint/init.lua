@@ -73,6 +73,11 @@ function M.fit(msg, width)
   if vim.fn.strdisplaywidth(msg) <= width then
     return msg
   end
+  -- A long setup phase's elapsed time (" · 45 s") is what changes: keep it.
+  local head, tick = msg:match("^(.-)( · %d+ s)$")
+  if tick and vim.fn.strdisplaywidth(tick) + 10 < width then
+    return M.fit(head, width - vim.fn.strdisplaywidth(tick) + 1) .. tick
+  end
   local out = vim.fn.strcharpart(msg, 0, width - 1)
   while vim.fn.strdisplaywidth(out) > width - 1 do
     out = vim.fn.strcharpart(out, 0, vim.fn.strchars(out) - 1)

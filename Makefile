@@ -63,7 +63,7 @@ nvim-capture: build ## record a real Neovim run of fixpoint serve into docs/nvim
 vscode-e2e: ## the .vsix in a real VS Code (code-server + Chromium) against the real server; installs what it needs (editors/vscode/e2e/install.sh)
 	deps=$$(editors/vscode/e2e/install.sh) && \
 	CODE_SERVER=$$deps/node_modules/.bin/code-server PLAYWRIGHT_CORE=$$deps/node_modules/playwright-core \
-	go test -count=1 -tags vscode_e2e -run TestVSCodeEndToEnd -timeout 30m -v ./editors/
+	go test -count=1 -tags vscode_e2e -run 'TestVSCodeEndToEnd|TestVSCodeFirstRun' -timeout 30m -v ./editors/
 
 mutation: ## slow, not in check: targeted mutants of the security code against their tests; prints the score (MUTANTS=substring to filter)
 	go run ./internal/mutation -only "$(MUTANTS)"

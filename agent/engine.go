@@ -154,7 +154,7 @@ func (e *Engine) startPrepared(ctx context.Context, p *project, progress func(st
 		return nil, nil, fmt.Errorf("start sandbox: %w: no backend configured", sandbox.ErrUnavailable)
 	}
 	if !noScripts {
-		if sess, done, ok := e.takeWarm(ctx, p, trusted); ok {
+		if sess, done, ok := e.takeWarm(ctx, p, trusted, progress); ok {
 			return sess, done, nil
 		}
 	}
@@ -242,6 +242,14 @@ func limits(cfg *config.Config) sandbox.Limits { return backends.Limits(cfg) }
 // fresh sandbox session and returns the report, its texts masked
 // (secrets.go).
 func (e *Engine) Test(ctx context.Context, root string, overlays map[string][]byte) (*testrun.Report, error) {
+	return e.TestProgress(ctx, root, overlays, func(line string) { fmt.Fprintf(e.warn, "fixpoint: %s\n", line) })
+}
+
+// TestProgress is Test with the sandbox's preparation reported to
+// progress, one line per phase and a tick with the elapsed time while a
+// long one lasts (a first run compiling the Go standard library, a first
+// dependency install): an editor shows it as the run's progress.
+func (e *Engine) TestProgress(ctx context.Context, root string, overlays map[string][]byte, progress func(string)) (*testrun.Report, error) {
 	snap, err := e.snapshot(root)
 	if err != nil {
 		return nil, err
@@ -251,7 +259,7 @@ func (e *Engine) Test(ctx context.Context, root string, overlays map[string][]by
 	// The workspace is the user's own (unsaved buffers included): no
 	// model-written code runs, so the runners' caches may persist.
 	p := e.newProject(snap)
-	sess, done, err := e.startTrusted(ctx, p, func(line string) { fmt.Fprintf(e.warn, "fixpoint: %s\n", line) })
+	sess, done, err := e.startTrusted(ctx, p, progress)
 	if err != nil {
 		return nil, err
 	}

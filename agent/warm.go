@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"path"
 	"strings"
+	"sync"
 
 	"github.com/fixpoint-dev/fixpoint/config"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
@@ -34,6 +35,33 @@ type warmSession struct {
 	sess    sandbox.Session
 	done    func() // closes sess (from startPrepared)
 	err     error
+	// Guarded by Engine.mu: the start's last progress line, and the
+	// progress of the starts waiting for it (takeWarm), which see its
+	// lines as their own: a run that waits for a long first setup (Go's
+	// standard library compiled) shows it going on, not a static message.
+	last     string
+	watchers map[int]func(string)
+	nextW    int
+}
+
+// warmReport is the progress of w's start: progress, and every start
+// waiting for w.
+func (e *Engine) warmReport(w *warmSession, progress func(string)) func(string) {
+	return func(line string) {
+		e.mu.Lock()
+		w.last = line
+		ws := make([]func(string), 0, len(w.watchers))
+		for _, f := range w.watchers {
+			ws = append(ws, f)
+		}
+		e.mu.Unlock()
+		if progress != nil {
+			progress(line)
+		}
+		for _, f := range ws {
+			f(line)
+		}
+	}
 }
 
 // ErrWarmReplaced is returned by Prewarm when Cool, Close or a newer
@@ -104,7 +132,7 @@ func (e *Engine) prewarm(ctx context.Context, root string, overlays map[string][
 		old.drop()
 	}
 	// A warm session that may serve a fix run has no runner cache.
-	sess, done, err := e.startCold(ctx, proj, progress, false, cacheFor(trusted))
+	sess, done, err := e.startCold(ctx, proj, e.warmReport(w, progress), false, cacheFor(trusted))
 	if err == nil {
 		if _, err = sess.Sync(ctx, snap); err != nil {
 			done()
@@ -178,7 +206,7 @@ func (w *warmSession) drop() {
 // there is none, it failed, or snap's inputs differ (then it is closed).
 // A session started for tests only (PrewarmTests) is closed, not handed,
 // when the start is not trusted (a Run's).
-func (e *Engine) takeWarm(ctx context.Context, p *project, trusted bool) (sandbox.Session, func(), bool) {
+func (e *Engine) takeWarm(ctx context.Context, p *project, trusted bool, progress func(string)) (sandbox.Session, func(), bool) {
 	e.mu.Lock()
 	w := e.warm
 	e.mu.Unlock()
@@ -194,6 +222,44 @@ func (e *Engine) takeWarm(ctx context.Context, p *project, trusted bool) (sandbo
 		e.log.Debug("warm session dropped: the setup inputs changed")
 		e.Cool()
 		return nil, nil, false
+	}
+	select {
+	case <-w.ready:
+	default:
+		// The start is under way: its progress is this start's too.
+		if progress != nil {
+			e.mu.Lock()
+			id := w.nextW
+			w.nextW++
+			if w.watchers == nil {
+				w.watchers = map[int]func(string){}
+			}
+			// A line in flight when this start stops waiting (its ctx
+			// ended) is finished before takeWarm returns, never after.
+			var mu sync.Mutex
+			active := true
+			watch := func(line string) {
+				mu.Lock()
+				defer mu.Unlock()
+				if active {
+					progress(line)
+				}
+			}
+			w.watchers[id] = watch
+			last := w.last
+			e.mu.Unlock()
+			defer func() {
+				e.mu.Lock()
+				delete(w.watchers, id)
+				e.mu.Unlock()
+				mu.Lock()
+				active = false
+				mu.Unlock()
+			}()
+			if last != "" {
+				watch(last)
+			}
+		}
 	}
 	select {
 	case <-w.ready:

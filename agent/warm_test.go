@@ -235,3 +235,60 @@ func TestPrewarmTestsOnlyForTests(t *testing.T) {
 		t.Errorf("RunnerCache of the starts = %v, want %v", b.runnerCache, want)
 	}
 }
+
+// TestTakeWarmFollowsTheStartInProgress: a start that waits for a warm
+// session still being prepared (a first setup can take minutes) reports
+// that preparation's progress as its own: the line it had reached, then
+// each new one, until the session is handed over.
+func TestTakeWarmFollowsTheStartInProgress(t *testing.T) {
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "go.mod"), []byte("module w\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.Defaults(func(string) string { return "" })
+	cfg.Sandbox.Backend = "none"
+	e := New(cfg, &Options{Backend: &countingBackend{}})
+	snap, err := e.snapshot(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proj := e.newProject(snap)
+	w := &warmSession{key: warmKey(cfg, proj), cancel: func() {}, ready: make(chan struct{})}
+	e.mu.Lock()
+	e.warm = w
+	e.mu.Unlock()
+	report := e.warmReport(w, nil)
+	report("compiling the Go standard library (once)")
+
+	lines := make(chan string, 8)
+	type taken struct {
+		sess sandbox.Session
+		ok   bool
+	}
+	got := make(chan taken, 1)
+	go func() {
+		sess, _, ok := e.takeWarm(t.Context(), proj, false, func(l string) { lines <- l })
+		got <- taken{sess, ok}
+	}()
+	if l := <-lines; l != "compiling the Go standard library (once)" {
+		t.Fatalf("first line %q, want the line the start had reached", l)
+	}
+	report("compiling the Go standard library (once) · 5 s")
+	if l := <-lines; l != "compiling the Go standard library (once) · 5 s" {
+		t.Fatalf("next line %q, want the start's new line", l)
+	}
+	sess := &countingSession{b: &countingBackend{}}
+	e.mu.Lock()
+	w.sess, w.done = sess, func() {}
+	close(w.ready)
+	e.mu.Unlock()
+	if r := <-got; !r.ok || r.sess != sess {
+		t.Fatalf("takeWarm = %v, %v; want the warm session", r.sess, r.ok)
+	}
+	report("a line after the hand-over")
+	select {
+	case l := <-lines:
+		t.Errorf("a line reached the start after it took the session: %q", l)
+	default:
+	}
+}

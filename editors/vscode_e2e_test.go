@@ -51,6 +51,25 @@ func gostatsModel() *llmtest.Script {
 // playwright-core (e2e/install.sh) and sets CODE_SERVER and
 // PLAYWRIGHT_CORE. Without them it fails under CI=true and skips otherwise.
 func TestVSCodeEndToEnd(t *testing.T) {
+	model := llmtest.NewServer(gostatsModel())
+	defer model.Close()
+	vscodeE2E(t, "", "FIXPOINT_BASE_URL="+model.URL(), "FIXPOINT_MODEL=llmtest", "FIXPOINT_SANDBOX=docker", "FIXPOINT_IMAGE=fixpoint-sandbox-go")
+}
+
+// TestVSCodeFirstRun is the first run of a user with no model configured
+// and no Docker engine (e2e/run.mjs with E2E_MODE=firstrun): Fix Until
+// Tests Pass shows the demo-model banner (where the settings and the key
+// go) and the no-Docker notice (the fix for the user's system), each
+// exactly once, and the run's progress changes while the sandbox is
+// prepared (bwrap compiles Go's standard library the first time).
+func TestVSCodeFirstRun(t *testing.T) {
+	sandboxtest.RequireCommand(t, "bwrap")
+	vscodeE2E(t, "firstrun", "FIXPOINT_BASE_URL=", "FIXPOINT_MODEL=", "FIXPOINT_SANDBOX=", "DOCKER_HOST=unix:///nonexistent/docker.sock")
+}
+
+// vscodeE2E packages the extension, builds fixpoint and runs e2e/run.mjs
+// in mode ("" = the main flow) with extra environment.
+func vscodeE2E(t *testing.T, mode string, extra ...string) {
 	codeServer, playwright := os.Getenv("CODE_SERVER"), os.Getenv("PLAYWRIGHT_CORE")
 	if codeServer == "" || playwright == "" {
 		msg := "CODE_SERVER and PLAYWRIGHT_CORE are not set: run `make vscode-e2e`, which installs code-server and playwright-core with editors/vscode/e2e/install.sh"
@@ -62,8 +81,10 @@ func TestVSCodeEndToEnd(t *testing.T) {
 	node := sandboxtest.RequireCommand(t, "node")
 	npm := sandboxtest.RequireCommand(t, "npm")
 	sandboxtest.RequireCommand(t, "chromium")
-	cli := sandboxtest.RequireDocker(t)
-	sandboxtest.RequireImage(t, cli, "fixpoint-sandbox-go")
+	if mode == "" {
+		cli := sandboxtest.RequireDocker(t)
+		sandboxtest.RequireImage(t, cli, "fixpoint-sandbox-go")
+	}
 
 	dir := abs(t, "vscode")
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", ".package-lock.json")); err != nil {
@@ -79,15 +100,22 @@ func TestVSCodeEndToEnd(t *testing.T) {
 	if err := os.CopyFS(project, os.DirFS(filepath.Join(dir, "e2e", "testdata", "gostats"))); err != nil {
 		t.Fatal(err)
 	}
-	model := llmtest.NewServer(gostatsModel())
-	defer model.Close()
 
 	home := filepath.Join(tmp, "home")
-	env := append(os.Environ(),
-		"CODE_SERVER="+codeServer, "PLAYWRIGHT_CORE="+playwright, "FIXPOINT_BIN="+bin, "E2E_PROJECT="+project,
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "FIXPOINT_") && !strings.HasPrefix(kv, "OPENAI_") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env,
+		"CODE_SERVER="+codeServer, "PLAYWRIGHT_CORE="+playwright, "FIXPOINT_BIN="+bin, "E2E_PROJECT="+project, "E2E_MODE="+mode,
 		"TMPDIR="+tmp, "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"), "XDG_DATA_HOME="+filepath.Join(home, ".local"),
-		"FIXPOINT_DATA_DIR="+filepath.Join(home, "fixpoint"), "FIXPOINT_BASE_URL="+model.URL(), "FIXPOINT_MODEL=llmtest",
-		"FIXPOINT_API_KEY=", "FIXPOINT_SANDBOX=docker", "FIXPOINT_IMAGE=fixpoint-sandbox-go", "FIXPOINT_LOG=debug")
+		"FIXPOINT_DATA_DIR="+filepath.Join(home, "fixpoint"), "FIXPOINT_API_KEY=", "FIXPOINT_LOG=debug")
+	env = append(env, extra...)
+	if d := os.Getenv("E2E_SCREENS"); d != "" {
+		env = append(env, "E2E_SCREENS="+d)
+	}
 	// run.mjs starts code-server in a process group of its own and writes its id here.
 	pidFile := filepath.Join(tmp, "code-server.pid")
 	env = append(env, "E2E_PIDFILE="+pidFile)

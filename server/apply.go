@@ -2,12 +2,14 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
+	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 
 	"github.com/fixpoint-dev/fixpoint/agent"
@@ -206,15 +208,38 @@ func (s *Server) apply(ctx context.Context, r *run, res *agent.Result, force boo
 		return applyOutcome{reason: err.Error()}
 	}
 	params := s.applyParams(r, res, we, caps)
+	var answer chan bool
+	if params.Fixpoint != nil && params.Fixpoint.Confirm {
+		answer = s.awaitPreview(r.id)
+		defer s.endPreview(r.id)
+	}
 	var resp protocol.ApplyWorkspaceEditResponse
 	// Once sent, the edit is the editor's to apply: wait for its answer
 	// even if the run is cancelled or superseded meanwhile.
+	runCtx := ctx
 	ctx = context.WithoutCancel(ctx)
 	if err := protocol.Call(ctx, s.conn, protocol.MethodWorkspaceApplyEdit, params, &resp); err != nil {
 		if declinedRe.MatchString(err.Error()) {
 			return applyOutcome{reason: reasonDeclined}
 		}
 		return applyOutcome{reason: "the editor could not apply it: " + err.Error()}
+	}
+	if !resp.Applied && resp.FailureReason == previewPending && answer != nil {
+		// The plugin shows the preview without blocking its editor and
+		// answers later (fixpoint.answerEdit); a cancelled run declines.
+		select {
+		case ok := <-answer:
+			if !ok {
+				return applyOutcome{reason: reasonDeclined}
+			}
+		case <-runCtx.Done():
+			return applyOutcome{reason: reasonDeclined}
+		}
+		s.endPreview(r.id)
+		// Accepted: the edit is planned again against the files as they
+		// are now (the user may have typed meanwhile) and sent to apply.
+		r.confirmed = true
+		return s.apply(runCtx, r, res, force)
 	}
 	if !resp.Applied {
 		if resp.FailureReason == "" || declinedRe.MatchString(resp.FailureReason) {
@@ -238,4 +263,52 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// previewPending is the failureReason of a plugin that keeps its preview
+// of an edit open without blocking the editor: the user's answer follows
+// as fixpoint.answerEdit [{runId, accept}].
+const previewPending = "fixpoint: preview pending"
+
+// cmdAnswerEdit is the plugin's answer to a pending preview.
+const cmdAnswerEdit = "fixpoint.answerEdit"
+
+// awaitPreview registers run id's pending preview and returns the
+// channel its answer arrives on.
+func (s *Server) awaitPreview(id string) chan bool {
+	ch := make(chan bool, 1)
+	s.mu.Lock()
+	if s.previews == nil {
+		s.previews = map[string]chan bool{}
+	}
+	s.previews[id] = ch
+	s.mu.Unlock()
+	return ch
+}
+
+func (s *Server) endPreview(id string) {
+	s.mu.Lock()
+	delete(s.previews, id)
+	s.mu.Unlock()
+}
+
+// answerEdit answers fixpoint.answerEdit [{runId, accept}]: the user
+// applied or cancelled the preview of the run's edit.
+func (s *Server) answerEdit(_ context.Context, _ *jsonrpc2.ID, args []json.RawMessage) (any, error) {
+	var a struct {
+		RunID  string `json:"runId"`
+		Accept bool   `json:"accept"`
+	}
+	if err := firstArg(args, &a); err != nil || a.RunID == "" {
+		return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, cmdAnswerEdit+" needs [{runId, accept}]")
+	}
+	s.mu.Lock()
+	ch := s.previews[a.RunID]
+	delete(s.previews, a.RunID)
+	s.mu.Unlock()
+	if ch == nil {
+		return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, "no edit of "+printable(a.RunID)+" waits for an answer (the run ended or was answered)")
+	}
+	ch <- a.Accept
+	return nil, nil
 }

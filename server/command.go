@@ -57,6 +57,8 @@ type serverCommand struct {
 	// id ($/cancelRequest names it), nil for a notification. A nil handle
 	// is a pseudo-command: a name for messages, never advertised.
 	handle func(s *Server, ctx context.Context, callID *jsonrpc2.ID, args []json.RawMessage) (any, error)
+	// hidden: handled, never advertised (a shipped plugin's own).
+	hidden bool
 }
 
 // commands lists the server's commands, in the order they are advertised.
@@ -69,6 +71,10 @@ func commands() []serverCommand {
 		{id: cmdListModels, handle: func(s *Server, ctx context.Context, _ *jsonrpc2.ID, args []json.RawMessage) (any, error) {
 			return s.listModels(ctx, args)
 		}},
+		// The shipped Neovim plugin's answer to a preview it keeps open
+		// (applyEdit answered with failureReason previewPending); never
+		// advertised: no other client sends it.
+		{id: cmdAnswerEdit, hidden: true, handle: (*Server).answerEdit},
 		{id: logWhere, nvim: ":FixpointLog", emacs: "M-x fixpoint-show-diff", elsewhere: "the fixpoint output log"},
 	}
 }
@@ -77,7 +83,7 @@ func commands() []serverCommand {
 func advertisedCommands() []string {
 	var ids []string
 	for _, c := range commands() {
-		if c.handle != nil {
+		if c.handle != nil && !c.hidden {
 			ids = append(ids, c.id)
 		}
 	}
@@ -222,6 +228,7 @@ type run struct {
 	req                    agent.Request
 	prev                   *run         // the settling run this one waits for, if any
 	staleEngine            bool         // the configuration changed: close the engine when done
+	confirmed              bool         // the user accepted the plugin's preview: the edit is sent again, to apply
 	settling               bool         // the engine has returned: only applying or asking remain
 	status                 statusParams // the last $/fixpoint/status; written only by the run's goroutine
 	end                    runEnd       // how far the run's reporting has ended; only the run's goroutine

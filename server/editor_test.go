@@ -91,7 +91,9 @@ type fakeEditor struct {
 	// answerApply, when set, is the answer to applyEdit when !applyOK
 	// (default: applied false, failureReason "document changed").
 	answerApply map[string]any
-	cursor      int // wait() scans from here
+	// applyAnswers, when not empty, answer the next applyEdits in order.
+	applyAnswers []map[string]any
+	cursor       int // wait() scans from here
 }
 
 type editorOptions struct {
@@ -208,6 +210,11 @@ func (e *fakeEditor) answerRequest(ctx context.Context, reply jsonrpc2.Replier, 
 	switch req.Method() {
 	case "workspace/applyEdit":
 		e.applied = append(e.applied, append(json.RawMessage(nil), req.Params()...))
+		if len(e.applyAnswers) > 0 {
+			a := e.applyAnswers[0]
+			e.applyAnswers = e.applyAnswers[1:]
+			return reply(ctx, a, nil)
+		}
 		if !e.applyOK && e.answerApply != nil {
 			return reply(ctx, e.answerApply, nil)
 		}

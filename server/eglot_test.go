@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -205,5 +206,114 @@ func TestEglotPluginE2E(t *testing.T) {
 	}
 	if string(got["mode_line"]) != "true" {
 		t.Errorf("fixpoint-status is not in the mode line (mode_line = %s)", got["mode_line"])
+	}
+}
+
+// TestEglotFirstRunMessages drives the real `fixpoint serve` through
+// fixpoint.el in Emacs 28 + eglot 1.9 (batch, go-mode) as a first-time
+// user meets it (testdata/eglot/firstrun.el), and checks what the echo
+// area shows: with no model and no Docker engine, the demo-model banner
+// (where the settings and the key go) and the no-Docker notice (the fix
+// for the user's system), each once; with the Docker sandbox chosen and no
+// engine, the Docker error once and whole, not cut to a line nor repeated
+// by the run's final status.
+func TestEglotFirstRunMessages(t *testing.T) {
+	emacs := sandboxtest.RequireCommand(t, "emacs")
+	sandboxtest.RequireCommand(t, "bwrap")
+	bin := fixpointBinary(t)
+	noDocker := "DOCKER_HOST=unix:///nonexistent/docker.sock"
+	cases := []struct {
+		name, action string
+		env          []string
+		want         []string // regexps: each shown exactly once
+	}{
+		{
+			name: "no model, no Docker", action: "fix",
+			env:  []string{"FIXPOINT_SANDBOX=", noDocker},
+			want: []string{"no model configured: running the bundled scripted demo model.*FIXPOINT_API_KEY", "no Docker engine answers.*apt-get install docker.io"},
+		},
+		{
+			name: "Docker chosen, no engine", action: "test",
+			env:  []string{"FIXPOINT_SANDBOX=docker", noDocker},
+			want: []string{"Cannot connect to the Docker daemon at unix:///nonexistent/docker.sock. Is the docker daemon running\\?"},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			if err := os.CopyFS(root, os.DirFS("testdata/nvim/gotable")); err != nil {
+				t.Fatal(err)
+			}
+			outFile := filepath.Join(t.TempDir(), "out.tsv")
+			script, _ := filepath.Abs("testdata/eglot/firstrun.el")
+			plugin, _ := filepath.Abs("../editors/emacs")
+			ctx, cancel := contextWithTimeout(t, 5*time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, emacs, "--batch", "-Q", "-L", "/usr/share/emacs/site-lisp/elpa/eglot-1.9",
+				"-L", "/usr/share/emacs/site-lisp/elpa/project-0.8.1", "-L", "/usr/share/emacs/site-lisp/elpa/xref-1.6.0",
+				"-L", "/usr/share/emacs/site-lisp/elpa/seq-2.23", "-L", goModeDir(t), "-L", plugin, "-l", script)
+			cmd.Dir = root
+			var env []string
+			for _, kv := range serveEnv(t, "") {
+				if !strings.HasPrefix(kv, "FIXPOINT_BASE_URL=") && !strings.HasPrefix(kv, "FIXPOINT_MODEL=") && !strings.HasPrefix(kv, "OPENAI_") && !strings.HasPrefix(kv, "DOCKER_HOST=") {
+					env = append(env, kv)
+				}
+			}
+			cmd.Env = append(append(env, tc.env...), "FIXPOINT_BIN="+bin, "E2E_ROOT="+root, "E2E_OUT="+outFile,
+				"E2E_ACTION="+tc.action, "E2E_WANT="+strings.Join(tc.want, "|||"), "FIXPOINT_LOG=warn")
+			trustFolder(t, cmd.Env, root)
+			var stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stderr, &stderr
+			err := cmd.Run()
+			out, _ := os.ReadFile(outFile)
+			t.Logf("emacs results:\n%s", out)
+			if err != nil {
+				t.Fatalf("emacs: %v\n%s", err, stderr.String())
+			}
+			got := map[string]json.RawMessage{}
+			for _, line := range strings.Split(string(out), "\n") {
+				k, v, _ := strings.Cut(line, "\t")
+				got[k] = json.RawMessage(v)
+			}
+			if e, ok := got["error"]; ok {
+				t.Fatalf("firstrun.el failed: %s\n%s", e, stderr.String())
+			}
+			var msgs []string
+			_ = json.Unmarshal(got["messages"], &msgs)
+			for _, w := range tc.want {
+				re := regexp.MustCompile("(?s)" + w)
+				n := 0
+				for _, m := range msgs {
+					if re.MatchString(m) {
+						n++
+					}
+				}
+				if n != 1 {
+					t.Errorf("%d messages match %q, want exactly one; messages:\n%s", n, w, strings.Join(msgs, "\n---\n"))
+				}
+			}
+			for _, m := range msgs {
+				if strings.Contains(m, "Server reports") {
+					t.Errorf("a message with eglot's prefix (not fixpoint.el's): %q", m)
+				}
+			}
+			if tc.action == "test" {
+				var status string
+				_ = json.Unmarshal(got["status"], &status)
+				if status != "fixpoint: failed" {
+					t.Errorf("fixpoint-status = %q, want \"fixpoint: failed\"", status)
+				}
+				// The error is one message: the reason was not echoed again.
+				n := 0
+				for _, m := range msgs {
+					if strings.Contains(m, "Cannot connect to the Docker daemon") {
+						n++
+					}
+				}
+				if n != 1 {
+					t.Errorf("the Docker error was shown %d times", n)
+				}
+			}
+		})
 	}
 }

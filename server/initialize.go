@@ -31,6 +31,10 @@ type clientCaps struct {
 	// confirm an edit marked with applyMeta themselves
 	// (capabilities.experimental.fixpointPreview).
 	pluginPreview bool
+	// outcomes: the client tells the user how a run ended from its final
+	// $/fixpoint/status (the VS Code extension), so the server sends no
+	// message of its own for it: one notification per outcome.
+	outcomes bool
 }
 
 func (c clientCaps) canCreate() bool {
@@ -89,8 +93,9 @@ type initializeParams struct {
 			} `json:"workspaceEdit"`
 		} `json:"workspace"`
 		Experimental struct {
-			FixpointPreview bool   `json:"fixpointPreview"`
-			FixpointClient  string `json:"fixpointClient"` // the shipped plugin: "emacs", "neovim"
+			FixpointPreview  bool   `json:"fixpointPreview"`
+			FixpointClient   string `json:"fixpointClient"` // the shipped plugin: "emacs", "neovim"
+			FixpointOutcomes bool   `json:"fixpointOutcomes"`
 		} `json:"experimental"`
 		Window struct {
 			WorkDoneProgress bool            `json:"workDoneProgress"`
@@ -140,6 +145,7 @@ func (s *Server) initialize(ctx context.Context, req jsonrpc2.Request) (any, err
 		changeAnnotations:  !isNull(c.Workspace.WorkspaceEdit.ChangeAnnotationSupport) && string(c.Workspace.WorkspaceEdit.ChangeAnnotationSupport) != "false",
 		client:             cmp.Or(c.Experimental.FixpointClient, p.ClientInfo.Name),
 		pluginPreview:      c.Experimental.FixpointPreview,
+		outcomes:           c.Experimental.FixpointOutcomes,
 	}
 	s.folders = nil
 	for _, f := range p.WorkspaceFolders {

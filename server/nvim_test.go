@@ -387,11 +387,13 @@ func envValue(env []string, key string) string {
 }
 
 // TestNeovimScreenNoHitEnter runs a real Neovim with the plugin in tmux
-// (editors/nvim/capture.sh, with Neovim's default cmdheight of 1) on
-// examples/go-bug with the bundled scripted model: :FixpointFix, the
-// plugin's own preview answered by typing "a" at its confirm prompt, and
-// the screen after the edit landed. Neither screen stops at a hit-enter
-// prompt; the preview shows the diff and the final one the applied state.
+// (editors/nvim/capture.sh, with Neovim's default cmdheight of 1, in a
+// 24-row pane) on examples/go-bug with the bundled scripted model:
+// :FixpointFix opens the plugin's own preview split, which does not block
+// Neovim: "G" scrolls it to the diff's end, "a" (a buffer-local key)
+// applies. No screen stops at a hit-enter prompt; the preview shows the
+// diff and its keys, the scrolled one the diff's end, the final one the
+// applied state in the buffer and the status line.
 func TestNeovimScreenNoHitEnter(t *testing.T) {
 	sandboxtest.RequireCommand(t, "nvim")
 	sandboxtest.RequireCommand(t, "tmux")
@@ -400,7 +402,7 @@ func TestNeovimScreenNoHitEnter(t *testing.T) {
 	sandboxtest.RequireImage(t, cli, "fixpoint-sandbox-go")
 	bin := fixpointBinary(t)
 	dir := t.TempDir()
-	final, preview := filepath.Join(dir, "final.txt"), filepath.Join(dir, "preview.txt")
+	final, preview, scrolled := filepath.Join(dir, "final.txt"), filepath.Join(dir, "preview.txt"), filepath.Join(dir, "scrolled.txt")
 	ctx, cancel := contextWithTimeout(t, 5*time.Minute)
 	defer cancel()
 	script, _ := filepath.Abs("../editors/nvim/capture.sh")
@@ -414,23 +416,76 @@ func TestNeovimScreenNoHitEnter(t *testing.T) {
 	home := t.TempDir()
 	cmd.Env = append(env, "HOME="+home, "XDG_CONFIG_HOME="+home, "FIXPOINT_DATA_DIR="+filepath.Join(home, "data"),
 		"FIXPOINT_SANDBOX=docker", "FIXPOINT_IMAGE=fixpoint-sandbox-go", "FIXPOINT_BIN="+bin,
-		"FIXPOINT_CAPTURE_KEYS=a", "FIXPOINT_CAPTURE_PREVIEW="+preview, "FIXPOINT_CAPTURE_CMDHEIGHT=1", "FIXPOINT_CAPTURE_TIMEOUT=120")
+		"FIXPOINT_CAPTURE_KEYS=a", "FIXPOINT_CAPTURE_PREVIEW="+preview, "FIXPOINT_CAPTURE_SCROLL=G", "FIXPOINT_CAPTURE_SCROLLED="+scrolled,
+		"FIXPOINT_CAPTURE_ROWS=24", "FIXPOINT_CAPTURE_CMDHEIGHT=1", "FIXPOINT_CAPTURE_TIMEOUT=120")
 	out, err := cmd.CombinedOutput()
 	screen, _ := os.ReadFile(final)
 	shown, _ := os.ReadFile(preview)
-	t.Logf("capture.sh:\n%s\npreview screen:\n%s\nfinal screen:\n%s", out, shown, screen)
+	moved, _ := os.ReadFile(scrolled)
+	t.Logf("capture.sh:\n%s\npreview screen:\n%s\nscrolled preview:\n%s\nfinal screen:\n%s", out, shown, moved, screen)
 	if err != nil {
 		t.Fatalf("capture.sh: %v", err)
 	}
-	for name, s := range map[string]string{"preview": string(shown), "final": string(screen)} {
+	for name, s := range map[string]string{"preview": string(shown), "scrolled": string(moved), "final": string(screen)} {
 		if strings.Contains(s, "Press ENTER") {
 			t.Errorf("the %s screen stops at a hit-enter prompt", name)
 		}
 	}
-	if !strings.Contains(string(shown), "(A)pply, [C]ancel") || !strings.Contains(string(shown), "if len(s)%2 == 0 {") {
-		t.Errorf("the preview screen shows no diff and Apply/Cancel prompt")
+	if !strings.Contains(string(shown), "a: Apply   q: Cancel") || !strings.Contains(string(shown), "files: stats/stats.go") {
+		t.Errorf("the preview screen shows no diff header and Apply/Cancel keys")
+	}
+	// Scrolled: the header went off the top, the keys are still there, and
+	// the diff's last line is on screen.
+	if strings.Contains(string(moved), "files: stats/stats.go") || !strings.Contains(string(moved), "a: Apply   q: Cancel") {
+		t.Errorf("the preview did not scroll (G): the header is still shown, or the keys are gone")
+	}
+	if !strings.Contains(string(moved), "return s[mid], nil") {
+		t.Errorf("the scrolled preview does not show the end of the diff")
 	}
 	if !strings.Contains(string(screen), "fixpoint: applied") || !strings.Contains(string(screen), "return (s[mid-1] + s[mid]) / 2, nil") {
 		t.Errorf("the final screen does not show the applied fix in the buffer and the status line")
+	}
+}
+
+// TestNeovimFirstRun is a first-time user's :FixpointFix in a real Neovim
+// in tmux (editors/nvim/capture.sh, cmdheight 1): no model configured and
+// no Docker engine. The screen shows both notices whole (the demo-model
+// banner with where the key goes, the no-Docker notice with the fix for
+// the user's system) in the plugin's notice window, and no hit-enter
+// prompt.
+func TestNeovimFirstRun(t *testing.T) {
+	sandboxtest.RequireCommand(t, "nvim")
+	sandboxtest.RequireCommand(t, "tmux")
+	sandboxtest.RequireCommand(t, "bwrap")
+	bin := fixpointBinary(t)
+	screen := filepath.Join(t.TempDir(), "screen.txt")
+	ctx, cancel := contextWithTimeout(t, 5*time.Minute)
+	defer cancel()
+	script, _ := filepath.Abs("../editors/nvim/capture.sh")
+	cmd := exec.CommandContext(ctx, "bash", script, screen)
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "FIXPOINT_") && !strings.HasPrefix(kv, "OPENAI_") && !strings.HasPrefix(kv, "DOCKER_HOST=") {
+			env = append(env, kv)
+		}
+	}
+	home := t.TempDir()
+	cmd.Env = append(env, "HOME="+home, "XDG_CONFIG_HOME="+home, "FIXPOINT_DATA_DIR="+filepath.Join(home, "data"),
+		"DOCKER_HOST=unix:///nonexistent/docker.sock", "FIXPOINT_BIN="+bin, "FIXPOINT_CAPTURE_NOMODEL=1",
+		"FIXPOINT_CAPTURE_UNTIL=no model configured\nno Docker engine answers", "FIXPOINT_CAPTURE_CMDHEIGHT=1", "FIXPOINT_CAPTURE_TIMEOUT=120")
+	out, err := cmd.CombinedOutput()
+	shown, _ := os.ReadFile(screen)
+	t.Logf("capture.sh:\n%s\nscreen:\n%s", out, shown)
+	if err != nil {
+		t.Fatalf("capture.sh: %v", err)
+	}
+	s := string(shown)
+	if strings.Contains(s, "Press ENTER") {
+		t.Errorf("the screen stops at a hit-enter prompt")
+	}
+	for _, want := range []string{"no model configured: running the bundled", "FIXPOINT_API_KEY", "no Docker engine answers", "apt-get install docker.io"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("the screen does not show %q", want)
+		}
 	}
 }

@@ -139,7 +139,7 @@ func (s *Server) applyParams(r *run, res *agent.Result, we workspaceEdit, caps c
 	}
 	if caps.pluginPreview {
 		p.Fixpoint = &applyMeta{RunID: r.id, Label: label, Description: desc,
-			Confirm: preview && !caps.changeAnnotations, Files: changedFiles(res.Changes), Diff: termsafe.Strip(s.opts.Redact(res.Diff))}
+			Confirm: preview && !caps.changeAnnotations && !r.confirmed, Files: changedFiles(res.Changes), Diff: termsafe.Strip(s.opts.Redact(res.Diff))}
 	}
 	return p
 }

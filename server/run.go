@@ -10,6 +10,7 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/fixpoint-dev/fixpoint/agent"
+	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
 )
 
 // execute is a run's goroutine. It ends when the engine returns, which it
@@ -105,7 +106,19 @@ func (s *Server) execute(ctx context.Context, r *run) {
 // executeTest is a Run Tests run: the report becomes diagnostics, and the
 // final status says how many tests fail ("tests-failing" is not a failed run).
 func (s *Server) executeTest(ctx context.Context, r *run, eng Engine) {
-	rep, err := eng.Test(ctx, r.root, r.req.Overlays)
+	var rep *testrun.Report
+	var err error
+	if pt, ok := eng.(progressTester); ok {
+		// Preparing the sandbox can take minutes the first time (Go's
+		// standard library compiled, dependencies installed): its phases
+		// and elapsed-time ticks are the run's progress and status.
+		rep, err = pt.TestProgress(ctx, r.root, r.req.Overlays, func(line string) {
+			s.runningStatus(ctx, r, agent.Event{Phase: agent.PhaseTest, Message: line})
+			r.end.prog.report(ctx, line)
+		})
+	} else {
+		rep, err = eng.Test(ctx, r.root, r.req.Overlays)
+	}
 	s.settle(r)
 	if err != nil {
 		s.endFailed(ctx, r, err)
@@ -136,11 +149,12 @@ func (s *Server) land(ctx context.Context, r *run, res *agent.Result) {
 	out := s.apply(ctx, r, res, false)
 	if !out.applied {
 		msg := "Verified, not applied: " + out.reason
-		if out.reason == reasonDeclined {
+		switch {
+		case out.reason == reasonDeclined:
 			msg = "Verified, not applied: you declined the edit"
-			s.showMessage(ctx, protocol.MessageTypeInfo, "fixpoint: "+editLabel(r)+": verified, not applied (declined).")
-		} else {
-			s.showMessage(ctx, protocol.MessageTypeWarning, "fixpoint: "+editLabel(r)+": verified, but not applied: "+out.reason+".")
+			s.outcomeMessage(ctx, protocol.MessageTypeInfo, "fixpoint: "+editLabel(r)+": verified, not applied (declined).")
+		default:
+			s.outcomeMessage(ctx, protocol.MessageTypeWarning, "fixpoint: "+editLabel(r)+": verified, but not applied: "+out.reason+".")
 		}
 		s.endStatus(ctx, r, stateNotApplied, msg, out.reason)
 		return
@@ -149,13 +163,35 @@ func (s *Server) land(ctx context.Context, r *run, res *agent.Result) {
 		s.publishReport(ctx, r.root, res.Final)
 	}
 	if len(res.Changes) == 0 {
-		s.endStatus(ctx, r, stateApplied, "Verified; no file changes were needed", "")
-		s.showMessage(ctx, protocol.MessageTypeInfo, "fixpoint: verified; no file changes were needed")
+		msg := "Verified; no file changes were needed"
+		if res.StopReason == agent.StopAlreadyPassing {
+			msg = "Nothing to fix: the tests already pass"
+		}
+		s.endStatus(ctx, r, stateApplied, msg, "")
+		s.outcomeMessage(ctx, protocol.MessageTypeInfo, "fixpoint: "+strings.ToLower(msg[:1])+msg[1:])
 		return
 	}
 	s.endStatus(ctx, r, stateApplied, fmt.Sprintf("Applied: %d %s changed, %s", len(r.status.Files),
 		plural(len(r.status.Files), "file", "files"), testsPassing(res)), "")
-	s.appliedSummary(ctx, r, res, r.status.Files)
+	if !s.clientShowsOutcomes() {
+		s.appliedSummary(ctx, r, res, r.status.Files)
+	}
+}
+
+// clientShowsOutcomes reports whether the client turns a run's final
+// $/fixpoint/status into its one notification (experimental.fixpointOutcomes).
+func (s *Server) clientShowsOutcomes() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.caps.outcomes
+}
+
+// outcomeMessage shows how a run ended, unless the client shows that
+// itself from the final status.
+func (s *Server) outcomeMessage(ctx context.Context, typ protocol.MessageType, msg string) {
+	if !s.clientShowsOutcomes() {
+		s.showMessage(ctx, typ, msg)
+	}
 }
 
 // endFailed ends a run whose engine returned an error.
@@ -347,4 +383,10 @@ func (w warnWriter) Write(p []byte) (int, error) {
 		w(line)
 	}
 	return len(p), nil
+}
+
+// progressTester is an Engine whose Run Tests reports the sandbox's
+// preparation as it goes (*agent.Engine).
+type progressTester interface {
+	TestProgress(ctx context.Context, root string, overlays map[string][]byte, progress func(string)) (*testrun.Report, error)
 }

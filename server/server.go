@@ -150,6 +150,7 @@ type Server struct {
 	runs      map[string]*run            // guarded by mu; active run per folder
 	published map[string]map[string]bool // guarded by mu; folder → URIs with fixpoint diagnostics
 	results   map[string]*agent.Result   // guarded by mu; last result per folder (Show log, Apply best attempt)
+	previews  map[string]chan bool       // guarded by mu; run id -> the answer to its plugin preview (fixpoint.answerEdit)
 	seq       int                        // guarded by mu; run ids
 	// cfgFetched is closed when the latest workspace/configuration fetch
 	// ends (nil before the first); guarded by mu.

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"go.lsp.dev/protocol"
@@ -69,8 +70,16 @@ func oneLine(s string, n int) string {
 	if len(r) <= n {
 		return s
 	}
+	// A long phase's elapsed time (" · 45 s") is what changes: keep it.
+	if m := elapsedSuffix.FindString(s); m != "" && len([]rune(m))+10 < n {
+		head := []rune(strings.TrimSuffix(s, m))
+		return string(head[:n-1-len([]rune(m))]) + "…" + m
+	}
 	return string(r[:n-1]) + "…"
 }
+
+// elapsedSuffix is the setup's tick on a long phase: "… · 45 s".
+var elapsedSuffix = regexp.MustCompile(` · \d+ s$`)
 
 // sendStatus sends r's status as $/fixpoint/status. Only r's goroutine
 // calls it, so r.status needs no lock.

@@ -1,11 +1,13 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/fixpoint-dev/fixpoint/agent"
+	"github.com/fixpoint-dev/fixpoint/config"
 	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
 )
 
@@ -411,5 +413,161 @@ func TestLogWhere(t *testing.T) {
 		if got := s.commandName(logWhere); got != want {
 			t.Errorf("commandName(logWhere) for %s = %q, want %q", client, got, want)
 		}
+	}
+}
+
+// TestOneNotificationPerOutcome: a client that declares
+// experimental.fixpointOutcomes (the VS Code extension) shows each run's
+// outcome from its final $/fixpoint/status, so the server sends no
+// message of its own for an applied, declined or already-passing run;
+// other clients still get the server's.
+func TestOneNotificationPerOutcome(t *testing.T) {
+	outcomesCaps := strings.Replace(vscodeCaps, `"window":{`, `"experimental":{"fixpointOutcomes":true},"window":{`, 1)
+	passing := &fakeEngine{Result: agent.Result{Verified: true, StopReason: agent.StopAlreadyPassing, Final: &testrun.Report{Passed: 3}}}
+	tests := []struct {
+		name    string
+		caps    string
+		engine  *fakeEngine
+		reject  bool
+		state   string
+		message string // the final status message (substring)
+		server  string // the server's own message for the outcome (substring), "" when it must send none
+	}{
+		{name: "applied, extension", caps: outcomesCaps, engine: verifiedEngine(), state: stateApplied, message: "Applied: 1 file changed"},
+		{name: "applied, other client", caps: vscodeCaps, engine: verifiedEngine(), state: stateApplied, message: "Applied", server: "fixpoint applied Fix until tests pass"},
+		{name: "declined, extension", caps: outcomesCaps, engine: verifiedEngine(), reject: true, state: stateNotApplied, message: "you declined"},
+		{name: "declined, other client", caps: vscodeCaps, engine: verifiedEngine(), reject: true, state: stateNotApplied, message: "you declined", server: "verified, not applied (declined)"},
+		{name: "already passing, extension", caps: outcomesCaps, engine: passing, state: stateApplied, message: "Nothing to fix: the tests already pass"},
+		{name: "already passing, other client", caps: vscodeCaps, engine: passing, state: stateApplied, message: "Nothing to fix", server: "fixpoint: nothing to fix: the tests already pass"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.engine.release = make(chan struct{})
+			tc.engine.Report = &testrun.Report{Passed: 3}
+			e := newFakeEditor(t, editorOptions{engine: tc.engine, files: map[string]string{"go.mod": "module w\n", "a.go": statusWorkspaceA}})
+			e.applyOK = !tc.reject
+			if tc.reject {
+				e.answerApply = map[string]any{"applied": false}
+			}
+			e.initialize(tc.caps)
+			e.wait("workspace/configuration", "")
+			e.mustCall("workspace/executeCommand", map[string]any{"command": cmdFixTests, "arguments": []any{}})
+			final := e.wait(methodStatus, `"state":"`+tc.state+`"`)
+			if !strings.Contains(string(final), tc.message) {
+				t.Errorf("final status %s, want message containing %q", final, tc.message)
+			}
+			// A second run in the folder queues behind the first until its
+			// goroutine, messages included, is done: its final status
+			// means every message of the first run was sent.
+			e.mustCall("workspace/executeCommand", map[string]any{"command": cmdRunTests, "arguments": []any{}})
+			e.wait(methodStatus, `"runId":"run-2","kind":"test","state":"applied"`)
+			var msgs []string
+			for _, m := range append(e.sent("window/showMessage"), e.sent("window/showMessageRequest")...) {
+				msgs = append(msgs, string(m))
+			}
+			all := strings.Join(msgs, "\n")
+			if tc.server == "" && len(msgs) > 0 {
+				t.Errorf("the server sent its own outcome message to a client that shows outcomes:\n%s", all)
+			}
+			if tc.server != "" && !strings.Contains(all, tc.server) {
+				t.Errorf("messages %q, want one containing %q", all, tc.server)
+			}
+		})
+	}
+}
+
+// TestPluginPreviewAnsweredLater: the Neovim plugin keeps its preview open
+// without blocking the editor (applyEdit answered "preview pending") and
+// answers with fixpoint.answerEdit: accepted, the edit is sent again
+// without confirm and lands; cancelled, the run ends declined; an answer
+// for no waiting preview is an error.
+func TestPluginPreviewAnsweredLater(t *testing.T) {
+	const pluginCaps = `{"workspace":{"applyEdit":true,"workspaceEdit":{"documentChanges":true,"resourceOperations":["create","rename","delete"]}},"window":{"workDoneProgress":true},"experimental":{"fixpointPreview":true,"fixpointClient":"neovim"}}`
+	for _, accept := range []bool{true, false} {
+		t.Run(map[bool]string{true: "apply", false: "cancel"}[accept], func(t *testing.T) {
+			e := newFakeEditor(t, editorOptions{engine: verifiedEngine(), files: map[string]string{"go.mod": "module w\n", "a.go": statusWorkspaceA}})
+			e.applyAnswers = []map[string]any{{"applied": false, "failureReason": previewPending}, {"applied": true}}
+			e.initialize(pluginCaps)
+			e.mustCall("workspace/executeCommand", map[string]any{"command": cmdFixTests, "arguments": []any{}})
+			e.wait("workspace/applyEdit", `"confirm":true`)
+			// The server registers the pending preview before it sends the
+			// edit, so the answer cannot arrive before it.
+			e.mustCall("workspace/executeCommand", map[string]any{"command": cmdAnswerEdit, "arguments": []any{map[string]any{"runId": "run-1", "accept": accept}}})
+			want := map[bool]string{true: stateApplied, false: stateNotApplied}[accept]
+			final := e.wait(methodStatus, `"state":"`+want+`"`)
+			edits := e.sent("workspace/applyEdit")
+			if accept {
+				if len(edits) != 2 || !strings.Contains(string(edits[1]), `"confirm":false`) {
+					t.Errorf("applyEdits %s, want the edit sent again without confirm", edits)
+				}
+			} else if len(edits) != 1 || !strings.Contains(string(final), `"reason":"declined"`) {
+				t.Errorf("applyEdits %d, final %s: want one edit and a declined run", len(edits), final)
+			}
+			if _, err := e.call("workspace/executeCommand", map[string]any{"command": cmdAnswerEdit, "arguments": []any{map[string]any{"runId": "run-1", "accept": true}}}); err == nil || !strings.Contains(err.Error(), "waits for an answer") {
+				t.Errorf("a second answer: err = %v, want none waiting", err)
+			}
+		})
+	}
+}
+
+// slowSetupEngine is a fake engine whose Run Tests first prepares its
+// sandbox for "minutes": it reports each line, then waits until the test
+// has seen it reach the editor before it goes on.
+type slowSetupEngine struct {
+	*fakeEngine
+	lines []string
+	next  chan struct{}
+}
+
+func (f *slowSetupEngine) TestProgress(ctx context.Context, root string, overlays map[string][]byte, progress func(string)) (*testrun.Report, error) {
+	for _, l := range f.lines {
+		progress(l)
+		select {
+		case <-f.next:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return f.fakeEngine.Test(ctx, root, overlays)
+}
+
+// TestRunTestsReportsLongSetup: while a first Run Tests prepares the
+// sandbox (Go's standard library compiled: minutes), each phase and
+// elapsed-time tick reaches the editor as the run's $/progress report and
+// running $/fixpoint/status, in every editor that shows either.
+func TestRunTestsReportsLongSetup(t *testing.T) {
+	eng := &slowSetupEngine{
+		fakeEngine: &fakeEngine{release: make(chan struct{}), Report: &testrun.Report{Passed: 2}},
+		lines: []string{
+			"compiling the Go standard library into the build cache (once)",
+			"compiling the Go standard library into the build cache (once), 5 s",
+			"compiling the Go standard library into the build cache (once), 10 s",
+		},
+		next: make(chan struct{}),
+	}
+	opts := &Options{NewEngine: func(context.Context, *config.Config, string, Hooks) (Engine, error) { return eng, nil }}
+	e := newFakeEditor(t, editorOptions{server: opts, files: map[string]string{"go.mod": "module w\n", "a.go": statusWorkspaceA}})
+	e.initialize(`{"workspace":{"applyEdit":true},"window":{"workDoneProgress":true}}`)
+	e.mustCall("workspace/executeCommand", map[string]any{"command": cmdRunTests, "arguments": []any{}})
+	for _, l := range eng.lines {
+		quoted, _ := json.Marshal(l)
+		// The status goes out before the progress report (wait scans forward).
+		e.wait(methodStatus, `"message":`+string(quoted))
+		e.wait("$/progress", `"message":`+string(quoted))
+		eng.next <- struct{}{}
+	}
+	e.wait(methodStatus, `"state":"applied"`)
+}
+
+// TestOneLineKeepsElapsed: a long setup phase's message is clipped in its
+// middle, so that its elapsed-time tick, the part that changes, stays.
+func TestOneLineKeepsElapsed(t *testing.T) {
+	msg := "compiling the Go standard library into the project's build cache (once) · 125 s"
+	got := oneLine(msg, 60)
+	if !strings.HasSuffix(got, "… · 125 s") || len([]rune(got)) != 60 {
+		t.Errorf("oneLine = %q (%d runes), want 60 runes ending in the tick", got, len([]rune(got)))
+	}
+	if got := oneLine("short · 5 s", 60); got != "short · 5 s" {
+		t.Errorf("oneLine of a short message = %q", got)
 	}
 }

@@ -132,6 +132,40 @@
       (should (equal (cadr (should-error (fixpoint-fix-tests) :type 'user-error))
                      "No fixpoint server: the program /nonexistent/fixpoint (fixpoint-program) is not on exec-path; install it (go install ./cmd/fixpoint in a fixpoint checkout) or set fixpoint-program")))))
 
+(defun fixpoint-test--shown (notifications)
+  "Send NOTIFICATIONS (lists: METHOD . PARAMS) to the handlers; return what was shown."
+  (fixpoint-test--file)
+  (let ((srv (eglot-current-server)) shown)
+    (cl-letf (((symbol-function 'message)
+               (lambda (fmt &rest args) (push (apply #'format fmt args) shown))))
+      (dolist (n notifications)
+        (apply #'eglot-handle-notification srv (car n) (cdr n))))
+    (reverse shown)))
+
+(ert-deftest fixpoint-error-is-shown-once-and-whole ()
+  ;; A Docker error: the server shows it (window/showMessage), then ends the
+  ;; run with it as the reason. The user sees it once, complete, unprefixed.
+  (let* ((err "open sandbox: docker sandbox: docker engine: sandbox backend unavailable: Cannot connect to the Docker daemon at unix:///nonexistent/docker.sock. Is the docker daemon running?")
+         (shown (fixpoint-test--shown
+                 `(($/fixpoint/status :runId "run-71" :kind "test" :state "running" :message "Run tests")
+                   (window/showMessage :type 1 :message ,(concat "fixpoint: cannot start: " err))
+                   ($/fixpoint/status :runId "run-71" :kind "test" :state "failed"
+                                      :message "Cannot start: open sandbox: docker sandbox: docker engine: sandbox backend…"
+                                      :reason ,err)))))
+    (should (equal (cl-count-if (lambda (m) (string-match-p "Cannot connect to the Docker daemon" m)) shown) 1))
+    (should (member (concat "fixpoint: cannot start: " err) shown))
+    (should-not (cl-some (lambda (m) (string-match-p "Server reports" m)) shown))
+    (should (equal fixpoint-status "fixpoint: failed"))))
+
+(ert-deftest fixpoint-final-reason-is-whole-when-not-shown-before ()
+  (let* ((why "stats.go was changed in the editor during the run, in the same places as the result")
+         (shown (fixpoint-test--shown
+                 `(($/fixpoint/status :runId "run-72" :kind "fix" :state "running" :message "Fix until tests pass")
+                   ($/fixpoint/status :runId "run-72" :kind "fix" :state "verified-not-applied"
+                                      :message "Verified, not applied: stats.go was changed in the…" :reason ,why)))))
+    (should (member (concat "fixpoint: verified, not applied: " why) shown))
+    (should (equal (cl-count-if (lambda (m) (string-match-p "was changed" m)) shown) 1))))
+
 (defun fixpoint-test--apply-results ()
   "The applyEdit answers the fake server recorded, oldest first."
   (delq nil (mapcar (lambda (m) (plist-member m :applyResult)) (fixpoint-test--received))))

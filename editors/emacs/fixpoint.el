@@ -136,6 +136,37 @@ MESSAGE, FAILING, ITERATION and MAX are the status fields."
   (let ((message-truncate-lines t))
     (message "%s" (car (split-string (or text "") "\n")))))
 
+(defvar fixpoint--last-shown nil
+  "The last window/showMessage text, shown whole.
+A final status whose reason it already told is not echoed again.")
+
+(defun fixpoint--show (text &optional face)
+  "Show TEXT whole in the echo area (it grows to fit), in FACE if non-nil."
+  (let ((message-truncate-lines nil))
+    (message "%s" (if face (propertize text 'face face) text))))
+
+(cl-defmethod eglot-handle-notification
+  ((_server eglot-fixpoint) (_method (eql window/showMessage)) &key type message &allow-other-keys)
+  "Show fixpoint's MESSAGE (of TYPE) once and whole: not cut to a line,
+not prefixed, and not repeated by the run's final status."
+  (setq fixpoint--last-shown (or message ""))
+  (fixpoint--show fixpoint--last-shown (and (numberp type) (<= type 1) 'error)))
+
+(defun fixpoint--final-text (state message reason)
+  "The one message for a final STATE with MESSAGE and REASON, or nil.
+nil when the last window/showMessage already told REASON."
+  (let ((why (and (stringp reason) (not (member reason '("" "declined"))) reason)))
+    (cond
+     ((and why fixpoint--last-shown (string-match-p (regexp-quote why) fixpoint--last-shown)) nil)
+     ;; The status message is clipped to a line; the reason is whole.
+     ((and why (not (string-match-p (regexp-quote why) (or message ""))))
+      (concat "fixpoint: " (pcase state
+                             ("failed" "failed: ")
+                             ("verified-not-applied" "verified, not applied: ")
+                             (_ (concat state ": ")))
+              why))
+     (t (concat "fixpoint: " (or message state))))))
+
 (cl-defmethod eglot-handle-notification
   ((_server eglot-fixpoint) (_method (eql $/fixpoint/status))
    &rest params &key state kind message failing iteration maxIterations reason diff
@@ -148,16 +179,16 @@ ITERATION, MAXITERATIONS, REASON, DIFF) in the mode line and echo area."
         fixpoint-status (fixpoint--status-text state kind message failing iteration maxIterations))
   (when (and (stringp diff) (not (string-empty-p diff)))
     (setq fixpoint-last-diff diff))
+  (when fixpoint--new-run
+    (setq fixpoint--last-shown nil))
   (force-mode-line-update t)
-  (fixpoint--echo
-   (if (equal state "running")
+  (if (equal state "running")
+      (fixpoint--echo
        (concat fixpoint-status
                ;; The first status of a run says how to cancel it.
-               (if fixpoint--new-run " (M-x fixpoint-cancel stops it)" ""))
-     (concat "fixpoint: " (or message state)
-             (if (and (stringp reason) (not (member reason '("" "declined")))
-                      (not (string-match-p (regexp-quote reason) (or message ""))))
-                 (concat " (" reason ")") "")))))
+               (if fixpoint--new-run " (M-x fixpoint-cancel stops it)" "")))
+    (let ((text (fixpoint--final-text state message reason)))
+      (when text (fixpoint--show text)))))
 
 (cl-defmethod eglot-handle-notification
   ((_server eglot-fixpoint) (_method (eql $/progress)) &key token value)

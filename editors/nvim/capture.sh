@@ -15,6 +15,13 @@
 #   FIXPOINT_CAPTURE_KEYS    answer the plugin's own preview by typing these keys
 #                            (e.g. "a" for Apply) instead of accepting it unseen
 #   FIXPOINT_CAPTURE_PREVIEW a file for the capture of the preview, taken before the keys
+#   FIXPOINT_CAPTURE_SCROLL  keys typed into the preview first (e.g. "G"), then
+#   FIXPOINT_CAPTURE_SCROLLED a file for the capture of the scrolled preview
+#   FIXPOINT_CAPTURE_ROWS    the pane's height (default 32)
+#   FIXPOINT_CAPTURE_NOMODEL set: no model at all (a first run: the server's demo
+#                            model and its banner), FIXPOINT_BASE_URL ignored
+#   FIXPOINT_CAPTURE_UNTIL   grep -E patterns, one per line: capture as soon as the
+#                            pane shows every one of them, and end (exit 0)
 #   FIXPOINT_CAPTURE_CMDHEIGHT Neovim's cmdheight (default 2; 1 is the default of Neovim)
 #
 # Needs nvim (0.7+), tmux and go. Exits 1 when the run does not end in time
@@ -55,6 +62,8 @@ if [ -n "${FIXPOINT_CAPTURE_SCRIPT:-}" ]; then
   llm_pid=$!
   read -r url <"$work/llm.out"
   export FIXPOINT_BASE_URL=$url FIXPOINT_MODEL=${FIXPOINT_MODEL:-scripted}
+elif [ -n "${FIXPOINT_CAPTURE_NOMODEL:-}" ]; then
+  unset FIXPOINT_BASE_URL FIXPOINT_MODEL
 elif [ -z "${FIXPOINT_BASE_URL:-}" ]; then
   (cd "$repo" && go build -o "$work/capturemodel" ./editors/nvim/capturemodel)
   mkfifo "$work/llm.out"
@@ -70,8 +79,8 @@ cp -r "$repo/examples/go-bug" "$work/project"
 "$bin" trust "$work/project" >/dev/null
 status_file=$work/status
 # Unattended: accept the previewed edit as a user pressing "Apply" would.
-# With FIXPOINT_CAPTURE_KEYS the plugin's own preview and confirm() are
-# used, and the keys are typed into the pane when it asks "(A)pply".
+# With FIXPOINT_CAPTURE_KEYS the plugin's own preview is used, and the keys
+# are typed into the pane when its statusline says "a: Apply".
 confirm_hook='confirm = function(_, _, on_choice) on_choice(true) end,'
 [ -n "${FIXPOINT_CAPTURE_KEYS:-}" ] && confirm_hook=''
 cat >"$work/init.lua" <<EOF
@@ -108,14 +117,35 @@ vim.api.nvim_create_autocmd("User", {
 EOF
 
 # 9<&-: the tmux server (and so nvim and fixpoint serve) need not hold the FIFO.
-tmux -L "$sock" new-session -d -s capture -x 100 -y 32 \
+tmux -L "$sock" new-session -d -s capture -x 100 -y "${FIXPOINT_CAPTURE_ROWS:-32}" \
   "cd '$work/project' && nvim -i NONE -u '$work/init.lua' stats/stats.go" 9<&-
 
 keys=${FIXPOINT_CAPTURE_KEYS:-}
+mkdir -p "$(dirname "$out")"
+until_ok() {
+  [ -n "${FIXPOINT_CAPTURE_UNTIL:-}" ] || return 1
+  local screen pat
+  screen=$(tmux -L "$sock" capture-pane -p -t capture)
+  while IFS= read -r pat; do
+    [ -z "$pat" ] && continue
+    grep -qE -- "$pat" <<<"$screen" || return 1
+  done <<<"$FIXPOINT_CAPTURE_UNTIL"
+}
 for _ in $(seq "$timeout"); do
   [ -s "$status_file" ] && break
-  if [ -n "$keys" ] && tmux -L "$sock" capture-pane -p -t capture | grep -q '(A)pply'; then
+  if until_ok; then
+    tmux -L "$sock" capture-pane -p -t capture >"$out"
+    echo "capture.sh: wrote $out (the screen shows what FIXPOINT_CAPTURE_UNTIL asks)" >&2
+    exit 0
+  fi
+  # The plugin's preview says "a: Apply" in its statusline (a confirm hook's prompt "(A)pply").
+  if [ -n "$keys" ] && tmux -L "$sock" capture-pane -p -t capture | grep -qE 'a: Apply|\(A\)pply'; then
     [ -n "${FIXPOINT_CAPTURE_PREVIEW:-}" ] && tmux -L "$sock" capture-pane -p -t capture >"$FIXPOINT_CAPTURE_PREVIEW"
+    if [ -n "${FIXPOINT_CAPTURE_SCROLL:-}" ]; then
+      tmux -L "$sock" send-keys -t capture "$FIXPOINT_CAPTURE_SCROLL"
+      sleep 1
+      [ -n "${FIXPOINT_CAPTURE_SCROLLED:-}" ] && tmux -L "$sock" capture-pane -p -t capture >"$FIXPOINT_CAPTURE_SCROLLED"
+    fi
     tmux -L "$sock" send-keys -t capture "$keys"
     keys=
   fi

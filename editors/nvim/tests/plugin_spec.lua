@@ -425,6 +425,60 @@ test(":checkhealth fixpoint names the fix when the binary is missing", function(
   vim.cmd("bwipeout!")
 end)
 
+test("the default preview is a split that scrolls, with buffer-local keys; a applies through fixpoint.answerEdit", function()
+  fp.setup({ cmd = { "python3", fake, log }, settings = settings })
+  local sent = {}
+  local client = {
+    offset_encoding = "utf-16",
+    request = function(method, params, handler)
+      table.insert(sent, { method = method, params = params })
+      handler(nil, vim.NIL)
+    end,
+  }
+  local orig = vim.lsp.get_client_by_id
+  vim.lsp.get_client_by_id = function()
+    return client
+  end
+  local diff = { "--- a/x.go", "+++ b/x.go" }
+  for i = 1, 80 do
+    table.insert(diff, "+line " .. i)
+  end
+  local before = vim.api.nvim_get_current_win()
+  local function ask()
+    return fp.on_apply_edit(nil, {
+      edit = { changes = {} },
+      fixpoint = { runId = "run-9", confirm = true, label = "Fix", description = "verified", files = { { path = "x.go", added = 80, removed = 0 } }, diff = table.concat(diff, "\n") },
+    }, { client_id = 1 })
+  end
+  -- Not blocked: the handler answers at once, the preview stays open.
+  eq(ask(), { applied = false, failureReason = "fixpoint: preview pending" }, "applyEdit answer")
+  local p = fp.preview()
+  truthy(p and vim.api.nvim_win_is_valid(p.win), "a preview window")
+  eq(vim.api.nvim_get_current_win(), p.win, "the preview has the focus")
+  truthy(vim.wo[p.win].statusline:find("a: Apply   q: Cancel", 1, true), "the keys in its statusline")
+  local maps = {}
+  for _, m in ipairs(vim.api.nvim_buf_get_keymap(p.buf, "n")) do
+    maps[m.lhs] = true
+  end
+  truthy(maps["a"] and maps["q"], "buffer-local a and q: " .. vim.inspect(vim.tbl_keys(maps)))
+  -- It scrolls like any buffer.
+  vim.cmd("normal! G")
+  truthy(vim.fn.line("w0") > 1, "scrolled: first visible line " .. vim.fn.line("w0"))
+  eq(vim.api.nvim_buf_get_lines(p.buf, -2, -1, false)[1], "+line 80", "the diff's end")
+  vim.api.nvim_feedkeys("a", "x", false)
+  eq(fp.preview(), nil, "closed after a")
+  eq(vim.api.nvim_get_current_win(), before, "focus back")
+  eq(sent[#sent], { method = "workspace/executeCommand", params = { command = "fixpoint.answerEdit", arguments = { { runId = "run-9", accept = true } } } }, "answer sent")
+  -- q cancels; so does the run ending while the preview is open.
+  ask()
+  vim.api.nvim_feedkeys("q", "x", false)
+  eq(sent[#sent].params.arguments[1].accept, false, "q declines")
+  ask()
+  fp.on_status(nil, { runId = "run-9", kind = "fix", state = "cancelled", message = "Cancelled" }, {})
+  eq(fp.preview(), nil, "closed when its run ended")
+  vim.lsp.get_client_by_id = orig
+end)
+
 -- Shut the fake server down cleanly.
 for _, c in ipairs(vim.lsp.get_active_clients()) do
   c.stop()

@@ -13,6 +13,8 @@ export const COMMAND_IDS = [
   'fixpoint.restartServer',
   'fixpoint.setApiKey',
   'fixpoint.pickModel',
+  'fixpoint.acceptFix',
+  'fixpoint.discardFix',
 ] as const;
 
 export type CommandId = (typeof COMMAND_IDS)[number];

@@ -32,12 +32,11 @@ import { modelItems, parseModelList } from './models';
 import {
   NOT_NOW,
   OPEN_FILES,
-  PREVIEW_HINT,
   SHOW_OUTPUT,
   STATUS_NOTIFICATION,
   StatusBoard,
   type Item,
-  appliedSummary,
+  outcomeNotice,
   isFinal,
   needsConfirmation,
   orderActions,
@@ -46,7 +45,8 @@ import {
   isPrewarmToken,
   notificationTitle,
 } from './runs';
-import { configurationResponse, needsRestart, readSettings, serverSettings, type Settings } from './settings';
+import { ACCEPT, DISCARD, applyTextEdits, lineCounts, reviewInfo, reviewMessage, withoutAnnotations } from './review';
+import { configurationResponse, isMachineSetting, needsRestart, readSettings, serverSettings, type Settings } from './settings';
 import type { ProgressValue } from './status';
 
 const SECRET_KEY = 'fixpoint.apiKey';
@@ -57,6 +57,12 @@ interface LanguageClientApply {
   handleApplyWorkspaceEdit(p: ApplyWorkspaceEditParams): Promise<ApplyWorkspaceEditResult>;
 }
 
+/** The scheme of a verified edit's proposed file contents, shown in a diff until accepted or discarded. */
+const PROPOSED_SCHEME = 'fixpoint-proposed';
+
+/** The context key that is true while a verified edit waits for Accept / Discard (menus.commandPalette). */
+const REVIEW_ACTIVE_KEY = 'fixpoint.reviewActive';
+
 /** The context key that is true while a run is active (menus.commandPalette: Cancel Run). */
 const RUN_ACTIVE_KEY = 'fixpoint.runActive';
 
@@ -66,6 +72,10 @@ class Extension {
   private readonly output: vscode.OutputChannel;
   private readonly board: StatusBoard;
   private runActive = false;
+  /** The proposed contents of files under review, by fixpoint-proposed: URI. */
+  private readonly proposed = new Map<string, string>();
+  private reviews = 0;
+  private pendingReview: ((answer: string) => void) | undefined;
 
   constructor(private readonly ctx: vscode.ExtensionContext) {
     this.settings = Extension.read();
@@ -95,6 +105,8 @@ class Extension {
       'fixpoint.restartServer': () => this.restart(),
       'fixpoint.setApiKey': () => this.setApiKey(),
       'fixpoint.pickModel': () => this.pickModel(),
+      'fixpoint.acceptFix': () => this.answerReview(ACCEPT),
+      'fixpoint.discardFix': () => this.answerReview(DISCARD),
     };
   }
 
@@ -104,6 +116,11 @@ class Extension {
       this.ctx.subscriptions.push(vscode.commands.registerCommand(id, handlers[id]));
     }
     this.ctx.subscriptions.push(vscode.workspace.onDidChangeConfiguration((e) => this.configChanged(e)));
+    this.ctx.subscriptions.push(
+      vscode.workspace.registerTextDocumentContentProvider(PROPOSED_SCHEME, {
+        provideTextDocumentContent: (uri) => this.proposed.get(uri.toString()) ?? '',
+      }),
+    );
   }
 
   private async configChanged(e: vscode.ConfigurationChangeEvent): Promise<void> {
@@ -146,6 +163,15 @@ class Extension {
     const client = new LanguageClient('fixpoint', 'fixpoint', serverOptions, clientOptions);
     this.client = client;
     client.onNotification(STATUS_NOTIFICATION, (p: unknown) => this.runStatus(p));
+    // The extension tells the user how each run ended (runStatus): the server sends no message of its own for it.
+    client.registerFeature({
+      fillClientCapabilities: (caps) => {
+        caps.experimental = { ...(caps.experimental as object | undefined), fixpointOutcomes: true };
+      },
+      initialize: () => undefined,
+      getState: () => ({ kind: 'static' as const }),
+      clear: () => undefined,
+    });
     try {
       await client.start();
       // Replace vscode-languageclient's handlers (registered by start): its
@@ -153,12 +179,14 @@ class Extension {
       // and its message requests make the first action the primary button.
       client.onRequest(WorkDoneProgressCreateRequest.type, (p) => this.progressCreate(client, p.token));
       client.onRequest(ShowMessageRequest.type, (p) => this.showMessageRequest(p));
-      // A verified edit that needs confirmation opens in the Refactor Preview with its changes unticked:
-      // say so, then apply it as vscode-languageclient does (its handler, pinned at 9.0.1).
+      // A verified edit that needs confirmation (preview = "always"): VS Code's Refactor Preview would show its
+      // changes unticked, so the extension shows the diff and asks Accept / Discard, then applies the edit
+      // unannotated through vscode-languageclient's own handler (pinned at 9.0.1): one undo reverts it.
       const defaultApply = (client as unknown as LanguageClientApply).handleApplyWorkspaceEdit.bind(client);
-      client.onRequest(ApplyWorkspaceEditRequest.type, (p) => {
-        if (needsConfirmation(p.edit)) void vscode.window.showInformationMessage(PREVIEW_HINT);
-        return defaultApply(p);
+      client.onRequest(ApplyWorkspaceEditRequest.type, async (p) => {
+        if (!needsConfirmation(p.edit)) return defaultApply(p);
+        if ((await this.review(p.edit)) !== ACCEPT) return { applied: false, failureReason: 'declined' };
+        return defaultApply({ ...p, edit: withoutAnnotations(p.edit) });
       });
       await client.setTrace(Trace.fromString(this.settings.traceServer));
     } catch (err) {
@@ -237,9 +265,10 @@ class Extension {
     this.syncRunActive();
     if (!isFinal(s)) return;
     for (const line of outputLines(s)) this.output.appendLine(line);
-    const summary = appliedSummary(s);
-    if (!summary) return;
-    void vscode.window.showInformationMessage(summary.message, ...summary.actions).then(async (picked) => {
+    const n = outcomeNotice(s);
+    if (!n) return;
+    const show = n.severity === 'warning' ? vscode.window.showWarningMessage : vscode.window.showInformationMessage;
+    void show(n.message, ...n.actions).then(async (picked) => {
       if (picked === SHOW_OUTPUT) this.output.show(true);
       if (picked === OPEN_FILES) {
         for (const f of s.files) {
@@ -248,6 +277,84 @@ class Extension {
         }
       }
     });
+  }
+
+  /**
+   * Shows each file of a verified edit as a diff (current ↔ proposed) and
+   * asks Accept / Discard, in a notification and on the diff's title bar.
+   * Resolves with ACCEPT, or DISCARD when the user declines or closes every diff.
+   */
+  private async review(edit: unknown): Promise<string> {
+    const info = reviewInfo(edit);
+    const id = String(++this.reviews);
+    const diffs: { left: vscode.Uri; right: vscode.Uri; title: string }[] = [];
+    const counts: { name: string; added: number; removed: number }[] = [];
+    for (const [i, f] of info.files.entries()) {
+      const uri = vscode.Uri.parse(f.uri);
+      const name = vscode.workspace.asRelativePath(uri, false);
+      let before = '';
+      if (!f.create) {
+        try {
+          before = (await vscode.workspace.openTextDocument(uri)).getText();
+        } catch {
+          before = '';
+        }
+      }
+      const after = f.delete ? '' : applyTextEdits(before, f.edits);
+      const right = vscode.Uri.from({ scheme: PROPOSED_SCHEME, path: `/${id}/${i}/${path.posix.basename(uri.path)}` });
+      this.proposed.set(right.toString(), after);
+      let left = uri;
+      if (f.create) {
+        left = vscode.Uri.from({ scheme: PROPOSED_SCHEME, path: `/${id}/${i}/empty/${path.posix.basename(uri.path)}` });
+        this.proposed.set(left.toString(), '');
+      }
+      diffs.push({ left, right, title: `${name} ↔ fixpoint's verified fix` });
+      counts.push({ name, ...lineCounts(before, after) });
+    }
+    void vscode.commands.executeCommand('setContext', REVIEW_ACTIVE_KEY, true);
+    for (const d of diffs) await vscode.commands.executeCommand('vscode.diff', d.left, d.right, d.title, { preview: false });
+    const isOurs = (t: vscode.Tab) =>
+      t.input instanceof vscode.TabInputTextDiff && t.input.modified.scheme === PROPOSED_SCHEME && t.input.modified.path.startsWith(`/${id}/`);
+    const answer = await new Promise<string>((resolve) => {
+      this.pendingReview = resolve;
+      // Closing every diff of the edit without answering declines it.
+      const sub = vscode.window.tabGroups.onDidChangeTabs((e) => {
+        if (e.closed.some(isOurs) && !vscode.window.tabGroups.all.some((g) => g.tabs.some(isOurs))) resolve(DISCARD);
+      });
+      const done = resolve;
+      resolve = (a) => {
+        sub.dispose();
+        done(a);
+      };
+      this.pendingReview = resolve;
+      void vscode.window.showInformationMessage(reviewMessage(info, counts), ACCEPT, DISCARD).then((picked) => {
+        if (picked) resolve(picked);
+      });
+    });
+    this.pendingReview = undefined;
+    void vscode.commands.executeCommand('setContext', REVIEW_ACTIVE_KEY, false);
+    await this.closeReview(id);
+    return answer;
+  }
+
+  /** Accept / Discard from the diff's title bar (menus.editor/title) or the palette. */
+  private answerReview(answer: string): void {
+    const r = this.pendingReview;
+    if (!r) {
+      void vscode.window.showInformationMessage('fixpoint: no verified fix is waiting for review.');
+      return;
+    }
+    r(answer);
+  }
+
+  /** Closes the diff tabs of review id and forgets their contents. */
+  private async closeReview(id: string): Promise<void> {
+    const prefix = `/${id}/`;
+    const tabs = vscode.window.tabGroups.all
+      .flatMap((g) => g.tabs)
+      .filter((t) => t.input instanceof vscode.TabInputTextDiff && t.input.modified.scheme === PROPOSED_SCHEME && t.input.modified.path.startsWith(prefix));
+    if (tabs.length) await vscode.window.tabGroups.close(tabs).then(undefined, () => undefined);
+    for (const k of [...this.proposed.keys()]) if (vscode.Uri.parse(k).path.startsWith(prefix)) this.proposed.delete(k);
   }
 
   private syncRunActive(): void {
@@ -289,7 +396,7 @@ class Extension {
         `fixpoint: could not list the models: ${msg}. Check "fixpoint.baseUrl" and the API key (Fixpoint: Set API Key), or type the name into "fixpoint.model".`,
         'Open Settings',
       );
-      if (open) await vscode.commands.executeCommand('workbench.action.openSettings', 'fixpoint.model');
+      if (open) await openSetting('fixpoint.model');
       return;
     }
     const list = parseModelList(reply);
@@ -376,7 +483,8 @@ class Extension {
     const a = n.actions.find((x) => x.title === picked);
     if (!a) return;
     if (a.copy) await vscode.env.clipboard.writeText(a.copy);
-    if (a.command) await vscode.commands.executeCommand(a.command, ...(a.args ?? []));
+    if (a.command === 'workbench.action.openSettings' && typeof a.args?.[0] === 'string') await openSetting(a.args[0]);
+    else if (a.command) await vscode.commands.executeCommand(a.command, ...(a.args ?? []));
   }
 }
 
@@ -410,6 +518,23 @@ function pickGoal(recent: string[]): Promise<string | undefined> {
     });
     qp.show();
   });
+}
+
+/**
+ * Opens the Settings editor on a setting, in the scope where it lives: a
+ * machine-scoped setting (fixpoint.path, .model, .baseUrl, .sandbox) in a
+ * remote window (code-server, SSH, containers) is in the Remote tab, where
+ * the User tab would say "No Settings Found".
+ */
+async function openSetting(key: string): Promise<void> {
+  if (vscode.env.remoteName && isMachineSetting(key)) {
+    const cmds = await vscode.commands.getCommands(true);
+    if (cmds.includes('workbench.action.openRemoteSettings')) {
+      await vscode.commands.executeCommand('workbench.action.openRemoteSettings', { query: key });
+      return;
+    }
+  }
+  await vscode.commands.executeCommand('workbench.action.openSettings', key);
 }
 
 /** A changed file's URI: absolute, or the first workspace folder holding it. */

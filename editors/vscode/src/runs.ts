@@ -75,7 +75,11 @@ export function isFinal(s: RunStatus): boolean {
 const TITLES: Record<RunKind, string> = { fix: 'Fix until tests pass', solve: 'Solve goal', test: 'Run tests' };
 
 function clip(s: string, n = 48): string {
-  return s.length <= n ? s : s.slice(0, n - 1) + '…';
+  if (s.length <= n) return s;
+  // A long setup phase's elapsed time (" · 45 s") is what changes: keep it visible.
+  const tick = / · \d+ s$/.exec(s)?.[0];
+  if (tick && tick.length + 10 < n) return s.slice(0, n - 1 - tick.length) + '…' + tick;
+  return s.slice(0, n - 1) + '…';
 }
 
 function tests(n: number | undefined, word: string): string {
@@ -123,7 +127,8 @@ export function statusView(s: RunStatus): Status {
     }
     case 'applied': {
       if (s.kind === 'test') return view('verified', `$(pass) fixpoint: ${tests(s.passing, 'passing')}`, s.message || 'all tests pass');
-      const files = s.files.length ? `; changed ${describeFiles(s.files)}` : '';
+      if (s.files.length === 0) return view('verified', '$(pass) fixpoint: verified, nothing to change', s.message || 'verified; no file changes were needed');
+      const files = `; changed ${describeFiles(s.files)}`;
       const passing = s.passing ? `; ${tests(s.passing, 'passing')}` : '';
       return view('applied', '$(pass) fixpoint: verified, applied', `${s.message || 'verified and applied'}${files}${passing}`);
     }
@@ -156,6 +161,38 @@ export function appliedSummary(s: RunStatus): Summary | undefined {
   if (s.passing) message += `; ${tests(s.passing, 'passing')}`; // 0: the server did not count them
   message += '.';
   return { message, actions: n > 0 ? [OPEN_FILES, SHOW_OUTPUT] : [SHOW_OUTPUT] };
+}
+
+/** A notification about how a run ended. */
+export interface Outcome extends Summary {
+  severity: 'info' | 'warning';
+}
+
+/**
+ * The one notification for a run's final status (the server sends none of
+ * its own to a client that declares experimental.fixpointOutcomes): what an
+ * applied edit changed, that nothing needed changing, or why a verified
+ * edit was not applied. Test runs, failures and cancellations have none here
+ * (the status bar says it; the server reports failures itself).
+ */
+export function outcomeNotice(s: RunStatus): Outcome | undefined {
+  if (s.kind === 'test') return undefined;
+  if (s.state === 'applied') {
+    if (s.files.length === 0) {
+      return { severity: 'info', message: `fixpoint: ${TITLES[s.kind]}: ${noLinks((s.message || 'verified; no file changes were needed').replace(/\.$/, ''))}.`, actions: [] };
+    }
+    const sum = appliedSummary(s);
+    return sum && { severity: 'info', ...sum };
+  }
+  if (s.state === 'verified-not-applied') {
+    if (s.reason === 'declined') return { severity: 'info', message: `fixpoint: ${TITLES[s.kind]}: verified, not applied (you discarded it).`, actions: [] };
+    return {
+      severity: 'warning',
+      message: `fixpoint: ${TITLES[s.kind]}: verified, but not applied: ${noLinks(s.reason ?? s.message)}.`,
+      actions: s.diff ? [SHOW_OUTPUT] : [],
+    };
+  }
+  return undefined;
 }
 
 /** Lines for the output channel: every final status, with the run's diff. */
@@ -303,10 +340,6 @@ export function orderActions(titles: string[]): string[] {
   if (risky.length && !safe.length) return [NOT_NOW, ...risky];
   return [...safe, ...risky];
 }
-
-/** What the user is told when a verified edit opens in the refactor preview. */
-export const PREVIEW_HINT =
-  'fixpoint: the verified change is in the Refactor Preview. Tick it (VS Code leaves changes that need confirmation unticked), then Apply; Discard declines it.';
 
 /** Whether a workspace/applyEdit's edit carries a change annotation that needs confirmation (VS Code previews it). */
 export function needsConfirmation(edit: unknown): boolean {

@@ -76,3 +76,11 @@ export function configurationResponse(items: { section?: string }[], s: Settings
 export function needsRestart(a: Settings, b: Settings): boolean {
   return a.path !== b.path;
 }
+
+/** Settings whose scope is "machine" (package.json): in a remote window they live in the remote machine's settings. */
+export const MACHINE_SETTINGS: readonly string[] = ['path', 'model', 'baseUrl', 'sandbox', 'preview'];
+
+/** Whether "fixpoint.<key>" (or the bare key) is machine-scoped. */
+export function isMachineSetting(key: string): boolean {
+  return MACHINE_SETTINGS.includes(key.replace(/^fixpoint\./, ''));
+}

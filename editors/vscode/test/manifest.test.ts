@@ -151,14 +151,28 @@ test("the client's own progress UI and message requests are replaced, and run st
   assert.match(extensionSource, /for \(const line of outputLines\(s\)\) this\.output\.appendLine\(line\)/);
 });
 
-test('the client announces change annotation support, so a verified edit needing confirmation opens the refactor preview', () => {
-  // vscode-languageclient computes the capabilities; the pinned version sets changeAnnotationSupport and the
-  // extension neither replaces the client's capabilities nor filters workspace/applyEdit.
+test('the client announces change annotation support; a verified edit needing confirmation is reviewed as a diff, then applied unannotated', () => {
+  // vscode-languageclient computes the capabilities; the pinned version sets changeAnnotationSupport. The
+  // extension only adds experimental.fixpointOutcomes (it shows each run's outcome itself).
   assert.equal(pkg.dependencies['vscode-languageclient'], '9.0.1');
   const client = readFileSync('node_modules/vscode-languageclient/lib/common/client.js', 'utf8');
   assert.match(client, /workspaceEdit\.changeAnnotationSupport = \{\s*groupsOnLabel: true\s*\};/);
-  assert.doesNotMatch(extensionSource, /fillClientCapabilities/);
-  // The extension's applyEdit handler only adds a hint and delegates to the client's own, which must exist.
+  assert.match(extensionSource, /caps\.experimental = \{ \.\.\.\(caps\.experimental as object \| undefined\), fixpointOutcomes: true \};/);
+  // The applyEdit handler reviews an edit needing confirmation, answers "declined" unless accepted, and applies
+  // an accepted one without its annotations through the client's own handler, which must exist.
   assert.match(client, /\n    async handleApplyWorkspaceEdit\(params\) \{/);
-  assert.match(extensionSource, /if \(needsConfirmation\(p\.edit\)\) void vscode\.window\.showInformationMessage\(PREVIEW_HINT\);\s*return defaultApply\(p\);/);
+  assert.match(
+    extensionSource,
+    /if \(!needsConfirmation\(p\.edit\)\) return defaultApply\(p\);\s*if \(\(await this\.review\(p\.edit\)\) !== ACCEPT\) return \{ applied: false, failureReason: 'declined' \};\s*return defaultApply\(\{ \.\.\.p, edit: withoutAnnotations\(p\.edit\) \}\);/,
+  );
+});
+
+test('Accept / Discard on the review diff: title bar buttons and palette entries only while a review waits', () => {
+  const title: { command: string; when?: string }[] = pkg.contributes.menus['editor/title'];
+  for (const c of ['fixpoint.acceptFix', 'fixpoint.discardFix']) {
+    assert.equal(title.find((m) => m.command === c)?.when, 'resourceScheme == fixpoint-proposed', c);
+    assert.equal(pkg.contributes.menus.commandPalette.find((m: { command: string }) => m.command === c)?.when, 'fixpoint.reviewActive', c);
+  }
+  assert.match(extensionSource, /const PROPOSED_SCHEME = 'fixpoint-proposed';/);
+  assert.match(extensionSource, /const REVIEW_ACTIVE_KEY = 'fixpoint\.reviewActive';/);
 });

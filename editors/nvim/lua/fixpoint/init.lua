@@ -37,8 +37,8 @@ local defaults = {
   -- Extra on_attach(client, bufnr).
   on_attach = nil,
   -- confirm(prompt, diff_lines, on_choice): asks whether to apply a verified
-  -- edit (on_choice(true) applies). nil = show the diff in a split and ask
-  -- with confirm(), "Cancel" being the default.
+  -- edit (on_choice(true) applies). nil = the diff in a preview split that
+  -- scrolls like any buffer, with buffer-local keys: a applies, q cancels.
   confirm = nil,
 }
 
@@ -72,6 +72,11 @@ function M.fit(msg, width)
   width = math.max(width - 1, 10)
   if vim.fn.strdisplaywidth(msg) <= width then
     return msg
+  end
+  -- A long setup phase's elapsed time (" · 45 s") is what changes: keep it.
+  local head, tick = msg:match("^(.-)( · %d+ s)$")
+  if tick and vim.fn.strdisplaywidth(tick) + 10 < width then
+    return M.fit(head, width - vim.fn.strdisplaywidth(tick) + 1) .. tick
   end
   local out = vim.fn.strcharpart(msg, 0, width - 1)
   while vim.fn.strdisplaywidth(out) > width - 1 do
@@ -332,6 +337,8 @@ end
 
 --- Handles $/fixpoint/status: one echo-area line per change of the run's
 --- state (never a hit-enter prompt), the diff to :FixpointLog.
+local close_preview -- defined with the preview, below
+
 function M.on_status(err, p, ctx)
   if err or type(p) ~= "table" or not p.state then
     return
@@ -341,6 +348,9 @@ function M.on_status(err, p, ctx)
   end
   local prev = state.status
   state.status = M.status_from(p)
+  if state.preview and p.state ~= "running" and p.runId == state.preview.run then
+    close_preview(nil) -- the run ended (cancelled) while its preview was open
+  end
   if type(p.diff) == "string" and p.diff ~= "" then
     M.log("fixpoint " .. (p.runId or "") .. " diff:\n" .. p.diff)
   end
@@ -366,14 +376,92 @@ function M.on_status(err, p, ctx)
   fire_status()
 end
 
+-- wrap splits text into lines of at most width display cells, at spaces.
+local function wrap(text, width)
+  local lines = {}
+  for _, para in ipairs(vim.split(text, "\n", { plain = true })) do
+    local line = ""
+    for word in para:gmatch("%S+") do
+      if line == "" then
+        line = word
+      elseif vim.fn.strdisplaywidth(line .. " " .. word) <= width then
+        line = line .. " " .. word
+      else
+        table.insert(lines, line)
+        line = word
+      end
+    end
+    table.insert(lines, line)
+  end
+  return lines
+end
+
+--- Shows text whole in a floating window at the top right that takes no
+--- focus and needs no key (no hit-enter prompt): it closes when the cursor
+--- moves, or after 30 s. A notice shown while one is open is added to it.
+function M.notice(text, hl)
+  local width = math.max(20, math.min(76, vim.o.columns - 6))
+  local n = state.notice
+  local lines = wrap(text, width)
+  if n and vim.api.nvim_win_is_valid(n.win) then
+    local old = vim.api.nvim_buf_get_lines(n.buf, 0, -1, false)
+    table.insert(old, "")
+    vim.list_extend(old, lines)
+    lines = old
+  else
+    n = { buf = vim.api.nvim_create_buf(false, true) }
+    vim.bo[n.buf].bufhidden = "wipe"
+  end
+  vim.api.nvim_buf_set_lines(n.buf, 0, -1, false, lines)
+  local cfg = {
+    relative = "editor",
+    anchor = "NE",
+    row = 1,
+    col = vim.o.columns - 1,
+    width = width,
+    height = math.max(1, math.min(#lines, vim.o.lines - 6)),
+    style = "minimal",
+    border = "rounded",
+    focusable = false,
+  }
+  if n.win and vim.api.nvim_win_is_valid(n.win) then
+    vim.api.nvim_win_set_config(n.win, cfg)
+  else
+    n.win = vim.api.nvim_open_win(n.buf, false, cfg)
+    vim.wo[n.win].wrap = true
+    local win = n.win
+    local function close()
+      if vim.api.nvim_win_is_valid(win) then
+        pcall(vim.api.nvim_win_close, win, true)
+      end
+      if state.notice and state.notice.win == win then
+        state.notice = nil
+      end
+    end
+    vim.defer_fn(function()
+      vim.api.nvim_create_autocmd({ "CursorMoved", "CursorMovedI", "InsertEnter" }, { once = true, callback = close })
+    end, 500)
+    vim.defer_fn(close, 30000)
+  end
+  if hl then
+    vim.wo[n.win].winhl = "NormalFloat:" .. hl .. ",FloatBorder:" .. hl
+  end
+  state.notice = n
+end
+
 --- window/showMessage: one fitted line (errors highlighted), the whole
---- message in :FixpointLog.
+--- message in :FixpointLog; a warning or error too long for the line is
+--- also shown whole in a notice window (M.notice), without a prompt.
 function M.on_show_message(_, p)
   if type(p) ~= "table" then
     return
   end
   local hl = (p.type == 1 and "ErrorMsg") or (p.type == 2 and "WarningMsg") or nil
   M.echo(p.message, hl)
+  local msg = tostring(p.message or "")
+  if hl and (msg:find("\n") or vim.fn.strdisplaywidth(msg) > math.max(vim.v.echospace, 20) - 1) then
+    M.notice(msg, hl)
+  end
 end
 
 --- window/showMessageRequest: Neovim's own list; choosing "Show log"
@@ -488,9 +576,101 @@ local function default_confirm(prompt, lines, on_choice)
   on_choice(ok and choice == 1)
 end
 
+-- PREVIEW_PENDING is the failureReason that tells the server the preview
+-- stays open without blocking Neovim; the answer follows as
+-- workspace/executeCommand fixpoint.answerEdit [{runId, accept}].
+local PREVIEW_PENDING = "fixpoint: preview pending"
+
+--- The open preview, if any: { buf, win, run, client, prev_win }.
+function M.preview()
+  return state.preview
+end
+
+-- close_preview closes the preview window and, when accept is not nil,
+-- sends the user's answer to the server.
+close_preview = function(accept)
+  local p = state.preview
+  if not p then
+    return
+  end
+  state.preview = nil
+  if vim.api.nvim_win_is_valid(p.win) then
+    pcall(vim.api.nvim_win_close, p.win, true)
+  end
+  if p.prev_win and vim.api.nvim_win_is_valid(p.prev_win) then
+    vim.api.nvim_set_current_win(p.prev_win)
+  end
+  if accept ~= nil and p.client then
+    p.client.request("workspace/executeCommand", {
+      command = "fixpoint.answerEdit",
+      arguments = { { runId = p.run, accept = accept } },
+    }, function(err)
+      if err then
+        notify("fixpoint: the answer to the preview was not taken: " .. tostring(err.message or err), vim.log.levels.WARN)
+      end
+    end)
+  end
+  M.echo(accept and "fixpoint: applying the verified edit…" or "fixpoint: preview closed, nothing applied")
+end
+
+--- Answers the open preview: true applies the edit, false declines it.
+function M.answer_preview(accept)
+  if not state.preview then
+    M.echo("fixpoint: no preview is open")
+    return
+  end
+  close_preview(accept and true or false)
+end
+
+-- PREVIEW_HINT is the preview window's statusline: its keys.
+local PREVIEW_HINT = " fixpoint preview   a: Apply   q: Cancel   (j/k, Ctrl-d/Ctrl-u, G/gg scroll)"
+
+-- open_preview shows lines in a split of its own that you can scroll and
+-- search like any buffer, with buffer-local keys: a applies, q (or <Esc>)
+-- cancels. Closing the window in any other way cancels too.
+local function open_preview(lines, run, client)
+  close_preview(false)
+  local prev_win = vim.api.nvim_get_current_win()
+  local buf, win = scratch("fixpoint://preview/" .. run, lines, "diff")
+  vim.api.nvim_win_set_height(win, math.max(8, math.floor(vim.o.lines * 0.6)))
+  vim.wo[win].statusline = PREVIEW_HINT
+  vim.wo[win].wrap = false
+  vim.wo[win].cursorline = true
+  state.preview = { buf = buf, win = win, run = run, client = client, prev_win = prev_win }
+  local function map(lhs, accept)
+    vim.api.nvim_buf_set_keymap(buf, "n", lhs, "", {
+      noremap = true,
+      nowait = true,
+      silent = true,
+      callback = function()
+        M.answer_preview(accept)
+      end,
+    })
+  end
+  map("a", true)
+  map("q", false)
+  map("<Esc>", false)
+  vim.api.nvim_create_autocmd("BufWipeout", {
+    buffer = buf,
+    once = true,
+    callback = function()
+      if state.preview and state.preview.buf == buf then
+        vim.schedule(function()
+          if state.preview and state.preview.buf == buf then
+            close_preview(false)
+          end
+        end)
+      end
+    end,
+  })
+  M.echo("fixpoint: review the verified edit: a applies it, q cancels")
+end
+
 --- Handles workspace/applyEdit from fixpoint: shows the change first when
 --- the server asks for confirmation (params.fixpoint.confirm), then applies
---- it. Declining answers applied=false, failureReason "declined".
+--- it. The default preview stays open without blocking Neovim (the answer
+--- goes to the server as fixpoint.answerEdit); a confirm hook in setup()
+--- answers at once. Declining answers applied=false, failureReason "declined".
 function M.on_apply_edit(_, params, ctx)
   if type(params) ~= "table" or type(params.edit) ~= "table" then
     return { applied = false, failureReason = "no edit" }
@@ -509,10 +689,15 @@ function M.on_apply_edit(_, params, ctx)
       "",
     }
     vim.list_extend(lines, vim.split(meta.diff or "", "\n", { plain = true }))
+    local hook = state.opts and state.opts.confirm
+    if not hook and client and type(meta.runId) == "string" and meta.runId ~= "" then
+      open_preview(lines, meta.runId, client)
+      return { applied = false, failureReason = PREVIEW_PENDING }
+    end
     local prompt = M.fit("Apply " .. table.concat(files, ", ") .. "?", vim.o.columns - 20)
     local accepted = false
-    local confirm = (state.opts and state.opts.confirm) or default_confirm
-    confirm(prompt, lines, function(yes)
+    hook = hook or default_confirm
+    hook(prompt, lines, function(yes)
       accepted = yes and true or false
     end)
     if not accepted then

@@ -146,6 +146,9 @@ func LoadConfig(opts Options) (*rest.Config, string, string, error) {
 			source = "in-cluster service account"
 		}
 	}
+	if missing := missingKubeconfigs(rules, opts.Kubeconfig); missing != "" {
+		return nil, "", source, fmt.Errorf("%w: %s; set sandbox.kubernetes.kubeconfig (or KUBECONFIG) to the kubeconfig of your cluster", ErrConfig, missing)
+	}
 	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: opts.Context})
 	cfg, err := cc.ClientConfig()
 	if err != nil {
@@ -159,6 +162,30 @@ func LoadConfig(opts Options) (*rest.Config, string, string, error) {
 		}
 	}
 	return cfg, ns, source, nil
+}
+
+// missingKubeconfigs says which kubeconfig is missing when none of the
+// files the rules would read exists (and no in-cluster account is there
+// to fall back on), or "".
+func missingKubeconfigs(rules *clientcmd.ClientConfigLoadingRules, explicit string) string {
+	if explicit != "" {
+		if _, err := os.Stat(explicit); err != nil {
+			return "kubeconfig " + explicit + " (sandbox.kubernetes.kubeconfig) cannot be read: " + err.Error()
+		}
+		return ""
+	}
+	for _, p := range rules.Precedence {
+		if _, err := os.Stat(p); err == nil {
+			return ""
+		}
+	}
+	if os.Getenv("KUBERNETES_SERVICE_HOST") != "" {
+		return "" // in-cluster
+	}
+	if env := os.Getenv("KUBECONFIG"); env != "" {
+		return "no file of KUBECONFIG=" + env + " exists"
+	}
+	return "no kubeconfig: " + clientcmd.RecommendedHomeFile + " does not exist, KUBECONFIG is unset and this is not a pod"
 }
 
 // New loads the client configuration, checks that the API server answers,

@@ -160,6 +160,16 @@ func TestBaseEnv(t *testing.T) {
 	}
 }
 
+// TestBaseEnvReadOnlyGoCache: an image GOCACHE the copy step found
+// unwritable moves to /tmp.
+func TestBaseEnvReadOnlyGoCache(t *testing.T) {
+	got := baseEnv([]byte("GOCACHE=/gocache\x00GOROOT=/usr/local/go\x00" + roGoCache + "=1\x00"))
+	want := []string{"PATH=" + defaultPath, "HOME=/tmp", "LANG=C.UTF-8", "TMPDIR=/tmp", "GOCACHE=/tmp/.gocache", "GOROOT=/usr/local/go"}
+	if !slices.Equal(got, want) {
+		t.Errorf("baseEnv = %q, want %q", got, want)
+	}
+}
+
 func TestLabelValue(t *testing.T) {
 	tests := []struct{ in, want string }{
 		{"ci-host.example", "ci-host.example"},

@@ -131,7 +131,12 @@ func (s *Session) boot(ctx context.Context) error {
 	// One exec copies the supervisor in and prints the container's
 	// environment (the image's ENV, which the API does not show).
 	var out, errOut bytes.Buffer
-	copyCmd := []string{"sh", "-c", "cat > " + supervisorPath + " && chmod 0555 " + supervisorPath + " && cat /proc/self/environ"}
+	// An image's GOCACHE that the read-only root makes unwritable (the
+	// go image's prebuilt cache) is marked, and commands get a cold cache
+	// in /tmp instead: the cluster has no volume of the docker backend's
+	// per-project build cache (README: not done).
+	copyCmd := []string{"sh", "-c", "cat > " + supervisorPath + " && chmod 0555 " + supervisorPath + " && cat /proc/self/environ && " +
+		`{ [ -z "$GOCACHE" ] || [ -w "$GOCACHE" ] || printf '` + roGoCache + `=1\0'; }`}
 	if err := b.exec(ctx, name, copyCmd, bytes.NewReader(bin), &out, &errOut); err != nil {
 		return fail(fmt.Errorf("copy the supervisor into pod %s (the image needs sh and cat): %w: %s", name, err, strings.TrimSpace(errOut.String())))
 	}
@@ -335,9 +340,14 @@ func (b *Backend) nodeArch(ctx context.Context, pod *corev1.Pod) (string, error)
 func baseEnv(environ []byte) []string {
 	env := map[string]string{"PATH": defaultPath}
 	var order []string
+	roCache := false
 	for _, kv := range bytes.Split(environ, []byte{0}) {
 		k, v, ok := strings.Cut(string(kv), "=")
 		if !ok || k == "" {
+			continue
+		}
+		if k == roGoCache {
+			roCache = true
 			continue
 		}
 		if _, seen := env[k]; !seen {
@@ -354,8 +364,19 @@ func baseEnv(environ []byte) []string {
 			out = append(out, k+"="+env[k])
 		}
 	}
+	if roCache {
+		for i, kv := range out {
+			if strings.HasPrefix(kv, "GOCACHE=") {
+				out[i] = "GOCACHE=/tmp/.gocache"
+			}
+		}
+	}
 	return out
 }
+
+// roGoCache marks, in the copy step's output, an image GOCACHE that
+// commands cannot write.
+const roGoCache = "FIXPOINT_GOCACHE_READONLY"
 
 // withSpecEnv adds spec.Env to env (a later KEY replaces an earlier one)
 // and puts spec.Path before PATH.

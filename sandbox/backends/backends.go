@@ -77,6 +77,9 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (sandbox.Backe
 	case config.BackendBwrap:
 		inner, err = bwrap.New(bwrapOptions(cfg, o))
 	case config.BackendKubernetes:
+		if len(o.Engines) > 0 {
+			return nil, fmt.Errorf("--engines spreads sessions over Docker engines; with sandbox.backend = %q the cluster places them: drop --engines", config.BackendKubernetes)
+		}
 		inner, err = openKubernetes(ctx, cfg, o)
 	case config.BackendNone:
 		inner, err = host.New(&host.Options{Warn: o.Warn, Logger: o.Logger})

@@ -109,9 +109,11 @@ func hardenedPod(p podParams) *corev1.Pod {
 				Name:            containerName,
 				Image:           p.Image,
 				ImagePullPolicy: corev1.PullPolicy(p.PullPolicy),
-				// pid 1 only waits; the supervisor runs as an exec, and its
-				// sweep after each command spares pid 1 and itself.
-				Command:    []string{"sleep", "infinity"},
+				// pid 1 only waits, reading a stdin nobody writes (images
+				// need not have sleep); the supervisor runs as an exec, and
+				// its sweep after each command spares pid 1 and itself.
+				Command:    []string{"/bin/sh", "-c", "read _"},
+				Stdin:      true,
 				WorkingDir: workspaceDir,
 				Env:        []corev1.EnvVar{{Name: "HOME", Value: "/tmp"}}, // PATH stays the image's
 				SecurityContext: &corev1.SecurityContext{

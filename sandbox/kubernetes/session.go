@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/httpstream"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/remotecommand"
 
@@ -135,7 +136,7 @@ func (s *Session) boot(ctx context.Context) error {
 	// go image's prebuilt cache) is marked, and commands get a cold cache
 	// in /tmp instead: the cluster has no volume of the docker backend's
 	// per-project build cache (README: not done).
-	copyCmd := []string{"sh", "-c", "cat > " + supervisorPath + " && chmod 0555 " + supervisorPath + " && cat /proc/self/environ && " +
+	copyCmd := []string{"/bin/sh", "-c", "cat > " + supervisorPath + " && chmod 0555 " + supervisorPath + " && cat /proc/self/environ && " +
 		`{ [ -z "$GOCACHE" ] || [ -w "$GOCACHE" ] || printf '` + roGoCache + `=1\0'; }`}
 	if err := b.exec(ctx, name, copyCmd, bytes.NewReader(bin), &out, &errOut); err != nil {
 		return fail(fmt.Errorf("copy the supervisor into pod %s (the image needs sh and cat): %w: %s", name, err, strings.TrimSpace(errOut.String())))
@@ -170,7 +171,9 @@ func (b *Backend) openSupervisor(ctx context.Context, pod string) (*supclient.Co
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	go func() {
+	ended := make(chan struct{})
+	go func() { // ends when the exec does: closed stdin, cancel, or a dead pod
+		defer close(ended)
 		err := ex.StreamWithContext(sctx, remotecommand.StreamOptions{Stdin: inR, Stdout: outW, Stderr: logWriter{b, pod}})
 		if err == nil {
 			err = io.EOF
@@ -179,9 +182,15 @@ func (b *Backend) openSupervisor(ctx context.Context, pod string) (*supclient.Co
 		inR.CloseWithError(err)
 	}()
 	conn := supclient.New(outR, inW, func() {
+		// Closing stdin makes the supervisor exit and the exec end
+		// cleanly; the cancel is for a stream that does not.
 		inW.Close()
-		cancel()
 		outR.Close()
+		select {
+		case <-ended:
+		case <-time.After(2 * time.Second):
+		}
+		cancel()
 	})
 	if err := conn.AwaitReady(ctx, 30*time.Second); err != nil {
 		conn.Close()
@@ -238,34 +247,65 @@ func (b *Backend) exec(ctx context.Context, pod string, cmd []string, stdin io.R
 func (b *Backend) waitRunning(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, error) {
 	ctx, cancel := context.WithTimeout(ctx, startTimeout)
 	defer cancel()
-	w, err := b.cs.CoreV1().Pods(b.ns).Watch(ctx, metav1.ListOptions{
-		FieldSelector:   fields.OneTermEqualSelector("metadata.name", pod.Name).String(),
-		ResourceVersion: pod.ResourceVersion,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("watch sandbox pod %s: %w", pod.Name, err)
-	}
-	defer w.Stop()
 	last := pod
 	for {
 		if done, err := podStarted(last); done || err != nil {
 			return last, err
 		}
+		w, err := b.cs.CoreV1().Pods(b.ns).Watch(ctx, metav1.ListOptions{
+			FieldSelector:   fields.OneTermEqualSelector("metadata.name", pod.Name).String(),
+			ResourceVersion: last.ResourceVersion,
+		})
+		if err != nil {
+			return nil, b.startErr(ctx, pod.Name, last, fmt.Errorf("watch sandbox pod %s: %w", pod.Name, err))
+		}
+		last, err = b.watchUntilStarted(ctx, w.ResultChan(), last)
+		w.Stop()
+		if err != nil || ctx.Err() != nil {
+			return nil, b.startErr(ctx, pod.Name, last, err)
+		}
+		if done, err := podStarted(last); done || err != nil {
+			return last, err
+		}
+		// The watch ended (the API server closes watches now and then):
+		// read the pod again and watch from there.
+		p, err := b.cs.CoreV1().Pods(b.ns).Get(ctx, pod.Name, metav1.GetOptions{})
+		if err != nil {
+			return nil, b.startErr(ctx, pod.Name, last, fmt.Errorf("read sandbox pod %s: %w", pod.Name, err))
+		}
+		last = p
+	}
+}
+
+// watchUntilStarted follows events until the pod runs or fails, the watch
+// ends, or ctx is done; it returns the last pod seen.
+func (b *Backend) watchUntilStarted(ctx context.Context, events <-chan watch.Event, last *corev1.Pod) (*corev1.Pod, error) {
+	for {
 		select {
-		case ev, ok := <-w.ResultChan():
+		case ev, ok := <-events:
 			if !ok {
-				return nil, fmt.Errorf("sandbox pod %s: watch ended before it ran: %s", pod.Name, podStatus(last))
+				return last, nil
 			}
 			if p, ok := ev.Object.(*corev1.Pod); ok {
 				last = p
+				if done, err := podStarted(last); done || err != nil {
+					return last, err
+				}
 			}
 		case <-ctx.Done():
-			if ctx.Err() == context.DeadlineExceeded {
-				return nil, fmt.Errorf("sandbox pod %s not running after %v: %s", pod.Name, startTimeout, podStatus(last))
-			}
-			return nil, ctx.Err()
+			return last, nil
 		}
 	}
+}
+
+func (b *Backend) startErr(ctx context.Context, name string, last *corev1.Pod, err error) error {
+	switch {
+	case ctx.Err() == context.DeadlineExceeded:
+		return fmt.Errorf("sandbox pod %s not running after %v: %s", name, startTimeout, podStatus(last))
+	case ctx.Err() != nil:
+		return ctx.Err()
+	}
+	return err
 }
 
 // podStarted reports whether p runs, or why it never will.
@@ -302,7 +342,7 @@ func podStatus(p *corev1.Pod) string {
 			parts = append(parts, w.Reason+": "+w.Message)
 		}
 		if t := cs.State.Terminated; t != nil {
-			parts = append(parts, fmt.Sprintf("terminated %s (exit %d)", t.Reason, t.ExitCode))
+			parts = append(parts, fmt.Sprintf("terminated %s (exit %d): %s", t.Reason, t.ExitCode, t.Message))
 		}
 	}
 	return strings.Join(parts, "; ")

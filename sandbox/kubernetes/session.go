@@ -192,6 +192,7 @@ func (b *Backend) openSupervisor(ctx context.Context, pod string) (*supclient.Co
 		}
 		cancel()
 	})
+	conn.KeepRootTime = true // /workspace is the emptyDir's root, owned by root
 	if err := conn.AwaitReady(ctx, 30*time.Second); err != nil {
 		conn.Close()
 		return nil, fmt.Errorf("sandbox pod %s: %w", pod, err)

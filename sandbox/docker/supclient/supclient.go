@@ -36,6 +36,11 @@ var ErrStream = errors.New("supervisor stream failed")
 
 // Conn is one framed stream to one supervisor.
 type Conn struct {
+	// KeepRootTime makes Sync leave the workspace root's modification
+	// time alone: where the root is not the sandbox user's (a Kubernetes
+	// emptyDir is root's), setting it fails with EPERM. Set before use.
+	KeepRootTime bool
+
 	r     io.Reader
 	w     io.Writer
 	close func()
@@ -488,6 +493,9 @@ func (c *Conn) Sync(ctx context.Context, snap *sandbox.Snapshot, h *Hashes) (san
 	}
 	sort.Strings(names)
 	for _, d := range names {
+		if d == "." && c.KeepRootTime {
+			continue
+		}
 		if d != "." {
 			if _, err := sandbox.CleanRel(d); err != nil {
 				continue

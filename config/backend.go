@@ -9,11 +9,16 @@ const (
 	BackendDocker = "docker" // containers through a Docker-compatible engine
 	BackendBwrap  = "bwrap"  // bubblewrap namespaces on the host
 	BackendNone   = "none"   // no isolation: the host itself
+	// BackendKubernetes runs sessions as pods on a cluster the user
+	// names ([Sandbox.Kubernetes]); never chosen automatically.
+	BackendKubernetes = "kubernetes"
 )
 
 // Backends lists the sandbox backends, most isolated first. The empty
 // name (automatic) picks docker when an engine answers, else bwrap.
-func Backends() []string { return []string{BackendDocker, BackendBwrap, BackendNone} }
+func Backends() []string {
+	return []string{BackendDocker, BackendKubernetes, BackendBwrap, BackendNone}
+}
 
 // ValidBackend reports whether name is a backend, or "" (automatic).
 func ValidBackend(name string) bool {

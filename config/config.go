@@ -131,6 +131,32 @@ type Sandbox struct {
 	// before tests (a shell command); "" = detected from the project
 	// (go mod download, npm ci, pip install), "off" = none.
 	Setup string `toml:"setup" json:"setup"`
+	// Kubernetes configures backend = "kubernetes" (user-only, like every
+	// key that decides where code runs).
+	Kubernetes Kubernetes `toml:"kubernetes" json:"kubernetes"`
+}
+
+// Kubernetes configures the kubernetes sandbox backend. Every zero value
+// keeps the default named on its field.
+type Kubernetes struct {
+	// Kubeconfig is a kubeconfig file; "" = $KUBECONFIG, ~/.kube/config,
+	// else the in-cluster service account (kubectl's rules).
+	Kubeconfig string `toml:"kubeconfig" json:"kubeconfig"`
+	Context    string `toml:"context" json:"context"`     // "" = the current context
+	Namespace  string `toml:"namespace" json:"namespace"` // "" = the context's, else default
+	// RuntimeClass names a RuntimeClass (e.g. "gvisor"); "" = the default.
+	RuntimeClass string `toml:"runtime_class" json:"runtimeClass"`
+	// ImagePullPolicy is Never (images preloaded on the nodes),
+	// IfNotPresent (default) or Always.
+	ImagePullPolicy string `toml:"image_pull_policy" json:"imagePullPolicy"`
+	// CPURequest and MemoryRequest are what the scheduler reserves per
+	// session ("250m", "256Mi"); "" = 100m and 128Mi. The limits are
+	// sandbox.cpus and sandbox.memory.
+	CPURequest    string `toml:"cpu_request" json:"cpuRequest"`
+	MemoryRequest string `toml:"memory_request" json:"memoryRequest"`
+	// NetworkCheck is "enforce" (default: refuse a cluster whose pods
+	// reach their node despite the deny-all NetworkPolicy) or "warn".
+	NetworkCheck string `toml:"network_check" json:"networkCheck"`
 }
 
 // Agent configures the loop.

@@ -36,6 +36,7 @@ func userOnlyKeys() []string {
 		"policy.include_ignored", // what of the user's ignored files reaches the model
 		// whether and how isolation applies
 		"sandbox.backend", "sandbox.runtime", "sandbox.image", "sandbox.dockerfile",
+		"sandbox.kubernetes",      // which cluster, credentials, namespace, runtime class, requests, network check
 		"sandbox.go_mod_cache",    // shares the host's module cache
 		"sandbox.include_secrets", // secret files entering the sandbox
 		// resources the user's machine spends

@@ -20,8 +20,10 @@ import (
 	"github.com/fixpoint-dev/fixpoint/sandbox/engine"
 
 	"github.com/fixpoint-dev/fixpoint/config"
+	"github.com/fixpoint-dev/fixpoint/sandbox/backends"
 	"github.com/fixpoint-dev/fixpoint/sandbox/bwrap"
 	"github.com/fixpoint-dev/fixpoint/sandbox/image"
+	"github.com/fixpoint-dev/fixpoint/sandbox/kubernetes"
 )
 
 // check is one line of doctor's report.
@@ -35,7 +37,7 @@ type check struct {
 func doctorCommand() *command {
 	c := &command{
 		name:    "doctor",
-		summary: "check the Docker engine, runsc, bwrap, images, model endpoint and data dir",
+		summary: "check the Docker engine, runsc, bwrap, images, the Kubernetes cluster, model endpoint and data dir",
 		usage: `Usage: fixpoint doctor [--dir D] [--json]
 
 Prints one line per check, with a fix for each failure. Exits 1 when
@@ -120,6 +122,13 @@ func runDoctor(ctx context.Context, a *app, cfg *config.Config) (checks []check,
 			check{Name: "runsc (gVisor)", Status: "skip", Detail: "no Docker engine"},
 			check{Name: "images", Status: "skip", Detail: "no Docker engine (the bwrap sandbox uses the host's tools)"})
 	}
+	if cfg.Sandbox.Backend == config.BackendKubernetes {
+		k := checkKubernetes(ctx, cfg)
+		checks = append(checks, k)
+		if k.Status == "fail" {
+			healthy = false // the user chose it: no fallback
+		}
+	}
 	m := checkModel(ctx, cfg)
 	checks = append(checks, m)
 	if m.Status == "fail" {
@@ -162,6 +171,31 @@ func checkEngine(ctx context.Context) (*client.Client, check) {
 		ch.Fix = "boot with cgroups v2 (systemd.unified_cgroup_hierarchy=1) and delegate the memory, pids and cpu controllers to the user, or use a rootful engine"
 	}
 	return cli, ch
+}
+
+// checkKubernetes reads the cluster sandbox.backend = "kubernetes" uses:
+// reachable, namespace, runtime class, nodes.
+func checkKubernetes(ctx context.Context, cfg *config.Config) check {
+	ch := check{Name: "kubernetes cluster"}
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	d, err := kubernetes.Diagnose(ctx, *backends.KubernetesOptions(cfg, nil, nil))
+	if err != nil {
+		ch.Status, ch.Detail = "fail", oneLine(err.Error())
+		ch.Fix = "point sandbox.kubernetes.kubeconfig (or KUBECONFIG) at a kubeconfig whose cluster answers (`kubectl version` with it), or choose another sandbox.backend"
+		return ch
+	}
+	nodes := "nodes: not visible to this user"
+	if d.Nodes >= 0 {
+		nodes = fmt.Sprintf("%d nodes, %d Ready", d.Nodes, d.ReadyNodes)
+	}
+	ch.Status = "ok"
+	ch.Detail = fmt.Sprintf("%s %s (kubeconfig %s), namespace %s, runtime class %s, %s, NetworkPolicy %s",
+		d.Server, d.Version, d.Source, d.Namespace, orDash(d.RuntimeClass), nodes, d.Policy)
+	if d.Nodes >= 0 && d.ReadyNodes == 0 {
+		ch.Status, ch.Fix = "fail", "no node is Ready: sandbox pods cannot start; check the kubelets"
+	}
+	return ch
 }
 
 func checkBwrap(ctx context.Context) check {

@@ -26,6 +26,7 @@ import (
 	"github.com/fixpoint-dev/fixpoint/sandbox/docker"
 	"github.com/fixpoint-dev/fixpoint/sandbox/host"
 	"github.com/fixpoint-dev/fixpoint/sandbox/image"
+	"github.com/fixpoint-dev/fixpoint/sandbox/kubernetes"
 )
 
 // LabelDockerfile marks a Spec whose image is built from a project
@@ -75,6 +76,11 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (sandbox.Backe
 		inner, err = openDocker(ctx, cfg, o)
 	case config.BackendBwrap:
 		inner, err = bwrap.New(bwrapOptions(cfg, o))
+	case config.BackendKubernetes:
+		if len(o.Engines) > 0 {
+			return nil, fmt.Errorf("--engines spreads sessions over Docker engines; with sandbox.backend = %q the cluster places them: drop --engines", config.BackendKubernetes)
+		}
+		inner, err = openKubernetes(ctx, cfg, o)
 	case config.BackendNone:
 		inner, err = host.New(&host.Options{Warn: o.Warn, Logger: o.Logger})
 	case "":
@@ -112,6 +118,31 @@ func openDocker(ctx context.Context, cfg *config.Config, o Options) (sandbox.Bac
 		return nil, fmt.Errorf("docker sandbox: %w", err)
 	}
 	return b, nil
+}
+
+func openKubernetes(ctx context.Context, cfg *config.Config, o Options) (sandbox.Backend, error) {
+	b, err := kubernetes.New(ctx, KubernetesOptions(cfg, o.Logger, o.Warn))
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes sandbox: %w", err)
+	}
+	return b, nil
+}
+
+// KubernetesOptions are the kubernetes backend's options from cfg
+// (sandbox.kubernetes, sandbox.workspace_size, sandbox.tmp_size); warn,
+// when non-nil, receives the network check's warning.
+func KubernetesOptions(cfg *config.Config, log *slog.Logger, warn io.Writer) *kubernetes.Options {
+	k := cfg.Sandbox.Kubernetes
+	ws, tmp := diskCaps(cfg)
+	opts := &kubernetes.Options{
+		Kubeconfig: k.Kubeconfig, Context: k.Context, Namespace: k.Namespace, RuntimeClass: k.RuntimeClass,
+		PullPolicy: k.ImagePullPolicy, CPURequest: k.CPURequest, MemoryRequest: k.MemoryRequest,
+		NetworkCheck: k.NetworkCheck, WorkspaceSize: ws, TmpSize: tmp, Logger: log,
+	}
+	if warn != nil {
+		opts.Warn = func(msg string) { fmt.Fprintln(warn, "fixpoint: warning: "+msg) }
+	}
+	return opts
 }
 
 // backend adds fix hints and project image builds to a backend.

@@ -186,3 +186,28 @@ func TestPythonImage(t *testing.T) {
 		t.Errorf("import pytest, hypothesis = %d, %q, stderr %q", res.ExitCode, out, res.Stderr)
 	}
 }
+
+// TestOpenKubernetesUnreachable: backend = "kubernetes" with a kubeconfig
+// that is missing, or whose server does not answer, fails with
+// sandbox.ErrUnavailable and names the kubeconfig, never falling back to
+// another backend.
+func TestOpenKubernetesUnreachable(t *testing.T) {
+	dir := t.TempDir()
+	dead := filepath.Join(dir, "dead.kubeconfig")
+	kc := "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: \"https://127.0.0.1:1\"}\nusers:\n- name: u\n  user: {token: x}\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\ncurrent-context: x\n"
+	if err := os.WriteFile(dead, []byte(kc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{filepath.Join(dir, "missing.kubeconfig"), dead} {
+		cfg := config.Defaults(func(string) string { return "" })
+		cfg.Sandbox.Backend = config.BackendKubernetes
+		cfg.Sandbox.Kubernetes.Kubeconfig = path
+		b, err := Open(t.Context(), cfg, nil)
+		if err == nil {
+			t.Fatalf("Open(kubernetes, %s) = %v, want an error", path, b.Name())
+		}
+		if !errors.Is(err, sandbox.ErrUnavailable) || !strings.Contains(err.Error(), path) {
+			t.Errorf("Open(kubernetes, %s) = %v, want ErrUnavailable naming the kubeconfig", path, err)
+		}
+	}
+}

@@ -30,3 +30,11 @@ func supervisorBinary(arch string) ([]byte, bool) {
 
 // supervisorID names the supervisor build: the hash of its sources.
 func supervisorID() string { return strings.TrimSpace(supervisorSum) }
+
+// SupervisorBinary returns the embedded supervisor for a GOARCH or a
+// kernel's machine name ("amd64", "x86_64", "arm64", "aarch64"): other
+// backends (kubernetes) copy the same program into their sandboxes.
+func SupervisorBinary(arch string) ([]byte, bool) { return supervisorBinary(arch) }
+
+// SupervisorID names the embedded supervisor build (a hash of its sources).
+func SupervisorID() string { return supervisorID() }

@@ -1,0 +1,295 @@
+package sandboxtest
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fixpoint-dev/fixpoint/sandbox"
+)
+
+// EscapeSetup is the hardened session the escape battery attacks, and
+// what its backend allows.
+type EscapeSetup struct {
+	// Session was started with EscapeLimits and /workspace and /tmp of at
+	// most 32 MiB, with "keep.txt" = "kept" synced; its image has python3.
+	Session sandbox.Session
+	UID     string   // the uid commands run as
+	Allowed []string // environment keys commands may see besides the base ones (the image's ENV)
+	// Canary is a string from the host (a file, the environment) that
+	// must never be seen inside; HostFile and HostDir hold it.
+	Canary, HostFile, HostDir string
+	// Port is a TCP listener on every host interface; Unreachable are
+	// addresses (the node's, a bridge's) on which it must not be reached.
+	Port        int
+	Unreachable []string
+	// ForkBombMayOOM: the backend has no per-sandbox pids limit of its
+	// own, so memory may end a fork bomb first (137) instead of the
+	// timeout (kubernetes: the kubelet's podPidsLimit is node-wide config).
+	ForkBombMayOOM bool
+	// Ours reports whether a process line ("pid cmdline") belongs to the
+	// sandbox itself (its init, pid 1's idler, the supervisor).
+	Ours func(line string) bool
+	// After, when set, runs backend checks after each case (no other
+	// sandbox of the session left).
+	After func(t *testing.T)
+}
+
+// EscapeLimits are the limits of the session EscapeSetup describes.
+func EscapeLimits() sandbox.Limits {
+	return sandbox.Limits{Timeout: 3 * time.Second, Memory: 256 << 20, Pids: 64, OutputCap: 64 << 10}
+}
+
+// escapeListProcs prints every process but itself, "pid cmdline" a line.
+const escapeListProcs = `import os
+me = str(os.getpid())
+for p in sorted(os.listdir('/proc'), key=lambda s: s.zfill(9)):
+    if p.isdigit() and p != me:
+        try:
+            cmd = open('/proc/%s/cmdline' % p, 'rb').read().replace(b'\0', b' ').decode().strip()
+        except OSError:
+            continue
+        print(p, cmd)
+`
+
+type escapeCase struct {
+	name   string
+	args   []string
+	limits sandbox.Limits
+	check  func(t *testing.T, res *sandbox.Result)
+}
+
+// Escape runs the abuse cases every hardened backend must contain, in one
+// session: after each, nothing of the case may be left running and the
+// session must still work with its files. (The docker backend's own
+// battery, sandbox/docker/escape_test.go, adds engine-specific cases.)
+func Escape(t *testing.T, e EscapeSetup) {
+	for _, c := range escapeCases(e) {
+		t.Run(c.name, func(t *testing.T) {
+			wall := cmpDur(c.limits.Timeout, EscapeLimits().Timeout)
+			ctx, cancel := context.WithTimeout(t.Context(), wall+time.Minute)
+			defer cancel()
+			res, err := e.Session.Run(ctx, sandbox.Command{Args: c.args, Limits: c.limits})
+			if ctx.Err() != nil {
+				t.Fatalf("Run did not return within a minute of its %v timeout: %v", wall, err)
+			}
+			if err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			c.check(t, res)
+			escapeClean(t, e)
+			if e.After != nil {
+				e.After(t)
+			}
+		})
+	}
+}
+
+func cmpDur(a, b time.Duration) time.Duration {
+	if a > 0 {
+		return a
+	}
+	return b
+}
+
+func escapeCases(e EscapeSetup) []escapeCase {
+	py := func(code string) []string { return []string{"python3", "-c", code} }
+	targets := append([]string{"127.0.0.1"}, e.Unreachable...)
+	var quoted []string
+	for _, h := range targets {
+		quoted = append(quoted, strconv.Quote(h))
+	}
+	return []escapeCase{
+		{
+			name: "fork bomb",
+			args: py("import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass"),
+			check: func(t *testing.T, res *sandbox.Result) {
+				if !(res.TimedOut && res.ExitCode == 124) && !(e.ForkBombMayOOM && res.ExitCode == 137) {
+					t.Errorf("fork bomb = exit %d timedOut %v, want 124 after the timeout", res.ExitCode, res.TimedOut)
+				}
+			},
+		},
+		{
+			name: "allocate 4 GiB",
+			args: py("b = b'x' * (4 << 30)\nprint(len(b))"),
+			check: func(t *testing.T, res *sandbox.Result) {
+				if res.TimedOut {
+					return
+				}
+				if res.ExitCode == 0 || (res.ExitCode == 137) != res.OOMKilled {
+					t.Errorf("4 GiB = exit %d oom %v stderr %q, want 137 + OOMKilled or a MemoryError", res.ExitCode, res.OOMKilled, res.Stderr)
+				}
+			},
+		},
+		{
+			name: "endless CPU spin",
+			args: py("while True: pass"),
+			check: func(t *testing.T, res *sandbox.Result) {
+				if !res.TimedOut || res.ExitCode != 124 {
+					t.Errorf("spin = exit %d timedOut %v, want 124", res.ExitCode, res.TimedOut)
+				}
+			},
+		},
+		{
+			name:   "CPU time limit",
+			args:   py("while True: pass"),
+			limits: sandbox.Limits{Timeout: 45 * time.Second, CPUTime: time.Second},
+			check: func(t *testing.T, res *sandbox.Result) {
+				if !res.TimedOut || res.ExitCode != 124 || res.Duration > 40*time.Second {
+					t.Errorf("spin with 1s CPU = exit %d timedOut %v after %v, want 124 well before the wall timeout", res.ExitCode, res.TimedOut, res.Duration)
+				}
+			},
+		},
+		{
+			name: "sleep 3600",
+			args: []string{"sleep", "3600"},
+			check: func(t *testing.T, res *sandbox.Result) {
+				if !res.TimedOut || res.ExitCode != 124 {
+					t.Errorf("sleep = exit %d timedOut %v, want 124", res.ExitCode, res.TimedOut)
+				}
+			},
+		},
+		{
+			name: "endless printing",
+			args: []string{"yes", "spam"},
+			check: func(t *testing.T, res *sandbox.Result) {
+				marker := "[fixpoint: output truncated after 65536 bytes]"
+				if !res.Truncated || len(res.Stdout) > 65536+len(marker)+2 || !strings.Contains(string(res.Stdout), marker) {
+					t.Errorf("yes = truncated %v, %d bytes of stdout, want at most the 64 KiB cap and the marker", res.Truncated, len(res.Stdout))
+				}
+			},
+		},
+		{
+			name: "fill the workspace",
+			args: []string{"sh", "-c", "dd if=/dev/zero of=big bs=1M count=1000; echo dd=$?; rm -f big"},
+			check: func(t *testing.T, res *sandbox.Result) {
+				if !strings.Contains(string(res.Stdout), "dd=1") || !strings.Contains(string(res.Stderr), "No space left") {
+					t.Errorf("filling /workspace: stdout %q stderr %q, want dd to fail with ENOSPC", res.Stdout, res.Stderr)
+				}
+			},
+		},
+		{
+			name: "fill /tmp",
+			args: []string{"sh", "-c", "dd if=/dev/zero of=/tmp/big bs=1M count=1000; echo dd=$?; rm -f /tmp/big"},
+			check: func(t *testing.T, res *sandbox.Result) {
+				if !strings.Contains(string(res.Stdout), "dd=1") || !strings.Contains(string(res.Stderr), "No space left") {
+					t.Errorf("filling /tmp: stdout %q stderr %q, want dd to fail with ENOSPC", res.Stdout, res.Stderr)
+				}
+			},
+		},
+		{
+			name: "write outside the writable mounts",
+			args: []string{"sh", "-c", "touch /etc/x /usr/x /x 2>&1; echo rc=$?"},
+			check: func(t *testing.T, res *sandbox.Result) {
+				if n := strings.Count(string(res.Stdout), "Read-only file system") + strings.Count(string(res.Stdout), "Permission denied"); n != 3 {
+					t.Errorf("touch on the root fs: %q, want three refusals", res.Stdout)
+				}
+			},
+		},
+		{
+			name: "TCP to a host listener",
+			args: py(`import errno, socket
+for h in [` + strings.Join(quoted, ", ") + `]:
+    try:
+        socket.create_connection((h, ` + strconv.Itoa(e.Port) + `), timeout=2).close()
+        print("CONNECTED", h)
+    except OSError as e:
+        print("blocked", h, type(e).__name__, errno.errorcode.get(e.errno, e.errno))`),
+			limits: sandbox.Limits{Timeout: 30 * time.Second},
+			check: func(t *testing.T, res *sandbox.Result) {
+				if out := string(res.Stdout); strings.Contains(out, "CONNECTED") || res.ExitCode != 0 {
+					t.Errorf("the sandbox reached the host listener (exit %d):\n%s%s", res.ExitCode, out, res.Stderr)
+				}
+			},
+		},
+		{
+			name: "host environment and files",
+			args: []string{"sh", "-c", "env; echo ---; cat " + e.HostFile + " 2>&1; ls -a " + e.HostDir + " 2>&1; ls -a /root 2>&1"},
+			check: func(t *testing.T, res *sandbox.Result) {
+				if e.Canary != "" && strings.Contains(string(res.Stdout)+string(res.Stderr), e.Canary) {
+					t.Errorf("the sandbox saw the host canary:\n%s", res.Stdout)
+				}
+				allowed := append([]string{"PATH", "HOME", "LANG", "TMPDIR", "PWD", "SHLVL", "_", "OLDPWD"}, e.Allowed...)
+				env, _, _ := strings.Cut(string(res.Stdout), "---")
+				for _, line := range strings.Split(strings.TrimSpace(env), "\n") {
+					if k, _, _ := strings.Cut(line, "="); !slices.Contains(allowed, k) {
+						t.Errorf("unexpected environment variable %q", line)
+					}
+				}
+			},
+		},
+		{
+			name: "engine sockets and cluster credentials",
+			args: py(`import os
+found = []
+for top in ["/var/run", "/run", "/tmp", "/workspace", "/", "/var", "/home", "/root", "/etc"]:
+    for dirpath, dirs, files in os.walk(top, onerror=lambda e: None):
+        if dirpath.startswith(("/proc", "/sys")):
+            dirs[:] = []
+            continue
+        found += [os.path.join(dirpath, f) for f in files if f.endswith(".sock") and ("docker" in f or "containerd" in f) or f in ("token", "kubeconfig", "ca.crt") and "serviceaccount" in dirpath]
+print("found:", found, os.path.exists("/var/run/secrets/kubernetes.io"))`),
+			limits: sandbox.Limits{Timeout: 30 * time.Second},
+			check: func(t *testing.T, res *sandbox.Result) {
+				if res.ExitCode != 0 || !strings.Contains(string(res.Stdout), "found: [] False") {
+					t.Errorf("socket and token search: exit %d %q %q", res.ExitCode, res.Stdout, res.Stderr)
+				}
+			},
+		},
+		{
+			name: "setuid and privileges",
+			args: py(`import os
+print("uid", os.getuid(), os.geteuid())
+for name, f in (("setuid", lambda: os.setuid(0)), ("setgid", lambda: os.setgid(0)), ("chroot", lambda: os.chroot("/tmp")), ("mknod", lambda: os.mknod("/tmp/dev", 0o600 | 0o20000, os.makedev(1, 3)))):
+    try:
+        f(); print(name, "ALLOWED")
+    except PermissionError as e:
+        print(name, "denied")
+st = dict(l.split(":\t", 1) for l in open("/proc/self/status").read().splitlines() if ":\t" in l)
+print("CapEff", st["CapEff"].strip(), "CapBnd", st["CapBnd"].strip(), "NoNewPrivs", st.get("NoNewPrivs", "?").strip(), "Seccomp", st.get("Seccomp", "?").strip())`),
+			check: func(t *testing.T, res *sandbox.Result) {
+				out := string(res.Stdout)
+				for _, want := range []string{"uid " + e.UID + " " + e.UID, "CapEff 0000000000000000", "CapBnd 0000000000000000", "NoNewPrivs 1", "Seccomp 2"} {
+					if !strings.Contains(out, want) {
+						t.Errorf("privileges: output lacks %q:\n%s%s", want, out, res.Stderr)
+					}
+				}
+				if strings.Contains(out, "ALLOWED") {
+					t.Errorf("a privileged call succeeded:\n%s", out)
+				}
+			},
+		},
+		{
+			name: "daemon left behind",
+			args: []string{"sh", "-c", "sleep 1000 & setsid sleep 1001 & python3 -c 'import os; os.fork() or os.setsid() or os.execvp(\"sleep\", [\"sleep\", \"1002\"])'; echo started"},
+			check: func(t *testing.T, res *sandbox.Result) {
+				if res.ExitCode != 0 || !strings.Contains(string(res.Stdout), "started") || res.TimedOut {
+					t.Errorf("daemon case = exit %d %q %q, want a prompt exit", res.ExitCode, res.Stdout, res.Stderr)
+				}
+			},
+		},
+	}
+}
+
+// escapeClean checks that only the sandbox's own processes are left and
+// that the session still runs commands and kept its files.
+func escapeClean(t *testing.T, e EscapeSetup) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	res, err := e.Session.Run(ctx, sandbox.Command{Args: []string{"python3", "-c", escapeListProcs}})
+	if err != nil {
+		t.Fatalf("session unusable after the case: %v", err)
+	}
+	for _, l := range strings.Split(strings.TrimSpace(string(res.Stdout)), "\n") {
+		if e.Ours == nil || !e.Ours(l) {
+			t.Errorf("process left in the sandbox: %s", l)
+		}
+	}
+	if data, err := e.Session.ReadFile(ctx, "keep.txt"); err != nil || string(data) != "kept" {
+		t.Errorf("ReadFile(keep.txt) = %q, %v after the case", data, err)
+	}
+}

@@ -9,6 +9,10 @@ DEMO_DIR ?= /tmp/fixpoint-demo
 # version, so a bump installs it again.
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(CURDIR)/bin/tools/staticcheck-$(STATICCHECK_VERSION)
+# The kubeconfig of the CI cluster (.ci/k8s-up writes it once the node is
+# Ready). The kubernetes backend's tests use it; when the file is missing
+# they fail under CI=true and skip elsewhere.
+export FIXPOINT_TEST_KUBECONFIG ?= /run/fixpoint-k8s/kubeconfig
 
 .PHONY: help setup demo check check-only build test lint sandbox-images vsix bench nvim-capture vscode-e2e mutation mutation-heldout clean
 

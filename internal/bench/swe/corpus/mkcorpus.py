@@ -84,19 +84,16 @@ def native_time(lang, d, test_cmd=None):
     return time.time() - start
 
 
-def go_test_cmd(d):
-    """The test command of a Go tree fixpoint detects none for: the one module in a sub-directory (`cd DIR && go
-    test`), or GOPATH mode for a tree from before modules (no go.mod anywhere). None when neither fits."""
-    mods = []
+def go_module(d, repo):
+    """A Go tree from before modules (no go.mod anywhere) gets a go.mod naming its import path, with no
+    requirements, so that fixpoint detects it on every backend (docker picks the go image by go.mod) and runs it
+    as `go test ./...`. Returns whether it wrote one; such a tree is kept only when it needs no dependency."""
     for root, dirs, files in os.walk(d):
-        dirs[:] = [x for x in dirs if x not in ("vendor", "testdata", "examples", "example", "_examples") and not x.startswith(".")]
         if "go.mod" in files:
-            mods.append(os.path.relpath(root, d))
-    if not mods:
-        return "env GO111MODULE=off go test -json ./..."
-    if len(mods) == 1 and mods[0] != ".":
-        return "cd %s && go test -json ./..." % mods[0]
-    return None
+            return False
+    with open(os.path.join(d, "go.mod"), "w") as fh:
+        fh.write("module github.com/%s\n\ngo 1.16\n" % repo)
+    return True
 
 
 NODE_RUNNERS = {"ava": "npx ava --tap", "mocha": "npx mocha --reporter tap", "jest": "npx jest --json"}
@@ -180,6 +177,9 @@ def main():
             reject("archive %d bytes > %d" % (len(archive), MAX_ARCHIVE)); continue
         with tempfile.TemporaryDirectory() as d:
             subprocess.run(["tar", "-xzf", "-", "-C", d], input=archive, check=True)
+            if a.lang == "go" and go_module(d, a.repo):
+                archive = subprocess.run(["tar", "--sort=name", "--owner=0", "--group=0", "--numeric-owner", "-czf", "-", "-C", d, "."],
+                                         capture_output=True, check=True).stdout
             def apply(patch):
                 if not patch.strip():
                     return True
@@ -190,10 +190,6 @@ def main():
             test_cmd = node_test_cmd(d) if a.lang == "node" else None
             try:
                 before, secs, err = native(fixpoint, d, backend=BACKEND.get(a.lang, "bwrap"))
-                if before is None and "no test command" in err and a.lang == "go":
-                    test_cmd = go_test_cmd(d)
-                    if test_cmd:
-                        before, secs, err = native(fixpoint, d, backend=BACKEND.get(a.lang, "bwrap"), test_cmd=test_cmd)
             except subprocess.TimeoutExpired:
                 reject("native run timed out"); continue
             if before is None:

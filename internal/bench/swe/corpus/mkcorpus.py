@@ -8,10 +8,12 @@ rule in README.md (newest first, no merges, subject matching "fix", test and
 non-test source files touched, at most 3 non-test source files and 100
 changed lines in them); each candidate is verified natively with
 `fixpoint test --sandbox bwrap --json` (the project's own test command on the
-host): the fail_to_pass tests must fail (or be missing) with the test patch
+host; docker for Rust): the fail_to_pass tests must fail (or be missing) with the test patch
 alone and pass with the gold patch. Kept instances are appended to
 DIR/instances.jsonl with their archive in DIR/archives; the others, with the
-reason, to DIR/rejected.txt. Not run in CI: it needs the network (npm) and
+reason, to DIR/rejected.txt; candidates decided before are not run again. The
+test-command rules of README.md (a go.mod for a pre-modules Go tree, the
+runner's step of a composed `npm test`) apply to every candidate alike. Not run in CI: it needs the network (npm) and
 runs the projects' tests on the host.
 """
 import argparse, hashlib, json, os, re, subprocess, sys, tempfile, time

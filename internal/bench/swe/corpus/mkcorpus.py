@@ -8,10 +8,12 @@ rule in README.md (newest first, no merges, subject matching "fix", test and
 non-test source files touched, at most 3 non-test source files and 100
 changed lines in them); each candidate is verified natively with
 `fixpoint test --sandbox bwrap --json` (the project's own test command on the
-host): the fail_to_pass tests must fail (or be missing) with the test patch
+host; docker for Rust): the fail_to_pass tests must fail (or be missing) with the test patch
 alone and pass with the gold patch. Kept instances are appended to
 DIR/instances.jsonl with their archive in DIR/archives; the others, with the
-reason, to DIR/rejected.txt. Not run in CI: it needs the network (npm) and
+reason, to DIR/rejected.txt; candidates decided before are not run again. The
+test-command rules of README.md (a go.mod for a pre-modules Go tree, the
+runner's step of a composed `npm test`) apply to every candidate alike. Not run in CI: it needs the network (npm) and
 runs the projects' tests on the host.
 """
 import argparse, hashlib, json, os, re, subprocess, sys, tempfile, time
@@ -74,21 +76,56 @@ NATIVE = {"go": "go test -count=1 ./...", "python": "python3 -m pytest -q -p no:
           "node": "(test -d node_modules || npm install --no-audit --no-fund >/dev/null 2>&1) && npm test", "rust": "cargo test --offline"}
 
 
-def native_time(lang, d):
-    """Wall time of the project's own test command run natively (not in a sandbox)."""
+def native_time(lang, d, test_cmd=None):
+    """Wall time of the project's own test command (or the instance's test_cmd) run natively (not in a sandbox)."""
     if lang == "node":
         subprocess.run("npm install --no-audit --no-fund", shell=True, cwd=d, capture_output=True, timeout=900)
+    cmd = test_cmd or (NATIVE[lang].split(" && ")[-1] if lang == "node" else NATIVE[lang])
     start = time.time()
-    subprocess.run(NATIVE[lang].split(" && ")[-1] if lang == "node" else NATIVE[lang], shell=True, cwd=d,
-                   capture_output=True, timeout=900)
+    subprocess.run(cmd, shell=True, cwd=d, capture_output=True, timeout=900)
     return time.time() - start
 
 
-def native(fixpoint, d, timeout=900, backend="bwrap"):
+def go_module(d, repo):
+    """A Go tree from before modules (no go.mod anywhere) gets a go.mod naming its import path, with no
+    requirements, so that fixpoint detects it on every backend (docker picks the go image by go.mod) and runs it
+    as `go test ./...`. Returns whether it wrote one; such a tree is kept only when it needs no dependency."""
+    for root, dirs, files in os.walk(d):
+        if "go.mod" in files:
+            return False
+    with open(os.path.join(d, "go.mod"), "w") as fh:
+        fh.write("module github.com/%s\n\ngo 1.16\n" % repo)
+    return True
+
+
+NODE_RUNNERS = {"ava": "npx ava --tap", "mocha": "npx mocha --reporter tap", "jest": "npx jest --json"}
+
+
+def node_test_cmd(d):
+    """The test command of a Node project whose `npm test` composes commands (`xo && ava && tsd`): its test
+    runner's step alone, in a format fixpoint reads per test (ava and mocha as TAP, jest as JSON), since a composed
+    script is judged by its exit code alone and a linter's failure would hide every test. The runner's own
+    arguments (files, options) are kept. None when `npm test` is one command or runs no runner named here."""
+    try:
+        script = json.load(open(os.path.join(d, "package.json"))).get("scripts", {}).get("test", "")
+    except (OSError, ValueError, AttributeError):
+        return None
+    if "&&" not in script:
+        return None
+    for step in script.split("&&"):
+        words = step.split()
+        while words and words[0] in ("c8", "nyc", "npx", "cross-env") or (words and "=" in words[0]):
+            words = words[1:]
+        if words and words[0] in NODE_RUNNERS:
+            return " ".join([NODE_RUNNERS[words[0]]] + words[1:])
+    return None
+
+
+def native(fixpoint, d, timeout=900, backend="bwrap", test_cmd=None):
     """The per-test results of the project's test command, as fixpoint names them (bwrap: the host's toolchains;
     docker for Rust, whose rustup toolchain under ~/.cargo bwrap does not bind)."""
     start = time.time()
-    p = subprocess.run([fixpoint, "test", "--sandbox", backend, "--json", "--dir", d],
+    p = subprocess.run([fixpoint, "test", "--sandbox", backend, "--json", "--dir", d] + (["--test-cmd", test_cmd] if test_cmd else []),
                        capture_output=True, timeout=timeout, env={**os.environ, "CI": "true"})
     secs = time.time() - start
     try:
@@ -115,12 +152,23 @@ def main():
     fixpoint = os.path.abspath(a.fixpoint)
     os.makedirs(os.path.join(a.out, "archives"), exist_ok=True)
     kept = tried = 0
+    # Candidates decided before are not run again: those kept count towards --max; those rejected are skipped,
+    # except for reasons the builder has since removed (no test command detected; Rust on bwrap).
+    kept_ids, rejected_ids = set(), set()
+    if os.path.exists(os.path.join(a.out, "instances.jsonl")):
+        kept_ids = {json.loads(l)["id"] for l in open(os.path.join(a.out, "instances.jsonl")) if l.strip()}
+    if os.path.exists(os.path.join(a.out, "rejected.txt")):
+        rejected_ids = {l.split("\t", 1)[0] for l in open(os.path.join(a.out, "rejected.txt"))
+                        if "no test command" not in l and "0 passed 1 failed" not in l}
     rejected = open(os.path.join(a.out, "rejected.txt"), "a")
     for sha, parent, subject, tests, src in candidates(a.mirror, a.lang):
         if kept >= a.max or tried >= a.tries:
             break
         tried += 1
         iid = "%s-%s" % (a.repo.replace("/", "__"), sha[:7])
+        if iid in kept_ids or iid in rejected_ids:
+            kept += iid in kept_ids
+            continue
         def reject(why):
             rejected.write("%s\t%s\t%s\n" % (iid, subject[:80], why)); rejected.flush()
             print("reject", iid, why, file=sys.stderr)
@@ -131,6 +179,9 @@ def main():
             reject("archive %d bytes > %d" % (len(archive), MAX_ARCHIVE)); continue
         with tempfile.TemporaryDirectory() as d:
             subprocess.run(["tar", "-xzf", "-", "-C", d], input=archive, check=True)
+            if a.lang == "go" and go_module(d, a.repo):
+                archive = subprocess.run(["tar", "--sort=name", "--owner=0", "--group=0", "--numeric-owner", "-czf", "-", "-C", d, "."],
+                                         capture_output=True, check=True).stdout
             def apply(patch):
                 if not patch.strip():
                     return True
@@ -138,6 +189,7 @@ def main():
                 return r.returncode == 0
             if not apply(test_patch):
                 reject("test patch does not apply"); continue
+            test_cmd = node_test_cmd(d) if a.lang == "node" else None
             try:
                 before, secs, err = native(fixpoint, d, backend=BACKEND.get(a.lang, "bwrap"))
             except subprocess.TimeoutExpired:
@@ -147,13 +199,13 @@ def main():
             if not apply(gold_patch):
                 reject("gold patch does not apply"); continue
             try:
-                after, _, err = native(fixpoint, d, backend=BACKEND.get(a.lang, "bwrap"))
+                after, _, err = native(fixpoint, d, backend=BACKEND.get(a.lang, "bwrap"), test_cmd=test_cmd)
             except subprocess.TimeoutExpired:
                 reject("native run after the fix timed out"); continue
             if after is None:
                 reject("native run after the fix: " + err[:200]); continue
             try:
-                secs = native_time(a.lang, d)
+                secs = native_time(a.lang, d, test_cmd)
             except subprocess.TimeoutExpired:
                 reject("native timing run timed out"); continue
         b, f = statuses(before), statuses(after)
@@ -174,6 +226,8 @@ def main():
                 "archive": "archives/" + name, "test_patch": test_patch, "gold_patch": gold_patch,
                 "fail_to_pass": f2p, "pass_to_pass": p2p[:200], "native_seconds": round(secs, 2),
                 "split": split_id(iid), "problem": subject[:200]}
+        if test_cmd:
+            inst["test_cmd"] = test_cmd
         with open(os.path.join(a.out, "instances.jsonl"), "a") as fh:
             fh.write(json.dumps(inst) + "\n")
         kept += 1

@@ -18,7 +18,7 @@ import (
 func benchSWECommand() *command {
 	c := &command{
 		name: "bench swe",
-		usage: `Usage: fixpoint bench swe --instances FILE [--oracle | --model M] [--split tuning|heldout] [--only ID,..] [--limit K] [--out DIR] [--write MD]
+		usage: `Usage: fixpoint bench swe --instances FILE [--oracle | --model M | --prompt-only] [--split tuning|heldout] [--only ID,..] [--limit K] [--out DIR] [--write MD]
 
 Runs real bug-fix instances (SWE-bench style) through 'fixpoint fix': each
 instance's tree before the fix, with the maintainers' test patch applied,
@@ -27,11 +27,15 @@ instance: whether the failure was reproduced, whether the fix was verified,
 whether the code every hunk of the maintainers' fix edits was in the first
 prompt, the first prompt's size, the requests, and the wall time against
 two native runs of the suite. --oracle replies with the maintainers' patch
-(measures everything but the model). The instance format (JSON lines) is in
+(measures everything but the model). --prompt-only stops each instance at
+its first prompt (set up, test patch applied, failing tests run, first
+prompt built and judged; no model asked): the cheap way to measure the
+context builder. The instance format (JSON lines) is in
 internal/bench/swe/corpus/README.md; the bundled corpus is
 internal/bench/swe/corpus/instances.jsonl.
 Example:
   fixpoint bench swe --instances internal/bench/swe/corpus/instances.jsonl --oracle --split tuning
+  fixpoint bench swe --instances internal/bench/swe/corpus/instances.jsonl --prompt-only --split tuning
   FIXPOINT_BASE_URL=http://localhost:11434/v1 fixpoint bench swe --instances my.jsonl --model qwen2.5-coder:7b`,
 	}
 	c.run = func(ctx context.Context, a *app, args []string) int {
@@ -39,6 +43,7 @@ Example:
 		file := fs.String("instances", "", "instances `file` (JSON lines; required)")
 		model := fs.String("model", "", "model name (default: the configured model)")
 		oracle := fs.Bool("oracle", false, "reply with each instance's gold patch instead of asking a model")
+		promptOnly := fs.Bool("prompt-only", false, "stop each instance at its first prompt: judge the context, ask no model")
 		split := fs.String("split", "", "only instances of this split (tuning or heldout)")
 		only := fs.String("only", "", "only these comma-separated instance `ids`")
 		limit := fs.Int("limit", 0, "only the first `K` instances (0 = all)")
@@ -54,6 +59,8 @@ Example:
 			return a.fail(usagef("--instances is required: a JSON-lines file of instances"))
 		case *oracle && *model != "":
 			return a.fail(usagef("--oracle and --model exclude each other"))
+		case *promptOnly && (*oracle || *model != ""):
+			return a.fail(usagef("--prompt-only asks no model: it excludes --oracle and --model"))
 		case *split != "" && *split != "tuning" && *split != "heldout":
 			return a.fail(usagef("--split %q: want tuning or heldout", *split))
 		}
@@ -74,7 +81,7 @@ Example:
 		if err != nil {
 			return a.fail(err)
 		}
-		if !*oracle && !cfg.Model.Configured() {
+		if !*oracle && !*promptOnly && !cfg.Model.Configured() {
 			return a.fail(usagef("no model configured: set FIXPOINT_BASE_URL (and FIXPOINT_API_KEY, FIXPOINT_MODEL) or pass --model, or use --oracle"))
 		}
 		data, err := os.MkdirTemp("", "fixpoint-bench-swe-data-")
@@ -90,8 +97,8 @@ Example:
 		if cl, ok := backend.(interface{ Close() error }); ok {
 			defer cl.Close()
 		}
-		opts := &swe.Options{Oracle: *oracle, Progress: a.stderr}
-		if !*oracle {
+		opts := &swe.Options{Oracle: *oracle, PromptOnly: *promptOnly, Progress: a.stderr}
+		if !*oracle && !*promptOnly {
 			opts.Model = llm.New(cfg.Model, &llm.Options{Logger: a.logger})
 		}
 		res, err := swe.Run(ctx, cfg, backend, instances, opts)
@@ -109,7 +116,8 @@ Example:
 		fmt.Fprintf(a.stdout, "Results: %s\n", filepath.Join(*out, "results.jsonl"))
 		if *write != "" {
 			sec := benchSection{key: "swe", title: "Real bugs (bench swe)",
-				command: "fixpoint bench swe --instances " + *file + map[bool]string{true: " --oracle", false: ""}[*oracle]}
+				command: "fixpoint bench swe --instances " + *file + map[bool]string{true: " --oracle", false: ""}[*oracle] +
+					map[bool]string{true: " --prompt-only", false: ""}[*promptOnly]}
 			if err := writeSection(*write, "swe", renderSection(sec, md)); err != nil {
 				return a.fail(err)
 			}

@@ -2,6 +2,7 @@ package swe
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -25,6 +26,12 @@ type Options struct {
 	Model agent.Model
 	// Oracle replies to every request with the instance's gold patch.
 	Oracle bool
+	// PromptOnly stops each instance at its first request: the tree is set
+	// up, the test patch applied and the failing tests run (the baseline),
+	// the first prompt is built and judged (target in prompt, its size),
+	// and no model is asked. Verified stays false. The cheap mode for
+	// tuning the context builder.
+	PromptOnly bool
 	// Progress receives a line per instance; nil discards.
 	Progress io.Writer
 }
@@ -77,9 +84,15 @@ func Run(ctx context.Context, cfg *config.Config, backend sandbox.Backend, insta
 			status = "error: " + r.Error
 		case r.Verified:
 			status = "verified"
+		case opts.PromptOnly:
+			status = stopPromptOnly
 		}
-		fmt.Fprintf(progress, "[%d/%d] %s: %s · reproduced %v · target in prompt %v · %d KB · %.1fs\n",
-			i+1, len(instances), in.ID, status, r.Reproduced, r.TargetInPrompt, r.PromptBytes/1024, r.Wall)
+		missing := ""
+		if len(r.Missing) > 0 {
+			missing = " (not shown: " + strings.Join(r.Missing, ", ") + ")"
+		}
+		fmt.Fprintf(progress, "[%d/%d] %s: %s · reproduced %v · target in prompt %v%s · %d KB · %.1fs\n",
+			i+1, len(instances), in.ID, status, r.Reproduced, r.TargetInPrompt, missing, r.PromptBytes/1024, r.Wall)
 	}
 	return out, nil
 }
@@ -99,7 +112,10 @@ func runInstance(ctx context.Context, cfg *config.Config, backend sandbox.Backen
 	}
 	var model agent.Model = opts.Model
 	rec := &recorder{}
-	if opts.Oracle {
+	switch {
+	case opts.PromptOnly:
+		model = stopModel{}
+	case opts.Oracle:
 		reply, err := goldReply(root, gold)
 		if err != nil {
 			r.Error = err.Error()
@@ -124,6 +140,9 @@ func runInstance(ctx context.Context, cfg *config.Config, backend sandbox.Backen
 		return r
 	}
 	r.StopReason = res.StopReason
+	if opts.PromptOnly {
+		r.StopReason = stopPromptOnly
+	}
 	r.Reproduced = res.StopReason != agent.StopAlreadyPassing && noneP(res.Baseline, in.FailToPass)
 	r.Verified = res.Verified && allPass(res.Final, in.FailToPass)
 	prompts := rec.all()
@@ -319,6 +338,20 @@ func (m *recorder) all() []string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return append([]string(nil), m.prompts...)
+}
+
+// stopPromptOnly is the StopReason of a prompt-only result.
+const stopPromptOnly = "prompt only"
+
+// errPromptOnly ends a prompt-only run at its first request.
+var errPromptOnly = errors.New("prompt only: no model asked")
+
+// stopModel answers no request: the run stops once the first prompt has
+// been recorded.
+type stopModel struct{}
+
+func (stopModel) Chat(context.Context, llm.Request, func(string)) (*llm.Response, error) {
+	return nil, errPromptOnly
 }
 
 // oracle replies with the gold patch.

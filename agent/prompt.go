@@ -337,20 +337,8 @@ func contextFiles(snap *sandbox.Snapshot, req *Request, rep *testrun.Report, inc
 	// The identifiers on the failing lines first (the code they call), then
 	// those of the messages and test names.
 	for _, names := range []map[string]bool{frameNames(snap, rep), failureNames(rep, req.Goal)} {
-		if len(names) == 0 {
-			continue
-		}
-		for _, p := range snap.Paths() {
-			if !dirs[path.Dir(p)] || !isSource(p) || IsTestFile(p) {
-				continue
-			}
-			src, _ := snap.Read(p)
-			for _, s := range repomap.Symbols(p, src) {
-				if nameMatch(names, symbolName(s)) {
-					add(p)
-					break
-				}
-			}
+		for _, p := range definers(snap, dirs, names) {
+			add(p)
 		}
 	}
 	// The other sources of a failing test's directory, when it is small
@@ -402,6 +390,61 @@ func contextFiles(snap *sandbox.Snapshot, req *Request, rep *testrun.Report, inc
 				add(p)
 			}
 		}
+	}
+	return out
+}
+
+// definers lists the non-test sources of dirs that declare a name of
+// names, most telling first: a name few files declare weighs more than
+// one every backend declares (newWatches in each of six), and files built
+// only for another platform than the sandbox's (backend_windows.go, a
+// //go:build solaris file) come last, since the failing run never
+// executed them.
+func definers(snap *sandbox.Snapshot, dirs map[string]bool, names map[string]bool) []string {
+	if len(names) == 0 {
+		return nil
+	}
+	type cand struct {
+		p     string
+		names []string
+		other bool
+		score float64
+	}
+	var cands []*cand
+	declaredBy := map[string]int{}
+	for _, p := range snap.Paths() {
+		if !dirs[path.Dir(p)] || !isSource(p) || IsTestFile(p) {
+			continue
+		}
+		src, _ := snap.Read(p)
+		c := &cand{p: p}
+		seen := map[string]bool{}
+		for _, sym := range repomap.Symbols(p, src) {
+			if n := symbolName(sym); !seen[n] && nameMatch(names, n) {
+				seen[n] = true
+				c.names = append(c.names, n)
+				declaredBy[n]++
+			}
+		}
+		if len(c.names) > 0 {
+			c.other = registry.OtherPlatform(p, src)
+			cands = append(cands, c)
+		}
+	}
+	for _, c := range cands {
+		for _, n := range c.names {
+			c.score += 1 / float64(declaredBy[n])
+		}
+	}
+	sort.SliceStable(cands, func(i, j int) bool {
+		if cands[i].other != cands[j].other {
+			return !cands[i].other
+		}
+		return cands[i].score > cands[j].score
+	})
+	out := make([]string, len(cands))
+	for i, c := range cands {
+		out[i] = c.p
 	}
 	return out
 }
@@ -768,15 +811,20 @@ func hintsFor(snap *sandbox.Snapshot, rep *testrun.Report, goal string) *context
 var declRe = regexp.MustCompile(`^\s*(?:export\s+)?(?:default\s+)?(?:async\s+)?(?:func\s+(?:\([^)]*\)\s*)?|def\s+|class\s+|function\*?\s+|const\s+|let\s+|var\s+|type\s+)([A-Za-z_$][\w$]*)`)
 
 // fileExcerpt cuts content down to the windows around the hinted lines and the
-// declarations of named symbols, within max characters. Lines are copied
-// exactly so that SEARCH parts can quote them. ok is false when nothing in
-// the file is hinted.
+// declarations of named symbols, then adds the other declarations that use
+// what the failure names (see [declUnits]), most telling first, while they
+// fit in max characters. Lines are copied exactly so that SEARCH parts can
+// quote them. ok is false when nothing in the file is hinted, named or used.
 func fileExcerpt(content string, lines []int, names map[string]bool, max int) (string, bool) {
 	ls := strings.SplitAfter(content, "\n")
 	keep := make([]bool, len(ls)+1)
+	size := 0
 	mark := func(from, to int) {
 		for i := max0(from); i <= to && i < len(ls); i++ {
-			keep[i] = true
+			if !keep[i] {
+				keep[i] = true
+				size += len(ls[i])
+			}
 		}
 	}
 	any := false
@@ -786,11 +834,32 @@ func fileExcerpt(content string, lines []int, names map[string]bool, max int) (s
 			any = true
 		}
 	}
-	for i, l := range ls {
-		if m := declRe.FindStringSubmatch(l); m != nil && nameMatch(names, m[1]) {
-			mark(i, declEnd(ls, i))
+	units := declUnits(ls, names)
+	for _, u := range units {
+		if u.named {
+			mark(u.from, u.to)
 			any = true
 		}
+	}
+	// The declarations whose bodies use what the failure names, best
+	// first, each whole or not at all, while the excerpt has room (a
+	// marker line per gap included).
+	sort.SliceStable(units, func(i, j int) bool { return units[i].score > units[j].score })
+	for _, u := range units {
+		if u.named || u.score <= 0 {
+			continue
+		}
+		add := 0
+		for i := u.from; i <= u.to && i < len(ls); i++ {
+			if !keep[i] {
+				add += len(ls[i])
+			}
+		}
+		if size+add+64 > max {
+			continue
+		}
+		mark(u.from, u.to)
+		any = true
 	}
 	if !any {
 		return "", false
@@ -817,6 +886,88 @@ func fileExcerpt(content string, lines []int, names map[string]bool, max int) (s
 		i = j
 	}
 	return b.String(), true
+}
+
+// declUnit is one declaration of a file: lines from..to (0-based), named
+// when the failure names it, score the weight of the names its own lines
+// use.
+type declUnit struct {
+	from, to int
+	named    bool
+	score    float64
+}
+
+// declUnits splits a file into its declarations and scores each by what
+// its own lines (not those of a declaration nested in it) use of names:
+// an identifier the failure names, or one that contains a word run of a
+// failing test's name (TestRenameRecursive… → renamedFrom). A name used
+// by few declarations weighs more than one used by many: each counts
+// 1/(the number of declarations using it).
+func declUnits(ls []string, names map[string]bool) []declUnit {
+	var units []declUnit
+	owner := make([]int, len(ls)) // the innermost declaration of each line, -1 none
+	for i := range owner {
+		owner[i] = -1
+	}
+	for i, l := range ls {
+		m := declRe.FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		u := declUnit{from: i, to: declEnd(ls, i), named: nameMatch(names, m[1])}
+		for j := u.from; j <= u.to && j < len(ls); j++ {
+			owner[j] = len(units)
+		}
+		units = append(units, u)
+	}
+	var keys []string
+	for n := range names {
+		if k, ok := strings.CutPrefix(n, nameKeyPrefix); ok && len(k) >= 5 {
+			keys = append(keys, k)
+		}
+	}
+	// Longest first: a use counts for the most specific run it contains.
+	sort.Slice(keys, func(i, j int) bool {
+		if len(keys[i]) != len(keys[j]) {
+			return len(keys[i]) > len(keys[j])
+		}
+		return keys[i] < keys[j]
+	})
+	uses := make([]map[string]bool, len(units))
+	users := map[string]int{}
+	for i, l := range ls {
+		u := owner[i]
+		if u < 0 {
+			continue
+		}
+		if uses[u] == nil {
+			uses[u] = map[string]bool{}
+		}
+		for _, w := range identRe.FindAllString(l, -1) {
+			term := ""
+			if len(w) >= 3 && names[w] && !commonWords[strings.ToLower(w)] {
+				term = w
+			} else if len(w) >= 5 {
+				k := normName(w)
+				for _, key := range keys {
+					if strings.Contains(k, key) {
+						term = nameKeyPrefix + key
+						break
+					}
+				}
+			}
+			if term != "" && !uses[u][term] {
+				uses[u][term] = true
+				users[term]++
+			}
+		}
+	}
+	for i := range units {
+		for term := range uses[i] {
+			units[i].score += 1 / float64(users[term])
+		}
+	}
+	return units
 }
 
 func max0(n int) int { return max(n, 0) }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -32,6 +33,9 @@ type Options struct {
 	// and no model is asked. Verified stays false. The cheap mode for
 	// tuning the context builder.
 	PromptOnly bool
+	// PromptDir, when set, receives each instance's first prompt as
+	// <id>.prompt.txt (for reading what the context builder chose).
+	PromptDir string
 	// Progress receives a line per instance; nil discards.
 	Progress io.Writer
 }
@@ -149,6 +153,11 @@ func runInstance(ctx context.Context, cfg *config.Config, backend sandbox.Backen
 	r.Requests = len(prompts)
 	if len(prompts) > 0 {
 		r.PromptBytes = len(prompts[0])
+		if opts.PromptDir != "" {
+			if err := os.MkdirAll(opts.PromptDir, 0o755); err == nil {
+				_ = os.WriteFile(filepath.Join(opts.PromptDir, filepath.Base(in.ID)+".prompt.txt"), []byte(prompts[0]), 0o644)
+			}
+		}
 		r.Missing = missingTargets(prompts[0], gold)
 		r.TargetInPrompt = len(r.Missing) == 0
 	}
@@ -228,23 +237,22 @@ func goldReply(root string, gold []FilePatch) (string, error) {
 }
 
 // missingTargets lists the gold hunks whose edited code the prompt does
-// not show in a "## File:" section of their file: for each hunk, every
-// non-blank line it removes (or, for an addition, the lines around it).
+// not show in a "## File:" section of their file. A hunk is shown when
+// each of its change groups is: the lines the group removes with the
+// context line either side (see [Hunk.Groups]) appear there together, in
+// order, as consecutive non-blank lines — the place to edit, not merely
+// lines like "}" or "return nil" somewhere in the file.
 func missingTargets(prompt string, gold []FilePatch) []string {
 	var missing []string
 	for _, f := range gold {
 		if f.Old == "" {
 			continue // a new file: nothing to see
 		}
-		shown := fileSections(prompt, f.Old)
+		shown := codeLines(fileSections(prompt, f.Old))
 		for _, h := range f.Hunks {
-			want := h.Removed
-			if len(want) == 0 {
-				want = h.Around
-			}
-			ok := shown != ""
-			for _, l := range want {
-				if t := strings.TrimSpace(l); t != "" && !strings.Contains(shown, t) {
+			ok := len(shown) > 0
+			for _, g := range h.Groups {
+				if !containsRun(shown, codeLines(strings.Join(g, "\n"))) {
 					ok = false
 					break
 				}
@@ -255,6 +263,31 @@ func missingTargets(prompt string, gold []FilePatch) []string {
 		}
 	}
 	return missing
+}
+
+// codeLines are text's non-blank lines, trimmed.
+func codeLines(text string) []string {
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		if t := strings.TrimSpace(l); t != "" {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// containsRun reports whether want occurs in have as consecutive lines
+// (an empty want does).
+func containsRun(have, want []string) bool {
+	if len(want) == 0 {
+		return true
+	}
+	for i := 0; i+len(want) <= len(have); i++ {
+		if slices.Equal(have[i:i+len(want)], want) {
+			return true
+		}
+	}
+	return false
 }
 
 // fileSections returns the text of every "## File: path" section of the

@@ -136,13 +136,18 @@ func TestPromptOnlyRun(t *testing.T) {
 	}
 	t.Cleanup(func() { be.(io.Closer).Close() })
 	var progress strings.Builder
-	res, err := Run(t.Context(), cfg, be, instances, &Options{PromptOnly: true, Progress: &progress})
+	prompts := t.TempDir()
+	res, err := Run(t.Context(), cfg, be, instances, &Options{PromptOnly: true, Progress: &progress, PromptDir: prompts})
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := res[0]
 	if r.Error != "" || !r.Reproduced || r.Verified || !r.TargetInPrompt || r.Requests != 1 || r.PromptBytes == 0 || r.StopReason != stopPromptOnly {
 		t.Fatalf("result %+v: want reproduced, one request recorded, target in prompt, not verified, stopped at the prompt", r)
+	}
+	kept, err := os.ReadFile(filepath.Join(prompts, "example__calc-0001.prompt.txt"))
+	if err != nil || len(kept) != r.PromptBytes || !strings.Contains(string(kept), "## File: calc/calc.go") {
+		t.Errorf("kept prompt (%v): %d bytes, want the %d-byte first prompt showing calc/calc.go", err, len(kept), r.PromptBytes)
 	}
 	if !strings.Contains(progress.String(), "example__calc-0001: prompt only") {
 		t.Errorf("progress does not say the mode: %q", progress.String())
@@ -169,6 +174,8 @@ func TestMissingTargetsOwnFile(t *testing.T) {
 		{"excerpt title", strings.Replace(shown, "calc/calc.go", "calc/calc.go (excerpt; the file has 9 lines)", 1), false},
 		{"bare name in the map", "## Repository map\ncalc/calc.go: func Max(a, b int) int\n", true},
 		{"lines under another file", strings.Replace(shown, "calc/calc.go", "calc/other.go", 1), true},
+		// The removed line elsewhere in the file, not at the place to edit.
+		{"line out of place", "## File: calc/calc.go\n```\nfunc Min(a, b int) int {\n\treturn b\n}\n```\n", true},
 	} {
 		if got := missingTargets(c.prompt, gold); (len(got) > 0) != c.missing {
 			t.Errorf("%s: missing = %v, want missing %v", c.name, got, c.missing)

@@ -30,7 +30,7 @@ two native runs of the suite. --oracle replies with the maintainers' patch
 (measures everything but the model). --prompt-only stops each instance at
 its first prompt (set up, test patch applied, failing tests run, first
 prompt built and judged; no model asked): the cheap way to measure the
-context builder. The instance format (JSON lines) is in
+context builder; it keeps each first prompt in DIR/prompts. The instance format (JSON lines) is in
 internal/bench/swe/corpus/README.md; the bundled corpus is
 internal/bench/swe/corpus/instances.jsonl.
 Example:
@@ -101,12 +101,15 @@ Example:
 		if !*oracle && !*promptOnly {
 			opts.Model = llm.New(cfg.Model, &llm.Options{Logger: a.logger})
 		}
+		if *out == "" {
+			*out = filepath.Join("bench-out", "swe-"+time.Now().Format("20060102-150405"))
+		}
+		if *promptOnly {
+			opts.PromptDir = filepath.Join(*out, "prompts")
+		}
 		res, err := swe.Run(ctx, cfg, backend, instances, opts)
 		if err != nil {
 			return a.fail(err)
-		}
-		if *out == "" {
-			*out = filepath.Join("bench-out", "swe-"+time.Now().Format("20060102-150405"))
 		}
 		md := swe.Markdown(backend.Name(), *oracle, res)
 		if err := writeSWE(*out, res, md); err != nil {

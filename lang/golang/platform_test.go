@@ -23,7 +23,7 @@ func TestOtherPlatform(t *testing.T) {
 		{"watch_linux.go", "package x\n", false},
 		{"asm_linux_" + other + ".go", "package x\n", true},
 		{"asm_" + runtime.GOARCH + ".go", "package x\n", false},
-		{"my_windows_helper.go", "package x\n", false}, // the suffix only counts last
+		{"my_windows_helper.go", "package x\n", false},          // the suffix only counts last
 		{"late.go", "package x\n\n//go:build windows\n", false}, // after the package clause: a comment
 		{"plain.go", "package x\n", false},
 		{"lib.py", "#go:build windows\n", false},

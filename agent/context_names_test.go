@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -126,5 +127,73 @@ func TestContextReachesThePackageUnderTest(t *testing.T) {
 	ranked = contextFiles(snap, &Request{Mode: ModeFix}, rep, func(string) bool { return true })
 	if !slices.Contains(ranked, "md/markdown.go") {
 		t.Errorf("contextFiles = %q, want md/markdown.go (declares Render, which the test uses)", ranked)
+	}
+}
+
+// Of the files declaring what a failure names, the one declaring a name
+// few files declare comes first, and a file built only for another
+// platform (a //go:build solaris backend, x_windows.go) comes after the
+// others whatever it declares: the failing run never executed it.
+func TestContextRanksDefinersBySpecificityAndPlatform(t *testing.T) {
+	filler := strings.Repeat("// filler to make the package large\n", 80)
+	snap := &sandbox.Snapshot{Files: map[string]sandbox.File{
+		"go.mod":            {Data: []byte("module example.com/w\n")},
+		"a_fen.go":          {Data: []byte("//go:build solaris\n\npackage w\n\nfunc newWatches() {}\nfunc handleRename() {}\n" + filler)},
+		"b_windows.go":      {Data: []byte("package w\n\nfunc newWatches() {}\nfunc handleRename() {}\n" + filler)},
+		"c_kqueue.go":       {Data: []byte("//go:build darwin || freebsd\n\npackage w\n\nfunc newWatches() {}\n" + filler)},
+		"d_inotify.go":      {Data: []byte("//go:build linux\n\npackage w\n\nfunc newWatches() {}\nfunc handleRename() {}\n" + filler)},
+		"e_shared.go":       {Data: []byte("package w\n\nfunc newWatches() {}\n" + filler)},
+		"d_inotify_test.go": {Data: []byte("package w\n\nimport \"testing\"\n\nfunc TestRenameSibling(t *testing.T) {\n\tw := newWatches()\n\thandleRename(w)\n\tt.Fatal(w)\n}\n")},
+	}}
+	rep := &testrun.Report{Runner: "go", ExitCode: 1, Failed: 1, Tests: []testrun.Result{{
+		ID: "example.com/w.TestRenameSibling", Name: "TestRenameSibling", Status: testrun.StatusFail,
+		File: "d_inotify_test.go", Line: 8, Message: "bad",
+	}}}
+	ranked := contextFiles(snap, &Request{Mode: ModeFix}, rep, func(string) bool { return true })
+	pos := func(p string) int {
+		i := slices.Index(ranked, p)
+		if i < 0 {
+			t.Fatalf("contextFiles = %q: want %s", ranked, p)
+		}
+		return i
+	}
+	if pos("d_inotify.go") != 1 {
+		t.Errorf("contextFiles = %q: want d_inotify.go (declares both names, built on linux) right after the test", ranked)
+	}
+	for _, other := range []string{"a_fen.go", "b_windows.go", "c_kqueue.go"} {
+		if pos(other) < pos("e_shared.go") {
+			t.Errorf("contextFiles = %q: %s (another platform's) before e_shared.go", ranked, other)
+		}
+	}
+}
+
+// A file too large to show whole is excerpted around what the failure
+// names and, with the room left, the declarations whose bodies use the
+// words of the failing test's name (TestRenameKeepsSibling →
+// ev.renamedFrom in handleEvent), not the declarations that use nothing
+// of it.
+func TestExcerptAddsDeclarationsUsingTheTestsWords(t *testing.T) {
+	var src strings.Builder
+	src.WriteString("package w\n\nfunc WatchList() []string {\n\treturn nil\n}\n\n")
+	for i := range 30 {
+		fmt.Fprintf(&src, "func unrelated%d() int {\n%s\treturn %d\n}\n\n", i, strings.Repeat("\tx := 1\n\t_ = x\n", 8), i)
+	}
+	src.WriteString("func (w *inotify) handleEvent(ev *Event) {\n\tif strings.HasPrefix(w.path, ev.renamedFrom) {\n\t\tw.path = ev.Name\n\t}\n}\n\n")
+	for i := range 30 {
+		fmt.Fprintf(&src, "func more%d() int {\n%s\treturn %d\n}\n\n", i, strings.Repeat("\ty := 2\n\t_ = y\n", 8), i)
+	}
+	names := map[string]bool{"WatchList": true}
+	addNameKeys(names, "TestRenameKeepsSibling")
+	ex, ok := fileExcerpt(src.String(), nil, names, 1500)
+	if !ok {
+		t.Fatal("no excerpt")
+	}
+	for _, want := range []string{"func WatchList() []string {", "if strings.HasPrefix(w.path, ev.renamedFrom) {"} {
+		if !strings.Contains(ex, want) {
+			t.Errorf("excerpt lacks %q:\n%s", want, ex)
+		}
+	}
+	if strings.Contains(ex, "func unrelated3()") || len(ex) > 1500 {
+		t.Errorf("excerpt (%d bytes) shows a declaration that uses nothing named, or exceeds its budget:\n%s", len(ex), ex)
 	}
 }

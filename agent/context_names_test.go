@@ -184,7 +184,7 @@ func TestExcerptAddsDeclarationsUsingTheTestsWords(t *testing.T) {
 	}
 	names := map[string]bool{"WatchList": true}
 	addNameKeys(names, "TestRenameKeepsSibling")
-	ex, ok := fileExcerpt(src.String(), nil, names, 1500)
+	ex, ok := fileExcerpt(src.String(), nil, names, nil, 1500)
 	if !ok {
 		t.Fatal("no excerpt")
 	}

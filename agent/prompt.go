@@ -336,7 +336,7 @@ func contextFiles(snap *sandbox.Snapshot, req *Request, rep *testrun.Report, inc
 	}
 	// The identifiers on the failing lines first (the code they call), then
 	// those of the messages and test names.
-	for _, names := range []map[string]bool{frameNames(snap, rep), failureNames(rep, req.Goal)} {
+	for _, names := range []map[string]bool{frameNames(snap, rep), testBodyNames(snap, rep), failureNames(rep, req.Goal)} {
 		for _, p := range definers(snap, dirs, names) {
 			add(p)
 		}
@@ -707,6 +707,101 @@ func frameNames(snap *sandbox.Snapshot, rep *testrun.Report) map[string]bool {
 	return names
 }
 
+// testBodyMax bounds the lines of a failing test's body that lend their
+// identifiers (see [testBodyNames]).
+const testBodyMax = 80
+
+var jsTitleRe = regexp.MustCompile(`\b(?:it|test|specify)(?:\.\w+)?\s*\(\s*(['"` + "`" + `])(.+?)['"` + "`" + `]`)
+
+// testBodyNames collects the identifiers the body of each failing test
+// uses: the calls that set up what its assertion checks, however far
+// above the failing line (frameNames sees only a few lines). The test is
+// found by its name in its file (func TestX, def test_x, it('title')),
+// else as the declaration around the failing line; a test with no file
+// is looked for in the test files.
+func testBodyNames(snap *sandbox.Snapshot, rep *testrun.Report) map[string]bool {
+	names := map[string]bool{}
+	if rep == nil || snap == nil {
+		return names
+	}
+	for i, t := range rep.Failures() {
+		if i == 20 {
+			break
+		}
+		files := []string{strings.TrimPrefix(t.File, "./")}
+		if t.File == "" {
+			files = nil
+			for _, p := range snap.Paths() {
+				if IsTestFile(p) && isSource(p) {
+					files = append(files, p)
+				}
+			}
+		}
+		for _, f := range files {
+			text, ok := snap.Text(f)
+			if !ok {
+				continue
+			}
+			ls := strings.SplitAfter(text, "\n")
+			at := testDecl(ls, t)
+			if at < 0 {
+				continue
+			}
+			end := min(declEnd(ls, at), at+testBodyMax)
+			for l := at + 1; l <= end && l < len(ls); l++ {
+				for _, w := range identRe.FindAllString(ls[l], -1) {
+					if len(w) >= 3 && !commonWords[strings.ToLower(w)] {
+						names[w] = true
+					}
+				}
+			}
+			break
+		}
+	}
+	return names
+}
+
+// testDecl finds the line (0-based) that declares failing test t in ls:
+// a declaration named by a part of its id (the innermost part found), a
+// JavaScript it/test call whose title ends its id, or else the
+// declaration enclosing its failing line; -1 when none.
+func testDecl(ls []string, t testrun.Result) int {
+	id := t.ID
+	if i := strings.Index(id, ".Test"); i >= 0 { // Go: drop the package path
+		id = id[i+1:]
+	}
+	parts := map[string]int{}
+	for i, part := range strings.FieldsFunc(id, func(r rune) bool { return r == '/' || r == ':' || r == '.' || r == ' ' }) {
+		if j := strings.IndexByte(part, '['); j > 0 { // pytest parameters
+			part = part[:j]
+		}
+		parts[part] = i + 1
+	}
+	best, bestRank := -1, 0
+	for i, l := range ls {
+		if m := declRe.FindStringSubmatch(l); m != nil && parts[m[1]] > bestRank {
+			best, bestRank = i, parts[m[1]]
+			continue
+		}
+		if m := jsTitleRe.FindStringSubmatch(l); m != nil && len(m[2]) >= 3 && (strings.HasSuffix(t.ID, m[2]) || strings.HasSuffix(t.Name, m[2])) {
+			if bestRank < len(parts)+1 {
+				best, bestRank = i, len(parts)+1
+			}
+		}
+	}
+	if best >= 0 || t.Line <= 0 {
+		return best
+	}
+	for i := min(t.Line-1, len(ls)-1); i >= 0; i-- {
+		if declRe.MatchString(ls[i]) || jsTitleRe.MatchString(ls[i]) {
+			if declEnd(ls, i) >= t.Line-1 {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
 var commonWords = map[string]bool{
 	"the": true, "and": true, "want": true, "got": true, "expected": true, "actual": true, "error": true, "errors": true,
 	"test": true, "tests": true, "fail": true, "failed": true, "true": true, "false": true, "nil": true, "none": true,
@@ -785,10 +880,13 @@ const (
 type contextHints struct {
 	Lines map[string][]int
 	Names map[string]bool
+	// Uses are the identifiers the failing tests' bodies use: they rank
+	// the declarations an excerpt adds, but do not force them in.
+	Uses map[string]bool
 }
 
 func hintsFor(snap *sandbox.Snapshot, rep *testrun.Report, goal string) *contextHints {
-	h := &contextHints{Lines: map[string][]int{}, Names: failureNames(rep, goal)}
+	h := &contextHints{Lines: map[string][]int{}, Names: failureNames(rep, goal), Uses: testBodyNames(snap, rep)}
 	for n := range frameNames(snap, rep) {
 		h.Names[n] = true
 	}
@@ -815,7 +913,7 @@ var declRe = regexp.MustCompile(`^\s*(?:export\s+)?(?:default\s+)?(?:async\s+)?(
 // what the failure names (see [declUnits]), most telling first, while they
 // fit in max characters. Lines are copied exactly so that SEARCH parts can
 // quote them. ok is false when nothing in the file is hinted, named or used.
-func fileExcerpt(content string, lines []int, names map[string]bool, max int) (string, bool) {
+func fileExcerpt(content string, lines []int, names, uses map[string]bool, max int) (string, bool) {
 	ls := strings.SplitAfter(content, "\n")
 	keep := make([]bool, len(ls)+1)
 	size := 0
@@ -834,7 +932,7 @@ func fileExcerpt(content string, lines []int, names map[string]bool, max int) (s
 			any = true
 		}
 	}
-	units := declUnits(ls, names)
+	units := declUnits(ls, names, uses)
 	for _, u := range units {
 		if u.named {
 			mark(u.from, u.to)
@@ -898,12 +996,14 @@ type declUnit struct {
 }
 
 // declUnits splits a file into its declarations and scores each by what
-// its own lines (not those of a declaration nested in it) use of names:
-// an identifier the failure names, or one that contains a word run of a
-// failing test's name (TestRenameRecursive… → renamedFrom). A name used
-// by few declarations weighs more than one used by many: each counts
-// 1/(the number of declarations using it).
-func declUnits(ls []string, names map[string]bool) []declUnit {
+// its own lines (not those of a declaration nested in it) use of names
+// and uses: an identifier the failure names or the failing test uses, or
+// one that contains a word run of a failing test's name
+// (TestRenameRecursive… → renamedFrom). A name used by few declarations
+// weighs more than one used by many: each counts 1/(the number of
+// declarations using it). A declaration the failing test uses (calls)
+// scores one more.
+func declUnits(ls []string, names, uses map[string]bool) []declUnit {
 	var units []declUnit
 	owner := make([]int, len(ls)) // the innermost declaration of each line, -1 none
 	for i := range owner {
@@ -915,6 +1015,9 @@ func declUnits(ls []string, names map[string]bool) []declUnit {
 			continue
 		}
 		u := declUnit{from: i, to: declEnd(ls, i), named: nameMatch(names, m[1])}
+		if uses[m[1]] {
+			u.score = 1
+		}
 		for j := u.from; j <= u.to && j < len(ls); j++ {
 			owner[j] = len(units)
 		}
@@ -933,19 +1036,19 @@ func declUnits(ls []string, names map[string]bool) []declUnit {
 		}
 		return keys[i] < keys[j]
 	})
-	uses := make([]map[string]bool, len(units))
+	used := make([]map[string]bool, len(units))
 	users := map[string]int{}
 	for i, l := range ls {
 		u := owner[i]
 		if u < 0 {
 			continue
 		}
-		if uses[u] == nil {
-			uses[u] = map[string]bool{}
+		if used[u] == nil {
+			used[u] = map[string]bool{}
 		}
 		for _, w := range identRe.FindAllString(l, -1) {
 			term := ""
-			if len(w) >= 3 && names[w] && !commonWords[strings.ToLower(w)] {
+			if len(w) >= 3 && (names[w] || uses[w]) && !commonWords[strings.ToLower(w)] {
 				term = w
 			} else if len(w) >= 5 {
 				k := normName(w)
@@ -956,14 +1059,14 @@ func declUnits(ls []string, names map[string]bool) []declUnit {
 					}
 				}
 			}
-			if term != "" && !uses[u][term] {
-				uses[u][term] = true
+			if term != "" && !used[u][term] {
+				used[u][term] = true
 				users[term]++
 			}
 		}
 	}
 	for i := range units {
-		for term := range uses[i] {
+		for term := range used[i] {
 			units[i].score += 1 / float64(users[term])
 		}
 	}
@@ -1011,13 +1114,23 @@ func fitContext(in *promptInput, snap *sandbox.Snapshot, ranked []string, includ
 	avail -= len(in.RepoMap)
 	filesLeft := contextFilesMax
 	in.Files, in.Omitted = nil, nil
-	for _, p := range ranked {
+	for _, p := range codeFirst(ranked) {
 		text, _ := snap.Text(p)
 		c := redactText(text)
 		title := p
-		if len(c) > wholeFileMax {
-			ex, ok := fileExcerpt(c, hints.Lines[p], hints.Names, wholeFileMax)
-			if !ok {
+		// What is left for this file: a file larger is excerpted within
+		// it rather than left out.
+		room := min(wholeFileMax, filesLeft, avail) - len(p) - 80
+		if len(c) > room {
+			// A test file shows the failing tests and the lines the failure
+			// points at; a source also the declarations that use what the
+			// failing tests name.
+			uses := hints.Uses
+			if IsTestFile(p) {
+				uses = nil
+			}
+			ex, ok := fileExcerpt(c, hints.Lines[p], hints.Names, uses, room)
+			if !ok || len(ex) < 200 && room < wholeFileMax {
 				in.Omitted = append(in.Omitted, p)
 				continue
 			}
@@ -1032,4 +1145,24 @@ func fitContext(in *promptInput, snap *sandbox.Snapshot, ranked []string, includ
 		filesLeft -= cost
 		in.Files = append(in.Files, promptFile{Path: title, Content: c})
 	}
+}
+
+// codeFirst orders the ranked files for the budget: the first test file
+// (the failing test), then the sources in their order, then the other
+// test files: a second failing test (often one that timed out under load)
+// should not crowd out the code the first one reaches.
+func codeFirst(ranked []string) []string {
+	var out, later []string
+	firstTest := true
+	for _, p := range ranked {
+		if IsTestFile(p) && isSource(p) {
+			if !firstTest {
+				later = append(later, p)
+				continue
+			}
+			firstTest = false
+		}
+		out = append(out, p)
+	}
+	return append(out, later...)
 }

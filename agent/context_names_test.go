@@ -197,3 +197,43 @@ func TestExcerptAddsDeclarationsUsingTheTestsWords(t *testing.T) {
 		t.Errorf("excerpt (%d bytes) shows a declaration that uses nothing named, or exceeds its budget:\n%s", len(ex), ex)
 	}
 }
+
+// The body of the failing test lends its identifiers, however far above
+// the failing line the call is: found by its name (Go, pytest with a
+// class and parameters), by its title (JavaScript), or as the
+// declaration around the failing line.
+func TestTestBodyNames(t *testing.T) {
+	pad := strings.Repeat("\tx := 1\n\t_ = x\n", 6)
+	snap := &sandbox.Snapshot{Files: map[string]sandbox.File{
+		"v/v_test.go":        {Data: []byte("package v\n\nfunc TestOther(t *testing.T) {\n\tnotMine()\n}\n\nfunc TestParse(t *testing.T) {\n\tgot := ParseTolerant(\"1.0\")\n" + pad + "\tif got != want {\n\t\tt.Fatal(got)\n\t}\n}\n")},
+		"tests/test_core.py": {Data: []byte("import idna\n\nclass IDNATests(unittest.TestCase):\n    def test_encode(self):\n        idna.encode_other('x')\n\n    def test_decode(self):\n        res = idna.decode_alabel(b'xn--')\n" + strings.Repeat("        y = 1\n", 10) + "        self.assertEqual(res, 'x')\n")},
+		"test/app.test.js":   {Data: []byte("describe('router', () => {\n  it('mounts nested apps', () => {\n    const app = createRouter();\n" + strings.Repeat("    step();\n", 8) + "    assert.equal(app.mounted, true);\n  });\n  it('other', () => {\n    notMine();\n  });\n});\n")},
+		"lib/helper_test.go": {Data: []byte("package lib\n\nfunc helper() {\n\tsetupThing()\n\tcheck()\n}\n")},
+	}}
+	rep := &testrun.Report{Tests: []testrun.Result{
+		{ID: "example.com/v.TestParse", Name: "TestParse", Status: testrun.StatusFail, File: "v/v_test.go", Line: 21},
+		{ID: "tests/test_core.py::IDNATests::test_decode[case-1]", Name: "test_decode[case-1]", Status: testrun.StatusFail, File: "tests/test_core.py", Line: 19},
+		{ID: "router mounts nested apps", Name: "mounts nested apps", Status: testrun.StatusFail, File: "test/app.test.js", Line: 12},
+		{ID: "example.com/lib.TestUnknown", Name: "TestUnknown", Status: testrun.StatusFail, File: "lib/helper_test.go", Line: 5},
+	}}
+	names := testBodyNames(snap, rep)
+	for _, want := range []string{"ParseTolerant", "decode_alabel", "createRouter", "setupThing"} {
+		if !names[want] {
+			t.Errorf("testBodyNames lacks %s: %v", want, names)
+		}
+	}
+	for _, not := range []string{"notMine", "encode_other"} {
+		if names[not] {
+			t.Errorf("testBodyNames has %s, used by a test that did not fail", not)
+		}
+	}
+}
+
+// Sources come before a second failing test file in the budget order.
+func TestCodeFirst(t *testing.T) {
+	got := codeFirst([]string{"a_test.go", "b_test.go", "a.go", "go.mod", "b.go"})
+	want := []string{"a_test.go", "a.go", "go.mod", "b.go", "b_test.go"}
+	if !slices.Equal(got, want) {
+		t.Errorf("codeFirst = %q, want %q", got, want)
+	}
+}

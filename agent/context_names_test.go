@@ -237,3 +237,31 @@ func TestCodeFirst(t *testing.T) {
 		t.Errorf("codeFirst = %q, want %q", got, want)
 	}
 }
+
+// Declarations an excerpt can be cut to, in each language's forms.
+func TestDeclName(t *testing.T) {
+	for line, want := range map[string]string{
+		"func (w *inotify) handleEvent(ev *Event) {":     "handleEvent",
+		"    def decode(self, s):":                       "decode",
+		"pub fn write<W: io::Write>(wr: W) -> usize {":   "write",
+		"    pub(crate) unsafe fn raw(&self) {":          "raw",
+		"impl<T: Integer> Display for Wrapper<T> {":      "Wrapper",
+		"pub struct Version {":                           "Version",
+		"app.handle = function handle(req, res, next) {": "handle",
+		"exports.parse = (str, options) => {":            "parse",
+		"Router.prototype.route = async function (p) {":  "route",
+		"  async send(body) {":                           "send",
+		"  private render<T>(x: T): string {":            "render",
+		"export default function compile(src) {":         "compile",
+		"  if (res.headersSent) {":                       "",
+		"  for (const k of keys) {":                      "",
+		"  } else if (x) {":                              "",
+		"  return foo(x) {":                              "",
+		"x = compute(1)":                                 "",
+	} {
+		got, ok := declName(line)
+		if got != want || ok != (want != "") {
+			t.Errorf("declName(%q) = %q, %v; want %q", line, got, ok, want)
+		}
+	}
+}

@@ -779,8 +779,8 @@ func testDecl(ls []string, t testrun.Result) int {
 	}
 	best, bestRank := -1, 0
 	for i, l := range ls {
-		if m := declRe.FindStringSubmatch(l); m != nil && parts[m[1]] > bestRank {
-			best, bestRank = i, parts[m[1]]
+		if name, ok := declName(l); ok && parts[name] > bestRank {
+			best, bestRank = i, parts[name]
 			continue
 		}
 		if m := jsTitleRe.FindStringSubmatch(l); m != nil && len(m[2]) >= 3 && (strings.HasSuffix(t.ID, m[2]) || strings.HasSuffix(t.Name, m[2])) {
@@ -793,7 +793,7 @@ func testDecl(ls []string, t testrun.Result) int {
 		return best
 	}
 	for i := min(t.Line-1, len(ls)-1); i >= 0; i-- {
-		if declRe.MatchString(ls[i]) || jsTitleRe.MatchString(ls[i]) {
+		if _, ok := declName(ls[i]); ok || jsTitleRe.MatchString(ls[i]) {
 			if declEnd(ls, i) >= t.Line-1 {
 				return i
 			}
@@ -906,6 +906,36 @@ func hintsFor(snap *sandbox.Snapshot, rep *testrun.Report, goal string) *context
 	return h
 }
 
+// declRes recognise the line that starts a declaration and capture its
+// name: declRe (Go, Python, JavaScript functions, classes, variables),
+// Rust items and impl blocks, JavaScript functions assigned to a member
+// (proto.handle = function handle(…), exports.parse = (s) => …), and
+// class or object methods (  async send(body) {).
+var declRes = []*regexp.Regexp{
+	declRe,
+	regexp.MustCompile(`^\s*(?:pub(?:\([^)]*\))?\s+)?(?:(?:const|async|unsafe|extern\s+"[^"]*")\s+)*(?:fn|struct|enum|trait|mod|union)\s+([A-Za-z_]\w*)`),
+	regexp.MustCompile(`^\s*(?:unsafe\s+)?impl(?:<[^>]*>)?\s+(?:[\w:]+(?:<[^>]*>)?\s+for\s+)?([A-Za-z_]\w*)`),
+	regexp.MustCompile(`^\s*(?:[A-Za-z_$][\w$]*\.)+([A-Za-z_$][\w$]*)\s*=\s*(?:async\s+)?(?:function\b|\([^)]*\)\s*=>|[A-Za-z_$][\w$]*\s*=>)`),
+	regexp.MustCompile(`^\s+(?:(?:public|private|protected|static|async|get|set|override|readonly)\s+)*\*?([A-Za-z_$][\w$]*)\s*(?:<[^>]*>)?\([^)]*\)\s*(?::\s*[^{]+)?\{\s*$`),
+}
+
+// notMethod are the keywords a method-like line (if (x) {) starts with.
+var notMethod = map[string]bool{"if": true, "for": true, "while": true, "switch": true, "catch": true, "function": true,
+	"return": true, "with": true, "else": true, "do": true, "try": true, "match": true, "loop": true}
+
+// declName returns the name a line declares, if it starts a declaration.
+func declName(l string) (string, bool) {
+	for i, re := range declRes {
+		if m := re.FindStringSubmatch(l); m != nil {
+			if i == len(declRes)-1 && notMethod[m[1]] {
+				return "", false
+			}
+			return m[1], true
+		}
+	}
+	return "", false
+}
+
 var declRe = regexp.MustCompile(`^\s*(?:export\s+)?(?:default\s+)?(?:async\s+)?(?:func\s+(?:\([^)]*\)\s*)?|def\s+|class\s+|function\*?\s+|const\s+|let\s+|var\s+|type\s+)([A-Za-z_$][\w$]*)`)
 
 // fileExcerpt cuts content down to the windows around the hinted lines and the
@@ -1010,12 +1040,12 @@ func declUnits(ls []string, names, uses map[string]bool) []declUnit {
 		owner[i] = -1
 	}
 	for i, l := range ls {
-		m := declRe.FindStringSubmatch(l)
-		if m == nil {
+		name, ok := declName(l)
+		if !ok {
 			continue
 		}
-		u := declUnit{from: i, to: declEnd(ls, i), named: nameMatch(names, m[1])}
-		if uses[m[1]] {
+		u := declUnit{from: i, to: declEnd(ls, i), named: nameMatch(names, name)}
+		if uses[name] {
 			u.score = 1
 		}
 		for j := u.from; j <= u.to && j < len(ls); j++ {

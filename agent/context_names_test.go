@@ -265,3 +265,30 @@ func TestDeclName(t *testing.T) {
 		}
 	}
 }
+
+// A test that requires the package root reaches, through the root's own
+// requires, the directory where the function it calls is declared as a
+// member function (proto.handle = function handle), and not the files
+// there that declare nothing it uses.
+func TestContextFollowsTheEntryModulesImports(t *testing.T) {
+	snap := &sandbox.Snapshot{Files: map[string]sandbox.File{
+		"package.json":     {Data: []byte(`{"name":"mini","main":"index.js"}`)},
+		"index.js":         {Data: []byte("module.exports = require('./lib/app')\n")},
+		"lib/app.js":       {Data: []byte("var router = require('./router')\nexports.create = function create() {}\n")},
+		"lib/router.js":    {Data: []byte("var proto = module.exports = {}\nproto.handle = function handle(req, res) {\n  return res\n}\n")},
+		"lib/unrelated.js": {Data: []byte("exports.other = function other() {}\n")},
+		"test/app.test.js": {Data: []byte("const mini = require('..')\ndescribe('app', () => {\n  it('handles nested', () => {\n    const app = mini.create()\n    const out = app.handle({}, {})\n    assert.equal(out.status, 200)\n  })\n})\n")},
+	}}
+	rep := &testrun.Report{Runner: "node", ExitCode: 1, Failed: 1, Tests: []testrun.Result{{
+		ID: "app handles nested", Name: "handles nested", Status: testrun.StatusFail, File: "test/app.test.js", Line: 6,
+	}}}
+	ranked := contextFiles(snap, &Request{Mode: ModeFix}, rep, func(string) bool { return true })
+	for _, want := range []string{"index.js", "lib/router.js"} {
+		if !slices.Contains(ranked, want) {
+			t.Errorf("contextFiles = %q, want %s", ranked, want)
+		}
+	}
+	if slices.Contains(ranked, "lib/unrelated.js") {
+		t.Errorf("contextFiles = %q: shows a file that declares nothing the test uses", ranked)
+	}
+}

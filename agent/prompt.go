@@ -315,10 +315,24 @@ func contextFiles(snap *sandbox.Snapshot, req *Request, rep *testrun.Report, inc
 	// Local modules the chosen files import (Python, JavaScript): the code
 	// under test of a failing test file.
 	var importDirs []string
+	var imported []string
 	for _, p := range append([]string(nil), out...) {
 		files, dirs := registry.LocalImports(snap, p)
 		for _, dep := range files {
+			if !seen[dep] {
+				imported = append(imported, dep)
+			}
 			add(dep)
+		}
+		importDirs = append(importDirs, dirs...)
+	}
+	// What those modules import in turn (a package's index.js or
+	// __init__.py re-exporting lib/router.js, pkg/core.py): their
+	// directories are searched for the names below, not shown whole.
+	for _, p := range imported {
+		files, dirs := registry.LocalImports(snap, p)
+		for _, dep := range files {
+			importDirs = append(importDirs, path.Dir(dep))
 		}
 		importDirs = append(importDirs, dirs...)
 	}

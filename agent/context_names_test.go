@@ -292,3 +292,61 @@ func TestContextFollowsTheEntryModulesImports(t *testing.T) {
 		t.Errorf("contextFiles = %q: shows a file that declares nothing the test uses", ranked)
 	}
 }
+
+// An excerpt cut to a named function also shows, room permitting, the
+// helper of the same file it calls, though the helper's body names
+// nothing of the failure.
+func TestExcerptFollowsCallsOfNamedDeclarations(t *testing.T) {
+	var src strings.Builder
+	src.WriteString("package v\n\nfunc ParseTolerant(s string) Version {\n\treturn normalize(strip(s))\n}\n\n")
+	for i := range 40 {
+		fmt.Fprintf(&src, "func filler%d() int {\n%s\treturn %d\n}\n\n", i, strings.Repeat("\tx := 1\n\t_ = x\n", 8), i)
+	}
+	src.WriteString("func strip(s string) string {\n\treturn s[1:]\n}\n")
+	ex, ok := fileExcerpt(src.String(), nil, map[string]bool{"ParseTolerant": true}, nil, 1000)
+	if !ok || !strings.Contains(ex, "func strip(s string) string {\n\treturn s[1:]\n}") || strings.Contains(ex, "func filler1()") {
+		t.Errorf("excerpt (ok %v) does not show the helper ParseTolerant calls, or shows fillers:\n%s", ok, ex)
+	}
+}
+
+// The core of every ranked file (the declarations the failure names)
+// comes before the extras an excerpt grows with: three large sources that
+// each declare a named function all show it, though the first alone has
+// enough related declarations to fill the files' budget.
+func TestFitContextCoresBeforeExtras(t *testing.T) {
+	large := func(named string, related int) string {
+		var b strings.Builder
+		fmt.Fprintf(&b, "package w\n\nfunc %s() int {\n\treturn 1\n}\n\n", named)
+		for i := range 120 {
+			body := "\tx := 1\n\t_ = x\n"
+			if i < related {
+				body = "\tx := renamedFrom()\n\t_ = x\n"
+			}
+			fmt.Fprintf(&b, "func f%s%d() int {\n%s%s\treturn %d\n}\n\n", named, i, body, strings.Repeat("\ty := 2\n\t_ = y\n", 6), i)
+		}
+		return b.String()
+	}
+	snap := &sandbox.Snapshot{Files: map[string]sandbox.File{
+		"a.go": {Data: []byte(large("HandleA", 120))},
+		"b.go": {Data: []byte(large("HandleB", 0))},
+		"c.go": {Data: []byte(large("HandleC", 0))},
+	}}
+	names := map[string]bool{"HandleA": true, "HandleB": true, "HandleC": true}
+	addNameKeys(names, "TestRenameSibling")
+	in := &promptInput{Mode: ModeFix}
+	fitContext(in, snap, []string{"a.go", "b.go", "c.go"}, func(string) bool { return true }, 24000*charsPerToken, 2000, &contextHints{Names: names})
+	var all strings.Builder
+	total := 0
+	for _, f := range in.Files {
+		all.WriteString(f.Content)
+		total += len(f.Content)
+	}
+	for _, want := range []string{"func HandleA() int {", "func HandleB() int {", "func HandleC() int {", "renamedFrom()"} {
+		if !strings.Contains(all.String(), want) {
+			t.Errorf("context lacks %q (files %d, omitted %v)", want, len(in.Files), in.Omitted)
+		}
+	}
+	if total > contextFilesMax {
+		t.Errorf("files take %d bytes, over %d", total, contextFilesMax)
+	}
+}

@@ -1035,6 +1035,7 @@ func fileExcerpt(content string, lines []int, names, uses map[string]bool, max i
 // use.
 type declUnit struct {
 	from, to int
+	name     string
 	named    bool
 	score    float64
 }
@@ -1046,7 +1047,7 @@ type declUnit struct {
 // (TestRenameRecursive… → renamedFrom). A name used by few declarations
 // weighs more than one used by many: each counts 1/(the number of
 // declarations using it). A declaration the failing test uses (calls)
-// scores one more.
+// scores one more, one a named declaration calls half more.
 func declUnits(ls []string, names, uses map[string]bool) []declUnit {
 	var units []declUnit
 	owner := make([]int, len(ls)) // the innermost declaration of each line, -1 none
@@ -1058,7 +1059,7 @@ func declUnits(ls []string, names, uses map[string]bool) []declUnit {
 		if !ok {
 			continue
 		}
-		u := declUnit{from: i, to: declEnd(ls, i), named: nameMatch(names, name)}
+		u := declUnit{from: i, to: declEnd(ls, i), name: name, named: nameMatch(names, name)}
 		if uses[name] {
 			u.score = 1
 		}
@@ -1109,9 +1110,22 @@ func declUnits(ls []string, names, uses map[string]bool) []declUnit {
 			}
 		}
 	}
+	// One step down the calls: what the named declarations call in this
+	// file (the helper where the bug often is) scores half a name more.
+	callees := map[string]bool{}
+	for i, l := range ls {
+		if u := owner[i]; u >= 0 && units[u].named {
+			for _, w := range identRe.FindAllString(l, -1) {
+				callees[w] = true
+			}
+		}
+	}
 	for i := range units {
 		for term := range used[i] {
 			units[i].score += 1 / float64(users[term])
+		}
+		if !units[i].named && callees[units[i].name] {
+			units[i].score += 0.5
 		}
 	}
 	return units
@@ -1158,6 +1172,16 @@ func fitContext(in *promptInput, snap *sandbox.Snapshot, ranked []string, includ
 	avail -= len(in.RepoMap)
 	filesLeft := contextFilesMax
 	in.Files, in.Omitted = nil, nil
+	// First pass: every file whole when it fits, else cut to what the
+	// failure points at and names; second pass: the excerpts grow, in rank
+	// order, with the declarations that use those names, while room is
+	// left. The core of each file comes before the extras of any.
+	type excerpted struct {
+		i    int // index in in.Files
+		p    string
+		text string
+	}
+	var grow []excerpted
 	for _, p := range codeFirst(ranked) {
 		text, _ := snap.Text(p)
 		c := redactText(text)
@@ -1165,20 +1189,18 @@ func fitContext(in *promptInput, snap *sandbox.Snapshot, ranked []string, includ
 		// What is left for this file: a file larger is excerpted within
 		// it rather than left out.
 		room := min(wholeFileMax, filesLeft, avail) - len(p) - 80
+		cut := false
 		if len(c) > room {
-			// A test file shows the failing tests and the lines the failure
-			// points at; a source also the declarations that use what the
-			// failing tests name.
-			uses := hints.Uses
 			if IsTestFile(p) {
-				uses = nil
+				// A large test file: the failing tests, in half the room.
+				room = min(room, wholeFileMax/2)
 			}
-			ex, ok := fileExcerpt(c, hints.Lines[p], hints.Names, uses, room)
-			if !ok || len(ex) < 200 && room < wholeFileMax {
+			ex, ok := fileExcerpt(c, hints.Lines[p], hints.Names, nil, room)
+			if !ok || room < 300 {
 				in.Omitted = append(in.Omitted, p)
 				continue
 			}
-			c, title = ex, p+" (excerpt; the file has "+fmt.Sprint(strings.Count(text, "\n"))+" lines)"
+			c, title, cut = ex, excerptTitle(p, text), true
 		}
 		cost := len(c) + len(title) + 20
 		if cost > avail || cost > filesLeft {
@@ -1187,8 +1209,29 @@ func fitContext(in *promptInput, snap *sandbox.Snapshot, ranked []string, includ
 		}
 		avail -= cost
 		filesLeft -= cost
+		if cut && !IsTestFile(p) {
+			// A source grows; a test file keeps to the failing tests.
+			grow = append(grow, excerpted{len(in.Files), p, redactText(text)})
+		}
 		in.Files = append(in.Files, promptFile{Path: title, Content: c})
 	}
+	for _, g := range grow {
+		old := len(in.Files[g.i].Content)
+		room := min(wholeFileMax, old+min(filesLeft, avail))
+		if room <= old+200 {
+			break
+		}
+		if ex, ok := fileExcerpt(g.text, hints.Lines[g.p], hints.Names, hints.Uses, room); ok && len(ex) > old {
+			avail -= len(ex) - old
+			filesLeft -= len(ex) - old
+			in.Files[g.i].Content = ex
+		}
+	}
+}
+
+// excerptTitle is the section title of an excerpt of p.
+func excerptTitle(p, text string) string {
+	return p + " (excerpt; the file has " + fmt.Sprint(strings.Count(text, "\n")) + " lines)"
 }
 
 // codeFirst orders the ranked files for the budget: the first test file

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -126,5 +127,226 @@ func TestContextReachesThePackageUnderTest(t *testing.T) {
 	ranked = contextFiles(snap, &Request{Mode: ModeFix}, rep, func(string) bool { return true })
 	if !slices.Contains(ranked, "md/markdown.go") {
 		t.Errorf("contextFiles = %q, want md/markdown.go (declares Render, which the test uses)", ranked)
+	}
+}
+
+// Of the files declaring what a failure names, the one declaring a name
+// few files declare comes first, and a file built only for another
+// platform (a //go:build solaris backend, x_windows.go) comes after the
+// others whatever it declares: the failing run never executed it.
+func TestContextRanksDefinersBySpecificityAndPlatform(t *testing.T) {
+	filler := strings.Repeat("// filler to make the package large\n", 80)
+	snap := &sandbox.Snapshot{Files: map[string]sandbox.File{
+		"go.mod":            {Data: []byte("module example.com/w\n")},
+		"a_fen.go":          {Data: []byte("//go:build solaris\n\npackage w\n\nfunc newWatches() {}\nfunc handleRename() {}\n" + filler)},
+		"b_windows.go":      {Data: []byte("package w\n\nfunc newWatches() {}\nfunc handleRename() {}\n" + filler)},
+		"c_kqueue.go":       {Data: []byte("//go:build darwin || freebsd\n\npackage w\n\nfunc newWatches() {}\n" + filler)},
+		"d_inotify.go":      {Data: []byte("//go:build linux\n\npackage w\n\nfunc newWatches() {}\nfunc handleRename() {}\n" + filler)},
+		"e_shared.go":       {Data: []byte("package w\n\nfunc newWatches() {}\n" + filler)},
+		"d_inotify_test.go": {Data: []byte("package w\n\nimport \"testing\"\n\nfunc TestRenameSibling(t *testing.T) {\n\tw := newWatches()\n\thandleRename(w)\n\tt.Fatal(w)\n}\n")},
+	}}
+	rep := &testrun.Report{Runner: "go", ExitCode: 1, Failed: 1, Tests: []testrun.Result{{
+		ID: "example.com/w.TestRenameSibling", Name: "TestRenameSibling", Status: testrun.StatusFail,
+		File: "d_inotify_test.go", Line: 8, Message: "bad",
+	}}}
+	ranked := contextFiles(snap, &Request{Mode: ModeFix}, rep, func(string) bool { return true })
+	pos := func(p string) int {
+		i := slices.Index(ranked, p)
+		if i < 0 {
+			t.Fatalf("contextFiles = %q: want %s", ranked, p)
+		}
+		return i
+	}
+	if pos("d_inotify.go") != 1 {
+		t.Errorf("contextFiles = %q: want d_inotify.go (declares both names, built on linux) right after the test", ranked)
+	}
+	for _, other := range []string{"a_fen.go", "b_windows.go", "c_kqueue.go"} {
+		if pos(other) < pos("e_shared.go") {
+			t.Errorf("contextFiles = %q: %s (another platform's) before e_shared.go", ranked, other)
+		}
+	}
+}
+
+// A file too large to show whole is excerpted around what the failure
+// names and, with the room left, the declarations whose bodies use the
+// words of the failing test's name (TestRenameKeepsSibling →
+// ev.renamedFrom in handleEvent), not the declarations that use nothing
+// of it.
+func TestExcerptAddsDeclarationsUsingTheTestsWords(t *testing.T) {
+	var src strings.Builder
+	src.WriteString("package w\n\nfunc WatchList() []string {\n\treturn nil\n}\n\n")
+	for i := range 30 {
+		fmt.Fprintf(&src, "func unrelated%d() int {\n%s\treturn %d\n}\n\n", i, strings.Repeat("\tx := 1\n\t_ = x\n", 8), i)
+	}
+	src.WriteString("func (w *inotify) handleEvent(ev *Event) {\n\tif strings.HasPrefix(w.path, ev.renamedFrom) {\n\t\tw.path = ev.Name\n\t}\n}\n\n")
+	for i := range 30 {
+		fmt.Fprintf(&src, "func more%d() int {\n%s\treturn %d\n}\n\n", i, strings.Repeat("\ty := 2\n\t_ = y\n", 8), i)
+	}
+	names := map[string]bool{"WatchList": true}
+	addNameKeys(names, "TestRenameKeepsSibling")
+	ex, ok := fileExcerpt(src.String(), nil, names, nil, 1500)
+	if !ok {
+		t.Fatal("no excerpt")
+	}
+	for _, want := range []string{"func WatchList() []string {", "if strings.HasPrefix(w.path, ev.renamedFrom) {"} {
+		if !strings.Contains(ex, want) {
+			t.Errorf("excerpt lacks %q:\n%s", want, ex)
+		}
+	}
+	if strings.Contains(ex, "func unrelated3()") || len(ex) > 1500 {
+		t.Errorf("excerpt (%d bytes) shows a declaration that uses nothing named, or exceeds its budget:\n%s", len(ex), ex)
+	}
+}
+
+// The body of the failing test lends its identifiers, however far above
+// the failing line the call is: found by its name (Go, pytest with a
+// class and parameters), by its title (JavaScript), or as the
+// declaration around the failing line.
+func TestTestBodyNames(t *testing.T) {
+	pad := strings.Repeat("\tx := 1\n\t_ = x\n", 6)
+	snap := &sandbox.Snapshot{Files: map[string]sandbox.File{
+		"v/v_test.go":        {Data: []byte("package v\n\nfunc TestOther(t *testing.T) {\n\tnotMine()\n}\n\nfunc TestParse(t *testing.T) {\n\tgot := ParseTolerant(\"1.0\")\n" + pad + "\tif got != want {\n\t\tt.Fatal(got)\n\t}\n}\n")},
+		"tests/test_core.py": {Data: []byte("import idna\n\nclass IDNATests(unittest.TestCase):\n    def test_encode(self):\n        idna.encode_other('x')\n\n    def test_decode(self):\n        res = idna.decode_alabel(b'xn--')\n" + strings.Repeat("        y = 1\n", 10) + "        self.assertEqual(res, 'x')\n")},
+		"test/app.test.js":   {Data: []byte("describe('router', () => {\n  it('mounts nested apps', () => {\n    const app = createRouter();\n" + strings.Repeat("    step();\n", 8) + "    assert.equal(app.mounted, true);\n  });\n  it('other', () => {\n    notMine();\n  });\n});\n")},
+		"lib/helper_test.go": {Data: []byte("package lib\n\nfunc helper() {\n\tsetupThing()\n\tcheck()\n}\n")},
+	}}
+	rep := &testrun.Report{Tests: []testrun.Result{
+		{ID: "example.com/v.TestParse", Name: "TestParse", Status: testrun.StatusFail, File: "v/v_test.go", Line: 21},
+		{ID: "tests/test_core.py::IDNATests::test_decode[case-1]", Name: "test_decode[case-1]", Status: testrun.StatusFail, File: "tests/test_core.py", Line: 19},
+		{ID: "router mounts nested apps", Name: "mounts nested apps", Status: testrun.StatusFail, File: "test/app.test.js", Line: 12},
+		{ID: "example.com/lib.TestUnknown", Name: "TestUnknown", Status: testrun.StatusFail, File: "lib/helper_test.go", Line: 5},
+	}}
+	names := testBodyNames(snap, rep)
+	for _, want := range []string{"ParseTolerant", "decode_alabel", "createRouter", "setupThing"} {
+		if !names[want] {
+			t.Errorf("testBodyNames lacks %s: %v", want, names)
+		}
+	}
+	for _, not := range []string{"notMine", "encode_other"} {
+		if names[not] {
+			t.Errorf("testBodyNames has %s, used by a test that did not fail", not)
+		}
+	}
+}
+
+// Sources come before a second failing test file in the budget order.
+func TestCodeFirst(t *testing.T) {
+	got := codeFirst([]string{"a_test.go", "b_test.go", "a.go", "go.mod", "b.go"})
+	want := []string{"a_test.go", "a.go", "go.mod", "b.go", "b_test.go"}
+	if !slices.Equal(got, want) {
+		t.Errorf("codeFirst = %q, want %q", got, want)
+	}
+}
+
+// Declarations an excerpt can be cut to, in each language's forms.
+func TestDeclName(t *testing.T) {
+	for line, want := range map[string]string{
+		"func (w *inotify) handleEvent(ev *Event) {":     "handleEvent",
+		"    def decode(self, s):":                       "decode",
+		"pub fn write<W: io::Write>(wr: W) -> usize {":   "write",
+		"    pub(crate) unsafe fn raw(&self) {":          "raw",
+		"impl<T: Integer> Display for Wrapper<T> {":      "Wrapper",
+		"pub struct Version {":                           "Version",
+		"app.handle = function handle(req, res, next) {": "handle",
+		"exports.parse = (str, options) => {":            "parse",
+		"Router.prototype.route = async function (p) {":  "route",
+		"  async send(body) {":                           "send",
+		"  private render<T>(x: T): string {":            "render",
+		"export default function compile(src) {":         "compile",
+		"  if (res.headersSent) {":                       "",
+		"  for (const k of keys) {":                      "",
+		"  } else if (x) {":                              "",
+		"  return foo(x) {":                              "",
+		"x = compute(1)":                                 "",
+	} {
+		got, ok := declName(line)
+		if got != want || ok != (want != "") {
+			t.Errorf("declName(%q) = %q, %v; want %q", line, got, ok, want)
+		}
+	}
+}
+
+// A test that requires the package root reaches, through the root's own
+// requires, the directory where the function it calls is declared as a
+// member function (proto.handle = function handle), and not the files
+// there that declare nothing it uses.
+func TestContextFollowsTheEntryModulesImports(t *testing.T) {
+	snap := &sandbox.Snapshot{Files: map[string]sandbox.File{
+		"package.json":     {Data: []byte(`{"name":"mini","main":"index.js"}`)},
+		"index.js":         {Data: []byte("module.exports = require('./lib/app')\n")},
+		"lib/app.js":       {Data: []byte("var router = require('./router')\nexports.create = function create() {}\n")},
+		"lib/router.js":    {Data: []byte("var proto = module.exports = {}\nproto.handle = function handle(req, res) {\n  return res\n}\n")},
+		"lib/unrelated.js": {Data: []byte("exports.other = function other() {}\n")},
+		"test/app.test.js": {Data: []byte("const mini = require('..')\ndescribe('app', () => {\n  it('handles nested', () => {\n    const app = mini.create()\n    const out = app.handle({}, {})\n    assert.equal(out.status, 200)\n  })\n})\n")},
+	}}
+	rep := &testrun.Report{Runner: "node", ExitCode: 1, Failed: 1, Tests: []testrun.Result{{
+		ID: "app handles nested", Name: "handles nested", Status: testrun.StatusFail, File: "test/app.test.js", Line: 6,
+	}}}
+	ranked := contextFiles(snap, &Request{Mode: ModeFix}, rep, func(string) bool { return true })
+	for _, want := range []string{"index.js", "lib/router.js"} {
+		if !slices.Contains(ranked, want) {
+			t.Errorf("contextFiles = %q, want %s", ranked, want)
+		}
+	}
+	if slices.Contains(ranked, "lib/unrelated.js") {
+		t.Errorf("contextFiles = %q: shows a file that declares nothing the test uses", ranked)
+	}
+}
+
+// An excerpt cut to a named function also shows, room permitting, the
+// helper of the same file it calls, though the helper's body names
+// nothing of the failure.
+func TestExcerptFollowsCallsOfNamedDeclarations(t *testing.T) {
+	var src strings.Builder
+	src.WriteString("package v\n\nfunc ParseTolerant(s string) Version {\n\treturn normalize(strip(s))\n}\n\n")
+	for i := range 40 {
+		fmt.Fprintf(&src, "func filler%d() int {\n%s\treturn %d\n}\n\n", i, strings.Repeat("\tx := 1\n\t_ = x\n", 8), i)
+	}
+	src.WriteString("func strip(s string) string {\n\treturn s[1:]\n}\n")
+	ex, ok := fileExcerpt(src.String(), nil, map[string]bool{"ParseTolerant": true}, nil, 1000)
+	if !ok || !strings.Contains(ex, "func strip(s string) string {\n\treturn s[1:]\n}") || strings.Contains(ex, "func filler1()") {
+		t.Errorf("excerpt (ok %v) does not show the helper ParseTolerant calls, or shows fillers:\n%s", ok, ex)
+	}
+}
+
+// The core of every ranked file (the declarations the failure names)
+// comes before the extras an excerpt grows with: three large sources that
+// each declare a named function all show it, though the first alone has
+// enough related declarations to fill the files' budget.
+func TestFitContextCoresBeforeExtras(t *testing.T) {
+	large := func(named string, related int) string {
+		var b strings.Builder
+		fmt.Fprintf(&b, "package w\n\nfunc %s() int {\n\treturn 1\n}\n\n", named)
+		for i := range 120 {
+			body := "\tx := 1\n\t_ = x\n"
+			if i < related {
+				body = "\tx := renamedFrom()\n\t_ = x\n"
+			}
+			fmt.Fprintf(&b, "func f%s%d() int {\n%s%s\treturn %d\n}\n\n", named, i, body, strings.Repeat("\ty := 2\n\t_ = y\n", 6), i)
+		}
+		return b.String()
+	}
+	snap := &sandbox.Snapshot{Files: map[string]sandbox.File{
+		"a.go": {Data: []byte(large("HandleA", 120))},
+		"b.go": {Data: []byte(large("HandleB", 0))},
+		"c.go": {Data: []byte(large("HandleC", 0))},
+	}}
+	names := map[string]bool{"HandleA": true, "HandleB": true, "HandleC": true}
+	addNameKeys(names, "TestRenameSibling")
+	in := &promptInput{Mode: ModeFix}
+	fitContext(in, snap, []string{"a.go", "b.go", "c.go"}, func(string) bool { return true }, 24000*charsPerToken, 2000, &contextHints{Names: names})
+	var all strings.Builder
+	total := 0
+	for _, f := range in.Files {
+		all.WriteString(f.Content)
+		total += len(f.Content)
+	}
+	for _, want := range []string{"func HandleA() int {", "func HandleB() int {", "func HandleC() int {", "renamedFrom()"} {
+		if !strings.Contains(all.String(), want) {
+			t.Errorf("context lacks %q (files %d, omitted %v)", want, len(in.Files), in.Omitted)
+		}
+	}
+	if total > contextFilesMax {
+		t.Errorf("files take %d bytes, over %d", total, contextFilesMax)
 	}
 }

@@ -315,10 +315,24 @@ func contextFiles(snap *sandbox.Snapshot, req *Request, rep *testrun.Report, inc
 	// Local modules the chosen files import (Python, JavaScript): the code
 	// under test of a failing test file.
 	var importDirs []string
+	var imported []string
 	for _, p := range append([]string(nil), out...) {
 		files, dirs := registry.LocalImports(snap, p)
 		for _, dep := range files {
+			if !seen[dep] {
+				imported = append(imported, dep)
+			}
 			add(dep)
+		}
+		importDirs = append(importDirs, dirs...)
+	}
+	// What those modules import in turn (a package's index.js or
+	// __init__.py re-exporting lib/router.js, pkg/core.py): their
+	// directories are searched for the names below, not shown whole.
+	for _, p := range imported {
+		files, dirs := registry.LocalImports(snap, p)
+		for _, dep := range files {
+			importDirs = append(importDirs, path.Dir(dep))
 		}
 		importDirs = append(importDirs, dirs...)
 	}
@@ -336,21 +350,9 @@ func contextFiles(snap *sandbox.Snapshot, req *Request, rep *testrun.Report, inc
 	}
 	// The identifiers on the failing lines first (the code they call), then
 	// those of the messages and test names.
-	for _, names := range []map[string]bool{frameNames(snap, rep), failureNames(rep, req.Goal)} {
-		if len(names) == 0 {
-			continue
-		}
-		for _, p := range snap.Paths() {
-			if !dirs[path.Dir(p)] || !isSource(p) || IsTestFile(p) {
-				continue
-			}
-			src, _ := snap.Read(p)
-			for _, s := range repomap.Symbols(p, src) {
-				if nameMatch(names, symbolName(s)) {
-					add(p)
-					break
-				}
-			}
+	for _, names := range []map[string]bool{frameNames(snap, rep), testBodyNames(snap, rep), failureNames(rep, req.Goal)} {
+		for _, p := range definers(snap, dirs, names) {
+			add(p)
 		}
 	}
 	// The other sources of a failing test's directory, when it is small
@@ -402,6 +404,61 @@ func contextFiles(snap *sandbox.Snapshot, req *Request, rep *testrun.Report, inc
 				add(p)
 			}
 		}
+	}
+	return out
+}
+
+// definers lists the non-test sources of dirs that declare a name of
+// names, most telling first: a name few files declare weighs more than
+// one every backend declares (newWatches in each of six), and files built
+// only for another platform than the sandbox's (backend_windows.go, a
+// //go:build solaris file) come last, since the failing run never
+// executed them.
+func definers(snap *sandbox.Snapshot, dirs map[string]bool, names map[string]bool) []string {
+	if len(names) == 0 {
+		return nil
+	}
+	type cand struct {
+		p     string
+		names []string
+		other bool
+		score float64
+	}
+	var cands []*cand
+	declaredBy := map[string]int{}
+	for _, p := range snap.Paths() {
+		if !dirs[path.Dir(p)] || !isSource(p) || IsTestFile(p) {
+			continue
+		}
+		src, _ := snap.Read(p)
+		c := &cand{p: p}
+		seen := map[string]bool{}
+		for _, sym := range repomap.Symbols(p, src) {
+			if n := symbolName(sym); !seen[n] && nameMatch(names, n) {
+				seen[n] = true
+				c.names = append(c.names, n)
+				declaredBy[n]++
+			}
+		}
+		if len(c.names) > 0 {
+			c.other = registry.OtherPlatform(p, src)
+			cands = append(cands, c)
+		}
+	}
+	for _, c := range cands {
+		for _, n := range c.names {
+			c.score += 1 / float64(declaredBy[n])
+		}
+	}
+	sort.SliceStable(cands, func(i, j int) bool {
+		if cands[i].other != cands[j].other {
+			return !cands[i].other
+		}
+		return cands[i].score > cands[j].score
+	})
+	out := make([]string, len(cands))
+	for i, c := range cands {
+		out[i] = c.p
 	}
 	return out
 }
@@ -664,6 +721,101 @@ func frameNames(snap *sandbox.Snapshot, rep *testrun.Report) map[string]bool {
 	return names
 }
 
+// testBodyMax bounds the lines of a failing test's body that lend their
+// identifiers (see [testBodyNames]).
+const testBodyMax = 80
+
+var jsTitleRe = regexp.MustCompile(`\b(?:it|test|specify)(?:\.\w+)?\s*\(\s*(['"` + "`" + `])(.+?)['"` + "`" + `]`)
+
+// testBodyNames collects the identifiers the body of each failing test
+// uses: the calls that set up what its assertion checks, however far
+// above the failing line (frameNames sees only a few lines). The test is
+// found by its name in its file (func TestX, def test_x, it('title')),
+// else as the declaration around the failing line; a test with no file
+// is looked for in the test files.
+func testBodyNames(snap *sandbox.Snapshot, rep *testrun.Report) map[string]bool {
+	names := map[string]bool{}
+	if rep == nil || snap == nil {
+		return names
+	}
+	for i, t := range rep.Failures() {
+		if i == 20 {
+			break
+		}
+		files := []string{strings.TrimPrefix(t.File, "./")}
+		if t.File == "" {
+			files = nil
+			for _, p := range snap.Paths() {
+				if IsTestFile(p) && isSource(p) {
+					files = append(files, p)
+				}
+			}
+		}
+		for _, f := range files {
+			text, ok := snap.Text(f)
+			if !ok {
+				continue
+			}
+			ls := strings.SplitAfter(text, "\n")
+			at := testDecl(ls, t)
+			if at < 0 {
+				continue
+			}
+			end := min(declEnd(ls, at), at+testBodyMax)
+			for l := at + 1; l <= end && l < len(ls); l++ {
+				for _, w := range identRe.FindAllString(ls[l], -1) {
+					if len(w) >= 3 && !commonWords[strings.ToLower(w)] {
+						names[w] = true
+					}
+				}
+			}
+			break
+		}
+	}
+	return names
+}
+
+// testDecl finds the line (0-based) that declares failing test t in ls:
+// a declaration named by a part of its id (the innermost part found), a
+// JavaScript it/test call whose title ends its id, or else the
+// declaration enclosing its failing line; -1 when none.
+func testDecl(ls []string, t testrun.Result) int {
+	id := t.ID
+	if i := strings.Index(id, ".Test"); i >= 0 { // Go: drop the package path
+		id = id[i+1:]
+	}
+	parts := map[string]int{}
+	for i, part := range strings.FieldsFunc(id, func(r rune) bool { return r == '/' || r == ':' || r == '.' || r == ' ' }) {
+		if j := strings.IndexByte(part, '['); j > 0 { // pytest parameters
+			part = part[:j]
+		}
+		parts[part] = i + 1
+	}
+	best, bestRank := -1, 0
+	for i, l := range ls {
+		if name, ok := declName(l); ok && parts[name] > bestRank {
+			best, bestRank = i, parts[name]
+			continue
+		}
+		if m := jsTitleRe.FindStringSubmatch(l); m != nil && len(m[2]) >= 3 && (strings.HasSuffix(t.ID, m[2]) || strings.HasSuffix(t.Name, m[2])) {
+			if bestRank < len(parts)+1 {
+				best, bestRank = i, len(parts)+1
+			}
+		}
+	}
+	if best >= 0 || t.Line <= 0 {
+		return best
+	}
+	for i := min(t.Line-1, len(ls)-1); i >= 0; i-- {
+		if _, ok := declName(ls[i]); ok || jsTitleRe.MatchString(ls[i]) {
+			if declEnd(ls, i) >= t.Line-1 {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
 var commonWords = map[string]bool{
 	"the": true, "and": true, "want": true, "got": true, "expected": true, "actual": true, "error": true, "errors": true,
 	"test": true, "tests": true, "fail": true, "failed": true, "true": true, "false": true, "nil": true, "none": true,
@@ -742,10 +894,13 @@ const (
 type contextHints struct {
 	Lines map[string][]int
 	Names map[string]bool
+	// Uses are the identifiers the failing tests' bodies use: they rank
+	// the declarations an excerpt adds, but do not force them in.
+	Uses map[string]bool
 }
 
 func hintsFor(snap *sandbox.Snapshot, rep *testrun.Report, goal string) *contextHints {
-	h := &contextHints{Lines: map[string][]int{}, Names: failureNames(rep, goal)}
+	h := &contextHints{Lines: map[string][]int{}, Names: failureNames(rep, goal), Uses: testBodyNames(snap, rep)}
 	for n := range frameNames(snap, rep) {
 		h.Names[n] = true
 	}
@@ -765,18 +920,53 @@ func hintsFor(snap *sandbox.Snapshot, rep *testrun.Report, goal string) *context
 	return h
 }
 
+// declRes recognise the line that starts a declaration and capture its
+// name: declRe (Go, Python, JavaScript functions, classes, variables),
+// Rust items and impl blocks, JavaScript functions assigned to a member
+// (proto.handle = function handle(…), exports.parse = (s) => …), and
+// class or object methods (  async send(body) {).
+var declRes = []*regexp.Regexp{
+	declRe,
+	regexp.MustCompile(`^\s*(?:pub(?:\([^)]*\))?\s+)?(?:(?:const|async|unsafe|extern\s+"[^"]*")\s+)*(?:fn|struct|enum|trait|mod|union)\s+([A-Za-z_]\w*)`),
+	regexp.MustCompile(`^\s*(?:unsafe\s+)?impl(?:<[^>]*>)?\s+(?:[\w:]+(?:<[^>]*>)?\s+for\s+)?([A-Za-z_]\w*)`),
+	regexp.MustCompile(`^\s*(?:[A-Za-z_$][\w$]*\.)+([A-Za-z_$][\w$]*)\s*=\s*(?:async\s+)?(?:function\b|\([^)]*\)\s*=>|[A-Za-z_$][\w$]*\s*=>)`),
+	regexp.MustCompile(`^\s+(?:(?:public|private|protected|static|async|get|set|override|readonly)\s+)*\*?([A-Za-z_$][\w$]*)\s*(?:<[^>]*>)?\([^)]*\)\s*(?::\s*[^{]+)?\{\s*$`),
+}
+
+// notMethod are the keywords a method-like line (if (x) {) starts with.
+var notMethod = map[string]bool{"if": true, "for": true, "while": true, "switch": true, "catch": true, "function": true,
+	"return": true, "with": true, "else": true, "do": true, "try": true, "match": true, "loop": true}
+
+// declName returns the name a line declares, if it starts a declaration.
+func declName(l string) (string, bool) {
+	for i, re := range declRes {
+		if m := re.FindStringSubmatch(l); m != nil {
+			if i == len(declRes)-1 && notMethod[m[1]] {
+				return "", false
+			}
+			return m[1], true
+		}
+	}
+	return "", false
+}
+
 var declRe = regexp.MustCompile(`^\s*(?:export\s+)?(?:default\s+)?(?:async\s+)?(?:func\s+(?:\([^)]*\)\s*)?|def\s+|class\s+|function\*?\s+|const\s+|let\s+|var\s+|type\s+)([A-Za-z_$][\w$]*)`)
 
 // fileExcerpt cuts content down to the windows around the hinted lines and the
-// declarations of named symbols, within max characters. Lines are copied
-// exactly so that SEARCH parts can quote them. ok is false when nothing in
-// the file is hinted.
-func fileExcerpt(content string, lines []int, names map[string]bool, max int) (string, bool) {
+// declarations of named symbols, then adds the other declarations that use
+// what the failure names (see [declUnits]), most telling first, while they
+// fit in max characters. Lines are copied exactly so that SEARCH parts can
+// quote them. ok is false when nothing in the file is hinted, named or used.
+func fileExcerpt(content string, lines []int, names, uses map[string]bool, max int) (string, bool) {
 	ls := strings.SplitAfter(content, "\n")
 	keep := make([]bool, len(ls)+1)
+	size := 0
 	mark := func(from, to int) {
 		for i := max0(from); i <= to && i < len(ls); i++ {
-			keep[i] = true
+			if !keep[i] {
+				keep[i] = true
+				size += len(ls[i])
+			}
 		}
 	}
 	any := false
@@ -786,11 +976,32 @@ func fileExcerpt(content string, lines []int, names map[string]bool, max int) (s
 			any = true
 		}
 	}
-	for i, l := range ls {
-		if m := declRe.FindStringSubmatch(l); m != nil && nameMatch(names, m[1]) {
-			mark(i, declEnd(ls, i))
+	units := declUnits(ls, names, uses)
+	for _, u := range units {
+		if u.named {
+			mark(u.from, u.to)
 			any = true
 		}
+	}
+	// The declarations whose bodies use what the failure names, best
+	// first, each whole or not at all, while the excerpt has room (a
+	// marker line per gap included).
+	sort.SliceStable(units, func(i, j int) bool { return units[i].score > units[j].score })
+	for _, u := range units {
+		if u.named || u.score <= 0 {
+			continue
+		}
+		add := 0
+		for i := u.from; i <= u.to && i < len(ls); i++ {
+			if !keep[i] {
+				add += len(ls[i])
+			}
+		}
+		if size+add+64 > max {
+			continue
+		}
+		mark(u.from, u.to)
+		any = true
 	}
 	if !any {
 		return "", false
@@ -817,6 +1028,107 @@ func fileExcerpt(content string, lines []int, names map[string]bool, max int) (s
 		i = j
 	}
 	return b.String(), true
+}
+
+// declUnit is one declaration of a file: lines from..to (0-based), named
+// when the failure names it, score the weight of the names its own lines
+// use.
+type declUnit struct {
+	from, to int
+	name     string
+	named    bool
+	score    float64
+}
+
+// declUnits splits a file into its declarations and scores each by what
+// its own lines (not those of a declaration nested in it) use of names
+// and uses: an identifier the failure names or the failing test uses, or
+// one that contains a word run of a failing test's name
+// (TestRenameRecursive… → renamedFrom). A name used by few declarations
+// weighs more than one used by many: each counts 1/(the number of
+// declarations using it). A declaration the failing test uses (calls)
+// scores one more, one a named declaration calls half more.
+func declUnits(ls []string, names, uses map[string]bool) []declUnit {
+	var units []declUnit
+	owner := make([]int, len(ls)) // the innermost declaration of each line, -1 none
+	for i := range owner {
+		owner[i] = -1
+	}
+	for i, l := range ls {
+		name, ok := declName(l)
+		if !ok {
+			continue
+		}
+		u := declUnit{from: i, to: declEnd(ls, i), name: name, named: nameMatch(names, name)}
+		if uses[name] {
+			u.score = 1
+		}
+		for j := u.from; j <= u.to && j < len(ls); j++ {
+			owner[j] = len(units)
+		}
+		units = append(units, u)
+	}
+	var keys []string
+	for n := range names {
+		if k, ok := strings.CutPrefix(n, nameKeyPrefix); ok && len(k) >= 5 {
+			keys = append(keys, k)
+		}
+	}
+	// Longest first: a use counts for the most specific run it contains.
+	sort.Slice(keys, func(i, j int) bool {
+		if len(keys[i]) != len(keys[j]) {
+			return len(keys[i]) > len(keys[j])
+		}
+		return keys[i] < keys[j]
+	})
+	used := make([]map[string]bool, len(units))
+	users := map[string]int{}
+	for i, l := range ls {
+		u := owner[i]
+		if u < 0 {
+			continue
+		}
+		if used[u] == nil {
+			used[u] = map[string]bool{}
+		}
+		for _, w := range identRe.FindAllString(l, -1) {
+			term := ""
+			if len(w) >= 3 && (names[w] || uses[w]) && !commonWords[strings.ToLower(w)] {
+				term = w
+			} else if len(w) >= 5 {
+				k := normName(w)
+				for _, key := range keys {
+					if strings.Contains(k, key) {
+						term = nameKeyPrefix + key
+						break
+					}
+				}
+			}
+			if term != "" && !used[u][term] {
+				used[u][term] = true
+				users[term]++
+			}
+		}
+	}
+	// One step down the calls: what the named declarations call in this
+	// file (the helper where the bug often is) scores half a name more.
+	callees := map[string]bool{}
+	for i, l := range ls {
+		if u := owner[i]; u >= 0 && units[u].named {
+			for _, w := range identRe.FindAllString(l, -1) {
+				callees[w] = true
+			}
+		}
+	}
+	for i := range units {
+		for term := range used[i] {
+			units[i].score += 1 / float64(users[term])
+		}
+		if !units[i].named && callees[units[i].name] {
+			units[i].score += 0.5
+		}
+	}
+	return units
 }
 
 func max0(n int) int { return max(n, 0) }
@@ -860,17 +1172,35 @@ func fitContext(in *promptInput, snap *sandbox.Snapshot, ranked []string, includ
 	avail -= len(in.RepoMap)
 	filesLeft := contextFilesMax
 	in.Files, in.Omitted = nil, nil
-	for _, p := range ranked {
+	// First pass: every file whole when it fits, else cut to what the
+	// failure points at and names; second pass: the excerpts grow, in rank
+	// order, with the declarations that use those names, while room is
+	// left. The core of each file comes before the extras of any.
+	type excerpted struct {
+		i    int // index in in.Files
+		p    string
+		text string
+	}
+	var grow []excerpted
+	for _, p := range codeFirst(ranked) {
 		text, _ := snap.Text(p)
 		c := redactText(text)
 		title := p
-		if len(c) > wholeFileMax {
-			ex, ok := fileExcerpt(c, hints.Lines[p], hints.Names, wholeFileMax)
-			if !ok {
+		// What is left for this file: a file larger is excerpted within
+		// it rather than left out.
+		room := min(wholeFileMax, filesLeft, avail) - len(p) - 80
+		cut := false
+		if len(c) > room {
+			if IsTestFile(p) {
+				// A large test file: the failing tests, in half the room.
+				room = min(room, wholeFileMax/2)
+			}
+			ex, ok := fileExcerpt(c, hints.Lines[p], hints.Names, nil, room)
+			if !ok || room < 300 {
 				in.Omitted = append(in.Omitted, p)
 				continue
 			}
-			c, title = ex, p+" (excerpt; the file has "+fmt.Sprint(strings.Count(text, "\n"))+" lines)"
+			c, title, cut = ex, excerptTitle(p, text), true
 		}
 		cost := len(c) + len(title) + 20
 		if cost > avail || cost > filesLeft {
@@ -879,6 +1209,47 @@ func fitContext(in *promptInput, snap *sandbox.Snapshot, ranked []string, includ
 		}
 		avail -= cost
 		filesLeft -= cost
+		if cut && !IsTestFile(p) {
+			// A source grows; a test file keeps to the failing tests.
+			grow = append(grow, excerpted{len(in.Files), p, redactText(text)})
+		}
 		in.Files = append(in.Files, promptFile{Path: title, Content: c})
 	}
+	for _, g := range grow {
+		old := len(in.Files[g.i].Content)
+		room := min(wholeFileMax, old+min(filesLeft, avail))
+		if room <= old+200 {
+			break
+		}
+		if ex, ok := fileExcerpt(g.text, hints.Lines[g.p], hints.Names, hints.Uses, room); ok && len(ex) > old {
+			avail -= len(ex) - old
+			filesLeft -= len(ex) - old
+			in.Files[g.i].Content = ex
+		}
+	}
+}
+
+// excerptTitle is the section title of an excerpt of p.
+func excerptTitle(p, text string) string {
+	return p + " (excerpt; the file has " + fmt.Sprint(strings.Count(text, "\n")) + " lines)"
+}
+
+// codeFirst orders the ranked files for the budget: the first test file
+// (the failing test), then the sources in their order, then the other
+// test files: a second failing test (often one that timed out under load)
+// should not crowd out the code the first one reaches.
+func codeFirst(ranked []string) []string {
+	var out, later []string
+	firstTest := true
+	for _, p := range ranked {
+		if IsTestFile(p) && isSource(p) {
+			if !firstTest {
+				later = append(later, p)
+				continue
+			}
+			firstTest = false
+		}
+		out = append(out, p)
+	}
+	return append(out, later...)
 }

@@ -216,6 +216,16 @@ type ProjectDirs interface {
 	GeneratedDirs() []string
 }
 
+// Platforms is implemented by languages whose source files may be built
+// for some platforms only (Go's build constraints and _GOOS file names).
+type Platforms interface {
+	// OtherPlatform reports whether source file p (its content is data) is
+	// left out of the build on the sandbox's platform (linux, the host's
+	// architecture): code a failing test run there never executed. False
+	// for files that are not this language's.
+	OtherPlatform(p string, data []byte) bool
+}
+
 // Prompter is implemented by languages with prompt hints.
 type Prompter interface {
 	// PropertyHint is the solve-mode sentence on property-based tests.

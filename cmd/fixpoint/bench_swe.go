@@ -18,7 +18,7 @@ import (
 func benchSWECommand() *command {
 	c := &command{
 		name: "bench swe",
-		usage: `Usage: fixpoint bench swe --instances FILE [--oracle | --model M] [--split tuning|heldout] [--only ID,..] [--limit K] [--out DIR] [--write MD]
+		usage: `Usage: fixpoint bench swe --instances FILE [--oracle | --model M | --prompt-only] [--split tuning|heldout] [--only ID,..] [--limit K] [--out DIR] [--write MD]
 
 Runs real bug-fix instances (SWE-bench style) through 'fixpoint fix': each
 instance's tree before the fix, with the maintainers' test patch applied,
@@ -29,11 +29,15 @@ prompt, the first prompt's size, the requests, and the wall time against
 two native runs of the suite (the setup phase runs first, untimed, unless
 --cold-setup), and how many times the whole suite and the failing tests
 alone ran. --oracle replies with the maintainers' patch
-(measures everything but the model). The instance format (JSON lines) is in
+(measures everything but the model). --prompt-only stops each instance at
+its first prompt (set up, test patch applied, failing tests run, first
+prompt built and judged; no model asked): the cheap way to measure the
+context builder; it keeps each first prompt in DIR/prompts. The instance format (JSON lines) is in
 internal/bench/swe/corpus/README.md; the bundled corpus is
 internal/bench/swe/corpus/instances.jsonl.
 Example:
   fixpoint bench swe --instances internal/bench/swe/corpus/instances.jsonl --oracle --split tuning
+  fixpoint bench swe --instances internal/bench/swe/corpus/instances.jsonl --prompt-only --split tuning
   FIXPOINT_BASE_URL=http://localhost:11434/v1 fixpoint bench swe --instances my.jsonl --model qwen2.5-coder:7b`,
 	}
 	c.run = func(ctx context.Context, a *app, args []string) int {
@@ -42,6 +46,7 @@ Example:
 		model := fs.String("model", "", "model name (default: the configured model)")
 		oracle := fs.Bool("oracle", false, "reply with each instance's gold patch instead of asking a model")
 		coldSetup := fs.Bool("cold-setup", false, "time each instance's setup phase (runtime image, dependency install) with its fix; by default it runs first, untimed, as the native time has the dependencies installed")
+		promptOnly := fs.Bool("prompt-only", false, "stop each instance at its first prompt: judge the context, ask no model")
 		split := fs.String("split", "", "only instances of this split (tuning or heldout)")
 		only := fs.String("only", "", "only these comma-separated instance `ids`")
 		limit := fs.Int("limit", 0, "only the first `K` instances (0 = all)")
@@ -57,6 +62,8 @@ Example:
 			return a.fail(usagef("--instances is required: a JSON-lines file of instances"))
 		case *oracle && *model != "":
 			return a.fail(usagef("--oracle and --model exclude each other"))
+		case *promptOnly && (*oracle || *model != ""):
+			return a.fail(usagef("--prompt-only asks no model: it excludes --oracle and --model"))
 		case *split != "" && *split != "tuning" && *split != "heldout":
 			return a.fail(usagef("--split %q: want tuning or heldout", *split))
 		}
@@ -77,7 +84,7 @@ Example:
 		if err != nil {
 			return a.fail(err)
 		}
-		if !*oracle && !cfg.Model.Configured() {
+		if !*oracle && !*promptOnly && !cfg.Model.Configured() {
 			return a.fail(usagef("no model configured: set FIXPOINT_BASE_URL (and FIXPOINT_API_KEY, FIXPOINT_MODEL) or pass --model, or use --oracle"))
 		}
 		data, err := os.MkdirTemp("", "fixpoint-bench-swe-data-")
@@ -93,16 +100,19 @@ Example:
 		if cl, ok := backend.(interface{ Close() error }); ok {
 			defer cl.Close()
 		}
-		opts := &swe.Options{Oracle: *oracle, Progress: a.stderr, ColdSetup: *coldSetup}
-		if !*oracle {
+		opts := &swe.Options{Oracle: *oracle, PromptOnly: *promptOnly, Progress: a.stderr, ColdSetup: *coldSetup}
+		if !*oracle && !*promptOnly {
 			opts.Model = llm.New(cfg.Model, &llm.Options{Logger: a.logger})
+		}
+		if *out == "" {
+			*out = filepath.Join("bench-out", "swe-"+time.Now().Format("20060102-150405"))
+		}
+		if *promptOnly {
+			opts.PromptDir = filepath.Join(*out, "prompts")
 		}
 		res, err := swe.Run(ctx, cfg, backend, instances, opts)
 		if err != nil {
 			return a.fail(err)
-		}
-		if *out == "" {
-			*out = filepath.Join("bench-out", "swe-"+time.Now().Format("20060102-150405"))
 		}
 		md := swe.Markdown(backend.Name(), *oracle, res)
 		if err := writeSWE(*out, res, md); err != nil {
@@ -112,7 +122,8 @@ Example:
 		fmt.Fprintf(a.stdout, "Results: %s\n", filepath.Join(*out, "results.jsonl"))
 		if *write != "" {
 			sec := benchSection{key: "swe", title: "Real bugs (bench swe)",
-				command: "fixpoint bench swe --instances " + *file + map[bool]string{true: " --oracle", false: ""}[*oracle]}
+				command: "fixpoint bench swe --instances " + *file + map[bool]string{true: " --oracle", false: ""}[*oracle] +
+					map[bool]string{true: " --prompt-only", false: ""}[*promptOnly]}
 			if err := writeSection(*write, "swe", renderSection(sec, md)); err != nil {
 				return a.fail(err)
 			}

@@ -169,3 +169,22 @@ func TestBenchHumanEvalModelCLI(t *testing.T) {
 		}
 	}
 }
+
+// bench swe --prompt-only asks no model, so it excludes the flags that
+// choose one, and needs no model configured.
+func TestBenchSWEPromptOnlyUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{"bench", "swe", "--instances", "x.jsonl", "--prompt-only", "--oracle"},
+		{"bench", "swe", "--instances", "x.jsonl", "--prompt-only", "--model", "m"},
+	} {
+		code, _, stderr := runCLI(t, nil, args...)
+		if code != exitUsage || !strings.Contains(stderr, "--prompt-only asks no model") {
+			t.Errorf("fixpoint %q: exit %d, stderr %q; want a usage error naming --prompt-only", args, code, stderr)
+		}
+	}
+	// Alone it gets past the model check to the instances file.
+	code, _, stderr := runCLI(t, nil, "bench", "swe", "--instances", "/nonexistent/i.jsonl", "--prompt-only")
+	if code != exitUsage || !strings.Contains(stderr, "--instances") || strings.Contains(stderr, "no model") {
+		t.Errorf("prompt-only without a model: exit %d, stderr %q; want the missing instances file named", code, stderr)
+	}
+}

@@ -12,6 +12,11 @@ import (
 )
 
 var (
+	// jsMember is a function assigned to a member at the top level:
+	// proto.handle = function handle(…), exports.parse = (s) => ….
+	jsMember = regexp.MustCompile(`^(?:[A-Za-z_$][\w$]*\.)+([A-Za-z_$][\w$]*)\s*=\s*(?:async\s+)?(?:function\b|\([^)]*\)\s*=>|[A-Za-z_$][\w$]*\s*=>)`)
+	// jsMethod is a method of a class body: send(body) {, async get(k) {.
+	jsMethod   = regexp.MustCompile(`^\s+(?:(?:public|private|protected|static|async|get|set|override|readonly)\s+)*\*?([A-Za-z_$][\w$]*)\s*(?:<[^>]*>)?\([^)]*\)\s*(?::\s*[^{]+)?\{\s*$`)
 	jsDecl     = regexp.MustCompile(`^(?:export\s+)?(?:default\s+)?(?:async\s+)?(function\*?|class|interface|type|const|let)\s+([A-Za-z_$][\w$]*)`)
 	jsImportRe = regexp.MustCompile(`(?:require\(\s*|from\s+|import\s+|import\(\s*)['"](\.{1,2}(?:/[^'"]*)?)['"]`)
 )
@@ -27,7 +32,9 @@ func isSource(p string) bool {
 
 // Symbols lists a JavaScript or TypeScript file's top-level "function
 // name", "class Name", "interface Name", "type Name" and "const name"
-// declarations; nil for other files.
+// declarations, functions assigned to members ("function
+// proto.handle") and class methods ("method Class.name"); nil for other
+// files.
 func (Language) Symbols(p string, data []byte) []string {
 	if !isSource(p) {
 		return nil
@@ -37,19 +44,40 @@ func (Language) Symbols(p string, data []byte) []string {
 
 func jsSymbols(data []byte) []string {
 	var out []string
+	class := "" // the top-level class whose body the scan is in
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
-		if m := jsDecl.FindStringSubmatch(sc.Text()); m != nil {
+		line := sc.Text()
+		if m := jsDecl.FindStringSubmatch(line); m != nil {
 			kind := strings.TrimSuffix(m[1], "*")
 			if kind == "let" {
 				kind = "const"
 			}
 			out = append(out, kind+" "+m[2])
+			class = ""
+			if kind == "class" && !strings.HasSuffix(strings.TrimSpace(line), "}") {
+				class = m[2]
+			}
+			continue
+		}
+		if m := jsMember.FindStringSubmatch(line); m != nil {
+			out = append(out, "function "+strings.TrimSpace(strings.SplitN(line, "=", 2)[0]))
+			continue
+		}
+		if strings.HasPrefix(line, "}") {
+			class = ""
+			continue
+		}
+		if m := jsMethod.FindStringSubmatch(line); m != nil && class != "" && !jsKeyword[m[1]] {
+			out = append(out, "method "+class+"."+m[1])
 		}
 	}
 	return out
 }
+
+// jsKeyword are the statements a method-like line (if (x) {) starts with.
+var jsKeyword = map[string]bool{"if": true, "for": true, "while": true, "switch": true, "catch": true, "function": true, "return": true, "with": true, "else": true, "do": true, "try": true}
 
 // LocalImports resolves the workspace files a JavaScript or TypeScript
 // file imports by relative path: require('../src/x') → src/x.js, and a

@@ -163,6 +163,17 @@ func LocalImports(snap *sandbox.Snapshot, p string) (files, dirs []string) {
 	return files, dirs
 }
 
+// OtherPlatform reports whether a source file is built only for other
+// platforms than the sandbox's ([lang.Platforms]).
+func OtherPlatform(p string, data []byte) bool {
+	for _, l := range All() {
+		if pl, ok := l.(lang.Platforms); ok && pl.OtherPlatform(p, data) {
+			return true
+		}
+	}
+	return false
+}
+
 // PropertyHint is the solve-mode hint on property-based tests of the
 // language called name ([lang.Prompter]); "" when it has none.
 func PropertyHint(name string) string {

@@ -179,12 +179,68 @@ func (Language) LocalImports(snap *sandbox.Snapshot, p string) (files, dirs []st
 	for _, m := range modDeclRe.FindAllSubmatch(code, -1) {
 		find(modDir, string(m[1]))
 	}
+	// An integration test, bench or example uses its package's library by
+	// the crate's name (extern crate itoa; itoa::write; use itoa::fmt):
+	// the library root, and the modules named after the crate's name.
+	if name, lib := crateLib(snap, p); lib != "" {
+		if re, err := regexp.Compile(`\b` + regexp.QuoteMeta(name) + `\s*::\s*(\w+)|\bextern\s+crate\s+` + regexp.QuoteMeta(name) + `\b`); err == nil {
+			if ms := re.FindAllSubmatch(code, -1); len(ms) > 0 {
+				if !seen[lib] {
+					seen[lib] = true
+					out = append(out, lib)
+				}
+				for _, m := range ms {
+					if len(m[1]) > 0 {
+						find(path.Dir(lib), string(m[1]))
+					}
+				}
+			}
+		}
+	}
 	if root := crateSrc(p); root != "" {
 		for _, m := range useCrateRe.FindAllSubmatch(code, -1) {
 			find(root, string(m[1]))
 		}
 	}
 	return out, nil
+}
+
+// crateLib finds the package whose Cargo.toml is nearest above p and
+// returns its library's crate name ([lib] name, else the package name
+// with - as _) and root file ([lib] path, else src/lib.rs); lib is ""
+// when the package has no library or p is the library's own file.
+func crateLib(snap *sandbox.Snapshot, p string) (name, lib string) {
+	for d := path.Dir(p); ; d = path.Dir(d) {
+		if text, ok := snap.Text(path.Join(d, "Cargo.toml")); ok {
+			var m struct {
+				Package struct {
+					Name string `toml:"name"`
+				} `toml:"package"`
+				Lib struct {
+					Name string `toml:"name"`
+					Path string `toml:"path"`
+				} `toml:"lib"`
+			}
+			if toml.Unmarshal([]byte(text), &m) != nil {
+				return "", ""
+			}
+			name = m.Lib.Name
+			if name == "" {
+				name = strings.ReplaceAll(m.Package.Name, "-", "_")
+			}
+			lib = path.Join(d, "src/lib.rs")
+			if m.Lib.Path != "" {
+				lib = path.Join(d, m.Lib.Path)
+			}
+			if _, ok := snap.Files[lib]; !ok || name == "" || lib == p {
+				return "", ""
+			}
+			return name, lib
+		}
+		if d == "." || d == "/" || d == "" {
+			return "", ""
+		}
+	}
 }
 
 // crateSrc is the src directory of the crate p is in ("" when p is not

@@ -142,6 +142,40 @@ func TestLocalImports(t *testing.T) {
 	}
 }
 
+// Integration tests, benches and examples reach the library by the
+// crate's name: its root, and the modules they name through it.
+func TestLocalImportsByCrateName(t *testing.T) {
+	snap := snapOf(map[string]string{
+		"Cargo.toml":          "[package]\nname = \"fast-fmt\"\n",
+		"src/lib.rs":          "pub mod num;\npub fn write() {}\n",
+		"src/num.rs":          "",
+		"tests/test.rs":       "extern crate fast_fmt;\n#[test]\nfn t() { fast_fmt::write(); }\n",
+		"tests/num.rs":        "use fast_fmt::num::Parse;\n",
+		"tests/other.rs":      "use std::fmt;\n// fast-fmt is not fast_fmt::\n",
+		"benches/b.rs":        "fn b() { fast_fmt :: write(); }\n",
+		"lib2/Cargo.toml":     "[package]\nname = \"lib2\"\n[lib]\nname = \"other\"\npath = \"src/root.rs\"\n",
+		"lib2/src/root.rs":    "",
+		"lib2/tests/it.rs":    "use other::x;\nuse lib2::y;\n",
+		"nolib/Cargo.toml":    "[package]\nname = \"nolib\"\n",
+		"nolib/src/main.rs":   "",
+		"nolib/tests/main.rs": "nolib::run();\n",
+	})
+	for _, tc := range []struct{ file, want string }{
+		{"tests/test.rs", "src/lib.rs"},
+		{"tests/num.rs", "src/lib.rs src/num.rs"},
+		{"tests/other.rs", ""},
+		{"benches/b.rs", "src/lib.rs"},
+		{"lib2/tests/it.rs", "lib2/src/root.rs"},
+		{"nolib/tests/main.rs", ""},
+		{"src/lib.rs", "src/num.rs"},
+	} {
+		files, _ := Language{}.LocalImports(snap, tc.file)
+		if strings.Join(files, " ") != tc.want {
+			t.Errorf("LocalImports(%s) = %v, want %s", tc.file, files, tc.want)
+		}
+	}
+}
+
 func TestSignature(t *testing.T) {
 	raw := string(readCapture(t, "mixed.merged"))
 	l := Language{}

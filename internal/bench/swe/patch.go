@@ -30,6 +30,12 @@ type Hunk struct {
 	// hunk that only adds, the context lines on either side of the
 	// insertion. Together they are the code a model must see to make it.
 	Removed, Around []string
+	// Groups are the hunk's change groups (runs of removed and added lines
+	// between context lines), each as the old lines a model must see to
+	// make it: the context line before it, the lines it removes, the
+	// context line after it (those the hunk has). Each group is contiguous
+	// in the old file: it pins the place of the edit, not only its lines.
+	Groups [][]string
 }
 
 // ParsePatch reads a unified diff. It accepts git's headers (diff --git,
@@ -102,6 +108,30 @@ func readHunk(lines []string, i int) (Hunk, int, error) {
 	}
 	j := i + 1
 	lastCtx, added := "", false
+	var group []string // the removed lines of the open change group
+	open, before := false, ""
+	closeGroup := func(after *string) {
+		if !open {
+			return
+		}
+		var g []string
+		if before != "" {
+			g = append(g, before)
+		}
+		g = append(g, group...)
+		if after != nil {
+			g = append(g, *after)
+		}
+		if len(g) > 0 {
+			h.Groups = append(h.Groups, g)
+		}
+		group, open = nil, false
+	}
+	startGroup := func() {
+		if !open {
+			open, before, group = true, lastCtx, nil
+		}
+	}
 	for ; j < len(lines) && (oldN > 0 || newN > 0); j++ {
 		l := lines[j]
 		if l == "" { // a context line whose space was stripped
@@ -109,6 +139,8 @@ func readHunk(lines []string, i int) (Hunk, int, error) {
 		}
 		switch l[0] {
 		case ' ':
+			ctx := l[1:]
+			closeGroup(&ctx)
 			h.Old, h.New = append(h.Old, l[1:]), append(h.New, l[1:])
 			oldN, newN = oldN-1, newN-1
 			if added {
@@ -116,10 +148,13 @@ func readHunk(lines []string, i int) (Hunk, int, error) {
 			}
 			lastCtx = l[1:]
 		case '-':
+			startGroup()
+			group = append(group, l[1:])
 			h.Old = append(h.Old, l[1:])
 			h.Removed = append(h.Removed, l[1:])
 			oldN--
 		case '+':
+			startGroup()
 			h.New = append(h.New, l[1:])
 			newN--
 			if !added && lastCtx != "" {
@@ -131,6 +166,7 @@ func readHunk(lines []string, i int) (Hunk, int, error) {
 			return h, 0, fmt.Errorf("line %d: unexpected %q inside a hunk", j+1, l)
 		}
 	}
+	closeGroup(nil)
 	for j < len(lines) && strings.HasPrefix(lines[j], "\\") {
 		j++
 	}

@@ -1,6 +1,7 @@
 package swe
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -133,5 +134,19 @@ func TestParsePatchErrors(t *testing.T) {
 		if _, err := ParsePatch(bad); err == nil {
 			t.Errorf("ParsePatch(%q) succeeded", bad)
 		}
+	}
+}
+
+// The change groups of a hunk: each run of removed lines with the
+// context line either side of it (a pure insertion: those two alone).
+func TestHunkGroups(t *testing.T) {
+	fs, err := ParsePatch("--- a/x.go\n+++ b/x.go\n@@ -1,7 +1,6 @@\n a\n-b\n-c\n+B\n d\n e\n+inserted\n f\n-g\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := fs[0].Hunks[0].Groups
+	want := [][]string{{"a", "b", "c", "d"}, {"e", "f"}, {"f", "g"}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("groups %q, want %q", got, want)
 	}
 }

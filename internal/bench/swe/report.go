@@ -89,6 +89,9 @@ func Markdown(backend string, oracle bool, res []Result) string {
 	if oracle {
 		who = "the oracle (gold patch as the reply)"
 	}
+	if promptOnly(res) {
+		who = "prompt only (the first prompt built and judged, no model asked: verified is not measured)"
+	}
 	fmt.Fprintf(&b, "Backend %s, %s.\n\n", backend, who)
 	b.WriteString("| split | instances | repos | reproduced | verified | target in first prompt | median first prompt | median wall / native (2 runs) | full suite runs | targeted runs | errors |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|\n")
@@ -131,4 +134,14 @@ func yes(b bool) string {
 		return "yes"
 	}
 	return "no"
+}
+
+// promptOnly reports whether every result comes from a prompt-only run.
+func promptOnly(res []Result) bool {
+	for _, r := range res {
+		if r.StopReason != stopPromptOnly {
+			return false
+		}
+	}
+	return len(res) > 0
 }

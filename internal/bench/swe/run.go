@@ -2,11 +2,13 @@ package swe
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -25,6 +27,15 @@ type Options struct {
 	Model agent.Model
 	// Oracle replies to every request with the instance's gold patch.
 	Oracle bool
+	// PromptOnly stops each instance at its first request: the tree is set
+	// up, the test patch applied and the failing tests run (the baseline),
+	// the first prompt is built and judged (target in prompt, its size),
+	// and no model is asked. Verified stays false. The cheap mode for
+	// tuning the context builder.
+	PromptOnly bool
+	// PromptDir, when set, receives each instance's first prompt as
+	// <id>.prompt.txt (for reading what the context builder chose).
+	PromptDir string
 	// Progress receives a line per instance; nil discards.
 	Progress io.Writer
 	// ColdSetup times the setup phase (the runtime image, the dependency
@@ -86,9 +97,15 @@ func Run(ctx context.Context, cfg *config.Config, backend sandbox.Backend, insta
 			status = "error: " + r.Error
 		case r.Verified:
 			status = "verified"
+		case opts.PromptOnly:
+			status = stopPromptOnly
 		}
-		fmt.Fprintf(progress, "[%d/%d] %s: %s · reproduced %v · target in prompt %v · %d KB · %.1fs · %d full + %d targeted runs\n",
-			i+1, len(instances), in.ID, status, r.Reproduced, r.TargetInPrompt, r.PromptBytes/1024, r.Wall, r.FullRuns, r.TargetedRuns)
+		missing := ""
+		if len(r.Missing) > 0 {
+			missing = " (not shown: " + strings.Join(r.Missing, ", ") + ")"
+		}
+		fmt.Fprintf(progress, "[%d/%d] %s: %s · reproduced %v · target in prompt %v%s · %d KB · %.1fs · %d full + %d targeted runs\n",
+			i+1, len(instances), in.ID, status, r.Reproduced, r.TargetInPrompt, missing, r.PromptBytes/1024, r.Wall, r.FullRuns, r.TargetedRuns)
 	}
 	return out, nil
 }
@@ -108,7 +125,10 @@ func runInstance(ctx context.Context, cfg *config.Config, backend sandbox.Backen
 	}
 	var model agent.Model = opts.Model
 	rec := &recorder{}
-	if opts.Oracle {
+	switch {
+	case opts.PromptOnly:
+		model = stopModel{}
+	case opts.Oracle:
 		reply, err := goldReply(root, gold)
 		if err != nil {
 			r.Error = err.Error()
@@ -138,12 +158,20 @@ func runInstance(ctx context.Context, cfg *config.Config, backend sandbox.Backen
 	}
 	r.StopReason = res.StopReason
 	r.FullRuns, r.TargetedRuns = res.FullRuns, res.TargetedRuns
+	if opts.PromptOnly {
+		r.StopReason = stopPromptOnly
+	}
 	r.Reproduced = res.StopReason != agent.StopAlreadyPassing && noneP(res.Baseline, in.FailToPass)
 	r.Verified = res.Verified && allPass(res.Final, in.FailToPass)
 	prompts := rec.all()
 	r.Requests = len(prompts)
 	if len(prompts) > 0 {
 		r.PromptBytes = len(prompts[0])
+		if opts.PromptDir != "" {
+			if err := os.MkdirAll(opts.PromptDir, 0o755); err == nil {
+				_ = os.WriteFile(filepath.Join(opts.PromptDir, filepath.Base(in.ID)+".prompt.txt"), []byte(prompts[0]), 0o644)
+			}
+		}
 		r.Missing = missingTargets(prompts[0], gold)
 		r.TargetInPrompt = len(r.Missing) == 0
 	}
@@ -223,23 +251,22 @@ func goldReply(root string, gold []FilePatch) (string, error) {
 }
 
 // missingTargets lists the gold hunks whose edited code the prompt does
-// not show in a "## File:" section of their file: for each hunk, every
-// non-blank line it removes (or, for an addition, the lines around it).
+// not show in a "## File:" section of their file. A hunk is shown when
+// each of its change groups is: the lines the group removes with the
+// context line either side (see [Hunk.Groups]) appear there together, in
+// order, as consecutive non-blank lines — the place to edit, not merely
+// lines like "}" or "return nil" somewhere in the file.
 func missingTargets(prompt string, gold []FilePatch) []string {
 	var missing []string
 	for _, f := range gold {
 		if f.Old == "" {
 			continue // a new file: nothing to see
 		}
-		shown := fileSections(prompt, f.Old)
+		shown := codeLines(fileSections(prompt, f.Old))
 		for _, h := range f.Hunks {
-			want := h.Removed
-			if len(want) == 0 {
-				want = h.Around
-			}
-			ok := shown != ""
-			for _, l := range want {
-				if t := strings.TrimSpace(l); t != "" && !strings.Contains(shown, t) {
+			ok := len(shown) > 0
+			for _, g := range h.Groups {
+				if !containsRun(shown, codeLines(strings.Join(g, "\n"))) {
 					ok = false
 					break
 				}
@@ -250,6 +277,31 @@ func missingTargets(prompt string, gold []FilePatch) []string {
 		}
 	}
 	return missing
+}
+
+// codeLines are text's non-blank lines, trimmed.
+func codeLines(text string) []string {
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		if t := strings.TrimSpace(l); t != "" {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// containsRun reports whether want occurs in have as consecutive lines
+// (an empty want does).
+func containsRun(have, want []string) bool {
+	if len(want) == 0 {
+		return true
+	}
+	for i := 0; i+len(want) <= len(have); i++ {
+		if slices.Equal(have[i:i+len(want)], want) {
+			return true
+		}
+	}
+	return false
 }
 
 // fileSections returns the text of every "## File: path" section of the
@@ -333,6 +385,20 @@ func (m *recorder) all() []string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return append([]string(nil), m.prompts...)
+}
+
+// stopPromptOnly is the StopReason of a prompt-only result.
+const stopPromptOnly = "prompt only"
+
+// errPromptOnly ends a prompt-only run at its first request.
+var errPromptOnly = errors.New("prompt only: no model asked")
+
+// stopModel answers no request: the run stops once the first prompt has
+// been recorded.
+type stopModel struct{}
+
+func (stopModel) Chat(context.Context, llm.Request, func(string)) (*llm.Response, error) {
+	return nil, errPromptOnly
 }
 
 // oracle replies with the gold patch.

@@ -117,3 +117,73 @@ func TestOracleRun(t *testing.T) {
 		})
 	}
 }
+
+// The prompt-only run stops at the first prompt: the failure is still
+// reproduced and the first prompt judged (the code Max's fix edits is in
+// it), but no model is asked, so nothing is verified, and the report says
+// which mode produced it.
+func TestPromptOnlyRun(t *testing.T) {
+	sandboxtest.RequireCommand(t, "bwrap")
+	instances, err := Load(writeInstance(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(config.LoadOptions{Getenv: func(string) string { return "" }, UserFile: "-"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.DataDir = t.TempDir()
+	cfg.Sandbox.Backend = config.BackendBwrap
+	cfg.Sandbox.Timeout = config.Duration(10 * time.Minute)
+	be, err := backends.Open(t.Context(), cfg, &backends.Options{Warn: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { be.(io.Closer).Close() })
+	var progress strings.Builder
+	prompts := t.TempDir()
+	res, err := Run(t.Context(), cfg, be, instances, &Options{PromptOnly: true, Progress: &progress, PromptDir: prompts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := res[0]
+	if r.Error != "" || !r.Reproduced || r.Verified || !r.TargetInPrompt || r.Requests != 1 || r.PromptBytes == 0 || r.StopReason != stopPromptOnly {
+		t.Fatalf("result %+v: want reproduced, one request recorded, target in prompt, not verified, stopped at the prompt", r)
+	}
+	kept, err := os.ReadFile(filepath.Join(prompts, "example__calc-0001.prompt.txt"))
+	if err != nil || len(kept) != r.PromptBytes || !strings.Contains(string(kept), "## File: calc/calc.go") {
+		t.Errorf("kept prompt (%v): %d bytes, want the %d-byte first prompt showing calc/calc.go", err, len(kept), r.PromptBytes)
+	}
+	if !strings.Contains(progress.String(), "example__calc-0001: prompt only") {
+		t.Errorf("progress does not say the mode: %q", progress.String())
+	}
+	if md := Markdown(config.BackendBwrap, false, res); !strings.Contains(md, "prompt only") || !strings.Contains(md, "| heldout | 1 | 1 | 1 | 0 | 1 |") {
+		t.Errorf("Markdown does not report a prompt-only run:\n%s", md)
+	}
+}
+
+// The target judgment: a hunk counts as shown only when the lines it
+// removes appear in a "## File:" section of its own file, not merely the
+// file's name or the same lines under another file.
+func TestMissingTargetsOwnFile(t *testing.T) {
+	gold, err := ParsePatch("--- a/calc/calc.go\n+++ b/calc/calc.go\n@@ -3,3 +3,3 @@\n func Max(a, b int) int {\n-\treturn b\n+\treturn max(a, b)\n }\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	shown := "## File: calc/calc.go\n```\nfunc Max(a, b int) int {\n\treturn b\n}\n```\n"
+	for _, c := range []struct {
+		name, prompt string
+		missing      bool
+	}{
+		{"shown", shown, false},
+		{"excerpt title", strings.Replace(shown, "calc/calc.go", "calc/calc.go (excerpt; the file has 9 lines)", 1), false},
+		{"bare name in the map", "## Repository map\ncalc/calc.go: func Max(a, b int) int\n", true},
+		{"lines under another file", strings.Replace(shown, "calc/calc.go", "calc/other.go", 1), true},
+		// The removed line elsewhere in the file, not at the place to edit.
+		{"line out of place", "## File: calc/calc.go\n```\nfunc Min(a, b int) int {\n\treturn b\n}\n```\n", true},
+	} {
+		if got := missingTargets(c.prompt, gold); (len(got) > 0) != c.missing {
+			t.Errorf("%s: missing = %v, want missing %v", c.name, got, c.missing)
+		}
+	}
+}

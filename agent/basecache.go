@@ -192,22 +192,23 @@ func (c baselineCache) key(create bool) ([]byte, error) {
 		if _, err := rand.Read(k); err != nil {
 			return nil, err
 		}
-		f, err := os.OpenFile(c.secret, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
-		if err == nil {
-			_, err = f.Write(k)
-			if cerr := f.Close(); err == nil {
-				err = cerr
+		f, ferr := os.OpenFile(c.secret, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+		if ferr == nil {
+			_, ferr = f.Write(k)
+			if cerr := f.Close(); ferr == nil {
+				ferr = cerr
 			}
-			if err != nil {
+			if ferr != nil {
 				os.Remove(c.secret)
-				return nil, err
+				return nil, ferr
 			}
 			return k, nil
 		}
-		if !errors.Is(err, fs.ErrExist) {
-			return nil, err
+		if !errors.Is(ferr, fs.ErrExist) {
+			return nil, ferr
 		}
-		b, err = readNoFollow(c.secret, 64) // another process made it first
+		// Another process made it first: read theirs.
+		b, err = readNoFollow(c.secret, 64)
 	}
 	if err != nil {
 		return nil, err

@@ -2,7 +2,6 @@ package kubernetes
 
 import (
 	"maps"
-	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -190,5 +189,3 @@ func denyAllPolicy(namespace string) *networkingv1.NetworkPolicy {
 // node share a uid by design and a uid-wide limit (RLIMIT_NPROC) or
 // signal permission never spans sessions.
 func uidFor(n uint32) int64 { return 200000 + int64(n%(1<<30)) }
-
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -71,10 +71,13 @@ function str(v: unknown): string | undefined {
 
 /**
  * The notification for the failing checks, or undefined when none fails.
- * Warnings (an image not built yet) only go to the output channel.
+ * Warnings (an image not built yet) only go to the output channel. A Docker
+ * engine that does not answer is left to the language server, which says so
+ * once with the fix for the user's system (and that tests run in bwrap), or
+ * fails the run when the user chose docker: one notice, not two.
  */
 export function doctorNotice(checks: DoctorCheck[]): Notice | undefined {
-  const failed = checks.filter((c) => c.status === 'fail');
+  const failed = checks.filter((c) => c.status === 'fail' && !engineNotAnswering(c));
   if (failed.length === 0) return undefined;
   const lines = failed.map((c) => {
     // A detail may quote the project's files: no link syntax in the notification.
@@ -125,4 +128,9 @@ export function resolveBinary(
     if (isExecutable(p)) return p;
   }
   return undefined;
+}
+
+/** A docker/podman engine check that failed because nothing answers. */
+function engineNotAnswering(c: DoctorCheck): boolean {
+  return /^(docker|podman) engine$/.test(c.name) && /^not answering\b/.test(c.detail ?? '');
 }

@@ -65,6 +65,11 @@ test('doctorNotice', () => {
     n.actions.map((a) => a.command),
     ['fixpoint.setApiKey', 'fixpoint.showOutput'],
   );
+  // No engine answering: the language server's own notice says it once.
+  assert.equal(
+    doctorNotice([{ name: 'docker engine', status: 'fail', detail: 'not answering at unix:///var/run/docker.sock', fix: 'install and start it' }]),
+    undefined,
+  );
   const one = doctorNotice([{ name: 'bwrap', status: 'fail', fix: 'apt-get install bubblewrap' }]);
   assert.equal(one?.message, 'fixpoint doctor: 1 check failed. bwrap — fix: apt-get install bubblewrap');
   assert.deepEqual(one?.actions.map((a) => a.title), ['Show Output']);

@@ -68,7 +68,7 @@ func TestSandboxFlagsOnCommands(t *testing.T) {
 				args = append(args, "goal")
 			}
 			code, _, stderr := c.run(t.Context(), args...)
-			if code != exitUsage || strings.Contains(stderr, "flag provided but not defined") || !strings.Contains(stderr, `"frob" is not one of docker, bwrap, none`) {
+			if code != exitUsage || strings.Contains(stderr, "flag provided but not defined") || !strings.Contains(stderr, `"frob" is not one of docker, kubernetes, bwrap, none`) {
 				t.Errorf("fixpoint %v = %d, stderr %q; want 2 naming the bad backend", args, code, stderr)
 			}
 		})

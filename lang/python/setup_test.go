@@ -56,6 +56,3 @@ func TestSetupChanges(t *testing.T) {
 		{Name: "deleted requirement", Before: req(reqs), After: req("requests==2.31.0\n")},
 	})
 }
-
-// snapOf is a snapshot of files (path -> content).
-var snapOf = langtest.SnapOf

@@ -30,8 +30,10 @@ demo: setup ## the main job: `fixpoint fix` on a copy of examples/go-bug (script
 check: setup lint check-only ## set up the machine, lint, then run the whole test suite (what CI runs)
 
 check-only: ## run the whole test suite on an already set-up machine
+# 45m per test binary: on a new machine the kubernetes tests wait for the
+# cluster .ci/setup builds and brings up in the background (6-12 minutes).
 	@echo "==> tests"; t=$$(date +%s); \
-	go test -count=1 -timeout 25m ./... ; rc=$$?; \
+	go test -count=1 -timeout 45m ./... ; rc=$$?; \
 	echo "    (tests: $$(( $$(date +%s) - t ))s)"; exit $$rc
 
 build: ## build bin/fixpoint

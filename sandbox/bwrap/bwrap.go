@@ -72,6 +72,8 @@ type Backend struct {
 	tmpfsSize bool      // bwrap has --size
 	reapOnce  sync.Once // the first Start cleans dead processes' capped dirs
 	warnOnce  sync.Once // the missing disk cap is logged once
+	toolOnce  sync.Once // toolKey is computed once
+	toolKey   string    // the host Go toolchain's identity (toolchainKey)
 }
 
 // New finds bwrap and checks that it can create its namespaces here; the

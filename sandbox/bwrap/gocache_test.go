@@ -160,12 +160,14 @@ func TestGoCacheKinds(t *testing.T) {
 	}
 }
 
-// A fresh cache starts as a copy of the project's std seed (what only `go
-// build std` wrote): a session writing into its copy leaves the seed as it
-// was.
+// A fresh cache starts as a copy of the std seed (what only `go build std`
+// wrote): a session writing into its copy leaves the seed as it was.
 func TestGoCacheFreshCopiesTheSeed(t *testing.T) {
 	b := goCacheBackend(t)
-	seed := filepath.Join(os.TempDir(), fmt.Sprintf("fixpoint-bwrap-gocache-test-%d", os.Getpid()), "dddd-std")
+	seed := b.StdSeed(map[string]string{sandbox.LabelProject: "dddd"})
+	if seed == "" {
+		t.Fatal("no std seed: the host has no go on the sandbox's PATH")
+	}
 	if err := os.MkdirAll(filepath.Join(seed, "ab"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -182,5 +184,25 @@ func TestGoCacheFreshCopiesTheSeed(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(filepath.Join(seed, "ab", "std-a")); string(got) != "compiled\n" {
 		t.Errorf("the seed was changed through a fresh session's cache: %q", got)
+	}
+}
+
+// The seed depends on the toolchain alone: two projects share one (a new
+// project does not compile the standard library again), and it is no
+// project's own cache, which sessions bind.
+func TestStdSeedIsPerToolchain(t *testing.T) {
+	b := goCacheBackend(t)
+	a := b.StdSeed(map[string]string{sandbox.LabelProject: "aaaa"})
+	c := b.StdSeed(map[string]string{sandbox.LabelProject: "cccc"})
+	if a == "" || a != c {
+		t.Fatalf("std seeds of two projects: %q and %q, want one shared seed", a, c)
+	}
+	for _, p := range []string{"aaaa", "cccc"} {
+		if strings.HasPrefix(filepath.Base(a), p) {
+			t.Fatalf("seed %q is named after project %s: a session of that project could bind it", a, p)
+		}
+	}
+	if s := b.StdSeed(map[string]string{sandbox.LabelProject: "../x"}); s != "" {
+		t.Fatalf("a project key that is not hex got seed %q", s)
 	}
 }

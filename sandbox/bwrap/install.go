@@ -3,6 +3,8 @@ package bwrap
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -165,15 +167,44 @@ func (b *Backend) PrebuildGoStd(ctx context.Context, labels map[string]string) e
 // stdMarker, in a Go build cache, records that the standard library is in it.
 const stdMarker = "fixpoint-std-built"
 
-// stdSeed is the project's Go build cache written only by `go build std`
-// (PrebuildGoStd); "" when the project has no cache.
+// stdSeed is the Go build cache written only by `go build std`
+// (PrebuildGoStd) with the host's Go toolchain; "" when the project has no
+// cache or the host has no Go. It is shared by every project on the
+// machine: its content depends on the toolchain alone (no project file is
+// in the sandbox that builds it), so it is keyed by the toolchain
+// (toolchainKey), not by project, and a new project starts with the
+// standard library compiled instead of compiling it for minutes. Sessions
+// never bind it; they get copies.
 func (b *Backend) stdSeed(labels map[string]string) string {
 	key := labels[sandbox.LabelProject]
 	if key == "" || strings.Trim(key, "0123456789abcdef") != "" {
 		return ""
 	}
-	// A suffix no BuildCache gives: no session binds it.
-	return b.goCacheDir(key + "-std")
+	tk := b.toolchainKey()
+	if tk == "" {
+		return ""
+	}
+	// A name no project key gives (keys are hex): no session binds it.
+	return b.goCacheDir("std-" + tk)
+}
+
+// toolchainKey identifies the Go toolchain a sandbox command finds first
+// on sandboxPath: its path, size and modification time, hashed. An
+// upgraded toolchain gets a new key, so a new seed; "" when there is no
+// go on that path. Computed once per Backend.
+func (b *Backend) toolchainKey() string {
+	b.toolOnce.Do(func() {
+		for _, dir := range filepath.SplitList(sandboxPath) {
+			fi, err := os.Stat(filepath.Join(dir, "go"))
+			if err != nil || fi.IsDir() {
+				continue
+			}
+			h := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%d\x00%d", filepath.Join(dir, "go"), fi.Size(), fi.ModTime().UnixNano())))
+			b.toolKey = hex.EncodeToString(h[:8])
+			return
+		}
+	})
+	return b.toolKey
 }
 
 // copyCache copies the regular files and directories of src into dst

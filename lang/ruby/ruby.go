@@ -169,5 +169,7 @@ func (Language) EditorNames() lang.EditorNames {
 		Zed:         []string{"Ruby"},
 		Emacs:       []string{"ruby-mode", "ruby-ts-mode"},
 		RootMarkers: []string{"Gemfile"},
+		HelixServer: "ruby-lsp",
+		ZedServer:   "ruby-lsp",
 	}
 }

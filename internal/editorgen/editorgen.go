@@ -110,7 +110,9 @@ func contains(list []string, s string) bool {
 }
 
 func vscodeMarkers(ns []lang.EditorNames) []string {
-	m := collect(ns, func(n lang.EditorNames) []string { return append(append([]string(nil), n.RootMarkers...), n.ProjectFiles...) })
+	m := collect(ns, func(n lang.EditorNames) []string {
+		return append(append([]string(nil), n.RootMarkers...), n.ProjectFiles...)
+	})
 	return append(m, ".fixpoint.toml")
 }
 

@@ -24,7 +24,9 @@ func (cobol) EditorNames() lang.EditorNames {
 	}
 }
 
-func readEditors(p string) ([]byte, error) { return os.ReadFile(filepath.Join("..", "..", "editors", p)) }
+func readEditors(p string) ([]byte, error) {
+	return os.ReadFile(filepath.Join("..", "..", "editors", p))
+}
 
 // TestNewLanguageReachesEveryRecipe: a registered language lands in every
 // recipe with no edit outside its folder, and the JSON stays JSON.

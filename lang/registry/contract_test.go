@@ -34,6 +34,13 @@ func TestLanguagesContract(t *testing.T) {
 		} else if n := e.EditorNames(); len(n.VSCode) == 0 || len(n.Helix) == 0 || len(n.Zed) == 0 || len(n.Emacs) == 0 || len(n.RootMarkers) == 0 {
 			t.Errorf("%s: EditorNames = %+v: want a name in every editor and a root marker", name, n)
 		}
+		if h, ok := l.(lang.HostPackages); ok {
+			for _, p := range h.HostPackages() {
+				if p.Command == "" || p.Package == "" || strings.ContainsAny(p.Package, " /") {
+					t.Errorf("%s: HostPackage %+v: want a command and one Debian package name (.ci/setup installs it)", name, p)
+				}
+			}
+		}
 		if p, ok := l.(lang.Policy); ok {
 			for _, r := range p.PolicyRules() {
 				if prev, dup := rules[r.Name]; dup {

@@ -297,3 +297,15 @@ func SetupChanges(before, after *sandbox.Snapshot, changed []string) []lang.Setu
 	}
 	return out
 }
+
+// HostPackages lists the Debian packages the languages' host-toolchain
+// tests need ([lang.HostPackages]), in registry order.
+func HostPackages() []lang.HostPackage {
+	var out []lang.HostPackage
+	for _, l := range All() {
+		if h, ok := l.(lang.HostPackages); ok {
+			out = append(out, h.HostPackages()...)
+		}
+	}
+	return out
+}

@@ -36,6 +36,7 @@ var (
 	_ lang.RuntimeHelp   = Language{}
 	_ lang.Notes         = Language{}
 	_ lang.Editors       = Language{}
+	_ lang.HostPackages  = Language{}
 )
 
 func (Language) Name() string             { return "ruby" }
@@ -172,4 +173,11 @@ func (Language) EditorNames() lang.EditorNames {
 		HelixServer: "ruby-lsp",
 		ZedServer:   "ruby-lsp",
 	}
+}
+
+// HostPackages implements lang.HostPackages: the bwrap e2e test
+// (e2e_bwrap_test.go) runs the host's ruby, Debian's 3.1 with minitest
+// bundled.
+func (Language) HostPackages() []lang.HostPackage {
+	return []lang.HostPackage{{Command: "ruby", Package: "ruby"}}
 }

@@ -1,5 +1,5 @@
 // Package lang holds what fixpoint knows about each language, one folder
-// per language (lang/golang, lang/node, lang/python, lang/rust, lang/ruby), behind the
+// per language (lang/golang, lang/node, lang/python, lang/rust, ...), behind the
 // [Language] interface. The list of languages is declared once, in
 // lang/registry; sandbox, agent and memory ask lang/registry instead of
 // comparing language names.

@@ -11,7 +11,7 @@ type HostTools interface {
 }
 
 // HostPackages is implemented by languages whose tests run the host's
-// toolchain (a bwrap end-to-end test: lang/ruby's runs Debian's ruby) and
+// toolchain (a bwrap end-to-end test run with the host's interpreter) and
 // so need Debian packages a fresh machine lacks. .ci/setup installs the
 // missing ones, listed by `go run ./internal/cmd/hostpackages`, so a new
 // language names its host needs in its folder, not in .ci/setup.

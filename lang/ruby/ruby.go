@@ -8,8 +8,10 @@
 // rules for model-written Ruby, the image recipe and the editors' names.
 //
 // Everything fixpoint knows about Ruby is in this folder; the rest of
-// fixpoint asks it through lang/registry. Adding it took one line there
-// (registry.All) and the editor recipes' language lists.
+// fixpoint asks it through lang/registry. Adding it takes one line there
+// (registry.All) and `go generate ./editors`, which writes its editor
+// names into the recipes; TestRubyLivesInItsFolder fails when a file
+// outside this folder, other than those and the docs, mentions Ruby.
 package ruby
 
 import (

@@ -51,7 +51,11 @@
 //   - [ProtectedFiles]: package manager files a model may not write
 //     (they run code on the host: .yarnrc.yml, .cargo/).
 //   - [ProjectDirs]: directories the language's tools make (node_modules,
-//     .venv, target), which walks for secret files skip.
+//     .venv, target), which walks for secret files and a project
+//     Dockerfile's build context skip; [CacheDirs]: interpreter caches
+//     (__pycache__) no snapshot enters.
+//   - [HostPackages]: Debian packages the language's host-toolchain tests
+//     need, which .ci/setup installs.
 //   - [Preflight]: a check of the workspace's files before any sandbox
 //     starts (Rust: every dependency is vendored).
 //   - [UntrustedRuns]: the test runner as used in fix and solve runs, where
@@ -214,6 +218,14 @@ type ProjectDirs interface {
 	// GeneratedDirs are directory names walks for secret files skip
 	// (agent/secrets.go): they are huge and hold no user secrets.
 	GeneratedDirs() []string
+}
+
+// CacheDirs is implemented by languages whose interpreter leaves caches
+// beside the sources that are only ever stale in a sandbox (Python's
+// __pycache__): snapshots never enter them (sandbox.SnapshotOptions.SkipDirs,
+// through registry.CacheDirs).
+type CacheDirs interface {
+	CacheDirs() []string
 }
 
 // Platforms is implemented by languages whose source files may be built

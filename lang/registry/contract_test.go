@@ -174,5 +174,18 @@ func TestProtectedAndGeneratedFromLanguages(t *testing.T) {
 		if got := GeneratedDir(name); got != want {
 			t.Errorf("GeneratedDir(%q) = %v, want %v", name, got, want)
 		}
+		if got := slices.Contains(GeneratedDirs(), name); got != want {
+			t.Errorf("GeneratedDirs() has %q = %v, want %v (as GeneratedDir)", name, got, want)
+		}
+	}
+	// Caches no snapshot enters are a language's, and never a project's
+	// sources or its installed dependencies (those a test run needs).
+	if !slices.Contains(CacheDirs(), "__pycache__") {
+		t.Errorf("CacheDirs() = %q, want Python's __pycache__", CacheDirs())
+	}
+	for _, d := range CacheDirs() {
+		if d == "node_modules" || d == "vendor" || d == "src" || d == "" {
+			t.Errorf("CacheDirs() has %q: a snapshot would leave out what tests need", d)
+		}
 	}
 }

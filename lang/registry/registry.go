@@ -138,6 +138,31 @@ func GeneratedDir(name string) bool {
 	return false
 }
 
+// GeneratedDirs lists the directory names every language's tools make
+// ([lang.ProjectDirs]), for sandbox.SnapshotOptions.GeneratedDirs (a
+// project Dockerfile's build context leaves them out).
+func GeneratedDirs() []string {
+	var out []string
+	for _, l := range All() {
+		if d, ok := l.(lang.ProjectDirs); ok {
+			out = append(out, d.GeneratedDirs()...)
+		}
+	}
+	return out
+}
+
+// CacheDirs lists the languages' interpreter caches ([lang.CacheDirs]),
+// for sandbox.SnapshotOptions.SkipDirs (no snapshot enters them).
+func CacheDirs() []string {
+	var out []string
+	for _, l := range All() {
+		if d, ok := l.(lang.CacheDirs); ok {
+			out = append(out, d.CacheDirs()...)
+		}
+	}
+	return out
+}
+
 // Symbols lists the top-level declarations of a source file, from the
 // language whose file it is ([lang.Sources]); nil for other files.
 func Symbols(p string, data []byte) []string {

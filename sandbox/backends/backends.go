@@ -178,7 +178,7 @@ func (b *backend) Start(ctx context.Context, spec sandbox.Spec) (sandbox.Session
 }
 
 func (b *backend) ensureProjectImage(ctx context.Context, d *docker.Backend, spec sandbox.Spec) error {
-	_, err := image.BuildDockerfile(ctx, d.Client(), spec.Labels[LabelDockerfile], spec.Image, &image.DockerfileOptions{Progress: b.opts.Progress, Logger: b.opts.Logger})
+	_, err := image.BuildDockerfile(ctx, d.Client(), spec.Labels[LabelDockerfile], spec.Image, &image.DockerfileOptions{Progress: b.opts.Progress, SkipDirs: spec.ContextSkip, Logger: b.opts.Logger})
 	return err
 }
 
@@ -209,7 +209,8 @@ func DefaultImage(l lang.Language) string {
 // SpecFor returns the session spec for a workspace whose detected
 // language is l (nil when none; the caller detects it once, with
 // lang/registry): the image is cfg.Sandbox.Image when set, else the
-// project Dockerfile's image when cfg.Sandbox.Dockerfile is set, else
+// project Dockerfile's image when cfg.Sandbox.Dockerfile is set (its build
+// context without snap.GeneratedDirs: spec.ContextSkip), else
 // DefaultImage(l). Limits come from cfg. The language's host caches
 // (lang.HostCaches: Go's module cache) are mounted when
 // cfg.Sandbox.GoModCache allows.
@@ -223,7 +224,8 @@ func SpecFor(cfg *config.Config, l lang.Language, snap *sandbox.Snapshot) sandbo
 		if !filepath.IsAbs(df) && snap.Root != "" {
 			df = filepath.Join(snap.Root, df)
 		}
-		spec.Image = image.ProjectImageName(df)
+		spec.ContextSkip = snap.GeneratedDirs
+		spec.Image = image.ProjectImageName(df, spec.ContextSkip)
 		spec.Labels[LabelDockerfile] = df
 	default:
 		spec.Image = DefaultImage(l)

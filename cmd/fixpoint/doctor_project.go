@@ -38,7 +38,7 @@ func checkProject(ctx context.Context, cfg *config.Config, root string) (checks 
 			checks = append(checks, check{Name: "project", Status: "info", Detail: line})
 		}
 	}
-	spec := backends.SpecFor(cfg, plan.Lang, snap)
+	spec := backends.SpecFor(cfg, plan.Lang, registry.Fallback(), snap)
 	var d *docker.Backend
 	if cfg.Sandbox.Backend == "" || cfg.Sandbox.Backend == config.BackendDocker {
 		dctx, cancel := context.WithTimeout(ctx, 5*time.Second)

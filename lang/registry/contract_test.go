@@ -159,6 +159,13 @@ func TestFailureOf(t *testing.T) {
 // TestProtectedAndGeneratedFromLanguages: the package manager files that
 // run code on the host and the directories tools make are each
 // language's, found through the registry.
+func TestFallbackIsRegistered(t *testing.T) {
+	f := Fallback()
+	if f == nil || ByName(f.Name()) == nil {
+		t.Fatalf("Fallback() = %v: want a registered language (its image runs unknown workspaces)", f)
+	}
+}
+
 func TestProtectedAndGeneratedFromLanguages(t *testing.T) {
 	for _, rel := range []string{".yarnrc.yml", "packages/a/.pnpmfile.cjs", ".cargo/config.toml", "crates/x/.cargo/config"} {
 		if ProtectedFile(rel) == "" {

@@ -32,6 +32,12 @@ func All() []lang.Language {
 	return []lang.Language{golang.Language{}, rust.Language{}, ruby.Language{}, node.Language{}, python.Language{}}
 }
 
+// Fallback is the language whose image runs a workspace in no known
+// language (sandbox/backends.SpecFor's fallback): Python's image has a
+// shell, git and python3, what a configured test command ("make test", a
+// script) most often calls. Only its image is used, not its knowledge.
+func Fallback() lang.Language { return python.Language{} }
+
 // Detect returns the language of snap, or nil.
 func Detect(snap *sandbox.Snapshot) lang.Language {
 	if snap == nil {

@@ -138,8 +138,9 @@ type Language interface {
 }
 
 // Image is what a language's default sandbox image holds on top of the
-// base every image has (Debian, python3, pytest, hypothesis). The image
-// builder (sandbox/image) turns it into a recipe.
+// base every image has (Debian's minimal system and git): the language's
+// own tools and nothing of another's. The image builder (sandbox/image)
+// turns it into a recipe.
 type Image struct {
 	// Extra are Debian packages installed with apt-get.
 	Extra []string

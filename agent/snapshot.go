@@ -8,6 +8,7 @@ import (
 	"github.com/fixpoint-dev/fixpoint/agent/redact"
 	"github.com/fixpoint-dev/fixpoint/agent/runlog"
 	"github.com/fixpoint-dev/fixpoint/config"
+	"github.com/fixpoint-dev/fixpoint/lang/registry"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 )
 
@@ -16,7 +17,9 @@ import (
 // files never enter a snapshot unless include_secrets names them: those
 // named like one (redact.IsSecretPath) and those whose contents hold a
 // credential (redact.Rules, as the snapshot hashes them). Every snapshot
-// that may reach a sandbox must be taken with these options.
+// that may reach a sandbox must be taken with these options. The
+// languages' caches are never entered and their generated directories
+// recorded for a project Dockerfile's build context (lang/registry).
 func SnapshotOptions(cfg *config.Config) *sandbox.SnapshotOptions {
 	sf := cfg.Sandbox.SandboxFiles
 	maxFile, maxTotal := sf.Sizes()
@@ -29,6 +32,8 @@ func SnapshotOptions(cfg *config.Config) *sandbox.SnapshotOptions {
 		IncludeSecrets: sf.IncludeSecrets,
 		HoldsSecret:    holdsSecret,
 		ScanSecret:     func(string) sandbox.SecretScanner { return &ruleScanner{} },
+		SkipDirs:       registry.CacheDirs(),
+		GeneratedDirs:  registry.GeneratedDirs(),
 	}
 }
 

@@ -17,7 +17,8 @@ import (
 func TestSnapshotOptionsKeepSecretsOut(t *testing.T) {
 	dir := t.TempDir()
 	for rel, text := range map[string]string{".env": "K=v", ".npmrc": "//r/:_authToken=x", "certs/server.key": "k",
-		"test/fixtures/.env.example": "K=fixture", "main.py": "", "big.bin": strings.Repeat("x", 4096), "vendor/x.py": ""} {
+		"test/fixtures/.env.example": "K=fixture", "main.py": "", "big.bin": strings.Repeat("x", 4096), "vendor/x.py": "",
+		"__pycache__/main.cpython-311.pyc": "stale"} {
 		p := filepath.Join(dir, filepath.FromSlash(rel))
 		os.MkdirAll(filepath.Dir(p), 0o755)
 		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
@@ -43,7 +44,10 @@ func TestSnapshotOptionsKeepSecretsOut(t *testing.T) {
 				t.Fatal(err)
 			}
 			if got := snap.Paths(); !slices.Equal(got, tt.want) {
-				t.Errorf("paths = %q, want %q", got, tt.want)
+				t.Errorf("paths = %q, want %q (a language's cache dir, __pycache__, never enters)", got, tt.want)
+			}
+			if !slices.Contains(snap.GeneratedDirs, "node_modules") {
+				t.Errorf("GeneratedDirs = %q, want the languages' (node_modules) for a Dockerfile's build context", snap.GeneratedDirs)
 			}
 			if s := SnapshotSummary(snap); !strings.Contains(s, "secret files (.env, .npmrc, certs/server.key") {
 				t.Errorf("SnapshotSummary = %q, want the secret files named", s)

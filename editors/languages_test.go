@@ -10,9 +10,32 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 
+	"github.com/fixpoint-dev/fixpoint/internal/editorgen"
 	"github.com/fixpoint-dev/fixpoint/lang"
 	"github.com/fixpoint-dev/fixpoint/lang/registry"
 )
+
+// TestRecipesAreGenerated fails when a committed recipe is not what
+// `go generate ./editors` makes of it from the registered languages: a
+// language added, changed or removed under lang/ without regenerating.
+func TestRecipesAreGenerated(t *testing.T) {
+	files, err := editorgen.Generate(registry.All(), os.ReadFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) < 7 {
+		t.Fatalf("Generate wrote %d recipes, want the 7 with language lists", len(files))
+	}
+	for _, p := range editorgen.Paths() {
+		got, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(files[p]) {
+			t.Errorf("editors/%s is stale: run `go generate ./editors`\n--- generated ---\n%s", p, files[p])
+		}
+	}
+}
 
 // TestEveryLanguageInEveryRecipe fails when a registered language is
 // missing from one of the shipped editor recipes: each language says what
@@ -111,7 +134,7 @@ func recipeLanguages(t *testing.T) map[string][]string {
 	}
 	out["zed/extension/extension.toml languages"] = ext.LanguageServers["fixpoint"].Languages
 
-	m := regexp.MustCompile(`\(defcustom fixpoint-major-modes\s+'\(([^)]*)\)`).FindSubmatch(read("emacs/fixpoint.el"))
+	m := regexp.MustCompile(`\(defcustom fixpoint-major-modes\s+(?:;;[^\n]*\n\s*)*'\(([^)]*)\)`).FindSubmatch(read("emacs/fixpoint.el"))
 	if m == nil {
 		t.Fatal("emacs/fixpoint.el: no (defcustom fixpoint-major-modes '(...))")
 	}

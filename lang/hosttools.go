@@ -9,3 +9,18 @@ import "github.com/fixpoint-dev/fixpoint/sandbox"
 type HostTools interface {
 	HostTools(snap *sandbox.Snapshot) []sandbox.HostTool
 }
+
+// HostPackages is implemented by languages whose tests run the host's
+// toolchain (a bwrap end-to-end test run with the host's interpreter) and
+// so need Debian packages a fresh machine lacks. .ci/setup installs the
+// missing ones, listed by `go run ./internal/cmd/hostpackages`, so a new
+// language names its host needs in its folder, not in .ci/setup.
+type HostPackages interface {
+	HostPackages() []HostPackage
+}
+
+// HostPackage is a Debian package and the command on PATH that shows it
+// is installed.
+type HostPackage struct {
+	Command, Package string
+}

@@ -1,5 +1,5 @@
 // Package lang holds what fixpoint knows about each language, one folder
-// per language (lang/golang, lang/node, lang/python, lang/rust, lang/ruby), behind the
+// per language (lang/golang, lang/node, lang/python, lang/rust, ...), behind the
 // [Language] interface. The list of languages is declared once, in
 // lang/registry; sandbox, agent and memory ask lang/registry instead of
 // comparing language names.
@@ -51,7 +51,11 @@
 //   - [ProtectedFiles]: package manager files a model may not write
 //     (they run code on the host: .yarnrc.yml, .cargo/).
 //   - [ProjectDirs]: directories the language's tools make (node_modules,
-//     .venv, target), which walks for secret files skip.
+//     .venv, target), which walks for secret files and a project
+//     Dockerfile's build context skip; [CacheDirs]: interpreter caches
+//     (__pycache__) no snapshot enters.
+//   - [HostPackages]: Debian packages the language's host-toolchain tests
+//     need, which .ci/setup installs.
 //   - [Preflight]: a check of the workspace's files before any sandbox
 //     starts (Rust: every dependency is vendored).
 //   - [UntrustedRuns]: the test runner as used in fix and solve runs, where
@@ -134,8 +138,9 @@ type Language interface {
 }
 
 // Image is what a language's default sandbox image holds on top of the
-// base every image has (Debian, python3, pytest, hypothesis). The image
-// builder (sandbox/image) turns it into a recipe.
+// base every image has (Debian's minimal system and git): the language's
+// own tools and nothing of another's. The image builder (sandbox/image)
+// turns it into a recipe.
 type Image struct {
 	// Extra are Debian packages installed with apt-get.
 	Extra []string
@@ -214,6 +219,14 @@ type ProjectDirs interface {
 	// GeneratedDirs are directory names walks for secret files skip
 	// (agent/secrets.go): they are huge and hold no user secrets.
 	GeneratedDirs() []string
+}
+
+// CacheDirs is implemented by languages whose interpreter leaves caches
+// beside the sources that are only ever stale in a sandbox (Python's
+// __pycache__): snapshots never enter them (sandbox.SnapshotOptions.SkipDirs,
+// through registry.CacheDirs).
+type CacheDirs interface {
+	CacheDirs() []string
 }
 
 // Platforms is implemented by languages whose source files may be built

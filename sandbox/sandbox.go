@@ -126,6 +126,10 @@ type Spec struct {
 	// BuildCache selects the writable build cache (Go's GOCACHE) the
 	// session's commands use; see [BuildCache].
 	BuildCache BuildCache
+	// ContextSkip are directory names a project Dockerfile's build context
+	// leaves out, besides .git and .fixpoint (docker; SpecFor sets the
+	// snapshot's GeneratedDirs): the image name hashes the same context.
+	ContextSkip []string
 }
 
 // BuildCache is which writable build cache a session gets. Any command a

@@ -186,6 +186,10 @@ type Snapshot struct {
 	// script may need of it in the sandbox (testrun.Runner.Git). Nothing of
 	// the repository's own .git enters the sandbox.
 	Git *GitInfo
+	// GeneratedDirs are the directory names the languages' tools make
+	// (SnapshotOptions.GeneratedDirs), which a project Dockerfile's build
+	// context leaves out; nil for a snapshot not read from disk.
+	GeneratedDirs []string
 
 	dirs map[string]time.Time // modification times of the directories SnapshotDir walked ("." is the root); never mutated
 	// credentials are the files SnapshotDir found a credential in (path →
@@ -239,7 +243,7 @@ func (s *Snapshot) Text(p string) (string, bool) {
 // deletes the path). The receiver is unchanged. A replaced file keeps its
 // mode and holds the new contents in memory.
 func (s *Snapshot) With(changes map[string][]byte) *Snapshot {
-	out := &Snapshot{Root: s.Root, Files: make(map[string]File, len(s.Files)+len(changes)), Skipped: s.Skipped, Git: s.Git, dirs: s.dirs, ignore: s.ignore, admit: s.admit,
+	out := &Snapshot{Root: s.Root, Files: make(map[string]File, len(s.Files)+len(changes)), Skipped: s.Skipped, Git: s.Git, GeneratedDirs: s.GeneratedDirs, dirs: s.dirs, ignore: s.ignore, admit: s.admit,
 		credentials: s.credentials, scan: s.scan, secretOK: s.secretOK}
 	for k, v := range s.Files {
 		out.Files[k] = v

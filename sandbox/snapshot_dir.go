@@ -54,6 +54,17 @@ type SnapshotOptions struct {
 	// Skipped.Credentials, unless IncludeSecrets lets it in. Editor
 	// buffers are scanned by [Snapshot.WithOverlays] the same way.
 	ScanSecret func(rel string) SecretScanner
+	// SkipDirs are more directory names never entered, like version
+	// control metadata: the languages' interpreter caches, only ever stale
+	// in a sandbox (lang.CacheDirs through lang/registry: __pycache__).
+	// The caller passes them; nil means none.
+	SkipDirs []string
+	// GeneratedDirs are the names of directories the languages' tools make
+	// (node_modules, target, .venv: lang.ProjectDirs through
+	// lang/registry). The walk still takes them in unless ignored; they
+	// are kept on the Snapshot (Snapshot.GeneratedDirs) for what must
+	// leave them out, a project Dockerfile's build context.
+	GeneratedDirs []string
 }
 
 // SecretScanner looks for a credential in the contents written to it
@@ -77,9 +88,10 @@ var ErrTooLarge = errors.New("workspace too large to snapshot")
 const DefaultMaxTotalSize = 4 << 30
 
 // alwaysSkipped are directory names never entered: version control
-// metadata (never part of a project, and a way to plant hooks), fixpoint's
-// own state, and interpreter caches that are only ever stale in a sandbox.
-var alwaysSkipped = map[string]bool{".git": true, ".hg": true, ".svn": true, ".jj": true, ".fixpoint": true, "__pycache__": true}
+// metadata (never part of a project, and a way to plant hooks) and
+// fixpoint's own state. The languages' caches come from the caller
+// (SnapshotOptions.SkipDirs).
+var alwaysSkipped = map[string]bool{".git": true, ".hg": true, ".svn": true, ".jj": true, ".fixpoint": true}
 
 // SkipReport lists what SnapshotDir left out. Ignored paths are counted,
 // never opened: an ignored directory is not even entered.
@@ -257,7 +269,7 @@ func SnapshotDir(root string, opts *SnapshotOptions) (*Snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("snapshot %s: %w", root, err)
 	}
-	w := &walker{o: o, root: abs, real: real, snap: &Snapshot{Root: abs, Files: map[string]File{}, dirs: map[string]time.Time{}}}
+	w := &walker{o: o, root: abs, real: real, snap: &Snapshot{Root: abs, Files: map[string]File{}, GeneratedDirs: slices.Clone(o.GeneratedDirs), dirs: map[string]time.Time{}}}
 	w.setup()
 	// the rules that do not come from the workspace's own .gitignore files
 	w.snap.ignore = &Ignore{prefix: w.ig.prefix, rules: append([]ignoreRule(nil), w.ig.rules...)}
@@ -389,7 +401,7 @@ func (w *walker) walk(dir string, inIgnored bool) error {
 
 func (w *walker) entry(rel string, e fs.DirEntry, inIgnored bool) error {
 	isDir := e.IsDir()
-	if alwaysSkipped[e.Name()] && (isDir || e.Name() == ".git") {
+	if alwaysSkipped[e.Name()] && (isDir || e.Name() == ".git") || isDir && slices.Contains(w.o.SkipDirs, e.Name()) {
 		if !isDir && e.Type().IsRegular() {
 			w.snap.Skipped.GitFiles = append(w.snap.Skipped.GitFiles, rel)
 		}
@@ -443,7 +455,7 @@ func (w *walker) admits(rel string) bool {
 		return false
 	}
 	for _, seg := range strings.Split(rel, "/") {
-		if alwaysSkipped[seg] {
+		if alwaysSkipped[seg] || slices.Contains(w.o.SkipDirs, seg) {
 			return false
 		}
 	}

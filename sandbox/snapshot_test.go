@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -390,5 +391,38 @@ func TestWithOverlays(t *testing.T) {
 	}
 	if _, ok := over.Files["new.go"]; !ok {
 		t.Error("a buffer for a new file was dropped")
+	}
+}
+
+// TestSnapshotSkipDirsFromCaller: the languages' cache directories are
+// the caller's (SkipDirs: never entered, in the walk and for a buffer),
+// generated directories are recorded for a build context but still
+// taken in; sandbox names neither list itself.
+func TestSnapshotSkipDirsFromCaller(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{
+		"a.py": "", "pkg/cache_dir/a.pyc": "", "cache_dir/b.pyc": "", "deps_dir/m.js": "", ".fixpoint/x": "",
+	})
+	opts := &SnapshotOptions{SkipDirs: []string{"cache_dir"}, GeneratedDirs: []string{"deps_dir"}}
+	snap, err := SnapshotDir(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := slices.Sorted(maps.Keys(snap.Files)), []string{"a.py", "deps_dir/m.js"}; !slices.Equal(got, want) {
+		t.Errorf("SnapshotDir(SkipDirs=cache_dir) files = %q, want %q", got, want)
+	}
+	over, dropped := snap.WithOverlays(map[string][]byte{"pkg/cache_dir/c.pyc": []byte("x"), "b.py": []byte("")})
+	if !slices.Equal(dropped, []string{"pkg/cache_dir/c.pyc"}) || over.GeneratedDirs == nil {
+		t.Errorf("WithOverlays dropped %q (want the buffer in a skipped dir), GeneratedDirs %q (want kept)", dropped, over.GeneratedDirs)
+	}
+	if !slices.Equal(snap.GeneratedDirs, []string{"deps_dir"}) {
+		t.Errorf("Snapshot.GeneratedDirs = %q, want the caller's", snap.GeneratedDirs)
+	}
+	plain, err := SnapshotDir(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := plain.Files["cache_dir/b.pyc"]; !ok {
+		t.Error("SnapshotDir(nil) left out cache_dir/: a language's list is built into sandbox")
 	}
 }

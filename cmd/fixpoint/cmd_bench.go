@@ -211,7 +211,7 @@ func measureHumanEval(ctx context.Context, a *app, cfg *config.Config, problems 
 		return nil, err
 	}
 	pySnap := &sandbox.Snapshot{Files: map[string]sandbox.File{"main.py": {Data: []byte("\n")}}}
-	spec := backends.SpecFor(cfg, registry.Detect(pySnap), pySnap)
+	spec := backends.SpecFor(cfg, registry.Detect(pySnap), registry.Fallback(), pySnap)
 	start := time.Now()
 	pool, err := humaneval.NewPool(ctx, backend, spec, r.parallel)
 	if err != nil {

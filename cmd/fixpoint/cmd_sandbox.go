@@ -240,7 +240,7 @@ Example:
 	if *img != "" && backend.Name() != config.BackendDocker {
 		fmt.Fprintf(a.stderr, "fixpoint: note: --image is ignored by the %s sandbox, which uses this machine's /usr\n", backend.Name())
 	}
-	spec := backends.SpecFor(cfg, registry.Detect(snap), snap)
+	spec := backends.SpecFor(cfg, registry.Detect(snap), registry.Fallback(), snap)
 	spec.Labels["fixpoint.component"] = "sandbox-run"
 	if memBytes > 0 {
 		spec.Limits.Memory = memBytes

@@ -21,7 +21,7 @@ import (
 // sandbox's version, and its dependency setup step. ok is false when the
 // requirement cannot be met.
 func checkProject(ctx context.Context, cfg *config.Config, root string) (checks []check, ok bool) {
-	snap, err := sandbox.SnapshotDir(root, nil)
+	snap, err := sandbox.SnapshotDir(root, &sandbox.SnapshotOptions{SkipDirs: registry.CacheDirs(), GeneratedDirs: registry.GeneratedDirs()})
 	if err != nil {
 		return []check{{Name: "project", Status: "warn", Detail: oneLine(err.Error())}}, true
 	}
@@ -38,7 +38,7 @@ func checkProject(ctx context.Context, cfg *config.Config, root string) (checks 
 			checks = append(checks, check{Name: "project", Status: "info", Detail: line})
 		}
 	}
-	spec := backends.SpecFor(cfg, plan.Lang, snap)
+	spec := backends.SpecFor(cfg, plan.Lang, registry.Fallback(), snap)
 	var d *docker.Backend
 	if cfg.Sandbox.Backend == "" || cfg.Sandbox.Backend == config.BackendDocker {
 		dctx, cancel := context.WithTimeout(ctx, 5*time.Second)

@@ -49,9 +49,11 @@
   :type '(repeat string))
 
 (defcustom fixpoint-major-modes
-  '(go-mode go-ts-mode python-mode python-ts-mode js-mode js-ts-mode
-    typescript-mode typescript-ts-mode rust-mode rust-ts-mode
-    ruby-mode ruby-ts-mode)
+  ;; BEGIN generated from lang/*/ (lang.Editors) by `go generate ./editors`: do not edit
+  '(go-mode go-ts-mode rust-mode rust-ts-mode ruby-mode ruby-ts-mode
+    js-mode js-ts-mode typescript-mode typescript-ts-mode python-mode
+    python-ts-mode)
+  ;; END generated
   "Major modes in which eglot starts `fixpoint serve'."
   :type '(repeat symbol))
 

@@ -10,5 +10,7 @@ func (Language) EditorNames() lang.EditorNames {
 		Zed:         []string{"Go"},
 		Emacs:       []string{"go-mode", "go-ts-mode"},
 		RootMarkers: []string{"go.mod"},
+		HelixServer: "gopls",
+		ZedServer:   "gopls",
 	}
 }

@@ -10,5 +10,7 @@ func (Language) EditorNames() lang.EditorNames {
 		Zed:         []string{"JavaScript", "TypeScript"},
 		Emacs:       []string{"js-mode", "js-ts-mode", "typescript-mode", "typescript-ts-mode"},
 		RootMarkers: []string{"package.json"},
+		HelixServer: "typescript-language-server",
+		ZedServer:   "typescript-language-server",
 	}
 }

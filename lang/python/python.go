@@ -203,11 +203,16 @@ func (Language) RuntimeFix(req *lang.Requirement) string {
 	return "the sandbox images have Debian's Python only; relax " + req.Source + ", or set [sandbox] image (or dockerfile) to an image with a matching python3 in ~/.config/fixpoint/config.toml (or in a .fixpoint.toml you trust: fixpoint trust)"
 }
 
-// Image is the python image: pip and venv for the setup phase (pip
-// install into /deps/venv); freezegun because time-freezing tests commonly
-// need it and PyPI may be out of reach.
+// Image is the python image: python3 with pytest (the test runner) and
+// hypothesis (property tests, PropertyHint); pip and venv for the setup
+// phase (pip install into /deps/venv); freezegun because time-freezing
+// tests commonly need it and PyPI may be out of reach. No other image has
+// Python's tools.
 func (Language) Image() lang.Image {
-	return lang.Image{Extra: []string{"python3-pip", "python3-venv", "python3-freezegun"}}
+	return lang.Image{
+		Extra: []string{"python3", "python3-pytest", "python3-hypothesis", "python3-pip", "python3-venv", "python3-freezegun"},
+		Env:   []string{"PYTHONDONTWRITEBYTECODE=1"},
+	}
 }
 
 // PropertyHint points at hypothesis, which the images have but a user's

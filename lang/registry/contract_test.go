@@ -34,6 +34,13 @@ func TestLanguagesContract(t *testing.T) {
 		} else if n := e.EditorNames(); len(n.VSCode) == 0 || len(n.Helix) == 0 || len(n.Zed) == 0 || len(n.Emacs) == 0 || len(n.RootMarkers) == 0 {
 			t.Errorf("%s: EditorNames = %+v: want a name in every editor and a root marker", name, n)
 		}
+		if h, ok := l.(lang.HostPackages); ok {
+			for _, p := range h.HostPackages() {
+				if p.Command == "" || p.Package == "" || strings.ContainsAny(p.Package, " /") {
+					t.Errorf("%s: HostPackage %+v: want a command and one Debian package name (.ci/setup installs it)", name, p)
+				}
+			}
+		}
 		if p, ok := l.(lang.Policy); ok {
 			for _, r := range p.PolicyRules() {
 				if prev, dup := rules[r.Name]; dup {
@@ -152,6 +159,13 @@ func TestFailureOf(t *testing.T) {
 // TestProtectedAndGeneratedFromLanguages: the package manager files that
 // run code on the host and the directories tools make are each
 // language's, found through the registry.
+func TestFallbackIsRegistered(t *testing.T) {
+	f := Fallback()
+	if f == nil || ByName(f.Name()) == nil {
+		t.Fatalf("Fallback() = %v: want a registered language (its image runs unknown workspaces)", f)
+	}
+}
+
 func TestProtectedAndGeneratedFromLanguages(t *testing.T) {
 	for _, rel := range []string{".yarnrc.yml", "packages/a/.pnpmfile.cjs", ".cargo/config.toml", "crates/x/.cargo/config"} {
 		if ProtectedFile(rel) == "" {
@@ -166,6 +180,19 @@ func TestProtectedAndGeneratedFromLanguages(t *testing.T) {
 	for name, want := range map[string]bool{"node_modules": true, "target": true, ".venv": true, "__pycache__": true, "src": false, "vendor": false} {
 		if got := GeneratedDir(name); got != want {
 			t.Errorf("GeneratedDir(%q) = %v, want %v", name, got, want)
+		}
+		if got := slices.Contains(GeneratedDirs(), name); got != want {
+			t.Errorf("GeneratedDirs() has %q = %v, want %v (as GeneratedDir)", name, got, want)
+		}
+	}
+	// Caches no snapshot enters are a language's, and never a project's
+	// sources or its installed dependencies (those a test run needs).
+	if !slices.Contains(CacheDirs(), "__pycache__") {
+		t.Errorf("CacheDirs() = %q, want Python's __pycache__", CacheDirs())
+	}
+	for _, d := range CacheDirs() {
+		if d == "node_modules" || d == "vendor" || d == "src" || d == "" {
+			t.Errorf("CacheDirs() has %q: a snapshot would leave out what tests need", d)
 		}
 	}
 }

@@ -32,6 +32,12 @@ func All() []lang.Language {
 	return []lang.Language{golang.Language{}, rust.Language{}, ruby.Language{}, node.Language{}, python.Language{}}
 }
 
+// Fallback is the language whose image runs a workspace in no known
+// language (sandbox/backends.SpecFor's fallback): Python's image has a
+// shell, git and python3, what a configured test command ("make test", a
+// script) most often calls. Only its image is used, not its knowledge.
+func Fallback() lang.Language { return python.Language{} }
+
 // Detect returns the language of snap, or nil.
 func Detect(snap *sandbox.Snapshot) lang.Language {
 	if snap == nil {
@@ -136,6 +142,31 @@ func GeneratedDir(name string) bool {
 		}
 	}
 	return false
+}
+
+// GeneratedDirs lists the directory names every language's tools make
+// ([lang.ProjectDirs]), for sandbox.SnapshotOptions.GeneratedDirs (a
+// project Dockerfile's build context leaves them out).
+func GeneratedDirs() []string {
+	var out []string
+	for _, l := range All() {
+		if d, ok := l.(lang.ProjectDirs); ok {
+			out = append(out, d.GeneratedDirs()...)
+		}
+	}
+	return out
+}
+
+// CacheDirs lists the languages' interpreter caches ([lang.CacheDirs]),
+// for sandbox.SnapshotOptions.SkipDirs (no snapshot enters them).
+func CacheDirs() []string {
+	var out []string
+	for _, l := range All() {
+		if d, ok := l.(lang.CacheDirs); ok {
+			out = append(out, d.CacheDirs()...)
+		}
+	}
+	return out
 }
 
 // Symbols lists the top-level declarations of a source file, from the
@@ -293,6 +324,18 @@ func SetupChanges(before, after *sandbox.Snapshot, changed []string) []lang.Setu
 	for _, l := range All() {
 		if s, ok := l.(lang.SetupChanges); ok {
 			out = append(out, s.SetupChanges(before, after, changed)...)
+		}
+	}
+	return out
+}
+
+// HostPackages lists the Debian packages the languages' host-toolchain
+// tests need ([lang.HostPackages]), in registry order.
+func HostPackages() []lang.HostPackage {
+	var out []lang.HostPackage
+	for _, l := range All() {
+		if h, ok := l.(lang.HostPackages); ok {
+			out = append(out, h.HostPackages()...)
 		}
 	}
 	return out

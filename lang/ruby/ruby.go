@@ -8,8 +8,10 @@
 // rules for model-written Ruby, the image recipe and the editors' names.
 //
 // Everything fixpoint knows about Ruby is in this folder; the rest of
-// fixpoint asks it through lang/registry. Adding it took one line there
-// (registry.All) and the editor recipes' language lists.
+// fixpoint asks it through lang/registry. Adding it takes one line there
+// (registry.All) and `go generate ./editors`, which writes its editor
+// names into the recipes; TestRubyLivesInItsFolder fails when a file
+// outside this folder, other than those and the docs, mentions Ruby.
 package ruby
 
 import (
@@ -36,6 +38,7 @@ var (
 	_ lang.RuntimeHelp   = Language{}
 	_ lang.Notes         = Language{}
 	_ lang.Editors       = Language{}
+	_ lang.HostPackages  = Language{}
 )
 
 func (Language) Name() string             { return "ruby" }
@@ -169,5 +172,14 @@ func (Language) EditorNames() lang.EditorNames {
 		Zed:         []string{"Ruby"},
 		Emacs:       []string{"ruby-mode", "ruby-ts-mode"},
 		RootMarkers: []string{"Gemfile"},
+		HelixServer: "ruby-lsp",
+		ZedServer:   "ruby-lsp",
 	}
+}
+
+// HostPackages implements lang.HostPackages: the bwrap e2e test
+// (e2e_bwrap_test.go) runs the host's ruby, Debian's 3.1 with minitest
+// bundled.
+func (Language) HostPackages() []lang.HostPackage {
+	return []lang.HostPackage{{Command: "ruby", Package: "ruby"}}
 }

@@ -10,5 +10,7 @@ func (Language) EditorNames() lang.EditorNames {
 		Zed:         []string{"Rust"},
 		Emacs:       []string{"rust-mode", "rust-ts-mode"},
 		RootMarkers: []string{"Cargo.toml"},
+		HelixServer: "rust-analyzer",
+		ZedServer:   "rust-analyzer",
 	}
 }

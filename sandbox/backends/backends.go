@@ -178,7 +178,7 @@ func (b *backend) Start(ctx context.Context, spec sandbox.Spec) (sandbox.Session
 }
 
 func (b *backend) ensureProjectImage(ctx context.Context, d *docker.Backend, spec sandbox.Spec) error {
-	_, err := image.BuildDockerfile(ctx, d.Client(), spec.Labels[LabelDockerfile], spec.Image, &image.DockerfileOptions{Progress: b.opts.Progress, Logger: b.opts.Logger})
+	_, err := image.BuildDockerfile(ctx, d.Client(), spec.Labels[LabelDockerfile], spec.Image, &image.DockerfileOptions{Progress: b.opts.Progress, SkipDirs: spec.ContextSkip, Logger: b.opts.Logger})
 	return err
 }
 
@@ -197,11 +197,12 @@ func ImageFix(img string) string {
 	return "pull it with `docker pull " + img + "`, or unset sandbox.image (FIXPOINT_IMAGE) to use fixpoint's images (`fixpoint sandbox images build`)"
 }
 
-// DefaultImage is fixpoint's image for language l: fixpoint-sandbox-<l>,
-// or the Python image when no language was detected (nil).
+// DefaultImage is fixpoint's image for language l: fixpoint-sandbox-<l>;
+// "" for nil. Which image a workspace in no known language gets is not
+// sandbox's to say: the caller passes lang/registry's Fallback.
 func DefaultImage(l lang.Language) string {
 	if l == nil {
-		return image.ImageName("python")
+		return ""
 	}
 	return image.ImageName(l.Name())
 }
@@ -209,11 +210,15 @@ func DefaultImage(l lang.Language) string {
 // SpecFor returns the session spec for a workspace whose detected
 // language is l (nil when none; the caller detects it once, with
 // lang/registry): the image is cfg.Sandbox.Image when set, else the
-// project Dockerfile's image when cfg.Sandbox.Dockerfile is set, else
-// DefaultImage(l). Limits come from cfg. The language's host caches
+// project Dockerfile's image when cfg.Sandbox.Dockerfile is set (its build
+// context without snap.GeneratedDirs: spec.ContextSkip), else
+// DefaultImage(l), and for l nil DefaultImage(fallback): the language
+// whose image runs a workspace in no known language (the caller passes
+// lang/registry's Fallback; it gives the image only, no host caches or
+// tools). Limits come from cfg. The language's host caches
 // (lang.HostCaches: Go's module cache) are mounted when
 // cfg.Sandbox.GoModCache allows.
-func SpecFor(cfg *config.Config, l lang.Language, snap *sandbox.Snapshot) sandbox.Spec {
+func SpecFor(cfg *config.Config, l, fallback lang.Language, snap *sandbox.Snapshot) sandbox.Spec {
 	spec := sandbox.Spec{Limits: Limits(cfg), Labels: map[string]string{}}
 	switch {
 	case cfg.Sandbox.Image != "":
@@ -223,10 +228,13 @@ func SpecFor(cfg *config.Config, l lang.Language, snap *sandbox.Snapshot) sandbo
 		if !filepath.IsAbs(df) && snap.Root != "" {
 			df = filepath.Join(snap.Root, df)
 		}
-		spec.Image = image.ProjectImageName(df)
+		spec.ContextSkip = snap.GeneratedDirs
+		spec.Image = image.ProjectImageName(df, spec.ContextSkip)
 		spec.Labels[LabelDockerfile] = df
-	default:
+	case l != nil:
 		spec.Image = DefaultImage(l)
+	default:
+		spec.Image = DefaultImage(fallback)
 	}
 	if hc, ok := l.(lang.HostCaches); ok && (cfg.Sandbox.GoModCache == nil || *cfg.Sandbox.GoModCache) {
 		spec.Caches = append(spec.Caches, hc.HostCaches(snap)...)

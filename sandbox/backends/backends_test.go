@@ -49,6 +49,11 @@ func TestSpecFor(t *testing.T) {
 		{"unknown", nil, snap("README"), "fixpoint-sandbox-python", false},
 		{"configured image", func(c *config.Config) { c.Sandbox.Image = "python:3.12-slim" }, withDeps(), "python:3.12-slim", true},
 	}
+	// The fallback image is the caller's choice (lang/registry.Fallback):
+	// sandbox names no language's image for an unknown workspace itself.
+	if img := SpecFor(config.Defaults(func(string) string { return "" }), nil, nil, snap("README")).Image; img != "" {
+		t.Errorf("SpecFor(no language, no fallback) image = %q, want \"\" (sandbox chose a language)", img)
+	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := config.Defaults(func(string) string { return "" })
@@ -56,7 +61,7 @@ func TestSpecFor(t *testing.T) {
 			if tc.mod != nil {
 				tc.mod(cfg)
 			}
-			spec := SpecFor(cfg, registry.Detect(tc.snap), tc.snap)
+			spec := SpecFor(cfg, registry.Detect(tc.snap), registry.Fallback(), tc.snap)
 			if spec.Image != tc.wantImage {
 				t.Errorf("SpecFor image = %q, want %q", spec.Image, tc.wantImage)
 			}
@@ -86,7 +91,7 @@ func TestSpecForDockerfile(t *testing.T) {
 	cfg.Sandbox.Dockerfile = "Dockerfile.sandbox"
 	s := snap("a.py")
 	s.Root = root
-	spec := SpecFor(cfg, registry.Detect(s), s)
+	spec := SpecFor(cfg, registry.Detect(s), registry.Fallback(), s)
 	if !strings.HasPrefix(spec.Image, "fixpoint-project-") || spec.Labels[LabelDockerfile] != filepath.Join(root, "Dockerfile.sandbox") {
 		t.Errorf("SpecFor with a Dockerfile = %q, %v", spec.Image, spec.Labels)
 	}
@@ -119,7 +124,7 @@ func TestOpen(t *testing.T) {
 	if err != nil || b.Name() != "none" {
 		t.Fatalf("Open(none) = %v, %v", b, err)
 	}
-	s, err := b.Start(t.Context(), SpecFor(cfg, registry.Detect(snap("a.py")), snap("a.py")))
+	s, err := b.Start(t.Context(), SpecFor(cfg, registry.Detect(snap("a.py")), registry.Fallback(), snap("a.py")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +175,7 @@ func TestPythonImage(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.(interface{ Close() error }).Close()
-	s, err := b.Start(t.Context(), SpecFor(cfg, registry.Detect(snap("test_a.py")), snap("test_a.py")))
+	s, err := b.Start(t.Context(), SpecFor(cfg, registry.Detect(snap("test_a.py")), registry.Fallback(), snap("test_a.py")))
 	if err != nil {
 		t.Fatal(err)
 	}

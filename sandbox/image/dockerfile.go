@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/docker/docker/api/types/build"
@@ -21,23 +22,35 @@ import (
 // Dockerfile.
 const ProjectImagePrefix = "fixpoint-project-"
 
-// contextSkip are directories never sent as build context nor hashed.
-var contextSkip = map[string]bool{".git": true, "node_modules": true, ".venv": true, "venv": true, "__pycache__": true, ".fixpoint": true, ".mypy_cache": true, ".pytest_cache": true}
+// fixpointSkip are the directories fixpoint owns, never sent as build
+// context nor hashed: version control metadata and fixpoint's own state.
+// The languages' generated directories (node_modules, target, .venv) come
+// from the caller (skipDirs, DockerfileOptions.SkipDirs).
+var fixpointSkip = []string{".git", ".fixpoint"}
+
+// skipper reports whether a directory named name stays out of the build
+// context: fixpoint's own or one of skipDirs.
+func skipper(skipDirs []string) func(name string) bool {
+	return func(name string) bool { return slices.Contains(fixpointSkip, name) || slices.Contains(skipDirs, name) }
+}
 
 // ProjectImageName names the image built from dockerfile: a hash of the
-// Dockerfile and of every file in its directory (the build context). The
-// same Dockerfile and context always give the same name, so an existing
-// image is reused. An unreadable Dockerfile gives a name that does not
-// exist; the build then reports why.
-func ProjectImageName(dockerfile string) string {
-	h, err := contextHash(dockerfile)
+// Dockerfile and of every file in its directory (the build context),
+// without the directories named in skipDirs (the languages' generated
+// directories, sandbox.Snapshot.GeneratedDirs) and fixpoint's own. The
+// same Dockerfile, context and skipDirs always give the same name, so an
+// existing image is reused; BuildDockerfile must get the same skipDirs
+// (DockerfileOptions.SkipDirs). An unreadable Dockerfile gives a name that
+// does not exist; the build then reports why.
+func ProjectImageName(dockerfile string, skipDirs []string) string {
+	h, err := contextHash(dockerfile, skipper(skipDirs))
 	if err != nil {
 		return ProjectImagePrefix + "unreadable"
 	}
 	return ProjectImagePrefix + h
 }
 
-func contextHash(dockerfile string) (string, error) {
+func contextHash(dockerfile string, skip func(name string) bool) (string, error) {
 	h := sha256.New()
 	data, err := os.ReadFile(dockerfile)
 	if err != nil {
@@ -51,7 +64,7 @@ func contextHash(dockerfile string) (string, error) {
 			return err
 		}
 		if d.IsDir() {
-			if p != root && contextSkip[d.Name()] {
+			if p != root && skip(d.Name()) {
 				return filepath.SkipDir
 			}
 			return nil
@@ -85,8 +98,11 @@ type DockerfileOptions struct {
 	// (the last lines) for the error message.
 	Progress io.Writer
 	// Force rebuilds even when the image exists.
-	Force  bool
-	Logger *slog.Logger
+	Force bool
+	// SkipDirs are directory names left out of the build context besides
+	// fixpoint's own: those ProjectImageName hashed without.
+	SkipDirs []string
+	Logger   *slog.Logger
 }
 
 // BuildDockerfile builds dockerfile, with its directory as context, into
@@ -109,11 +125,12 @@ func BuildDockerfile(ctx context.Context, cli *client.Client, dockerfile, name s
 		return false, fmt.Errorf("sandbox.dockerfile: %w", err)
 	}
 	root := filepath.Dir(dockerfile)
+	skip := skipper(o.SkipDirs)
 	hash := strings.TrimPrefix(name, ProjectImagePrefix)
 	fmt.Fprintf(o.Progress, "building %s from %s\n", name, dockerfile)
 	pr, pw := io.Pipe()
 	go func() {
-		pw.CloseWithError(writeTar(pw, []tree{{Src: root, Skip: func(rel string) bool { return contextSkip[filepath.Base(rel)] }}}, nil))
+		pw.CloseWithError(writeTar(pw, []tree{{Src: root, Skip: func(rel string) bool { return skip(filepath.Base(rel)) }}}, nil))
 	}()
 	defer pr.Close()
 	resp, err := cli.ImageBuild(ctx, pr, build.ImageBuildOptions{

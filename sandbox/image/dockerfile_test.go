@@ -24,7 +24,7 @@ func TestBuildDockerfile(t *testing.T) {
 	bad := t.TempDir()
 	df := filepath.Join(bad, "Dockerfile")
 	os.WriteFile(df, []byte("FROM fixpoint-sandbox-python\nRUN echo about-to-fail-7731 && exit 3\n"), 0o644)
-	name := ProjectImageName(df)
+	name := ProjectImageName(df, nil)
 	_, err := BuildDockerfile(ctx, cli, df, name, nil)
 	if err == nil || !strings.Contains(err.Error(), "about-to-fail-7731") {
 		t.Errorf("BuildDockerfile(failing RUN) = %v, want an error quoting the step output", err)
@@ -34,7 +34,7 @@ func TestBuildDockerfile(t *testing.T) {
 	df = filepath.Join(good, "Dockerfile")
 	os.WriteFile(filepath.Join(good, "marker.txt"), []byte("from-context\n"), 0o644)
 	os.WriteFile(df, []byte("FROM fixpoint-sandbox-python\nCOPY marker.txt /opt/marker.txt\n"), 0o644)
-	name = ProjectImageName(df)
+	name = ProjectImageName(df, nil)
 	// The name is a content hash: drop a leftover of an earlier run first.
 	cli.ImageRemove(ctx, name, image.RemoveOptions{Force: true})
 	t.Cleanup(func() { cli.ImageRemove(context.Background(), name, image.RemoveOptions{Force: true}) })

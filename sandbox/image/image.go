@@ -1,7 +1,7 @@
 // Package image builds fixpoint's sandbox images without a registry.
 //
 // The main types are [Recipe], which says what goes into one image
-// (fixpoint-sandbox-python, -go, -node), and [Builder], which makes the
+// (fixpoint-sandbox-<language>, one per registered language), and [Builder], which makes the
 // images: debootstrap into a cached root filesystem (one per package set),
 // then stream that tree, plus the host's Go toolchain for the go image and a
 // few synthetic files (the "sandbox" user, /workspace), into `docker import`.
@@ -50,9 +50,15 @@ const (
 	rootfsVersion  = "2"
 )
 
-// basePackages go into every image: Python is cheap and useful everywhere;
-// git for test scripts that ask their repository (testrun.Runner.Git).
-var basePackages = []string{"git", "python3", "python3-pytest", "python3-hypothesis"}
+// basePackages go into every image: git, for test scripts that ask their
+// repository (testrun.Runner.Git). Nothing else is every language's: an
+// image carries its own language's tools ([lang.Image]: Python's image its
+// python3, pytest and hypothesis), and one debootstrapped tree of these
+// packages is shared by every image, each adding its Extra with apt-get.
+// Nothing fixpoint runs in an image needs python3 there: the supervisor
+// and the workspace sync are static Go, the Kubernetes network probe
+// falls back to bash, and the policy parser runs on the host.
+var basePackages = []string{"git"}
 
 // Recipe describes one sandbox image.
 type Recipe struct {
@@ -89,7 +95,7 @@ func ImageLang(img string) (lang string, ok bool) {
 func RecipeFor(l lang.Language) Recipe {
 	spec := l.Image()
 	path := strings.Join(append(slices.Clone(spec.Path), "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"), ":")
-	env := []string{"LANG=C.UTF-8", "HOME=" + Home, "PYTHONDONTWRITEBYTECODE=1", "PATH=" + path}
+	env := []string{"LANG=C.UTF-8", "HOME=" + Home, "PATH=" + path}
 	r := Recipe{
 		Lang: l.Name(), Name: ImageName(l.Name()),
 		Packages: append([]string(nil), basePackages...),

@@ -168,19 +168,40 @@ func TestWriteTar(t *testing.T) {
 func TestProjectImageName(t *testing.T) {
 	dir := t.TempDir()
 	df := filepath.Join(dir, "Dockerfile")
-	os.WriteFile(df, []byte("FROM scratch\n"), 0o644)
-	os.WriteFile(filepath.Join(dir, "req.txt"), []byte("a\n"), 0o644)
-	n1 := ProjectImageName(df)
-	if n1 != ProjectImageName(df) || !strings.HasPrefix(n1, ProjectImagePrefix) {
+	write := func(rel, data string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, rel)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, rel), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("Dockerfile", "FROM scratch\n")
+	write("req.txt", "a\n")
+	generated := []string{"deps_out"} // as a language's lang.ProjectDirs would name it
+	n1 := ProjectImageName(df, generated)
+	if n1 != ProjectImageName(df, generated) || !strings.HasPrefix(n1, ProjectImagePrefix) {
 		t.Fatalf("ProjectImageName = %q, not stable", n1)
 	}
-	os.MkdirAll(filepath.Join(dir, ".git"), 0o755)
-	os.WriteFile(filepath.Join(dir, ".git/HEAD"), []byte("x"), 0o644)
-	if ProjectImageName(df) != n1 {
-		t.Errorf(".git changed the context hash")
+	// fixpoint's own directories never count, whatever the caller passes.
+	write(".git/HEAD", "x")
+	write(".fixpoint/state", "x")
+	if ProjectImageName(df, generated) != n1 {
+		t.Errorf(".git or .fixpoint changed the context hash")
 	}
-	os.WriteFile(filepath.Join(dir, "req.txt"), []byte("b\n"), 0o644)
-	if ProjectImageName(df) == n1 {
+	// A generated directory the caller names is left out; one it does not
+	// name is context (no language's list is built in here).
+	write("deps_out/big.bin", "x")
+	write("sub/deps_out/big.bin", "x")
+	if got := ProjectImageName(df, generated); got != n1 {
+		t.Errorf("ProjectImageName with %v skipped = %s, want %s: the named generated dirs changed it", generated, got, n1)
+	}
+	if ProjectImageName(df, nil) == n1 {
+		t.Errorf("ProjectImageName(df, nil) = %s: an unnamed deps_out/ left out of the context", n1)
+	}
+	write("req.txt", "b\n")
+	if ProjectImageName(df, generated) == n1 {
 		t.Errorf("a context change kept the name %s", n1)
 	}
 }

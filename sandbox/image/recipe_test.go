@@ -15,7 +15,7 @@ func TestRecipeHashStable(t *testing.T) {
 	in := image.Inputs{Suite: "bookworm", Mirror: "http://deb.debian.org/debian", GoVersion: "go1.26.8"}
 	// Golden values: a change here means every user's images rebuild, so it
 	// must be deliberate (bump builderVersion and update these).
-	golden := map[string]string{"python": "f24006bf4719", "go": "1b76da814ba1", "node": "e4180670f1c7"}
+	golden := map[string]string{"python": "eb923e2d7e32", "go": "303ca4ee63db", "node": "9e89da36bf3b"}
 	want := map[string]string{}
 	for _, l := range registry.All() {
 		r := image.RecipeFor(l)
@@ -65,6 +65,39 @@ func TestRecipeHashStable(t *testing.T) {
 	// The Go version must not rebuild the python image.
 	if py.Hash(image.Inputs{Suite: in.Suite, Mirror: in.Mirror, GoVersion: "go9"}) != py.Hash(in) {
 		t.Errorf("python hash depends on the Go version")
+	}
+}
+
+// TestEachImageCarriesItsOwnTools: the tree every image starts from is
+// the same minimal one (git), and a language's tools are in its own image
+// only: Python's pytest is not in the Go image, and no image's recipe
+// holds a package another language's image asks for.
+func TestEachImageCarriesItsOwnTools(t *testing.T) {
+	owner := map[string]string{}
+	var base string
+	for _, l := range registry.All() {
+		r := image.RecipeFor(l)
+		pk := strings.Join(r.Packages, ",")
+		if base == "" {
+			base = pk
+		}
+		if pk != base || pk != "git" {
+			t.Errorf("%s: Packages = %q, want the shared base %q (git only)", l.Name(), pk, "git")
+		}
+		for _, e := range r.Extra {
+			if prev, ok := owner[e]; ok {
+				t.Errorf("package %s is in both %s's and %s's image: a language's tools belong to its own image", e, prev, l.Name())
+			}
+			owner[e] = l.Name()
+		}
+		for _, env := range r.Env {
+			if strings.HasPrefix(env, "PYTHON") && l.Name() != "python" {
+				t.Errorf("%s's image sets %s: Python's settings belong to Python's image", l.Name(), env)
+			}
+		}
+	}
+	if owner["python3-pytest"] != "python" {
+		t.Errorf("python3-pytest is in %q's image, want python's only", owner["python3-pytest"])
 	}
 }
 

@@ -295,7 +295,7 @@ func (p *Preparer) Prepare(ctx context.Context, spec *sandbox.Spec, snap *sandbo
 			return err
 		}
 	}
-	if err := p.projectImage(ctx, spec, plan); err != nil {
+	if err := p.projectImage(ctx, spec, snap, plan); err != nil {
 		return err
 	}
 	if err := p.pickImage(ctx, spec, plan); err != nil {
@@ -459,7 +459,7 @@ func (p *Preparer) warn(line string) {
 // builds a project Dockerfile image before the install step needs it.
 // A devcontainer image that is neither present nor pullable is skipped
 // with a warning: fixpoint's image still runs the tests.
-func (p *Preparer) projectImage(ctx context.Context, spec *sandbox.Spec, plan *Plan) error {
+func (p *Preparer) projectImage(ctx context.Context, spec *sandbox.Spec, snap *sandbox.Snapshot, plan *Plan) error {
 	d, ok := p.b.(*docker.Backend)
 	if !ok {
 		return nil
@@ -467,7 +467,8 @@ func (p *Preparer) projectImage(ctx context.Context, spec *sandbox.Spec, plan *P
 	if isDefaultImage(spec.Image) && spec.Labels[backends.LabelDockerfile] == "" {
 		switch {
 		case plan.Dockerfile != "":
-			spec.Image = image.ProjectImageName(plan.Dockerfile)
+			spec.ContextSkip = snap.GeneratedDirs
+			spec.Image = image.ProjectImageName(plan.Dockerfile, spec.ContextSkip)
 			spec.Labels[backends.LabelDockerfile] = plan.Dockerfile
 		case plan.Image != "":
 			if err := d.EnsureImage(ctx, plan.Image); err != nil {
@@ -478,7 +479,7 @@ func (p *Preparer) projectImage(ctx context.Context, spec *sandbox.Spec, plan *P
 		}
 	}
 	if df := spec.Labels[backends.LabelDockerfile]; df != "" {
-		if _, err := image.BuildDockerfile(ctx, d.Client(), df, spec.Image, &image.DockerfileOptions{Logger: p.log}); err != nil {
+		if _, err := image.BuildDockerfile(ctx, d.Client(), df, spec.Image, &image.DockerfileOptions{SkipDirs: spec.ContextSkip, Logger: p.log}); err != nil {
 			return err
 		}
 	}

@@ -9,7 +9,7 @@ import (
 )
 
 // lineFormat is a Format declared as a language outside testrun declares
-// one (lang/rust's cargo format, lang/ruby's minitest): "start N" opens
+// one (lang/<language>/format.go, through lang.ResultFormats): "start N" opens
 // test N, "pass N" closes it, "SUMMARY p" is its own summary line.
 func lineFormat() *Format {
 	return &Format{

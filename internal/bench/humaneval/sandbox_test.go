@@ -29,7 +29,7 @@ func dockerPool(t *testing.T) *Pool {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec := backends.SpecFor(cfg, python.Language{}, &sandbox.Snapshot{Files: map[string]sandbox.File{"main.py": {Data: []byte("\n")}}})
+	spec := backends.SpecFor(cfg, python.Language{}, nil, &sandbox.Snapshot{Files: map[string]sandbox.File{"main.py": {Data: []byte("\n")}}})
 	pool, err := NewPool(t.Context(), b, spec, 2)
 	if err != nil {
 		t.Fatal(err)

@@ -16,7 +16,9 @@
 local M = {}
 
 -- Root markers, nearest first wins.
-local ROOT_MARKERS = { ".git", "go.mod", "package.json", "pyproject.toml", "Cargo.toml", "Gemfile" }
+-- BEGIN generated from lang/*/ (lang.Editors) by `go generate ./editors`: do not edit
+local ROOT_MARKERS = { ".git", "go.mod", "Cargo.toml", "Gemfile", "package.json", "pyproject.toml" }
+-- END generated
 
 local defaults = {
   -- The server command.

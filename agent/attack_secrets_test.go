@@ -17,6 +17,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fixpoint-dev/fixpoint/agent"
 	"github.com/fixpoint-dev/fixpoint/agent/llmtest"
 	"github.com/fixpoint-dev/fixpoint/config"
 	"github.com/fixpoint-dev/fixpoint/sandbox/sandboxtest"
@@ -79,7 +80,36 @@ func canaries() map[string]string {
 	}
 }
 
-func TestAttackSecretsDoNotLeak(t *testing.T) {
+func TestAttackSecretsDoNotLeak(t *testing.T) { eachSandbox(t, attackSecrets) }
+
+func attackSecrets(t *testing.T, backend string) {
+	root := pyProject(t)
+	writeFiles(t, root, map[string]string{".env": "API_KEY=" + envCanary + "\nDEBUG=true\n", "id_rsa": idRSA})
+	run := runLeak(t, backend, root, leakModule, "Reflection: the import fails.\nLesson: never leak "+envCanary+"\n")
+	// The leak must have happened and been seen masked, or the test
+	// proves nothing: the second code prompt shows the failure.
+	next := run.prompts[1]
+	if !strings.Contains(next, "LEAK-BEGIN") || !strings.Contains(next, "Earlier attempts") {
+		t.Fatalf("the next prompt does not show the leak and the earlier attempt:\n%s", next)
+	}
+	if run.res.LogPath == "" {
+		t.Fatal("no run log")
+	}
+	sinks := run.sinks(t)
+	if !strings.Contains(sinks["run log"], "LEAK-BEGIN") {
+		t.Errorf("the run log does not hold the leaking test output: the check below would prove nothing")
+	}
+	if !strings.Contains(sinks["memory"], "LEAK-BEGIN") {
+		t.Errorf("the memory journal does not hold the leaking failure: the check below would prove nothing")
+	}
+	requireNoCanary(t, sinks, canaries())
+}
+
+// The helpers below are shared by the secrets attacks (this file and
+// attack_secrets_content_test.go).
+
+// eachSandbox runs attack in the docker and the bwrap sandbox.
+func eachSandbox(t *testing.T, attack func(t *testing.T, backend string)) {
 	for _, backend := range []string{"docker", "bwrap"} {
 		t.Run(backend, func(t *testing.T) {
 			if testing.Short() {
@@ -91,22 +121,39 @@ func TestAttackSecretsDoNotLeak(t *testing.T) {
 				sandboxtest.RequireCommand(t, "bwrap")
 				sandboxtest.RequireCommand(t, "python3")
 			}
-			attackSecrets(t, backend)
+			attack(t, backend)
 		})
 	}
 }
 
-func attackSecrets(t *testing.T, backend string) {
-	root := pyProject(t)
-	for p, c := range map[string]string{".env": "API_KEY=" + envCanary + "\nDEBUG=true\n", "id_rsa": idRSA} {
+// writeFiles writes files (slash paths under root, contents) with mode 0600.
+func writeFiles(t *testing.T, root string, files map[string]string) {
+	t.Helper()
+	for p, c := range files {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(root, p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
 		if err := os.WriteFile(filepath.Join(root, p), []byte(c), 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
-	leak := llmtest.EditBlock("textkit/leak.py", "", leakModule) + "\n" +
+}
+
+// leakRun is a fix run in which the hostile scripted model first makes
+// the package import module (which raises with what it leaks), then,
+// after reflecting, takes the import out and fixes the project.
+type leakRun struct {
+	res     *agent.Result
+	warn    string
+	prompts []string // each request's messages, joined; at least two
+	dataDir string
+}
+
+func runLeak(t *testing.T, backend, root, module, reflection string) leakRun {
+	t.Helper()
+	leak := llmtest.EditBlock("textkit/leak.py", "", module) + "\n" +
 		llmtest.EditBlock("textkit/__init__.py", `"""Small text helpers."""`, "\"\"\"Small text helpers.\"\"\"\nfrom . import leak  # noqa: F401")
-	unleak := "Reflection: the import fails.\nLesson: never leak " + envCanary + "\n" +
-		llmtest.EditBlock("textkit/__init__.py", "from . import leak  # noqa: F401", "") + "\n" + pyFix
+	unleak := reflection + llmtest.EditBlock("textkit/__init__.py", "from . import leak  # noqa: F401", "") + "\n" + pyFix
 	srv := llmtest.NewServer(&llmtest.Script{
 		Rules: []llmtest.Rule{
 			{Contains: markCode, Role: "user", Replies: []llmtest.Reply{llmtest.Text(leak), llmtest.Text(unleak)}},
@@ -129,44 +176,42 @@ func attackSecrets(t *testing.T, backend string) {
 		}
 		prompts = append(prompts, b.String())
 	}
-	// The leak must have happened and been seen masked, or the test
-	// proves nothing: the second code prompt shows the failure.
 	if len(prompts) < 2 {
 		t.Fatalf("model requests = %d, want leaking code, next code (stop: %s)", len(prompts), res.StopReason)
 	}
-	next := prompts[1]
-	if !strings.Contains(next, "LEAK-BEGIN") || !strings.Contains(next, "Earlier attempts") {
-		t.Fatalf("the next prompt does not show the leak and the earlier attempt:\n%s", next)
-	}
+	return leakRun{res: res, warn: warn, prompts: prompts, dataDir: cfg.DataDir}
+}
+
+// sinks are the places no canary may reach: each prompt ("prompt 1"...),
+// the "run log" and the "memory" journal.
+func (r leakRun) sinks(t *testing.T) map[string]string {
+	t.Helper()
 	sinks := map[string]string{}
-	for i, p := range prompts {
+	for i, p := range r.prompts {
 		sinks[filepathBase("prompt", i)] = p
 	}
-	if res.LogPath == "" {
-		t.Fatal("no run log")
-	}
-	b, err := os.ReadFile(res.LogPath)
+	b, err := os.ReadFile(r.res.LogPath)
 	if err != nil {
 		t.Fatal(err)
 	}
 	sinks["run log"] = string(b)
-	if !strings.Contains(sinks["run log"], "LEAK-BEGIN") {
-		t.Errorf("the run log does not hold the leaking test output: the check below would prove nothing")
-	}
 	journal := ""
-	filepath.WalkDir(filepath.Join(cfg.DataDir, "memory"), func(p string, d os.DirEntry, err error) error {
+	filepath.WalkDir(filepath.Join(r.dataDir, "memory"), func(p string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
 			data, _ := os.ReadFile(p)
 			journal += string(data)
 		}
 		return nil
 	})
-	if !strings.Contains(journal, "LEAK-BEGIN") {
-		t.Errorf("the memory journal does not hold the leaking failure: the check below would prove nothing")
-	}
 	sinks["memory"] = journal
+	return sinks
+}
+
+// requireNoCanary fails for each canary (name: text) found in a sink.
+func requireNoCanary(t *testing.T, sinks, canaries map[string]string) {
+	t.Helper()
 	for sink, text := range sinks {
-		for name, c := range canaries() {
+		for name, c := range canaries {
 			if strings.Contains(text, c) {
 				t.Errorf("%s: the %s canary %q leaked", sink, name, c)
 			}

@@ -20,20 +20,8 @@ import (
 	"github.com/fixpoint-dev/fixpoint/sandbox/sandboxtest"
 )
 
-// listProcs prints every process of the sandbox but itself, one
-// "pid cmdline" per line.
-const listProcs = `import os
-me = str(os.getpid())
-for p in sorted(os.listdir('/proc'), key=lambda s: s.zfill(9)):
-    if p.isdigit() and p != me:
-        try:
-            cmd = open('/proc/%s/cmdline' % p, 'rb').read().replace(b'\0', b' ').decode().strip()
-        except OSError:
-            continue
-        print(p, cmd)
-`
-
-// TestEscape runs abuse cases in one hardened session. After each case the
+// TestEscape runs the shared escape battery (sandboxtest.Escape) and the
+// docker backend's own cases in one hardened session. After each case the
 // command must be contained, nothing of it may be left running, and the
 // session must still work.
 func TestEscape(t *testing.T) { escapeSuite(t, "") }
@@ -96,8 +84,7 @@ func escapeSuite(t *testing.T, runtime string) {
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
-	limits := sandbox.Limits{Timeout: 3 * time.Second, Memory: 256 << 20, Pids: 64, OutputCap: 64 << 10}
-	sess, err := b.Start(startCtx, sandbox.Spec{Image: testImage, Limits: limits})
+	sess, err := b.Start(startCtx, sandbox.Spec{Image: testImage, Limits: sandboxtest.EscapeLimits()})
 	if err != nil {
 		t.Fatalf("Start: %v", err)
 	}
@@ -110,119 +97,42 @@ func escapeSuite(t *testing.T, runtime string) {
 	if _, err := s.Sync(t.Context(), &sandbox.Snapshot{Files: map[string]sandbox.File{"keep.txt": {Data: []byte("kept")}}}); err != nil {
 		t.Fatalf("Sync: %v", err)
 	}
+	sandboxtest.Escape(t, sandboxtest.EscapeSetup{
+		Session: s, UID: uid, Allowed: imageEnvKeys(t, cli),
+		Canary: canary, HostFile: hostFile, HostDir: hostDir,
+		Port: port, Unreachable: []string{"172.17.0.1", "host.docker.internal"},
+		GVisor: gvisor,
+		// Only the container's init and the supervisor.
+		Ours: func(line string) bool {
+			return strings.Contains(line, "docker-init") || strings.Contains(line, "/.fixpoint/supervisor")
+		},
+		OwnProcs: 2,
+		After: func(t *testing.T) {
+			if got := len(runningSessions(t, cli)); got != 1 {
+				t.Errorf("%d sandbox containers of this test run, want 1", got)
+			}
+		},
+		Extra: dockerEscapeCases(port, canary),
+	})
+	select {
+	case from := <-accepted:
+		t.Errorf("the host listener accepted a connection from %s", from)
+	default:
+	}
+}
 
+// dockerEscapeCases are the escape cases of the docker backend alone: no
+// route to the engine's bridge and no interface but loopback, and
+// nothing of the host in the environment of the container's init.
+func dockerEscapeCases(port int, canary string) []sandboxtest.EscapeCase {
 	py := func(code string) []string { return []string{"python3", "-c", code} }
-	tests := []struct {
-		name   string
-		args   []string
-		limits sandbox.Limits
-		check  func(t *testing.T, res *sandbox.Result)
-		// mayKillSandbox marks memory exhaustion cases, which on runsc
-		// may end the whole sandbox instead of the command.
-		mayKillSandbox bool
-	}{
+	return []sandboxtest.EscapeCase{
 		{
-			name:           "fork bomb",
-			args:           py("import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass"),
-			mayKillSandbox: true,
-			check: func(t *testing.T, res *sandbox.Result) {
-				// runc: the pids limit holds it until the timeout. runsc: it
-				// may run out of memory first (137).
-				if !(res.TimedOut && res.ExitCode == 124) && !(gvisor && res.ExitCode == 137) {
-					t.Errorf("fork bomb = exit %d timedOut %v, want 124 after the timeout", res.ExitCode, res.TimedOut)
-				}
-			},
-		},
-		{
-			name:           "allocate 4 GiB",
-			args:           py("b = b'x' * (4 << 30)\nprint(len(b))"),
-			mayKillSandbox: true,
-			check: func(t *testing.T, res *sandbox.Result) {
-				// Killed by the cgroup (137, OOMKilled), or refused by Python.
-				// gVisor's /sys has no OOM counter: 137 alone is enough there.
-				// On a saturated machine the timeout may come first.
-				if res.TimedOut {
-					return
-				}
-				if res.ExitCode == 0 || (res.ExitCode == 137) != (res.OOMKilled || gvisor) {
-					t.Errorf("4 GiB = exit %d oom %v stderr %q, want 137 + OOMKilled or a MemoryError", res.ExitCode, res.OOMKilled, res.Stderr)
-				}
-			},
-		},
-		{
-			name: "endless CPU spin",
-			args: py("while True: pass"),
-			check: func(t *testing.T, res *sandbox.Result) {
-				if !res.TimedOut || res.ExitCode != 124 {
-					t.Errorf("spin = exit %d timedOut %v, want 124", res.ExitCode, res.TimedOut)
-				}
-			},
-		},
-		{
-			name: "CPU time limit",
-			args: py("while True: pass"),
-			// The wall limit is far away so that only the CPU limit can end
-			// the spin, even on a loaded machine where 1 s of CPU takes long.
-			limits: sandbox.Limits{Timeout: 45 * time.Second, CPUTime: time.Second},
-			check: func(t *testing.T, res *sandbox.Result) {
-				if !res.TimedOut || res.ExitCode != 124 || res.Duration > 40*time.Second {
-					t.Errorf("spin with 1s CPU = exit %d timedOut %v after %v, want 124 well before the wall timeout", res.ExitCode, res.TimedOut, res.Duration)
-				}
-			},
-		},
-		{
-			name: "sleep 3600",
-			args: []string{"sleep", "3600"},
-			check: func(t *testing.T, res *sandbox.Result) {
-				if !res.TimedOut || res.ExitCode != 124 {
-					t.Errorf("sleep = exit %d timedOut %v, want 124", res.ExitCode, res.TimedOut)
-				}
-			},
-		},
-		{
-			name: "endless printing",
-			args: []string{"yes", "spam"},
-			check: func(t *testing.T, res *sandbox.Result) {
-				marker := "[fixpoint: output truncated after 65536 bytes]"
-				if !res.Truncated || len(res.Stdout) > 65536+len(marker)+2 || !strings.Contains(string(res.Stdout), marker) {
-					t.Errorf("yes = truncated %v, %d bytes of stdout, want at most the 64 KiB cap and the marker", res.Truncated, len(res.Stdout))
-				}
-			},
-		},
-		{
-			name: "fill the workspace",
-			args: []string{"sh", "-c", "dd if=/dev/zero of=big bs=1M count=1000; echo dd=$?; rm -f big"},
-			check: func(t *testing.T, res *sandbox.Result) {
-				if !strings.Contains(string(res.Stdout), "dd=1") || !strings.Contains(string(res.Stderr), "No space left") {
-					t.Errorf("filling /workspace: stdout %q stderr %q, want dd to fail with ENOSPC", res.Stdout, res.Stderr)
-				}
-			},
-		},
-		{
-			name: "fill /tmp",
-			args: []string{"sh", "-c", "dd if=/dev/zero of=/tmp/big bs=1M count=1000; echo dd=$?; rm -f /tmp/big"},
-			check: func(t *testing.T, res *sandbox.Result) {
-				if !strings.Contains(string(res.Stdout), "dd=1") || !strings.Contains(string(res.Stderr), "No space left") {
-					t.Errorf("filling /tmp: stdout %q stderr %q, want dd to fail with ENOSPC", res.Stdout, res.Stderr)
-				}
-			},
-		},
-		{
-			name: "write outside the writable mounts",
-			args: []string{"sh", "-c", "touch /etc/x /usr/x /x 2>&1; echo rc=$?"},
-			check: func(t *testing.T, res *sandbox.Result) {
-				// runc says read-only; gVisor checks permissions first.
-				if n := strings.Count(string(res.Stdout), "Read-only file system") + strings.Count(string(res.Stdout), "Permission denied"); n != 3 {
-					t.Errorf("touch on the root fs: %q, want three refusals", res.Stdout)
-				}
-			},
-		},
-		{
-			name: "TCP to a host listener",
+			Name: "no route to the engine's bridge",
 			// The default gateway, read from the sandbox's own routing
 			// table, is probed too: with network=none there is none, and
 			// if there were one it is the engine's bridge on this host.
-			args: py(`import errno, socket, struct
+			Args: py(`import errno, socket, struct
 targets = ["127.0.0.1", "172.17.0.1", "host.docker.internal"]
 for l in open("/proc/net/route").read().splitlines()[1:]:
     f = l.split()
@@ -238,7 +148,7 @@ for h in targets:
         print("blocked", h, type(e).__name__, errno.errorcode.get(e.errno, e.errno))
 for l in open("/proc/net/dev").read().splitlines()[2:]:
     print("IFACE", l.split(":")[0].strip())`),
-			check: func(t *testing.T, res *sandbox.Result) {
+			Check: func(t *testing.T, res *sandbox.Result) {
 				out := string(res.Stdout)
 				if strings.Contains(out, "CONNECTED") {
 					t.Errorf("the sandbox reached the host listener: %s", out)
@@ -260,146 +170,14 @@ for l in open("/proc/net/dev").read().splitlines()[2:]:
 			},
 		},
 		{
-			name: "host environment and files",
-			args: []string{"sh", "-c", "env; echo ---; cat /proc/1/environ 2>/dev/null | tr '\\0' '\\n'; cat " + hostFile + " 2>&1; ls -a " + hostDir + " 2>&1; ls -a /root 2>&1"},
-			check: func(t *testing.T, res *sandbox.Result) {
+			Name: "host environment of the container's init",
+			Args: []string{"sh", "-c", "cat /proc/1/environ 2>/dev/null | tr '\\0' '\\n'"},
+			Check: func(t *testing.T, res *sandbox.Result) {
 				if strings.Contains(string(res.Stdout)+string(res.Stderr), canary) {
 					t.Errorf("the sandbox saw the host canary:\n%s", res.Stdout)
 				}
-				allowed := []string{"PATH", "HOME", "LANG", "TMPDIR", "PWD", "SHLVL", "_", "OLDPWD"}
-				allowed = append(allowed, imageEnvKeys(t, cli)...)
-				env, _, _ := strings.Cut(string(res.Stdout), "---")
-				for _, line := range strings.Split(strings.TrimSpace(env), "\n") {
-					if k, _, _ := strings.Cut(line, "="); !slices.Contains(allowed, k) {
-						t.Errorf("unexpected environment variable %q", line)
-					}
-				}
 			},
 		},
-		{
-			name: "docker socket",
-			args: py(`import os
-found = []
-for top in ["/var/run", "/run", "/tmp", "/workspace", "/", "/var", "/home", "/root"]:
-    for dirpath, dirs, files in os.walk(top, onerror=lambda e: None):
-        if dirpath.startswith(("/proc", "/sys")):
-            dirs[:] = []
-            continue
-        found += [os.path.join(dirpath, f) for f in files if "docker" in f and f.endswith(".sock")]
-print("sockets:", found)`),
-			limits: sandbox.Limits{Timeout: 30 * time.Second}, // walking the tree is slow on gVisor
-			check: func(t *testing.T, res *sandbox.Result) {
-				if res.ExitCode != 0 || !strings.Contains(string(res.Stdout), "sockets: []") {
-					t.Errorf("docker socket search: exit %d %q %q", res.ExitCode, res.Stdout, res.Stderr)
-				}
-			},
-		},
-		{
-			name: "setuid and privileges",
-			args: py(`import os
-print("uid", os.getuid(), os.geteuid())
-for name, f in (("setuid", lambda: os.setuid(0)), ("setgid", lambda: os.setgid(0)), ("chroot", lambda: os.chroot("/tmp")), ("mknod", lambda: os.mknod("/tmp/dev", 0o600 | 0o20000, os.makedev(1, 3)))):
-    try:
-        f(); print(name, "ALLOWED")
-    except PermissionError as e:
-        print(name, "denied")
-st = dict(l.split(":\t", 1) for l in open("/proc/self/status").read().splitlines() if ":\t" in l)
-print("CapEff", st["CapEff"].strip(), "CapBnd", st["CapBnd"].strip(), "NoNewPrivs", st.get("NoNewPrivs", "?").strip())
-import shutil, subprocess
-open("/tmp/suid", "wb").write(open("/bin/true", "rb").read())
-os.chmod("/tmp/suid", 0o4755)
-print("suid bit kept:", bool(os.stat("/tmp/suid").st_mode & 0o4000))`),
-			check: func(t *testing.T, res *sandbox.Result) {
-				out := string(res.Stdout)
-				wants := []string{"uid " + uid + " " + uid, "CapEff 0000000000000000", "CapBnd 0000000000000000", "NoNewPrivs 1"}
-				if gvisor {
-					// gVisor's /proc lacks NoNewPrivs, and its mknod makes a
-					// node of its own virtual filesystem, harmless.
-					wants = wants[:3]
-					out = strings.ReplaceAll(out, "mknod ALLOWED", "")
-				}
-				for _, want := range wants {
-					if !strings.Contains(out, want) {
-						t.Errorf("privileges: output lacks %q:\n%s%s", want, out, res.Stderr)
-					}
-				}
-				if strings.Contains(out, "ALLOWED") {
-					t.Errorf("a privileged call succeeded:\n%s", out)
-				}
-			},
-		},
-		{
-			name: "daemon left behind",
-			args: []string{"sh", "-c", "sleep 1000 & setsid sleep 1001 & python3 -c 'import os; os.fork() or os.setsid() or os.execvp(\"sleep\", [\"sleep\", \"1002\"])'; echo started"},
-			check: func(t *testing.T, res *sandbox.Result) {
-				if res.ExitCode != 0 || !strings.Contains(string(res.Stdout), "started") || res.TimedOut {
-					t.Errorf("daemon case = exit %d %q %q, want a prompt exit", res.ExitCode, res.Stdout, res.Stderr)
-				}
-			},
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			// Armed: a Run that outlives its own timeout by a minute fails
-			// this case (and kills the command) instead of blocking the
-			// suite until go test's -timeout.
-			wall := limits.Timeout
-			if tt.limits.Timeout > 0 {
-				wall = tt.limits.Timeout
-			}
-			ctx, cancel := context.WithTimeout(t.Context(), wall+time.Minute)
-			defer cancel()
-			cmd := sandbox.Command{Args: tt.args, Limits: tt.limits}
-			res, err := s.Run(ctx, cmd)
-			if ctx.Err() != nil {
-				t.Fatalf("Run did not return within %v of its %v timeout: %v", time.Minute, wall, err)
-			}
-			switch {
-			case err == nil:
-				tt.check(t, res)
-			case gvisor && tt.mayKillSandbox:
-				// Out of memory, gVisor's Sentry (a host process) is
-				// killed with the whole sandbox; the session must replace
-				// it transparently, which assertClean checks.
-				t.Logf("Run: %v (the sandbox died; it must be replaced)", err)
-			default:
-				t.Fatalf("Run: %v", err)
-			}
-			assertClean(t, s)
-			if got := len(runningSessions(t, cli)); got != 1 {
-				t.Errorf("%d sandbox containers of this test run, want 1", got)
-			}
-		})
-	}
-	select {
-	case from := <-accepted:
-		t.Errorf("the host listener accepted a connection from %s", from)
-	default:
-	}
-}
-
-// assertClean checks that only the container's init and the supervisor
-// are left, and that the session still runs commands and kept its files.
-func assertClean(t *testing.T, s *docker.Session) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
-	res, err := s.Run(ctx, sandbox.Command{Args: []string{"python3", "-c", listProcs}})
-	if err != nil {
-		t.Fatalf("session unusable after the case: %v", err)
-	}
-	lines := strings.Split(strings.TrimSpace(string(res.Stdout)), "\n")
-	var extra []string
-	for _, l := range lines {
-		if !strings.Contains(l, "docker-init") && !strings.Contains(l, "/.fixpoint/supervisor") {
-			extra = append(extra, l)
-		}
-	}
-	if len(extra) > 0 || len(lines) != 2 {
-		t.Errorf("processes left in the sandbox:\n%s", res.Stdout)
-	}
-	if data, err := s.ReadFile(ctx, "keep.txt"); err != nil || string(data) != "kept" {
-		t.Errorf("ReadFile(keep.txt) = %q, %v after the case", data, err)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/tools/txtar"
 
 	"github.com/fixpoint-dev/fixpoint/sandbox"
+	"github.com/fixpoint-dev/fixpoint/sandbox/docker/supclient"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/hardened.golden")
@@ -32,7 +33,7 @@ func TestHardenedContainer(t *testing.T) {
 			{Type: mount.TypeVolume, Source: "fixpoint-supervisor-x", Target: supervisorDir, ReadOnly: true},
 			{Type: mount.TypeVolume, Source: "fixpoint-gomod", Target: "/go/pkg/mod", ReadOnly: true},
 		},
-		Limits: defaults(sandbox.Limits{}),
+		Limits: supclient.Defaults(sandbox.Limits{}),
 		Kind:   "docker",
 	}
 	cases := []struct {

@@ -24,6 +24,7 @@ import (
 	"github.com/docker/docker/pkg/stdcopy"
 	units "github.com/docker/go-units"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
+	"github.com/fixpoint-dev/fixpoint/sandbox/docker/supclient"
 	"github.com/fixpoint-dev/fixpoint/sandbox/proxyrelay"
 )
 
@@ -182,7 +183,7 @@ func (b *Backend) runInstall(ctx context.Context, spec sandbox.InstallSpec, user
 			labels[k] = v
 		}
 	}
-	l := defaults(spec.Limits)
+	l := supclient.Defaults(spec.Limits)
 	if l.Memory < 2<<30 {
 		l.Memory = 2 << 30 // installers (npm) need more than a test run
 	}

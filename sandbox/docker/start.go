@@ -21,7 +21,7 @@ import (
 	"github.com/docker/docker/pkg/stdcopy"
 	"github.com/docker/go-units"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
-	"github.com/fixpoint-dev/fixpoint/sandbox/docker/internal/wire"
+	"github.com/fixpoint-dev/fixpoint/sandbox/docker/supclient"
 )
 
 const (
@@ -30,60 +30,6 @@ const (
 	workspaceDir   = "/workspace"
 	defaultPath    = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 )
-
-// defaults fills the zero fields of l with the sandbox defaults.
-func defaults(l sandbox.Limits) sandbox.Limits {
-	if l.Timeout <= 0 {
-		l.Timeout = 60 * time.Second
-	}
-	if l.CPUTime <= 0 {
-		l.CPUTime = l.Timeout
-	}
-	if l.Memory <= 0 {
-		l.Memory = 1 << 30
-	}
-	if l.Pids <= 0 {
-		l.Pids = 256
-	}
-	if l.OutputCap <= 0 {
-		l.OutputCap = 1 << 20
-	}
-	if l.FileSize <= 0 {
-		l.FileSize = 256 << 20
-	}
-	if l.NoFile <= 0 {
-		l.NoFile = 1024
-	}
-	if l.NanoCPUs <= 0 {
-		l.NanoCPUs = 2e9
-	}
-	return l
-}
-
-// merge fills the zero fields of l from def.
-func merge(l, def sandbox.Limits) sandbox.Limits {
-	if l.Timeout <= 0 {
-		l.Timeout = def.Timeout
-		if l.CPUTime <= 0 {
-			l.CPUTime = def.CPUTime
-		}
-	}
-	if l.CPUTime <= 0 {
-		l.CPUTime = l.Timeout
-	}
-	if l.OutputCap <= 0 {
-		l.OutputCap = def.OutputCap
-	}
-	if l.FileSize <= 0 {
-		l.FileSize = def.FileSize
-	}
-	if l.NoFile <= 0 {
-		l.NoFile = def.NoFile
-	}
-	// Memory, Pids and NanoCPUs are per container: the session's values hold.
-	l.Memory, l.Pids, l.NanoCPUs = def.Memory, def.Pids, def.NanoCPUs
-	return l
-}
 
 // Start starts a hardened container for spec and waits for its supervisor.
 // A missing image wraps sandbox.ErrImageMissing.
@@ -156,17 +102,16 @@ func (b *Backend) start(ctx context.Context, spec sandbox.Spec) (*Session, error
 	s := &Session{
 		b:        b,
 		spec:     spec,
-		limits:   defaults(spec.Limits),
+		limits:   supclient.Defaults(spec.Limits),
 		supVol:   supVol,
 		hostVols: hostVols,
 		baseEnv:  baseEnv,
 		user:     sandboxUser(b.opts.User, imageUser),
-		hashes:   map[string]hashEntry{},
 	}
 	s.baseEnv = append(s.baseEnv, hostEnv...)
 	s.baseEnv = withSpecEnv(s.baseEnv, spec)
 	if err := s.boot(ctx); err != nil {
-		if !errors.Is(err, errSupervisorDown) {
+		if !errors.Is(err, supclient.ErrNotStarted) {
 			return nil, err
 		}
 		// Most likely a volume left half-filled by a crash: refill it once.
@@ -275,9 +220,10 @@ func (s *Session) boot(ctx context.Context) error {
 		hj.Close()
 		return fail(fmt.Errorf("start sandbox %s: %w", name, err))
 	}
-	c := &conn{hj: hj, r: pr}
-	if err := awaitReady(ctx, pr); err != nil {
-		hj.Close()
+	c := supclient.New(pr, hj.Conn, hj.Close)
+	c.Log = b.log.With("session", name)
+	if err := c.AwaitReady(ctx, 30*time.Second); err != nil {
+		c.Close()
 		return fail(fmt.Errorf("sandbox %s: %w", name, err))
 	}
 	s.mu.Lock()
@@ -285,31 +231,6 @@ func (s *Session) boot(ctx context.Context) error {
 	s.mu.Unlock()
 	b.log.Debug("sandbox started", "session", name, "container", id[:12], "image", s.spec.Image, "runtime", b.opts.Runtime)
 	return nil
-}
-
-// awaitReady waits for the supervisor's Ready frame on r, which must
-// name this build's wire version.
-func awaitReady(ctx context.Context, r io.Reader) error {
-	ready := make(chan error, 1)
-	go func() {
-		f, err := wire.ReadFrame(r)
-		switch {
-		case err != nil:
-			ready <- fmt.Errorf("%w: %w", errSupervisorDown, err)
-		case f.Type != wire.Ready || string(f.Payload) != wire.Version:
-			ready <- fmt.Errorf("%w: it speaks %q, want %q", errSupervisorDown, f.Payload, wire.Version)
-		default:
-			ready <- nil
-		}
-	}()
-	select {
-	case err := <-ready:
-		return err
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-time.After(30 * time.Second):
-		return errors.New("supervisor did not answer within 30s")
-	}
 }
 
 // containerParams is what a session's container is made of; everything
@@ -462,9 +383,6 @@ func (b *Backend) ensureSupervisor(ctx context.Context, image string) (string, e
 	tw.Close()
 	return name, b.ensureVolume(ctx, image, name, "supervisor", source, func() (io.Reader, error) { return &buf, nil })
 }
-
-// errSupervisorDown means a new container's supervisor never said Ready.
-var errSupervisorDown = errors.New("sandbox supervisor did not start")
 
 // refillSupervisor removes a supervisor volume that no container uses and
 // fills it again.

@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"sort"
 	"strings"
 	"sync"
@@ -34,12 +35,23 @@ import (
 // (or the transport to it) is gone and the Conn is dead.
 var ErrStream = errors.New("supervisor stream failed")
 
+// ErrNotStarted is wrapped (with ErrStream) by AwaitReady's error when
+// the stream ended or spoke another wire version before Ready: the
+// supervisor never started (a half-filled volume, a wrong binary), as
+// opposed to a timeout or a cancelled context.
+var ErrNotStarted = errors.New("sandbox supervisor did not start")
+
 // Conn is one framed stream to one supervisor.
 type Conn struct {
 	// KeepRootTime makes Sync leave the workspace root's modification
 	// time alone: where the root is not the sandbox user's (a Kubernetes
 	// emptyDir is root's), setting it fails with EPERM. Set before use.
 	KeepRootTime bool
+
+	// Log, when set, gets debug records of what the supervisor reports
+	// beside a command's result (processes its kill sweep ended). Set
+	// before use.
+	Log *slog.Logger
 
 	r     io.Reader
 	w     io.Writer
@@ -87,6 +99,11 @@ func (c *Conn) fail(what string, err error) error {
 	return fmt.Errorf("%s: %w: %w", what, ErrStream, err)
 }
 
+func (c *Conn) notStarted(err error) error {
+	c.dead.Store(true)
+	return fmt.Errorf("%w: %w: %w", ErrNotStarted, ErrStream, err)
+}
+
 // AwaitReady waits for the supervisor's Ready frame, which must name this
 // build's wire version, for at most timeout.
 func (c *Conn) AwaitReady(ctx context.Context, timeout time.Duration) error {
@@ -95,9 +112,9 @@ func (c *Conn) AwaitReady(ctx context.Context, timeout time.Duration) error {
 		f, err := wire.ReadFrame(c.r)
 		switch {
 		case err != nil:
-			ready <- c.fail("supervisor did not start", err)
+			ready <- c.notStarted(err)
 		case f.Type != wire.Ready || string(f.Payload) != wire.Version:
-			ready <- c.fail("supervisor did not start", fmt.Errorf("it speaks %q, want %q", f.Payload, wire.Version))
+			ready <- c.notStarted(fmt.Errorf("it speaks %q, want %q", f.Payload, wire.Version))
 		default:
 			ready <- nil
 		}
@@ -172,7 +189,9 @@ func Merge(l, def sandbox.Limits) sandbox.Limits {
 // Output streams to cmd's writers as it arrives. Cancelling ctx asks the
 // supervisor to kill the command; if it does not finish within 5 s the
 // stream is closed. A stream that breaks mid-command returns an error
-// wrapping ErrStream (the caller decides whether the sandbox was killed).
+// wrapping ErrStream together with a non-nil Result holding the output
+// that arrived before the break (the caller decides whether the sandbox
+// was killed, for example for memory, and whether to report that result).
 func (c *Conn) Run(ctx context.Context, cmd sandbox.Command, env []string, l sandbox.Limits) (*sandbox.Result, error) {
 	if len(cmd.Args) == 0 {
 		return nil, fmt.Errorf("sandbox run: empty command")
@@ -196,6 +215,8 @@ func (c *Conn) Run(ctx context.Context, cmd sandbox.Command, env []string, l san
 		NoFile:    int64(l.NoFile),
 		OutputCap: l.OutputCap,
 	}
+	// With a full-stream writer the supervisor sends everything (a zero cap
+	// is no cap there) and the cap is applied here instead.
 	full := cmd.FullStdout != nil || cmd.FullStderr != nil
 	outCap := &hostCap{limit: l.OutputCap, stream: cmd.Stdout, full: cmd.FullStdout}
 	errCap := &hostCap{limit: l.OutputCap, stream: cmd.Stderr, full: cmd.FullStderr}
@@ -205,6 +226,8 @@ func (c *Conn) Run(ctx context.Context, cmd sandbox.Command, env []string, l san
 	if err := c.writeJSON(wire.Run, req); err != nil {
 		return nil, c.fail("run", err)
 	}
+	// On cancel, ask the supervisor to kill; if it does not finish the
+	// command within a grace period, drop the stream (and the sandbox).
 	finished := make(chan struct{})
 	defer close(finished)
 	stop := context.AfterFunc(ctx, func() {
@@ -226,7 +249,7 @@ func (c *Conn) Run(ctx context.Context, cmd sandbox.Command, env []string, l san
 				c.dead.Store(true)
 				return nil, ctx.Err()
 			}
-			return nil, c.fail("run", err)
+			return res, c.fail("run", err) // the output so far, for the caller's post-mortem
 		}
 		switch f.Type {
 		case wire.Stdout:
@@ -254,6 +277,9 @@ func (c *Conn) Run(ctx context.Context, cmd sandbox.Command, env []string, l san
 			res.ExitCode, res.TimedOut, res.OOMKilled = st.Code, st.TimedOut, st.OOMKilled
 			res.Truncated = st.Truncated || outCap.truncated || errCap.truncated
 			res.Duration = time.Duration(st.DurationNS)
+			if st.Leftover > 0 && c.Log != nil {
+				c.Log.Debug("killed processes left behind", "count", st.Leftover)
+			}
 			return res, nil
 		case wire.Error:
 			return nil, fmt.Errorf("sandbox run %s: %w", cmd.Args[0], supervisorError(string(f.Payload)))
@@ -441,7 +467,7 @@ func (c *Conn) Sync(ctx context.Context, snap *sandbox.Snapshot, h *Hashes) (san
 		}
 		f := snap.Files[p]
 		sum := h.hash(p, f)
-		if f.Data != nil {
+		if f.Data != nil { // files on disk carry their hash; remember only in-memory ones
 			hashes[p] = hashEntry{data: f.Data, hash: sum}
 		}
 		man.Files[i] = wire.FileEntry{Path: p, Hash: sum, Mode: uint32(fileMode(f))}
@@ -480,12 +506,15 @@ func (c *Conn) Sync(ctx context.Context, snap *sandbox.Snapshot, h *Hashes) (san
 		}
 		if err := writeTarEntry(tw, p, f); err != nil {
 			if errors.Is(err, sandbox.ErrChanged) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
-				c.dead.Store(true) // the stream stopped mid-file
-				return st, fmt.Errorf("sync: %w", err)
+				c.dead.Store(true)                     // the stream stopped mid-file: replace before the next use
+				return st, fmt.Errorf("sync: %w", err) // the workspace's fault, not the sandbox's
 			}
 			return st, ctxErr(ctx, c.fail("sync", err))
 		}
 	}
+	// Directories get their host times last, after the files written into
+	// them (see sandbox.Snapshot.DirModTimes); the supervisor sets the time
+	// of those that exist and creates none.
 	dirs := snap.DirModTimes()
 	names := make([]string, 0, len(dirs))
 	for d := range dirs {
@@ -505,11 +534,8 @@ func (c *Conn) Sync(ctx context.Context, snap *sandbox.Snapshot, h *Hashes) (san
 			return st, ctxErr(ctx, c.fail("sync", err))
 		}
 	}
-	if err := tw.Close(); err != nil {
-		return st, ctxErr(ctx, c.fail("sync: close tar stream", err))
-	}
-	if err := fw.flush(); err != nil {
-		return st, ctxErr(ctx, c.fail("sync: send last tar chunk", err))
+	if err := endTar(tw, fw); err != nil {
+		return st, ctxErr(ctx, c.fail("sync", err))
 	}
 	if err := c.write(wire.TarEnd, nil); err != nil {
 		return st, ctxErr(ctx, c.fail("sync", err))
@@ -522,6 +548,21 @@ func (c *Conn) Sync(ctx context.Context, snap *sandbox.Snapshot, h *Hashes) (san
 	return sandbox.SyncStats{Written: done.Written, Deleted: need.Deleted, Bytes: done.Bytes}, nil
 }
 
+// endTar writes the tar trailer and sends the last partial chunk. If
+// either fails the supervisor would see a truncated archive, so the
+// caller must fail the sync rather than send TarEnd.
+func endTar(tw *tar.Writer, fw *frameWriter) error {
+	if err := tw.Close(); err != nil {
+		return fmt.Errorf("close tar stream: %w", err)
+	}
+	if err := fw.flush(); err != nil {
+		return fmt.Errorf("send last tar chunk: %w", err)
+	}
+	return nil
+}
+
+// writeTarEntry adds one snapshot entry to the sync stream: a symlink as
+// a symlink, a file streamed from the workspace (never read whole).
 func writeTarEntry(tw *tar.Writer, p string, f sandbox.File) error {
 	if f.IsLink() {
 		return tw.WriteHeader(&tar.Header{Name: p, Typeflag: tar.TypeSymlink, Linkname: f.Link, Mode: 0o777, ModTime: time.Unix(0, 0)})

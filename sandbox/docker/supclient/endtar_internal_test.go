@@ -1,4 +1,4 @@
-package docker
+package supclient
 
 import (
 	"archive/tar"
@@ -7,8 +7,6 @@ import (
 	"io"
 	"net"
 	"testing"
-
-	"github.com/docker/docker/api/types"
 
 	"github.com/fixpoint-dev/fixpoint/sandbox/docker/internal/wire"
 )
@@ -30,7 +28,7 @@ func TestEndTar(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			host, sup := net.Pipe()
 			defer host.Close()
-			c := &conn{hj: types.HijackedResponse{Conn: host}}
+			c := New(nil, host, func() {})
 			fw := &frameWriter{c: c}
 			tw := tar.NewWriter(fw)
 			body := []byte("package main\n")

@@ -118,8 +118,8 @@ func (e *Engine) baselineKey(proj *project) string {
 
 // hostTools fingerprints the host toolchains a bwrap session runs: the
 // runner's program and every registered language's (the program of its
-// VersionCommand: go, python3, node, rustc, ruby), by path, size and
-// modification time (an upgrade replaces the file).
+// VersionCommand), by path, size and modification time (an upgrade
+// replaces the file).
 func hostTools(r testrun.Runner) map[string]string {
 	var names []string
 	for _, l := range registry.All() {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/fixpoint-dev/fixpoint/agent/runlog"
 	"github.com/fixpoint-dev/fixpoint/config"
+	"github.com/fixpoint-dev/fixpoint/lang/registry"
 	"github.com/fixpoint-dev/fixpoint/memory"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
@@ -116,10 +117,16 @@ func (e *Engine) baselineKey(proj *project) string {
 }
 
 // hostTools fingerprints the host toolchains a bwrap session runs: the
-// runner's program and the languages' usual ones, by path, size and
-// modification time (an upgrade replaces the file).
+// runner's program and every registered language's (the program of its
+// VersionCommand), by path, size and modification time (an upgrade
+// replaces the file).
 func hostTools(r testrun.Runner) map[string]string {
-	names := []string{"go", "python3", "node", "npm", "cargo", "rustc"}
+	var names []string
+	for _, l := range registry.All() {
+		if vc := l.VersionCommand(); len(vc) > 0 {
+			names = append(names, vc[0])
+		}
+	}
 	if len(r.Args) > 0 {
 		names = append(names, r.Args[0])
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fixpoint-dev/fixpoint/config"
+	"github.com/fixpoint-dev/fixpoint/lang/registry"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
 )
@@ -173,4 +174,36 @@ func TestBaselineStorable(t *testing.T) {
 // baselineKeyOf is baselineKey of snap's project, derived as a run does.
 func (e *Engine) baselineKeyOf(snap *sandbox.Snapshot) string {
 	return e.baselineKey(e.newProject(snap))
+}
+
+// TestHostToolsFingerprintEveryLanguage: a bwrap baseline is keyed on
+// every registered language's host program (its VersionCommand's), so an
+// upgrade of any of them (a new language's too) invalidates it.
+func TestHostToolsFingerprintEveryLanguage(t *testing.T) {
+	bin := t.TempDir()
+	var want []string
+	for _, l := range registry.All() {
+		name := l.VersionCommand()[0]
+		want = append(want, name)
+		if err := os.WriteFile(filepath.Join(bin, name), []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(bin, "runner-x"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin)
+	got := hostTools(testrun.Runner{Args: []string{"runner-x"}})
+	for _, n := range append(want, "runner-x") {
+		if !strings.HasPrefix(got[n], filepath.Join(bin, n)+" ") {
+			t.Errorf("hostTools()[%q] = %q, want its path, size and mtime", n, got[n])
+		}
+	}
+	before := got[want[0]]
+	if err := os.WriteFile(filepath.Join(bin, want[0]), []byte("#!/bin/sh\n# upgraded\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if after := hostTools(testrun.Runner{})[want[0]]; after == before {
+		t.Errorf("an upgraded %s kept its fingerprint %q", want[0], after)
+	}
 }

@@ -27,7 +27,7 @@ func checkProject(ctx context.Context, cfg *config.Config, root string) (checks 
 	}
 	plan := setup.NewPlan(registry.Detect(snap), snap, cfg.Sandbox.Setup)
 	if plan.Lang == nil {
-		return []check{{Name: "project", Status: "info", Detail: root + ": no language detected (go.mod, package.json, pyproject.toml, *.py)"}}, true
+		return []check{{Name: "project", Status: "info", Detail: root + ": no language detected (fixpoint knows " + strings.Join(registry.Names(), ", ") + ")"}}, true
 	}
 	checks = append(checks, check{Name: "project", Status: "info", Detail: fmt.Sprintf("%s: %s", root, plan.Lang.Name())})
 	for _, w := range plan.Warnings {

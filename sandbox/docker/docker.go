@@ -6,7 +6,10 @@
 // static supervisor (./supervisor, embedded here as prebuilt binaries). The
 // session holds the container's attached stdin/stdout and speaks a framed
 // protocol with the supervisor, so a command costs one fork-exec inside the
-// container instead of a `docker exec` round trip through the engine.
+// container instead of a `docker exec` round trip through the engine. The
+// host side of that protocol is ./supclient, shared with the kubernetes
+// backend: this package adds only what is Docker's (the container, its
+// replacement when it dies, the engine's word on an OOM kill).
 //
 // The supervisor binary reaches the container through a named volume
 // ("fixpoint-supervisor-<source hash>"), filled once per engine with

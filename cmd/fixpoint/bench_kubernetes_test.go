@@ -199,3 +199,64 @@ func TestBenchParallelOnKubernetes(t *testing.T) {
 		}
 	})
 }
+
+// podImage is a sandbox pod's image as specified and as the node ran it
+// (the container status's imageID: name@sha256:manifest digest).
+type podImage struct{ spec, status string }
+
+type podImages struct {
+	mu   sync.Mutex
+	pods map[string]podImage // guarded by mu
+}
+
+func (p *podImages) seen() []podImage {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []podImage
+	for _, im := range p.pods {
+		out = append(out, im)
+	}
+	return out
+}
+
+// watchPodImages records the images of this process's sandbox pods once
+// their container has started.
+func watchPodImages(t *testing.T, kubeconfig string) *podImages {
+	t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sel := "fixpoint.managed=true,fixpoint.pid=" + strconv.Itoa(os.Getpid())
+	ctx, cancel := context.WithCancel(context.Background())
+	list, err := cs.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: sel})
+	if err != nil {
+		cancel()
+		t.Fatalf("list pods %s: %v", sel, err)
+	}
+	w, err := cs.CoreV1().Pods("default").Watch(ctx, metav1.ListOptions{LabelSelector: sel, ResourceVersion: list.ResourceVersion})
+	if err != nil {
+		cancel()
+		t.Fatalf("watch pods %s: %v", sel, err)
+	}
+	p := &podImages{pods: map[string]podImage{}}
+	done := make(chan struct{})
+	t.Cleanup(func() { cancel(); w.Stop(); <-done })
+	go func() { // exits when the watch is stopped at cleanup
+		defer close(done)
+		for ev := range w.ResultChan() {
+			pod, ok := ev.Object.(*corev1.Pod)
+			if !ok || len(pod.Status.ContainerStatuses) == 0 || pod.Status.ContainerStatuses[0].ImageID == "" {
+				continue
+			}
+			p.mu.Lock()
+			p.pods[pod.Name] = podImage{spec: pod.Spec.Containers[0].Image, status: pod.Status.ContainerStatuses[0].ImageID}
+			p.mu.Unlock()
+		}
+	}()
+	return p
+}

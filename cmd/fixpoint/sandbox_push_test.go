@@ -8,6 +8,9 @@ import (
 	"log"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -42,7 +45,10 @@ func TestSandboxImagesPush(t *testing.T) {
 	var authed, refused atomic.Int64
 	reg := registry.New(registry.Logger(log.New(io.Discard, "", 0)))
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if u, p, ok := r.BasicAuth(); !ok || u != user || p != secret {
+		// Reads of manifests and blobs are anonymous (the cluster pulls
+		// without credentials), everything else needs the password.
+		read := (r.Method == http.MethodGet || r.Method == http.MethodHead) && r.URL.Path != "/v2/"
+		if u, p, ok := r.BasicAuth(); !read && (!ok || u != user || p != secret) {
 			refused.Add(1)
 			w.Header().Set("WWW-Authenticate", `Basic realm="fixpoint-test"`)
 			http.Error(w, `{"errors":[{"code":"UNAUTHORIZED","message":"authentication required"}]}`, http.StatusUnauthorized)
@@ -139,4 +145,33 @@ func TestSandboxImagesPush(t *testing.T) {
 	if !found {
 		t.Errorf("engine's RepoDigests %q lack %s", after.RepoDigests, want)
 	}
+
+	// A kubernetes session with the printed setting pulls the pinned image
+	// from the registry: the pod references REGISTRY/…:TAG@DIGEST, and the
+	// node runs exactly that manifest.
+	t.Run("pod pulls it", func(t *testing.T) {
+		kubeconfig := sandboxtest.RequireKubeconfig(t)
+		xdg := t.TempDir()
+		user := "[sandbox]\nbackend = \"kubernetes\"\n" + strings.Replace(stdout, "[sandbox.kubernetes]\n", "[sandbox.kubernetes]\nkubeconfig = "+strconv.Quote(kubeconfig)+"\n", 1)
+		if err := os.MkdirAll(filepath.Join(xdg, "fixpoint"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(xdg, "fixpoint", "config.toml"), []byte(user), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		pods := watchPodImages(t, kubeconfig)
+		code, out, errOut := runCLI(t, map[string]string{"XDG_CONFIG_HOME": xdg}, "sandbox", "run", "--dir", pyWorkspace(t), "--", "python3", "hello.py")
+		if code != 0 || out != "hello 1\n" {
+			t.Fatalf("sandbox run with the pushed image = %d, %q; stderr %s", code, out, errOut)
+		}
+		images := pods.seen()
+		if len(images) == 0 {
+			t.Fatal("no sandbox pod seen")
+		}
+		for _, im := range images {
+			if im.spec != ref || !strings.HasSuffix(im.status, "@"+digest) {
+				t.Errorf("pod image %q (ran %q), want %q running %s", im.spec, im.status, ref, digest)
+			}
+		}
+	})
 }

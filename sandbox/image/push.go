@@ -48,15 +48,10 @@ func ValidateRegistry(registry string) error {
 	case strings.Contains(registry, "://"):
 		return fmt.Errorf("%w %q: give the registry without a scheme (registry.example.com/team, 127.0.0.1:5000)", ErrRegistry, registry)
 	}
-	named, err := reference.ParseNormalizedNamed(registry + "/" + ImageName("python"))
-	if err != nil {
-		return fmt.Errorf("%w %q: %v", ErrRegistry, registry, err)
-	}
-	if _, ok := named.(reference.Tagged); ok {
-		return fmt.Errorf("%w %q: a registry has no tag", ErrRegistry, registry)
-	}
-	if _, ok := named.(reference.Digested); ok {
-		return fmt.Errorf("%w %q: a registry has no digest", ErrRegistry, registry)
+	// With the image name appended, a tag or digest in registry, or
+	// anything else a reference cannot hold, fails to parse.
+	if _, err := reference.ParseNormalizedNamed(registry + "/" + ImageName("python")); err != nil {
+		return fmt.Errorf("%w %q: want HOST[:PORT][/PATH] without a tag or digest (registry.example.com/team, 127.0.0.1:5000): %v", ErrRegistry, registry, err)
 	}
 	return nil
 }

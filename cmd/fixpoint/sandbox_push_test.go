@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
@@ -60,7 +61,11 @@ func TestSandboxImagesPush(t *testing.T) {
 	defer srv.Close()
 	host := strings.TrimPrefix(srv.URL, "http://") // 127.0.0.1:PORT: the engine allows plain HTTP there
 	remote := host + "/" + local + ":" + recipe
-	t.Cleanup(func() { cli.ImageRemove(t.Context(), remote, dimage.RemoveOptions{}) })
+	t.Cleanup(func() { // t.Context is already cancelled here
+		if _, err := cli.ImageRemove(context.Background(), remote, dimage.RemoveOptions{}); err != nil {
+			t.Errorf("remove the pushed tag %s: %v", remote, err)
+		}
+	})
 
 	t.Run("no credentials", func(t *testing.T) {
 		code, stdout, stderr := runCLI(t, nil, "sandbox", "images", "push", host, "--lang", "python")

@@ -157,6 +157,17 @@ type Kubernetes struct {
 	// NetworkCheck is "enforce" (default: refuse a cluster whose pods
 	// reach their node despite the deny-all NetworkPolicy) or "warn".
 	NetworkCheck string `toml:"network_check" json:"networkCheck"`
+	// ImageRegistry is where `fixpoint sandbox images push REGISTRY` put
+	// fixpoint's images ("registry.example.com/team", "127.0.0.1:5000");
+	// "" = pods use the image names as they are (images preloaded on the
+	// nodes). With it, the pod of a fixpoint-sandbox-LANG session uses
+	// REGISTRY/fixpoint-sandbox-LANG:ImageTags[LANG].
+	ImageRegistry string `toml:"image_registry" json:"imageRegistry"`
+	// ImageTags maps a language to the tag its image was pushed with, and
+	// its manifest digest ("3f2a0c1d9e8b@sha256:…", as the push command
+	// prints it); the digest pins the content, so a later push to the
+	// same tag cannot change what sessions run.
+	ImageTags map[string]string `toml:"image_tags" json:"imageTags"`
 }
 
 // Agent configures the loop.

@@ -94,6 +94,10 @@ func TestProjectFileUserOnlyKeysRefused(t *testing.T) {
 		{"runtime class", "[sandbox.kubernetes]\nruntime_class = \"\"\n", "sandbox.kubernetes.runtime_class"},
 		{"unenforced network", "[sandbox.kubernetes]\nnetwork_check = \"warn\"\n", "sandbox.kubernetes.network_check"},
 		{"requests", "sandbox.kubernetes.memory_request = \"64Gi\"\n", "sandbox.kubernetes.memory_request"},
+		// The image is the toolchain that reports test results: a workspace
+		// must not point pods at a registry or a tag of its choosing.
+		{"image registry", "[sandbox.kubernetes]\nimage_registry = \"evil.example.com\"\n", "sandbox.kubernetes.image_registry"},
+		{"image tag", "[sandbox.kubernetes.image_tags]\npython = \"rigged\"\n", "sandbox.kubernetes.image_tags"},
 		{"runtime", "[sandbox]\nruntime = \"runc\"\n", "sandbox.runtime"},
 		{"image", "[sandbox]\nimage = \"evil:latest\"\n", "sandbox.image"},
 		{"dockerfile", "[sandbox]\ndockerfile = \"Dockerfile\"\n", "sandbox.dockerfile"},

@@ -18,7 +18,7 @@ import (
 func benchSWECommand() *command {
 	c := &command{
 		name: "bench swe",
-		usage: `Usage: fixpoint bench swe --instances FILE [--oracle | --model M | --prompt-only] [--split tuning|heldout] [--only ID,..] [--limit K] [--out DIR] [--write MD]
+		usage: `Usage: fixpoint bench swe --instances FILE [--oracle | --model M | --prompt-only] [--split tuning|heldout] [--only ID,..] [--limit K] [--parallel N] [--out DIR] [--write MD]
 
 Runs real bug-fix instances (SWE-bench style) through 'fixpoint fix': each
 instance's tree before the fix, with the maintainers' test patch applied,
@@ -32,7 +32,10 @@ alone ran. --oracle replies with the maintainers' patch
 (measures everything but the model). --prompt-only stops each instance at
 its first prompt (set up, test patch applied, failing tests run, first
 prompt built and judged; no model asked): the cheap way to measure the
-context builder; it keeps each first prompt in DIR/prompts. The instance format (JSON lines) is in
+context builder; it keeps each first prompt in DIR/prompts. --parallel N runs N
+instances at once: on the kubernetes backend N instances' pods are created
+together and the cluster places them; on one Docker engine they share it.
+The instance format (JSON lines) is in
 internal/bench/swe/corpus/README.md; the bundled corpus is
 internal/bench/swe/corpus/instances.jsonl.
 Example:
@@ -52,6 +55,7 @@ Example:
 		limit := fs.Int("limit", 0, "only the first `K` instances (0 = all)")
 		out := fs.String("out", "", "output `dir` for results.jsonl and summary.md (default bench-out/swe-<time>)")
 		write := fs.String("write", "", "also replace the swe table of a Markdown `file` (docs/BENCHMARKS.md)")
+		parallel := fs.Int("parallel", 1, "instances run at once, each with its own sandbox sessions (on the kubernetes backend the cluster places their pods)")
 		var sf sandboxFlags
 		sf.register(fs)
 		if done, code := parseFlags(fs, args); done {
@@ -64,6 +68,8 @@ Example:
 			return a.fail(usagef("--oracle and --model exclude each other"))
 		case *promptOnly && (*oracle || *model != ""):
 			return a.fail(usagef("--prompt-only asks no model: it excludes --oracle and --model"))
+		case *parallel < 1:
+			return a.fail(usagef("--parallel must be at least 1"))
 		case *split != "" && *split != "tuning" && *split != "heldout":
 			return a.fail(usagef("--split %q: want tuning or heldout", *split))
 		}
@@ -100,7 +106,7 @@ Example:
 		if cl, ok := backend.(interface{ Close() error }); ok {
 			defer cl.Close()
 		}
-		opts := &swe.Options{Oracle: *oracle, PromptOnly: *promptOnly, Progress: a.stderr, ColdSetup: *coldSetup}
+		opts := &swe.Options{Oracle: *oracle, PromptOnly: *promptOnly, Progress: a.stderr, ColdSetup: *coldSetup, Parallel: *parallel}
 		if !*oracle && !*promptOnly {
 			opts.Model = llm.New(cfg.Model, &llm.Options{Logger: a.logger})
 		}

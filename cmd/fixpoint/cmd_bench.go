@@ -91,7 +91,9 @@ times the bare checks (no loop) on the warm sessions, with a new container per
 check, and as bare host processes (with --oracle only: the host never runs a
 model's code), and the loop as a user's run (the stub checked, a parser
 process per policy check; run logs in OUT/user-loop), all taking turns with
-the loop 16 problems at a time, and prints the ratios.
+the loop 16 problems at a time, and prints the ratios. --parallel P starts P
+sessions at once: on the kubernetes backend P pods that the cluster places
+(--engines is for plain Docker engines only, which fixpoint spreads itself).
 Example:
   FIXPOINT_BASE_URL=http://localhost:11434/v1 fixpoint bench humaneval \
     --data ./HumanEval.jsonl.gz --model qwen2.5-coder:7b --parallel 2

@@ -28,14 +28,17 @@ func sandboxCommand() *command {
 		usage: `Usage:
   fixpoint sandbox run [--dir D] [--image I] [--backend ` + strings.Join(config.Backends(), "|") + `] [--timeout 30s] [--memory 512m] -- CMD ARGS...
   fixpoint sandbox images build [--lang ` + langChoices() + `] [--force]
+  fixpoint sandbox images push REGISTRY [--lang ` + langChoices() + `]
 
 run     copies D into a fresh sandbox, runs CMD in /workspace, streams its output
         and exits with CMD's exit code (124 on timeout, 137 when killed for
         memory). D on the host is never modified.
-images  builds the default sandbox images offline (debootstrap + docker import).
+images  build: builds the default sandbox images offline (debootstrap + docker
+        import); push: pushes them to a registry a Kubernetes cluster pulls from.
 Example:
   fixpoint sandbox run --dir . -- python3 -m pytest -q
-  fixpoint sandbox images build --lang python`,
+  fixpoint sandbox images build --lang python
+  fixpoint sandbox images push registry.example.com/team`,
 	}
 	c.run = func(ctx context.Context, a *app, args []string) int {
 		if len(args) == 0 {
@@ -49,11 +52,14 @@ Example:
 		case "run":
 			return sandboxRun(ctx, a, args[1:])
 		case "images":
-			if len(args) < 2 || args[1] != "build" {
-				fmt.Fprintf(a.stderr, "fixpoint sandbox images: want `fixpoint sandbox images build [--lang %s] [--force]`\n", langChoices())
-				return exitUsage
+			switch {
+			case len(args) >= 2 && args[1] == "build":
+				return sandboxImagesBuild(ctx, a, args[2:])
+			case len(args) >= 2 && args[1] == "push":
+				return sandboxImagesPush(ctx, a, args[2:])
 			}
-			return sandboxImagesBuild(ctx, a, args[2:])
+			fmt.Fprintf(a.stderr, "fixpoint sandbox images: want `fixpoint sandbox images build [--lang %s] [--force]` or `fixpoint sandbox images push REGISTRY [--lang %s]`\n", langChoices(), langChoices())
+			return exitUsage
 		}
 		fmt.Fprintf(a.stderr, "fixpoint sandbox: unknown subcommand %q (want run or images build)\n", args[0])
 		return exitUsage

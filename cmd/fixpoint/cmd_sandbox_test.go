@@ -65,6 +65,13 @@ func TestSandboxRunUsageErrors(t *testing.T) {
 		{"unknown flag", []string{"sandbox", "run", "--frobnicate", "--", "true"}, "frobnicate"},
 		{"unknown subcommand", []string{"sandbox", "walk"}, "unknown subcommand"},
 		{"bad lang", []string{"sandbox", "images", "build", "--lang", "cobol"}, "--lang cobol"},
+		{"push without registry", []string{"sandbox", "images", "push"}, "give the REGISTRY"},
+		{"push with a scheme", []string{"sandbox", "images", "push", "https://r.example.com"}, "without a scheme"},
+		{"push with a tag", []string{"sandbox", "images", "push", "r.example.com/team:1"}, "without a tag or digest"},
+		{"push with a digest", []string{"sandbox", "images", "push", "r.example.com/x@sha256:" + strings.Repeat("a", 64)}, "without a tag or digest"},
+		{"push upper case", []string{"sandbox", "images", "push", "r.example.com/Team"}, "without a tag or digest"},
+		{"push bad lang", []string{"sandbox", "images", "push", "r.example.com", "--lang", "cobol"}, "--lang cobol"},
+		{"images unknown", []string{"sandbox", "images", "pull"}, "images push REGISTRY"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

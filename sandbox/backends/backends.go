@@ -138,6 +138,7 @@ func KubernetesOptions(cfg *config.Config, log *slog.Logger, warn io.Writer) *ku
 		Kubeconfig: k.Kubeconfig, Context: k.Context, Namespace: k.Namespace, RuntimeClass: k.RuntimeClass,
 		PullPolicy: k.ImagePullPolicy, CPURequest: k.CPURequest, MemoryRequest: k.MemoryRequest,
 		NetworkCheck: k.NetworkCheck, WorkspaceSize: ws, TmpSize: tmp, Logger: log,
+		ImageRegistry: k.ImageRegistry, ImageTags: k.ImageTags,
 	}
 	if warn != nil {
 		opts.Warn = func(msg string) { fmt.Fprintln(warn, "fixpoint: warning: "+msg) }

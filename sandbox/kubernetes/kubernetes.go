@@ -90,6 +90,12 @@ type Options struct {
 	WorkspaceSize, TmpSize int64
 	// NetworkCheck is NetworkCheckEnforce ("" too) or NetworkCheckWarn.
 	NetworkCheck string
+	// ImageRegistry, when set, is where fixpoint's images were pushed
+	// (`fixpoint sandbox images push`): a session whose image is
+	// fixpoint-sandbox-LANG then uses REGISTRY/fixpoint-sandbox-LANG:
+	// ImageTags[LANG] ("TAG@sha256:…"); "" = image names as they are.
+	ImageRegistry string
+	ImageTags     map[string]string
 	// Logger receives debug logs; nil discards them.
 	Logger *slog.Logger
 	// NoReap skips the Reap call in New.
@@ -226,6 +232,9 @@ func New(ctx context.Context, opts *Options) (*Backend, error) {
 			return nil, fmt.Errorf("%w: sandbox.kubernetes.%s %q: %w", ErrConfig, q.key, q.val, err)
 		}
 		*q.dst = v
+	}
+	if err := b.checkImages(); err != nil {
+		return nil, err
 	}
 	cfg, ns, source, err := LoadConfig(b.opts)
 	if err != nil {

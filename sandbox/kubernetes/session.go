@@ -59,6 +59,11 @@ func (b *Backend) Start(ctx context.Context, spec sandbox.Spec) (sandbox.Session
 	if spec.Image == "" {
 		return nil, fmt.Errorf("kubernetes sandbox: no image given: %w", sandbox.ErrImageMissing)
 	}
+	img, err := b.imageRef(spec.Image)
+	if err != nil {
+		return nil, err
+	}
+	spec.Image = img
 	for _, c := range spec.Caches {
 		// Caches live in Docker volumes or host directories; a cluster
 		// has neither (README: not done yet).

@@ -40,28 +40,53 @@ type Pool struct {
 	all      []sandbox.Session
 }
 
-// NewPool starts size sessions on b with spec.
+// NewPool starts size sessions on b with spec, all at once: on a
+// Kubernetes backend that is size pods created together, which the
+// cluster's scheduler places; on one Docker engine, size containers.
+// When any start fails, the others are closed.
 func NewPool(ctx context.Context, b sandbox.Backend, spec sandbox.Spec, size int) (*Pool, error) {
 	if size < 1 {
 		size = 1
 	}
 	p := &Pool{name: b.Name(), sessions: make(chan sandbox.Session, size)}
-	empty := &sandbox.Snapshot{Files: map[string]sandbox.File{}}
-	for i := 0; i < size; i++ {
-		s, err := b.Start(ctx, spec)
+	started := make([]sandbox.Session, size)
+	errs := make([]error, size)
+	var wg sync.WaitGroup
+	for i := range size {
+		wg.Go(func() {
+			started[i], errs[i] = startWarm(ctx, b, spec)
+			if errs[i] != nil {
+				errs[i] = fmt.Errorf("start sandbox session %d: %w", i+1, errs[i])
+			}
+		})
+	}
+	wg.Wait()
+	for _, s := range started {
+		if s != nil {
+			p.all = append(p.all, s)
+			p.sessions <- s
+		}
+	}
+	for _, err := range errs {
 		if err != nil {
 			p.Close()
-			return nil, fmt.Errorf("start sandbox session %d: %w", i+1, err)
+			return nil, err // the first: the others mostly repeat it
 		}
-		if _, err := s.Sync(ctx, empty); err != nil {
-			s.Close()
-			p.Close()
-			return nil, fmt.Errorf("sync sandbox session %d: %w", i+1, err)
-		}
-		p.all = append(p.all, s)
-		p.sessions <- s
 	}
 	return p, nil
+}
+
+// startWarm starts one session and syncs an empty workspace into it.
+func startWarm(ctx context.Context, b sandbox.Backend, spec sandbox.Spec) (sandbox.Session, error) {
+	s, err := b.Start(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.Sync(ctx, &sandbox.Snapshot{Files: map[string]sandbox.File{}}); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("sync: %w", err)
+	}
+	return s, nil
 }
 
 // Check implements Checker.

@@ -42,6 +42,10 @@ type Options struct {
 	// install) with the fix. By default it runs before the timed run, as
 	// the native time was measured with the dependencies installed.
 	ColdSetup bool
+	// Parallel is how many instances run at once, each with its own
+	// sessions; 0 or 1 = one at a time. On the kubernetes backend the
+	// cluster places their pods.
+	Parallel int
 }
 
 // Result is what one instance measured.
@@ -73,9 +77,11 @@ type Result struct {
 	Error        string `json:"error,omitempty"`
 }
 
-// Run puts each instance through `fixpoint fix`. cfg is copied; its DataDir
-// should be a temporary directory. An instance that cannot be set up gets
-// a Result with Error; Run returns an error only when ctx ends.
+// Run puts each instance through `fixpoint fix`, opts.Parallel at a time.
+// cfg is copied; its DataDir should be a temporary directory, under which
+// each instance gets its own. An instance that cannot be set up gets a
+// Result with Error; Run returns an error only when ctx ends. Results are
+// in the order of instances; progress lines in the order they finish.
 func Run(ctx context.Context, cfg *config.Config, backend sandbox.Backend, instances []Instance, opts *Options) ([]Result, error) {
 	if opts == nil {
 		opts = &Options{}
@@ -84,30 +90,75 @@ func Run(ctx context.Context, cfg *config.Config, backend sandbox.Backend, insta
 	if progress == nil {
 		progress = io.Discard
 	}
-	var out []Result
-	for i, in := range instances {
-		if err := ctx.Err(); err != nil {
-			return out, err
+	out := make([]Result, len(instances))
+	ran := make([]bool, len(instances))
+	next := make(chan int)
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex // guards done and progress
+		done int
+	)
+	for range max(1, opts.Parallel) {
+		// Each worker exits when next is closed.
+		wg.Go(func() {
+			for i := range next {
+				cc := *cfg
+				if cfg.DataDir != "" {
+					// Own memory, baselines and run logs per instance:
+					// engines running at once do not share a store.
+					cc.DataDir = filepath.Join(cfg.DataDir, fmt.Sprintf("%03d", i))
+					if err := os.MkdirAll(cc.DataDir, 0o700); err != nil {
+						cc.DataDir = cfg.DataDir
+					}
+				}
+				r := runInstance(ctx, &cc, backend, instances[i], opts)
+				out[i], ran[i] = r, true
+				mu.Lock()
+				done++
+				fmt.Fprintln(progress, progressLine(done, len(instances), instances[i], r, opts))
+				mu.Unlock()
+			}
+		})
+	}
+feed:
+	for i := range instances {
+		select {
+		case next <- i:
+		case <-ctx.Done():
+			break feed
 		}
-		r := runInstance(ctx, cfg, backend, in, opts)
-		out = append(out, r)
-		status := "not verified"
-		switch {
-		case r.Error != "":
-			status = "error: " + r.Error
-		case r.Verified:
-			status = "verified"
-		case opts.PromptOnly:
-			status = stopPromptOnly
+	}
+	close(next)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		var partial []Result
+		for i, ok := range ran {
+			if ok {
+				partial = append(partial, out[i])
+			}
 		}
-		missing := ""
-		if len(r.Missing) > 0 {
-			missing = " (not shown: " + strings.Join(r.Missing, ", ") + ")"
-		}
-		fmt.Fprintf(progress, "[%d/%d] %s: %s · reproduced %v · target in prompt %v%s · %d KB · %.1fs · %d full + %d targeted runs\n",
-			i+1, len(instances), in.ID, status, r.Reproduced, r.TargetInPrompt, missing, r.PromptBytes/1024, r.Wall, r.FullRuns, r.TargetedRuns)
+		return partial, err
 	}
 	return out, nil
+}
+
+// progressLine is the line Run prints when an instance ends.
+func progressLine(done, total int, in Instance, r Result, opts *Options) string {
+	status := "not verified"
+	switch {
+	case r.Error != "":
+		status = "error: " + r.Error
+	case r.Verified:
+		status = "verified"
+	case opts.PromptOnly:
+		status = stopPromptOnly
+	}
+	missing := ""
+	if len(r.Missing) > 0 {
+		missing = " (not shown: " + strings.Join(r.Missing, ", ") + ")"
+	}
+	return fmt.Sprintf("[%d/%d] %s: %s · reproduced %v · target in prompt %v%s · %d KB · %.1fs · %d full + %d targeted runs",
+		done, total, in.ID, status, r.Reproduced, r.TargetInPrompt, missing, r.PromptBytes/1024, r.Wall, r.FullRuns, r.TargetedRuns)
 }
 
 func runInstance(ctx context.Context, cfg *config.Config, backend sandbox.Backend, in Instance, opts *Options) Result {

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -164,6 +165,34 @@ func TestSandboxImagesPush(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(xdg, "fixpoint", "config.toml"), []byte(user), 0o644); err != nil {
 			t.Fatal(err)
 		}
+		// The pod's image lands in the CI cluster's containerd store, which
+		// outlives the cluster (the cache .ci/k8s-down keeps): remove the
+		// record of this run's registry, named by its port, when the
+		// cluster is ours (.ci/k8s-env's socket).
+		t.Cleanup(func() {
+			const sock = "/run/fixpoint-k8s/containerd.sock"
+			if _, err := os.Stat(sock); err != nil {
+				return
+			}
+			ctr := func(args ...string) string {
+				out, err := exec.Command("ctr", append([]string{"--address", sock, "-n", "k8s.io", "images"}, args...)...).CombinedOutput()
+				if err != nil {
+					t.Errorf("ctr images %s on the CI cluster's containerd: %v: %s", strings.Join(args, " "), err, out)
+				}
+				return string(out)
+			}
+			var names []string
+			for _, n := range strings.Fields(ctr("ls", "-q")) {
+				if strings.HasPrefix(n, k.ImageRegistry+"/") {
+					names = append(names, n)
+				}
+			}
+			if len(names) == 0 {
+				t.Errorf("no image of %s in the CI cluster's containerd, though a pod ran %s", k.ImageRegistry, ref)
+				return
+			}
+			ctr(append([]string{"rm"}, names...)...)
+		})
 		pods := watchPodImages(t, kubeconfig)
 		code, out, errOut := runCLI(t, map[string]string{"XDG_CONFIG_HOME": xdg}, "sandbox", "run", "--dir", pyWorkspace(t), "--", "python3", "hello.py")
 		if code != 0 || out != "hello 1\n" {

@@ -3,9 +3,7 @@ package docker_test
 import (
 	"cmp"
 	"context"
-	"net"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -53,31 +51,7 @@ func escapeSuite(t *testing.T, runtime string) {
 	gvisor := docker.IsGVisor(runtime)
 	cli := sandboxtest.RequireDocker(t)
 	sandboxtest.RequireImage(t, cli, testImage)
-	const canary = "FIXPOINT_CANARY_7f3a9c"
-	t.Setenv("FIXPOINT_ESCAPE_CANARY", canary)
-	hostDir := t.TempDir()
-	hostFile := filepath.Join(hostDir, "host-secret.txt")
-	if err := os.WriteFile(hostFile, []byte(canary), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", ":0") // every host interface, loopback included
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	accepted := make(chan string, 10)
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			accepted <- c.RemoteAddr().String()
-			c.Close()
-		}
-	}()
-	port := ln.Addr().(*net.TCPAddr).Port
-
+	e := sandboxtest.EscapeHost(t, "FIXPOINT_CANARY_7f3a9c")
 	startCtx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	b, err := docker.New(startCtx, &docker.Options{Client: cli, Runtime: runtime, WorkspaceSize: 32 << 20, TmpSize: 32 << 20})
@@ -94,31 +68,21 @@ func escapeSuite(t *testing.T, runtime string) {
 		s.Close()
 		sandboxtest.RequireNoContainers(t, cli, docker.LabelSession, s.Name())
 	}()
-	if _, err := s.Sync(t.Context(), &sandbox.Snapshot{Files: map[string]sandbox.File{"keep.txt": {Data: []byte("kept")}}}); err != nil {
-		t.Fatalf("Sync: %v", err)
+	e.Session, e.UID, e.Allowed = s, uid, imageEnvKeys(t, cli)
+	e.Unreachable = []string{"172.17.0.1", "host.docker.internal"}
+	e.GVisor = gvisor
+	// Only the container's init and the supervisor.
+	e.Ours = func(line string) bool {
+		return strings.Contains(line, "docker-init") || strings.Contains(line, "/.fixpoint/supervisor")
 	}
-	sandboxtest.Escape(t, sandboxtest.EscapeSetup{
-		Session: s, UID: uid, Allowed: imageEnvKeys(t, cli),
-		Canary: canary, HostFile: hostFile, HostDir: hostDir,
-		Port: port, Unreachable: []string{"172.17.0.1", "host.docker.internal"},
-		GVisor: gvisor,
-		// Only the container's init and the supervisor.
-		Ours: func(line string) bool {
-			return strings.Contains(line, "docker-init") || strings.Contains(line, "/.fixpoint/supervisor")
-		},
-		OwnProcs: 2,
-		After: func(t *testing.T) {
-			if got := len(runningSessions(t, cli)); got != 1 {
-				t.Errorf("%d sandbox containers of this test run, want 1", got)
-			}
-		},
-		Extra: dockerEscapeCases(port, canary),
-	})
-	select {
-	case from := <-accepted:
-		t.Errorf("the host listener accepted a connection from %s", from)
-	default:
+	e.OwnProcs = 2
+	e.After = func(t *testing.T) {
+		if got := len(runningSessions(t, cli)); got != 1 {
+			t.Errorf("%d sandbox containers of this test run, want 1", got)
+		}
 	}
+	e.Extra = dockerEscapeCases(e.Port, e.Canary)
+	sandboxtest.Escape(t, e)
 }
 
 // dockerEscapeCases are the escape cases of the docker backend alone: no

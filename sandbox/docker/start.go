@@ -28,7 +28,7 @@ const (
 	supervisorDir  = "/.fixpoint"
 	supervisorPath = supervisorDir + "/supervisor"
 	workspaceDir   = "/workspace"
-	defaultPath    = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+	defaultPath    = supclient.DefaultPath
 )
 
 // Start starts a hardened container for spec and waits for its supervisor.
@@ -109,7 +109,7 @@ func (b *Backend) start(ctx context.Context, spec sandbox.Spec) (*Session, error
 		user:     sandboxUser(b.opts.User, imageUser),
 	}
 	s.baseEnv = append(s.baseEnv, hostEnv...)
-	s.baseEnv = withSpecEnv(s.baseEnv, spec)
+	s.baseEnv = supclient.SpecEnv(s.baseEnv, spec)
 	if err := s.boot(ctx); err != nil {
 		if !errors.Is(err, supclient.ErrNotStarted) {
 			return nil, err
@@ -124,35 +124,6 @@ func (b *Backend) start(ctx context.Context, spec sandbox.Spec) (*Session, error
 		}
 	}
 	return s, nil
-}
-
-// withSpecEnv adds spec.Env to env (a later KEY replaces an earlier one)
-// and puts spec.Path before PATH.
-func withSpecEnv(env []string, spec sandbox.Spec) []string {
-	out := append([]string(nil), env...)
-	set := func(kv string) {
-		k, _, _ := strings.Cut(kv, "=")
-		for i, e := range out {
-			if strings.HasPrefix(e, k+"=") {
-				out[i] = kv
-				return
-			}
-		}
-		out = append(out, kv)
-	}
-	for _, kv := range spec.Env {
-		set(kv)
-	}
-	if len(spec.Path) > 0 {
-		p := defaultPath
-		for _, e := range out {
-			if v, ok := strings.CutPrefix(e, "PATH="); ok {
-				p = v
-			}
-		}
-		set("PATH=" + strings.Join(spec.Path, ":") + ":" + p)
-	}
-	return out
 }
 
 func newSessionName() string {

@@ -3,9 +3,6 @@ package kubernetes_test
 import (
 	"context"
 	"errors"
-	"net"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -108,29 +105,7 @@ func TestMissingImage(t *testing.T) {
 // TestEscape runs the shared escape battery (sandboxtest.Escape) in one
 // hardened pod.
 func TestEscape(t *testing.T) {
-	const canary = "FIXPOINT_CANARY_k8s_5e1d"
-	t.Setenv("FIXPOINT_ESCAPE_CANARY", canary)
-	hostDir := t.TempDir()
-	hostFile := filepath.Join(hostDir, "host-secret.txt")
-	if err := os.WriteFile(hostFile, []byte(canary), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", ":0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	accepted := make(chan string, 10)
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			accepted <- c.RemoteAddr().String()
-			c.Close()
-		}
-	}()
+	e := sandboxtest.EscapeHost(t, "FIXPOINT_CANARY_k8s_5e1d")
 	b := newBackend(t, func(o *kubernetes.Options) { o.WorkspaceSize, o.TmpSize = 32<<20, 32<<20 })
 	sess, err := b.Start(t.Context(), sandbox.Spec{Image: testImage, Limits: sandboxtest.EscapeLimits()})
 	if err != nil {
@@ -142,9 +117,6 @@ func TestEscape(t *testing.T) {
 		s.Close()
 		requireNoPod(t, b, name)
 	}()
-	if _, err := s.Sync(t.Context(), &sandbox.Snapshot{Files: map[string]sandbox.File{"keep.txt": {Data: []byte("kept")}}}); err != nil {
-		t.Fatalf("Sync: %v", err)
-	}
 	id, err := s.Run(t.Context(), sandbox.Command{Args: []string{"id", "-u"}})
 	if err != nil {
 		t.Fatal(err)
@@ -157,29 +129,22 @@ func TestEscape(t *testing.T) {
 	for _, ip := range pod.Status.HostIPs {
 		unreachable = append(unreachable, ip.IP)
 	}
-	sandboxtest.Escape(t, sandboxtest.EscapeSetup{
-		Session: s, UID: strings.TrimSpace(string(id.Stdout)),
-		// fixpoint-sandbox-python's own ENV; nothing Kubernetes injects
-		// (KUBERNETES_SERVICE_HOST, HOSTNAME) may reach a command.
-		Allowed: []string{"PYTHONDONTWRITEBYTECODE"},
-		Canary:  canary, HostFile: hostFile, HostDir: hostDir,
-		Port: ln.Addr().(*net.TCPAddr).Port, Unreachable: unreachable,
-		ForkBombMayOOM: true,
-		Ours: func(line string) bool {
-			_, cmd, _ := strings.Cut(line, " ")
-			return strings.HasPrefix(line, "1 /bin/sh -c read _") || strings.HasPrefix(cmd, "/.fixpoint/supervisor")
-		},
-		After: func(t *testing.T) {
-			if s.Name() != name {
-				t.Errorf("the case replaced the pod (%s -> %s)", name, s.Name())
-			}
-		},
-	})
-	select {
-	case from := <-accepted:
-		t.Errorf("the host listener accepted a connection from %s", from)
-	default:
+	e.Session, e.UID = s, strings.TrimSpace(string(id.Stdout))
+	// fixpoint-sandbox-python's own ENV; nothing Kubernetes injects
+	// (KUBERNETES_SERVICE_HOST, HOSTNAME) may reach a command.
+	e.Allowed = []string{"PYTHONDONTWRITEBYTECODE"}
+	e.Unreachable = unreachable
+	e.ForkBombMayOOM = true
+	e.Ours = func(line string) bool {
+		_, cmd, _ := strings.Cut(line, " ")
+		return strings.HasPrefix(line, "1 /bin/sh -c read _") || strings.HasPrefix(cmd, "/.fixpoint/supervisor")
 	}
+	e.After = func(t *testing.T) {
+		if s.Name() != name {
+			t.Errorf("the case replaced the pod (%s -> %s)", name, s.Name())
+		}
+	}
+	sandboxtest.Escape(t, e)
 }
 
 func errorsIs(err, target error) bool { return errors.Is(err, target) }

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/fixpoint-dev/fixpoint/sandbox"
+	"github.com/fixpoint-dev/fixpoint/sandbox/docker/supclient"
 )
 
 const (
@@ -16,7 +17,7 @@ const (
 	supervisorDir  = "/.fixpoint"
 	supervisorPath = supervisorDir + "/supervisor"
 	workspaceDir   = "/workspace"
-	defaultPath    = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+	defaultPath    = supclient.DefaultPath
 )
 
 // podParams is what a session's pod is made of; everything else about it

@@ -146,7 +146,7 @@ func (s *Session) boot(ctx context.Context) error {
 	if err := b.exec(ctx, name, copyCmd, bytes.NewReader(bin), &out, &errOut); err != nil {
 		return fail(fmt.Errorf("copy the supervisor into pod %s (the image needs sh and cat): %w: %s", name, err, strings.TrimSpace(errOut.String())))
 	}
-	s.baseEnv = withSpecEnv(baseEnv(out.Bytes()), s.spec)
+	s.baseEnv = supclient.SpecEnv(baseEnv(out.Bytes()), s.spec)
 	s.nodeIP = running.Status.HostIP
 	conn, err := b.openSupervisor(ctx, name)
 	if err != nil {
@@ -423,35 +423,6 @@ func baseEnv(environ []byte) []string {
 // roGoCache marks, in the copy step's output, an image GOCACHE that
 // commands cannot write.
 const roGoCache = "FIXPOINT_GOCACHE_READONLY"
-
-// withSpecEnv adds spec.Env to env (a later KEY replaces an earlier one)
-// and puts spec.Path before PATH.
-func withSpecEnv(env []string, spec sandbox.Spec) []string {
-	out := append([]string(nil), env...)
-	set := func(kv string) {
-		k, _, _ := strings.Cut(kv, "=")
-		for i, e := range out {
-			if strings.HasPrefix(e, k+"=") {
-				out[i] = kv
-				return
-			}
-		}
-		out = append(out, kv)
-	}
-	for _, kv := range spec.Env {
-		set(kv)
-	}
-	if len(spec.Path) > 0 {
-		p := defaultPath
-		for _, e := range out {
-			if v, ok := strings.CutPrefix(e, "PATH="); ok {
-				p = v
-			}
-		}
-		set("PATH=" + strings.Join(spec.Path, ":") + ":" + p)
-	}
-	return out
-}
 
 // ready returns the live stream, replacing a dead pod first.
 func (s *Session) ready(ctx context.Context) (*supclient.Conn, error) {

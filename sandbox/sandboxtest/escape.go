@@ -2,6 +2,9 @@ package sandboxtest
 
 import (
 	"context"
+	"net"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,12 +18,13 @@ import (
 // what its backend allows.
 type EscapeSetup struct {
 	// Session was started with EscapeLimits and /workspace and /tmp of at
-	// most 32 MiB, with "keep.txt" = "kept" synced; its image has python3.
+	// most 32 MiB; its image has python3. Escape syncs "keep.txt" into it.
 	Session sandbox.Session
 	UID     string   // the uid commands run as
 	Allowed []string // environment keys commands may see besides the base ones (the image's ENV)
 	// Canary is a string from the host (a file, the environment) that
-	// must never be seen inside; HostFile and HostDir hold it.
+	// must never be seen inside; HostFile and HostDir hold it. EscapeHost
+	// sets these and Port.
 	Canary, HostFile, HostDir string
 	// Port is a TCP listener on every host interface; Unreachable are
 	// addresses (the node's, a bridge's) on which it must not be reached.
@@ -88,6 +92,9 @@ type EscapeCase struct {
 // EscapeSetup.Extra (the docker backend's: its bridge and routes, pid 1's
 // environment).
 func Escape(t *testing.T, e EscapeSetup) {
+	if _, err := e.Session.Sync(t.Context(), &sandbox.Snapshot{Files: map[string]sandbox.File{"keep.txt": {Data: []byte("kept")}}}); err != nil {
+		t.Fatalf("Sync: %v", err)
+	}
 	for _, c := range append(escapeCases(e), e.Extra...) {
 		t.Run(c.Name, func(t *testing.T) {
 			// Armed: a Run that outlives its own timeout by a minute fails
@@ -114,6 +121,44 @@ func Escape(t *testing.T, e EscapeSetup) {
 			}
 		})
 	}
+}
+
+// EscapeHost plants canary on the host, in the environment
+// (FIXPOINT_ESCAPE_CANARY) and in a file of a directory of its own, and
+// opens a TCP listener on every host interface, loopback included. It
+// returns an EscapeSetup with Canary, HostFile, HostDir and Port set.
+// When the test ends, the listener must have accepted nothing.
+func EscapeHost(t *testing.T, canary string) EscapeSetup {
+	t.Setenv("FIXPOINT_ESCAPE_CANARY", canary)
+	hostDir := t.TempDir()
+	hostFile := filepath.Join(hostDir, "host-secret.txt")
+	if err := os.WriteFile(hostFile, []byte(canary), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", ":0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	accepted := make(chan string, 10)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- c.RemoteAddr().String()
+			c.Close()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		select {
+		case from := <-accepted:
+			t.Errorf("the host listener accepted a connection from %s", from)
+		default:
+		}
+	})
+	return EscapeSetup{Canary: canary, HostFile: hostFile, HostDir: hostDir, Port: ln.Addr().(*net.TCPAddr).Port}
 }
 
 func cmpDur(a, b time.Duration) time.Duration {

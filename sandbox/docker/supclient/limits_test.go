@@ -1,6 +1,7 @@
 package supclient_test
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -35,5 +36,24 @@ func TestZeroLimitsMeanDefaults(t *testing.T) {
 	exp.Timeout, exp.CPUTime, exp.OutputCap, exp.FileSize, exp.NoFile = time.Second, time.Second, 5, 6, 7
 	if got != exp {
 		t.Errorf("merge(%+v, defaults) = %+v, want %+v", cmd, got, exp)
+	}
+}
+
+// TestSpecEnv: a spec's Env replaces a base variable of the same key and
+// adds new ones; its Path goes before the base PATH, or before the
+// default PATH when the base has none; the base slice is left alone.
+func TestSpecEnv(t *testing.T) {
+	base := []string{"PATH=/usr/bin:/bin", "HOME=/tmp", "LANG=C.UTF-8"}
+	got := supclient.SpecEnv(base, sandbox.Spec{Env: []string{"LANG=en_US.UTF-8", "GOFLAGS=-mod=mod"}, Path: []string{"/opt/a/bin", "/opt/b/bin"}})
+	want := []string{"PATH=/opt/a/bin:/opt/b/bin:/usr/bin:/bin", "HOME=/tmp", "LANG=en_US.UTF-8", "GOFLAGS=-mod=mod"}
+	if !slices.Equal(got, want) {
+		t.Errorf("SpecEnv = %q, want %q", got, want)
+	}
+	if base[0] != "PATH=/usr/bin:/bin" || base[2] != "LANG=C.UTF-8" {
+		t.Errorf("SpecEnv modified its input: %q", base)
+	}
+	got = supclient.SpecEnv([]string{"HOME=/tmp"}, sandbox.Spec{Path: []string{"/opt/a/bin"}})
+	if want := []string{"HOME=/tmp", "PATH=/opt/a/bin:" + supclient.DefaultPath}; !slices.Equal(got, want) {
+		t.Errorf("SpecEnv without a base PATH = %q, want %q", got, want)
 	}
 }

@@ -160,6 +160,39 @@ func Defaults(l sandbox.Limits) sandbox.Limits {
 	return l
 }
 
+// DefaultPath is the PATH commands get when their image sets none.
+const DefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+// SpecEnv adds spec.Env to env (a later KEY replaces an earlier one) and
+// puts spec.Path before PATH (DefaultPath when env has none). env is not
+// modified.
+func SpecEnv(env []string, spec sandbox.Spec) []string {
+	out := append([]string(nil), env...)
+	set := func(kv string) {
+		k, _, _ := strings.Cut(kv, "=")
+		for i, e := range out {
+			if strings.HasPrefix(e, k+"=") {
+				out[i] = kv
+				return
+			}
+		}
+		out = append(out, kv)
+	}
+	for _, kv := range spec.Env {
+		set(kv)
+	}
+	if len(spec.Path) > 0 {
+		p := DefaultPath
+		for _, e := range out {
+			if v, ok := strings.CutPrefix(e, "PATH="); ok {
+				p = v
+			}
+		}
+		set("PATH=" + strings.Join(spec.Path, ":") + ":" + p)
+	}
+	return out
+}
+
 // Merge fills the zero fields of a command's limits l from the session's
 // def. Memory, Pids and NanoCPUs bound the whole sandbox: def's hold.
 func Merge(l, def sandbox.Limits) sandbox.Limits {

@@ -157,6 +157,12 @@ type Kubernetes struct {
 	// NetworkCheck is "enforce" (default: refuse a cluster whose pods
 	// reach their node despite the deny-all NetworkPolicy) or "warn".
 	NetworkCheck string `toml:"network_check" json:"networkCheck"`
+	// CacheStorageClass is the StorageClass of the PersistentVolumeClaims
+	// that hold dependency caches (filled by the setup pod, mounted
+	// read-only by test pods); "" = the cluster's default StorageClass.
+	CacheStorageClass string `toml:"cache_storage_class" json:"cacheStorageClass"`
+	// CacheSize is the size each cache claim requests ("4Gi" default).
+	CacheSize string `toml:"cache_size" json:"cacheSize"`
 }
 
 // Agent configures the loop.

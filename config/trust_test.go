@@ -94,6 +94,7 @@ func TestProjectFileUserOnlyKeysRefused(t *testing.T) {
 		{"runtime class", "[sandbox.kubernetes]\nruntime_class = \"\"\n", "sandbox.kubernetes.runtime_class"},
 		{"unenforced network", "[sandbox.kubernetes]\nnetwork_check = \"warn\"\n", "sandbox.kubernetes.network_check"},
 		{"requests", "sandbox.kubernetes.memory_request = \"64Gi\"\n", "sandbox.kubernetes.memory_request"},
+		{"cache storage class", "[sandbox.kubernetes]\ncache_storage_class = \"attacker-nfs\"\n", "sandbox.kubernetes.cache_storage_class"},
 		{"runtime", "[sandbox]\nruntime = \"runc\"\n", "sandbox.runtime"},
 		{"image", "[sandbox]\nimage = \"evil:latest\"\n", "sandbox.image"},
 		{"dockerfile", "[sandbox]\ndockerfile = \"Dockerfile\"\n", "sandbox.dockerfile"},

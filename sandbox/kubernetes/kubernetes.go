@@ -24,6 +24,7 @@
 package kubernetes
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/binary"
@@ -88,6 +89,13 @@ type Options struct {
 	// WorkspaceSize and TmpSize cap /workspace and /tmp; 0 = 1 GiB and
 	// 256 MiB.
 	WorkspaceSize, TmpSize int64
+	// CacheStorageClass is the StorageClass of the dependency cache
+	// claims the setup step fills (install.go); "" = the cluster's
+	// default StorageClass.
+	CacheStorageClass string
+	// CacheSize is each cache claim's requested size (a Kubernetes
+	// quantity); "" = 4Gi.
+	CacheSize string
 	// NetworkCheck is NetworkCheckEnforce ("" too) or NetworkCheckWarn.
 	NetworkCheck string
 	// Logger receives debug logs; nil discards them.
@@ -110,6 +118,7 @@ type Backend struct {
 	log        *slog.Logger
 	cpuReq     resource.Quantity
 	memReq     resource.Quantity
+	cacheSize  resource.Quantity
 	server     string // the API server's version
 	netMu      sync.Mutex
 	netChecked bool // guarded by netMu: the network check passed once
@@ -217,7 +226,7 @@ func New(ctx context.Context, opts *Options) (*Backend, error) {
 	for _, q := range []struct {
 		key, val string
 		dst      *resource.Quantity
-	}{{"cpu_request", b.opts.CPURequest, &b.cpuReq}, {"memory_request", b.opts.MemoryRequest, &b.memReq}} {
+	}{{"cpu_request", b.opts.CPURequest, &b.cpuReq}, {"memory_request", b.opts.MemoryRequest, &b.memReq}, {"cache_size", cmp.Or(b.opts.CacheSize, defaultCacheSize), &b.cacheSize}} {
 		if q.val == "" {
 			continue
 		}

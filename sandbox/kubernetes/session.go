@@ -209,13 +209,15 @@ func (b *Backend) openSupervisor(ctx context.Context, pod string, sweep bool) (*
 	}()
 	conn := supclient.New(outR, inW, func() {
 		// Closing stdin makes the supervisor exit and the exec end
-		// cleanly; the cancel is for a stream that does not.
+		// cleanly; the cancel is for a stream that does not. Our end of
+		// its stdout closes after, or client-go logs the broken copy on
+		// the terminal.
 		inW.Close()
-		outR.Close()
 		select {
 		case <-ended:
 		case <-time.After(2 * time.Second):
 		}
+		outR.Close()
 		cancel()
 	})
 	conn.KeepRootTime = true // /workspace is the emptyDir's root, owned by root

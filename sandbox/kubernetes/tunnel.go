@@ -63,12 +63,15 @@ func (b *Backend) startTunnel(ctx context.Context, pod, upstream string) (*tunne
 		inR.CloseWithError(err)
 	}()
 	t.stop = func() {
+		// The relay exits when its stdin closes, and the exec ends
+		// cleanly; closing our end of its stdout first would make
+		// client-go log the broken copy.
 		inW.Close()
-		outR.Close()
 		select {
 		case <-t.ended:
 		case <-time.After(2 * time.Second):
 		}
+		outR.Close()
 		cancel()
 		t.mu.Lock()
 		for id, tc := range t.conns {

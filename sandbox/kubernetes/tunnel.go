@@ -29,8 +29,7 @@ type tunnel struct {
 	mu    sync.Mutex // guards conns
 	conns map[uint32]*tunnelConn
 
-	stop  func()
-	ended chan struct{} // closed when the exec stream ends
+	stop func()
 }
 
 type tunnelConn struct {
@@ -52,9 +51,9 @@ func (b *Backend) startTunnel(ctx context.Context, pod, upstream string) (*tunne
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	t := &tunnel{upstream: upstream, w: inW, conns: map[uint32]*tunnelConn{}, ended: make(chan struct{})}
+	ended := make(chan struct{})
 	go func() {
-		defer close(t.ended)
+		defer close(ended)
 		err := ex.StreamWithContext(sctx, remotecommand.StreamOptions{Stdin: inR, Stdout: outW, Stderr: logWriter{b, pod}})
 		if err == nil {
 			err = io.EOF
@@ -62,17 +61,30 @@ func (b *Backend) startTunnel(ctx context.Context, pod, upstream string) (*tunne
 		outW.CloseWithError(err)
 		inR.CloseWithError(err)
 	}()
-	t.stop = func() {
+	t, err := openTunnel(ctx, outR, inW, upstream, func() {
 		// The relay exits when its stdin closes, and the exec ends
 		// cleanly; closing our end of its stdout first would make
 		// client-go log the broken copy.
 		inW.Close()
 		select {
-		case <-t.ended:
+		case <-ended:
 		case <-time.After(2 * time.Second):
 		}
 		outR.Close()
 		cancel()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("start the setup relay in pod %s: %w", pod, err)
+	}
+	return t, nil
+}
+
+// openTunnel waits for the relay's ready frame on r and then carries its
+// connections; end stops the relay's stream (w is its stdin).
+func openTunnel(ctx context.Context, r io.Reader, w io.WriteCloser, upstream string, end func()) (*tunnel, error) {
+	t := &tunnel{upstream: upstream, w: w, conns: map[uint32]*tunnelConn{}}
+	t.stop = func() {
+		end()
 		t.mu.Lock()
 		for id, tc := range t.conns {
 			tc.end()
@@ -80,18 +92,18 @@ func (b *Backend) startTunnel(ctx context.Context, pod, upstream string) (*tunne
 		}
 		t.mu.Unlock()
 	}
-	in := bufio.NewReaderSize(outR, 64<<10)
+	in := bufio.NewReaderSize(r, 64<<10)
 	ready := make(chan error, 1)
 	go func() { ready <- t.readReady(in) }()
 	select {
 	case err := <-ready:
 		if err != nil {
 			t.stop()
-			return nil, fmt.Errorf("start the setup relay in pod %s: %w", pod, err)
+			return nil, err
 		}
 	case <-time.After(30 * time.Second):
 		t.stop()
-		return nil, fmt.Errorf("start the setup relay in pod %s: no answer within 30 s", pod)
+		return nil, errors.New("no answer within 30 s")
 	case <-ctx.Done():
 		t.stop()
 		return nil, ctx.Err()

@@ -186,7 +186,9 @@ func (e *egress) serve(c net.Conn) {
 	target := strings.ToLower(req.RequestURI)
 	host, _, err := net.SplitHostPort(target)
 	if err != nil || !e.allow[target] {
-		refuse("403 Forbidden", "fixpoint's setup relay reaches only the registries of the setup step; "+req.RequestURI+" is not one: set the registry variable (GOPROXY, NPM_CONFIG_REGISTRY, PIP_INDEX_URL) or HTTPS_PROXY in fixpoint's environment\n")
+		// Not "403 Forbidden": installers print the status, and that one
+		// reads as a registry asking for credentials.
+		refuse("403 Not a registry of this setup step", "fixpoint's setup relay reaches only the registries of the setup step; "+req.RequestURI+" is not one: set the registry variable (GOPROXY, NPM_CONFIG_REGISTRY, PIP_INDEX_URL) or HTTPS_PROXY in fixpoint's environment\n")
 		return
 	}
 	up, err := dialPublic(host, target)

@@ -68,6 +68,9 @@ func (b *Backend) Install(ctx context.Context, spec sandbox.InstallSpec) (*sandb
 		res.Cached = true
 		return res, nil
 	}
+	if err := b.checkStorageClass(ctx); err != nil {
+		return nil, err
+	}
 	project := labelValue(spec.Labels[sandbox.LabelProject])
 	for i, c := range spec.Caches {
 		name := res.Mounts[i].Source
@@ -311,6 +314,30 @@ func resultText(r *sandbox.Result) string {
 		return ""
 	}
 	return strings.TrimSpace(string(r.Stdout) + string(r.Stderr))
+}
+
+// checkStorageClass fails early, with the fix, when the cache claims
+// could never be bound: the configured StorageClass does not exist, or
+// none is configured and the cluster has no default one. A user who may
+// not read StorageClasses (cluster-scoped) is not checked.
+func (b *Backend) checkStorageClass(ctx context.Context) error {
+	classes := b.cs.StorageV1().StorageClasses()
+	if name := b.opts.CacheStorageClass; name != "" {
+		if _, err := classes.Get(ctx, name, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+			return fmt.Errorf("%w: StorageClass %q (sandbox.kubernetes.cache_storage_class) does not exist on %s: name one that `kubectl get storageclass` lists, or set [sandbox] setup = \"off\" and use an image with the dependencies", ErrConfig, name, b.cfg.Host)
+		}
+		return nil
+	}
+	list, err := classes.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil
+	}
+	for _, c := range list.Items {
+		if c.Annotations["storageclass.kubernetes.io/is-default-class"] == "true" {
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: the dependency setup keeps its caches on PersistentVolumeClaims, and the cluster at %s has no default StorageClass: set sandbox.kubernetes.cache_storage_class to one that `kubectl get storageclass` lists, or set [sandbox] setup = \"off\" and use an image with the dependencies", ErrConfig, b.cfg.Host)
 }
 
 // claimHint explains a setup pod that never ran when a cache claim is not

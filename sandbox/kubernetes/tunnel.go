@@ -42,6 +42,10 @@ func (tc *tunnelConn) end() { tc.doneOnce.Do(func() { close(tc.done) }) }
 
 const tunnelMaxFrame = 64 << 10
 
+// maxTunnelConns bounds the connections a setup pod has open at once
+// (npm opens about 16).
+const maxTunnelConns = 256
+
 // startTunnel runs the relay in pod and waits until it listens.
 func (b *Backend) startTunnel(ctx context.Context, pod, upstream string) (*tunnel, error) {
 	ex, err := b.executor(pod, []string{supervisorPath, "-relay", "127.0.0.1:0"}, true)
@@ -166,8 +170,15 @@ func (t *tunnel) demux(r io.Reader) {
 		case 'O':
 			tc := &tunnelConn{q: make(chan []byte, 256), done: make(chan struct{})}
 			t.mu.Lock()
-			t.conns[id] = tc
+			full := len(t.conns) >= maxTunnelConns
+			if !full {
+				t.conns[id] = tc
+			}
 			t.mu.Unlock()
+			if full { // a step that opens connections without end
+				t.send('C', id, nil)
+				continue
+			}
 			go t.carry(id, tc)
 		case 'D':
 			t.mu.Lock()

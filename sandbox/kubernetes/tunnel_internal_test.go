@@ -143,7 +143,7 @@ func TestEgressRefuses(t *testing.T) {
 		t.Errorf("description %q does not name the registries", desc)
 	}
 	cases := []struct{ name, req, status, says string }{
-		{"other host", "CONNECT evil.example:443 HTTP/1.1\r\nHost: evil.example:443\r\n\r\n", "403", "not one"},
+		{"other host", "CONNECT evil.example:443 HTTP/1.1\r\nHost: evil.example:443\r\n\r\n", "403 Not a registry", "not one"},
 		{"registry on another port", "CONNECT proxy.golang.org:22 HTTP/1.1\r\nHost: proxy.golang.org:22\r\n\r\n", "403", "not one"},
 		{"plain http", "GET http://proxy.golang.org/ HTTP/1.1\r\nHost: proxy.golang.org\r\n\r\n", "405", "CONNECT"},
 		{"allowed name on the loopback", "CONNECT localhost:" + port + " HTTP/1.1\r\nHost: localhost\r\n\r\n", "502", "no address"},

@@ -18,9 +18,16 @@
 // checks that a pod really cannot reach its node (netcheck.go): a cluster
 // whose network plugin ignores NetworkPolicy fails closed.
 //
+// The setup phase (install.go, [Backend.Install]) runs a project's
+// dependency install in a setup pod hardened as a session's, whose only
+// network is the supervisor's relay mode over a second exec stream
+// (tunnel.go) to an allowlisting egress or the user's proxy on this
+// machine (egress.go); it fills PersistentVolumeClaims keyed like the
+// docker backend's volumes, which sessions mount read-only.
+//
 // Configuration comes from the user only (config.Sandbox.Kubernetes,
 // user-only keys): kubeconfig, context, namespace, runtime class, pull
-// policy, requests.
+// policy, requests, cache storage class and size.
 package kubernetes
 
 import (

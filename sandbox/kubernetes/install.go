@@ -134,7 +134,7 @@ func writableNames(names []string) []string {
 func (b *Backend) cacheClaim(name, cache, key, project string) *corev1.PersistentVolumeClaim {
 	return cacheClaim(name, b.ns, b.opts.CacheStorageClass, b.cacheSize, map[string]string{
 		LabelManaged: "true", LabelCache: "deps", LabelCacheName: labelValue(cache), LabelSetupKey: labelValue(key),
-		"fixpoint.project": project, LabelHost: labelValue(hostname()),
+		sandbox.LabelProject: project, LabelHost: labelValue(hostname()),
 	})
 }
 
@@ -188,7 +188,7 @@ func (b *Backend) pruneClaims(ctx context.Context, project, cache, key string) {
 	if project == "" {
 		return
 	}
-	sel := LabelCache + "=deps," + LabelCacheName + "=" + labelValue(cache) + ",fixpoint.project=" + project
+	sel := LabelCache + "=deps," + LabelCacheName + "=" + labelValue(cache) + "," + sandbox.LabelProject + "=" + project
 	list, err := b.cs.CoreV1().PersistentVolumeClaims(b.ns).List(ctx, metav1.ListOptions{LabelSelector: sel})
 	if err != nil {
 		return

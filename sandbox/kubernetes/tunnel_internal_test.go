@@ -209,3 +209,19 @@ func TestEgressRelaysToUserProxy(t *testing.T) {
 		t.Errorf("the proxy got %q, want the CONNECT with the proxy's own credentials only", g)
 	}
 }
+
+// TestClaimName: a cache's claim name is a DNS-1123 name whatever the
+// cache is called (node_modules has an underscore).
+func TestClaimName(t *testing.T) {
+	tests := []struct{ name, key, want string }{
+		{"gomod", "0123456789abcdef", "fixpoint-deps-gomod-0123456789abcdef"},
+		{"node_modules", "0123456789abcdef", "fixpoint-deps-node-modules-0123456789abcdef"},
+		{"Venv..x", "ABC", "fixpoint-deps-venv-x-abc"},
+		{strings.Repeat("a", 80), "k", "fixpoint-deps-" + strings.Repeat("a", 40) + "-k"},
+	}
+	for _, tc := range tests {
+		if got := claimName(tc.name, tc.key); got != tc.want {
+			t.Errorf("claimName(%q, %q) = %q, want %q", tc.name, tc.key, got, tc.want)
+		}
+	}
+}

@@ -188,3 +188,65 @@ func TestSetupFailsOnKubernetes(t *testing.T) {
 		t.Errorf("second run = %d; want the remembered failure without a new setup pod:\n%s", code, stderr)
 	}
 }
+
+// TestTestWithNPMOnKubernetes: the same for npm: `npm ci` in the setup pod
+// fetches a package from registry.npmjs.org through the relay (the CA
+// bundle given as NODE_EXTRA_CA_CERTS), node_modules is a claim mounted
+// read-only, and node's test runner reports each test.
+func TestTestWithNPMOnKubernetes(t *testing.T) {
+	kubeconfig := sandboxtest.RequireKubeconfig(t)
+	c := newLoopCLI(t)
+	c.env["FIXPOINT_SANDBOX"] = "kubernetes"
+	root := t.TempDir()
+	files := map[string]string{
+		"package.json": `{"name": "withnpm", "version": "1.0.0", "private": true, "scripts": {"test": "node --test"}, "dependencies": {"is-number": "7.0.0"}}` + "\n",
+		"package-lock.json": `{
+  "name": "withnpm",
+  "version": "1.0.0",
+  "lockfileVersion": 3,
+  "requires": true,
+  "packages": {
+    "": {"name": "withnpm", "version": "1.0.0", "dependencies": {"is-number": "7.0.0"}},
+    "node_modules/is-number": {
+      "version": "7.0.0",
+      "integrity": "sha512-41Cifkg6e8TylSpdtTpeLVMqvSBEVzTttHvERD741+pnZ8ANv0004MRL43QKPDlK9cGvNp6NZWZUBlbGXYxxng==",
+      "engines": {"node": ">=0.12.0"}
+    }
+  }
+}
+`,
+		"num.test.js": `const test = require('node:test');
+const assert = require('node:assert');
+const isNumber = require('is-number');
+test('five is a number', () => { assert.ok(isNumber(5)); });
+test('abc is a number', () => { assert.ok(isNumber('abc')); });
+`,
+		".fixpoint.toml": "[sandbox]\ntimeout = \"10m\"\n[sandbox.kubernetes]\nkubeconfig = " + strconv.Quote(kubeconfig) +
+			"\nimage_pull_policy = \"Never\"\ncache_storage_class = \"fixpoint-ci-local\"\ncache_size = \"1Gi\"\n",
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(root, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.trust(root)
+	removeNewClaims(t, kubeconfig)
+	code, out, stderr := c.run(t.Context(), "test", "--dir", root, "--json")
+	if code != exitNotReached {
+		t.Fatalf("fixpoint test = %d, want %d (one test fails)\nstdout:\n%s\nstderr:\n%s", code, exitNotReached, out, stderr)
+	}
+	if !strings.Contains(stderr, "dependencies installed (npm ci)") {
+		t.Errorf("stderr lacks the npm ci setup:\n%s", stderr)
+	}
+	var rep testrun.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("--json output: %v\n%s", err, out)
+	}
+	got := map[string]testrun.Status{}
+	for _, r := range rep.Tests {
+		got[r.Name] = r.Status
+	}
+	if len(got) != 2 || got["five is a number"] != testrun.StatusPass || got["abc is a number"] != testrun.StatusFail {
+		t.Errorf("results %v; want the first test passed and the second failed\n%s\nstderr:\n%s", got, out, stderr)
+	}
+}

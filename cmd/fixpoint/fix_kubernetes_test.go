@@ -166,6 +166,9 @@ func TestSetupFailsOnKubernetes(t *testing.T) {
 	kubeconfig := sandboxtest.RequireKubeconfig(t)
 	c := newLoopCLI(t)
 	c.env["FIXPOINT_SANDBOX"] = "kubernetes"
+	// The failure record and its log go to the user's cache directory:
+	// this test's own, not the machine's.
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	root := withModuleProject(t, c, kubeconfig, "v0.0.999", "")
 	code, out, stderr := c.run(t.Context(), "test", "--dir", root)
 	if code == exitOK {

@@ -214,7 +214,9 @@ func (b *Backend) runInstall(ctx context.Context, spec sandbox.InstallSpec, moun
 		l.Memory = 2 << 30 // installers (npm) need more than a test run
 	}
 	var writable []string
-	s := &Session{b: b, setup: true, limits: supclient.Defaults(l), spec: sandbox.Spec{
+	// /tmp holds the installers' own download caches (npm's ~/.npm), as
+	// the docker setup container's 2 GiB tmpfs does.
+	s := &Session{b: b, setup: true, tmpSize: 2 << 30, limits: supclient.Defaults(l), spec: sandbox.Spec{
 		Image: spec.Image, Labels: map[string]string{"fixpoint.setup": "true"}, Env: spec.Env, Path: spec.Path,
 	}}
 	if p := spec.Labels[sandbox.LabelProject]; p != "" {

@@ -2,6 +2,7 @@ package kubernetes
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -39,6 +40,9 @@ type Session struct {
 	// relay it runs besides must live).
 	caches []podCache
 	setup  bool
+	// tmpSize, when set, replaces Options.TmpSize (the setup pod's
+	// installers keep their own caches under HOME=/tmp).
+	tmpSize int64
 
 	// Set by boot (only from the calling goroutine); mu guards name, conn
 	// and closed against Close.
@@ -119,7 +123,7 @@ func (s *Session) boot(ctx context.Context) error {
 	pod := hardenedPod(podParams{
 		Name: name, Namespace: b.ns, Image: s.spec.Image, PullPolicy: b.opts.PullPolicy, UID: uid,
 		Labels: labels, Limits: s.limits, CPURequest: b.cpuReq, MemoryRequest: b.memReq,
-		RuntimeClass: b.opts.RuntimeClass, WorkspaceSize: b.opts.WorkspaceSize, TmpSize: b.opts.TmpSize,
+		RuntimeClass: b.opts.RuntimeClass, WorkspaceSize: b.opts.WorkspaceSize, TmpSize: cmp.Or(s.tmpSize, b.opts.TmpSize),
 		Caches: s.caches, FSGroup: fsGroup,
 	})
 	created, err := b.cs.CoreV1().Pods(b.ns).Create(ctx, pod, metav1.CreateOptions{})

@@ -168,6 +168,12 @@ type Kubernetes struct {
 	// prints it); the digest pins the content, so a later push to the
 	// same tag cannot change what sessions run.
 	ImageTags map[string]string `toml:"image_tags" json:"imageTags"`
+	// CacheStorageClass is the StorageClass of the PersistentVolumeClaims
+	// that hold dependency caches (filled by the setup pod, mounted
+	// read-only by test pods); "" = the cluster's default StorageClass.
+	CacheStorageClass string `toml:"cache_storage_class" json:"cacheStorageClass"`
+	// CacheSize is the size each cache claim requests ("4Gi" default).
+	CacheSize string `toml:"cache_size" json:"cacheSize"`
 }
 
 // Agent configures the loop.

@@ -98,6 +98,7 @@ func TestProjectFileUserOnlyKeysRefused(t *testing.T) {
 		// must not point pods at a registry or a tag of its choosing.
 		{"image registry", "[sandbox.kubernetes]\nimage_registry = \"evil.example.com\"\n", "sandbox.kubernetes.image_registry"},
 		{"image tag", "[sandbox.kubernetes.image_tags]\npython = \"rigged\"\n", "sandbox.kubernetes.image_tags"},
+		{"cache storage class", "[sandbox.kubernetes]\ncache_storage_class = \"attacker-nfs\"\n", "sandbox.kubernetes.cache_storage_class"},
 		{"runtime", "[sandbox]\nruntime = \"runc\"\n", "sandbox.runtime"},
 		{"image", "[sandbox]\nimage = \"evil:latest\"\n", "sandbox.image"},
 		{"dockerfile", "[sandbox]\ndockerfile = \"Dockerfile\"\n", "sandbox.dockerfile"},

@@ -500,6 +500,11 @@ type Setup struct {
 	// bundle's path in the setup container when there is one, besides
 	// SSL_CERT_FILE and GIT_SSL_CAINFO, which every step gets.
 	CAEnv []string
+	// Registries are the hosts the installer downloads from when no
+	// variable names another (registry.npmjs.org): where a backend
+	// allowlists the step's network (kubernetes), the step reaches these
+	// and the URLs in Env and HostEnv's values.
+	Registries []string
 	// TestEnv is set for every test run of a session using the caches
 	// (GOMODCACHE, GOPROXY=off, PATH additions).
 	TestEnv []string

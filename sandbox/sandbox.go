@@ -238,9 +238,14 @@ type InstallSpec struct {
 	// CAEnv names variables set to the CA bundle's path when CAFile is
 	// set (the installer's own: NODE_EXTRA_CA_CERTS, PIP_CERT), besides
 	// SSL_CERT_FILE and GIT_SSL_CAINFO, which every step gets.
-	CAEnv  []string
-	Labels map[string]string // as in Spec (LabelProject keys pruning)
-	Limits Limits            // Timeout bounds the whole step
+	CAEnv []string
+	// Registries are the hosts (or URLs) the installer downloads from by
+	// default (registry.npmjs.org): a backend that allowlists the step's
+	// network (kubernetes) lets it reach these and the URLs in Env and
+	// HostEnv.
+	Registries []string
+	Labels     map[string]string // as in Spec (LabelProject keys pruning)
+	Limits     Limits            // Timeout bounds the whole step
 	// Output receives the step's output as it is produced; nil = discard.
 	Output io.Writer
 }

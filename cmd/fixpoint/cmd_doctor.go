@@ -190,8 +190,12 @@ func checkKubernetes(ctx context.Context, cfg *config.Config) check {
 		nodes = fmt.Sprintf("%d nodes, %d Ready", d.Nodes, d.ReadyNodes)
 	}
 	ch.Status = "ok"
-	ch.Detail = fmt.Sprintf("%s %s (kubeconfig %s), namespace %s, runtime class %s, %s, NetworkPolicy %s",
-		d.Server, d.Version, d.Source, d.Namespace, orDash(d.RuntimeClass), nodes, d.Policy)
+	ch.Detail = fmt.Sprintf("%s %s (kubeconfig %s), namespace %s, runtime class %s, %s, NetworkPolicy %s, dependency caches: %s",
+		d.Server, d.Version, d.Source, d.Namespace, orDash(d.RuntimeClass), nodes, d.Policy, d.CacheStorage)
+	if !d.CacheOK {
+		// Projects without a setup step still run.
+		ch.Status, ch.Fix = "warn", "projects whose dependencies are installed before tests (go.mod requirements, package-lock.json, requirements.txt) cannot be set up: set sandbox.kubernetes.cache_storage_class to a StorageClass that `kubectl get storageclass` lists"
+	}
 	if d.Nodes >= 0 && d.ReadyNodes == 0 {
 		ch.Status, ch.Fix = "fail", "no node is Ready: sandbox pods cannot start; check the kubelets"
 	}

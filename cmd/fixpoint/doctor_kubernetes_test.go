@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/fixpoint-dev/fixpoint/config"
+	"github.com/fixpoint-dev/fixpoint/sandbox/sandboxtest"
 )
 
 // TestDoctorKubernetesNamesKubeconfig: with backend = "kubernetes" and a
@@ -23,5 +24,28 @@ func TestDoctorKubernetesNamesKubeconfig(t *testing.T) {
 		if !strings.Contains(ch.Detail+ch.Fix, want) {
 			t.Errorf("checkKubernetes = %+v, want it to name %q", ch, want)
 		}
+	}
+}
+
+// TestDoctorKubernetesCacheStorage: on the test cluster (no default
+// StorageClass), doctor warns that dependency setup has nowhere to put its
+// caches and names the key; with the CI class set it names that class.
+func TestDoctorKubernetesCacheStorage(t *testing.T) {
+	kubeconfig := sandboxtest.RequireKubeconfig(t)
+	cfg := config.Defaults(func(string) string { return "" })
+	cfg.Sandbox.Backend = config.BackendKubernetes
+	cfg.Sandbox.Kubernetes.Kubeconfig = kubeconfig
+	ch := checkKubernetes(t.Context(), cfg)
+	if ch.Status != "warn" || !strings.Contains(ch.Detail, "no default StorageClass") || !strings.Contains(ch.Fix, "sandbox.kubernetes.cache_storage_class") {
+		t.Errorf("without a cache class: %+v, want a warning naming sandbox.kubernetes.cache_storage_class", ch)
+	}
+	cfg.Sandbox.Kubernetes.CacheStorageClass = "fixpoint-ci-local"
+	ch = checkKubernetes(t.Context(), cfg)
+	if ch.Status != "ok" || !strings.Contains(ch.Detail, "dependency caches: StorageClass fixpoint-ci-local") {
+		t.Errorf("with the CI class: %+v", ch)
+	}
+	cfg.Sandbox.Kubernetes.CacheStorageClass = "no-such-class"
+	if ch = checkKubernetes(t.Context(), cfg); ch.Status != "warn" || !strings.Contains(ch.Detail, "no-such-class") || !strings.Contains(ch.Detail, "does not exist") {
+		t.Errorf("with a missing class: %+v", ch)
 	}
 }

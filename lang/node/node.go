@@ -131,6 +131,9 @@ func (Language) SetupStep(snap *sandbox.Snapshot) *lang.Setup {
 		Env:     []string{"NPM_CONFIG_UPDATE_NOTIFIER=false", "NPM_CONFIG_FUND=false", "NPM_CONFIG_AUDIT=false"},
 		HostEnv: []string{"NPM_CONFIG_REGISTRY", "npm_config_registry"},
 		CAEnv:   []string{"NODE_EXTRA_CA_CERTS"},
+		// npm's default registry (a user's NPM_CONFIG_REGISTRY is allowed
+		// too).
+		Registries: []string{"registry.npmjs.org"},
 		// npm, yarn and pnpm all read npm_config_ignore_scripts.
 		NoScripts: []string{"NPM_CONFIG_IGNORE_SCRIPTS=true", "npm_config_ignore_scripts=true", "YARN_IGNORE_SCRIPTS=true"},
 	}

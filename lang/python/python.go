@@ -161,8 +161,10 @@ func (Language) SetupStep(snap *sandbox.Snapshot) *lang.Setup {
 		Env:     []string{"PIP_NO_CACHE_DIR=1"},
 		HostEnv: []string{"PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "PIP_NO_INDEX", "PIP_TRUSTED_HOST"},
 		CAEnv:   []string{"PIP_CERT", "REQUESTS_CA_BUNDLE"},
-		TestEnv: append(env, "VIRTUAL_ENV="+Venv),
-		Path:    []string{Venv + "/bin"},
+		// pip's default index and where its files are.
+		Registries: []string{"pypi.org", "files.pythonhosted.org"},
+		TestEnv:    append(env, "VIRTUAL_ENV="+Venv),
+		Path:       []string{Venv + "/bin"},
 	}
 }
 

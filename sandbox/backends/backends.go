@@ -137,7 +137,7 @@ func KubernetesOptions(cfg *config.Config, log *slog.Logger, warn io.Writer) *ku
 	opts := &kubernetes.Options{
 		Kubeconfig: k.Kubeconfig, Context: k.Context, Namespace: k.Namespace, RuntimeClass: k.RuntimeClass,
 		PullPolicy: k.ImagePullPolicy, CPURequest: k.CPURequest, MemoryRequest: k.MemoryRequest,
-		NetworkCheck: k.NetworkCheck, WorkspaceSize: ws, TmpSize: tmp, Logger: log,
+		NetworkCheck: k.NetworkCheck, CacheStorageClass: k.CacheStorageClass, CacheSize: k.CacheSize, WorkspaceSize: ws, TmpSize: tmp, Logger: log,
 		ImageRegistry: k.ImageRegistry, ImageTags: k.ImageTags,
 	}
 	if warn != nil {

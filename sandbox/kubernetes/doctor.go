@@ -23,6 +23,11 @@ type Diagnosis struct {
 	// Policy says whether the deny-all NetworkPolicy exists ("present",
 	// "absent: created by the first session", or why it is unknown).
 	Policy string
+	// CacheStorage says where the setup phase's cache claims would go:
+	// "StorageClass X", "default StorageClass X", or what is missing
+	// (CacheOK false).
+	CacheStorage string
+	CacheOK      bool
 }
 
 // Diagnose reads the cluster the options name without creating anything:
@@ -70,5 +75,30 @@ func Diagnose(ctx context.Context, opts Options) (*Diagnosis, error) {
 	default:
 		d.Policy = "unknown: " + err.Error()
 	}
+	d.CacheStorage, d.CacheOK = cacheStorage(ctx, cs, opts.CacheStorageClass)
 	return d, nil
+}
+
+// cacheStorage describes the StorageClass the cache claims would use.
+func cacheStorage(ctx context.Context, cs kubernetes.Interface, class string) (string, bool) {
+	if class != "" {
+		switch _, err := cs.StorageV1().StorageClasses().Get(ctx, class, metav1.GetOptions{}); {
+		case err == nil:
+			return "StorageClass " + class, true
+		case apierrors.IsNotFound(err):
+			return "StorageClass " + class + " (sandbox.kubernetes.cache_storage_class) does not exist", false
+		default:
+			return "StorageClass " + class + " (not readable: " + err.Error() + ")", true
+		}
+	}
+	list, err := cs.StorageV1().StorageClasses().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return "the default StorageClass (not readable: " + err.Error() + ")", true
+	}
+	for _, c := range list.Items {
+		if c.Annotations["storageclass.kubernetes.io/is-default-class"] == "true" {
+			return "default StorageClass " + c.Name, true
+		}
+	}
+	return "no default StorageClass and no sandbox.kubernetes.cache_storage_class", false
 }

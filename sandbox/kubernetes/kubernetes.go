@@ -18,12 +18,20 @@
 // checks that a pod really cannot reach its node (netcheck.go): a cluster
 // whose network plugin ignores NetworkPolicy fails closed.
 //
+// The setup phase (install.go, [Backend.Install]) runs a project's
+// dependency install in a setup pod hardened as a session's, whose only
+// network is the supervisor's relay mode over a second exec stream
+// (tunnel.go) to an allowlisting egress or the user's proxy on this
+// machine (egress.go); it fills PersistentVolumeClaims keyed like the
+// docker backend's volumes, which sessions mount read-only.
+//
 // Configuration comes from the user only (config.Sandbox.Kubernetes,
 // user-only keys): kubeconfig, context, namespace, runtime class, pull
-// policy, requests.
+// policy, requests, cache storage class and size.
 package kubernetes
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/binary"
@@ -88,6 +96,13 @@ type Options struct {
 	// WorkspaceSize and TmpSize cap /workspace and /tmp; 0 = 1 GiB and
 	// 256 MiB.
 	WorkspaceSize, TmpSize int64
+	// CacheStorageClass is the StorageClass of the dependency cache
+	// claims the setup step fills (install.go); "" = the cluster's
+	// default StorageClass.
+	CacheStorageClass string
+	// CacheSize is each cache claim's requested size (a Kubernetes
+	// quantity); "" = 4Gi.
+	CacheSize string
 	// NetworkCheck is NetworkCheckEnforce ("" too) or NetworkCheckWarn.
 	NetworkCheck string
 	// ImageRegistry, when set, is where fixpoint's images were pushed
@@ -116,6 +131,7 @@ type Backend struct {
 	log        *slog.Logger
 	cpuReq     resource.Quantity
 	memReq     resource.Quantity
+	cacheSize  resource.Quantity
 	server     string // the API server's version
 	netMu      sync.Mutex
 	netChecked bool // guarded by netMu: the network check passed once
@@ -223,7 +239,7 @@ func New(ctx context.Context, opts *Options) (*Backend, error) {
 	for _, q := range []struct {
 		key, val string
 		dst      *resource.Quantity
-	}{{"cpu_request", b.opts.CPURequest, &b.cpuReq}, {"memory_request", b.opts.MemoryRequest, &b.memReq}} {
+	}{{"cpu_request", b.opts.CPURequest, &b.cpuReq}, {"memory_request", b.opts.MemoryRequest, &b.memReq}, {"cache_size", cmp.Or(b.opts.CacheSize, defaultCacheSize), &b.cacheSize}} {
 		if q.val == "" {
 			continue
 		}

@@ -21,7 +21,9 @@ const testImage = "fixpoint-sandbox-python"
 // with images preloaded on the node (pull policy Never).
 func newBackend(t *testing.T, edit func(*kubernetes.Options)) *kubernetes.Backend {
 	t.Helper()
-	opts := &kubernetes.Options{Kubeconfig: sandboxtest.RequireKubeconfig(t), PullPolicy: "Never"}
+	// The CI cluster's cache StorageClass (.ci/k8s-up: local volumes; the
+	// cluster has no provisioner and no default class).
+	opts := &kubernetes.Options{Kubeconfig: sandboxtest.RequireKubeconfig(t), PullPolicy: "Never", CacheStorageClass: "fixpoint-ci-local", CacheSize: "1Gi"}
 	if edit != nil {
 		edit(opts)
 	}

@@ -1,7 +1,9 @@
 package kubernetes
 
 import (
+	"fmt"
 	"maps"
+	"path"
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -41,7 +43,28 @@ type podParams struct {
 	// (medium Memory, so they count against the memory limit too); zero
 	// means 1 GiB and 256 MiB.
 	WorkspaceSize, TmpSize int64
+	// Caches are dependency caches on PersistentVolumeClaims (install.go):
+	// read-only in a test pod, writable in the setup pod that fills them.
+	Caches []podCache
+	// FSGroup, when non-zero, is the pod's fsGroup: the kubelet hands the
+	// writable cache volumes to this group (the setup pod's own uid), so
+	// that a non-root install can write them.
+	FSGroup int64
 }
+
+// podCache is one dependency cache volume of a pod.
+type podCache struct {
+	Claim    string // the PersistentVolumeClaim
+	Target   string // where it is mounted
+	ReadOnly bool
+	// Writable names entries of Target that each get an empty in-memory
+	// emptyDir over the read-only cache (sandbox.CacheMount.Writable).
+	Writable []string
+}
+
+// cacheLayerSize bounds each writable layer over a read-only cache
+// (node_modules/.cache).
+const cacheLayerSize = 256 << 20
 
 // supervisorSize bounds the emptyDir the supervisor binary is copied into.
 const supervisorSize = 16 << 20
@@ -145,6 +168,23 @@ func hardenedPod(p podParams) *corev1.Pod {
 	if p.RuntimeClass != "" {
 		rc := p.RuntimeClass
 		pod.Spec.RuntimeClassName = &rc
+	}
+	if p.FSGroup != 0 {
+		g := p.FSGroup
+		pod.Spec.SecurityContext.FSGroup = &g
+	}
+	c := &pod.Spec.Containers[0]
+	for i, cache := range p.Caches {
+		name := fmt.Sprintf("cache-%d", i)
+		pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{
+			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: cache.Claim, ReadOnly: cache.ReadOnly},
+		}})
+		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: name, MountPath: cache.Target, ReadOnly: cache.ReadOnly})
+		for j, w := range cache.Writable {
+			wname := fmt.Sprintf("cache-%d-w%d", i, j)
+			pod.Spec.Volumes = append(pod.Spec.Volumes, memoryDir(wname, cacheLayerSize))
+			c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: wname, MountPath: path.Join(cache.Target, w)})
+		}
 	}
 	return pod
 }

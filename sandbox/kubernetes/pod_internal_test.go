@@ -43,6 +43,17 @@ func TestHardenedPod(t *testing.T) {
 			p.WorkspaceSize, p.TmpSize = 2<<30, 64<<20
 			p.Limits.Memory, p.Limits.NanoCPUs = 512<<20, 1e9
 		}},
+		// A test pod with an installed node_modules: read-only, with its
+		// writable layers.
+		{name: "test-with-caches", edit: func(p *podParams) {
+			p.Caches = []podCache{{Claim: "fixpoint-deps-node-modules-0123456789abcdef", Target: "/deps/node_modules", ReadOnly: true, Writable: []string{".cache", ".vite"}}}
+		}},
+		// The setup pod that fills it: writable, owned by its uid's group.
+		{name: "setup", edit: func(p *podParams) {
+			p.Caches = []podCache{{Claim: "fixpoint-deps-node-modules-0123456789abcdef", Target: "/deps/node_modules"}}
+			p.FSGroup = p.UID
+			p.Labels = map[string]string{LabelManaged: "true", LabelSession: "fixpoint-000000000000", "fixpoint.setup": "true"}
+		}},
 	}
 	var ar txtar.Archive
 	for _, c := range cases {
@@ -61,6 +72,12 @@ func TestHardenedPod(t *testing.T) {
 		t.Fatal(err)
 	}
 	ar.Files = append(ar.Files, txtar.File{Name: "networkpolicy", Data: pol})
+	claim, err := yaml.Marshal(cacheClaim("fixpoint-deps-gomod-0123456789abcdef", "sandboxes", "fast-ssd", resource.MustParse("4Gi"),
+		map[string]string{LabelManaged: "true", LabelCache: "deps", LabelCacheName: "gomod", LabelSetupKey: "0123456789abcdef", "fixpoint.project": "p1"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ar.Files = append(ar.Files, txtar.File{Name: "cache-claim", Data: claim})
 	got := txtar.Format(&ar)
 	golden := filepath.Join("testdata", "pod.golden")
 	if *update {
@@ -106,10 +123,29 @@ func assertIsolated(t *testing.T, name string, pod *corev1.Pod, p podParams) {
 	if c.Resources.Requests.Memory().Cmp(*c.Resources.Limits.Memory()) > 0 || c.Resources.Requests.Cpu().Cmp(*c.Resources.Limits.Cpu()) > 0 {
 		t.Errorf("%s: requests %v exceed limits %v", name, c.Resources.Requests, c.Resources.Limits)
 	}
+	readOnlyMount := map[string]bool{}
+	for _, m := range c.VolumeMounts {
+		readOnlyMount[m.Name] = m.ReadOnly
+	}
 	for _, v := range s.Volumes {
+		if claim := v.PersistentVolumeClaim; claim != nil {
+			// A dependency cache: read-only in every pod but the setup
+			// pod (the only one with an fsGroup), which fills it.
+			setup := p.FSGroup != 0
+			if !setup && (!claim.ReadOnly || !readOnlyMount[v.Name]) {
+				t.Errorf("%s: cache volume %s is writable in a test pod", name, v.Name)
+			}
+			if setup && (psc.FSGroup == nil || *psc.FSGroup != *psc.RunAsUser) {
+				t.Errorf("%s: setup pod's fsGroup %v, want its uid %d", name, psc.FSGroup, *psc.RunAsUser)
+			}
+			continue
+		}
 		if v.EmptyDir == nil || v.EmptyDir.SizeLimit == nil || v.EmptyDir.SizeLimit.IsZero() {
 			t.Errorf("%s: volume %s is not a size-capped emptyDir: %+v", name, v.Name, v.VolumeSource)
 		}
+	}
+	if p.FSGroup == 0 && psc.FSGroup != nil {
+		t.Errorf("%s: a test pod has fsGroup %d", name, *psc.FSGroup)
 	}
 	if c.ImagePullPolicy != corev1.PullPolicy(p.PullPolicy) {
 		t.Errorf("%s: pull policy %q, want %q", name, c.ImagePullPolicy, p.PullPolicy)

@@ -2,10 +2,12 @@ package kubernetes
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -32,6 +34,15 @@ type Session struct {
 	b      *Backend
 	spec   sandbox.Spec
 	limits sandbox.Limits
+	// caches are the pod's dependency cache volumes; setup marks the
+	// setup pod (install.go): its caches are writable, its volumes
+	// belong to its uid's group, and its supervisor does not sweep (the
+	// relay it runs besides must live).
+	caches []podCache
+	setup  bool
+	// tmpSize, when set, replaces Options.TmpSize (the setup pod's
+	// installers keep their own caches under HOME=/tmp).
+	tmpSize int64
 
 	// Set by boot (only from the calling goroutine); mu guards name, conn
 	// and closed against Close.
@@ -64,12 +75,22 @@ func (b *Backend) Start(ctx context.Context, spec sandbox.Spec) (sandbox.Session
 		return nil, err
 	}
 	spec.Image = img
-	for _, c := range spec.Caches {
-		// Caches live in Docker volumes or host directories; a cluster
-		// has neither (README: not done yet).
-		b.log.Debug("kubernetes sandbox: cache not mounted", "cache", c.Name, "target", c.Target)
-	}
 	s := &Session{b: b, spec: spec, limits: supclient.Defaults(spec.Limits)}
+	s.spec.Env = slices.Clone(spec.Env)
+	for _, c := range spec.Caches {
+		if c.HostDir != "" || c.Source == "" {
+			// A host directory (the developer's Go module cache) is not
+			// on the cluster's nodes: the setup step fills a volume
+			// instead (install.go).
+			b.log.Debug("kubernetes sandbox: host cache not mounted", "cache", c.Name, "target", c.Target)
+			continue
+		}
+		s.caches = append(s.caches, podCache{Claim: c.Source, Target: c.Target, ReadOnly: true, Writable: c.Writable})
+		if c.DirEnv != "" {
+			s.spec.Env = append(s.spec.Env, c.DirEnv+"="+c.Target)
+		}
+		s.spec.Env = append(s.spec.Env, c.Env...)
+	}
 	if err := s.boot(ctx); err != nil {
 		return nil, err
 	}
@@ -100,10 +121,15 @@ func (s *Session) boot(ctx context.Context) error {
 			}
 		}
 	}
+	fsGroup := int64(0)
+	if s.setup {
+		fsGroup = uid
+	}
 	pod := hardenedPod(podParams{
 		Name: name, Namespace: b.ns, Image: s.spec.Image, PullPolicy: b.opts.PullPolicy, UID: uid,
 		Labels: labels, Limits: s.limits, CPURequest: b.cpuReq, MemoryRequest: b.memReq,
-		RuntimeClass: b.opts.RuntimeClass, WorkspaceSize: b.opts.WorkspaceSize, TmpSize: b.opts.TmpSize,
+		RuntimeClass: b.opts.RuntimeClass, WorkspaceSize: b.opts.WorkspaceSize, TmpSize: cmp.Or(s.tmpSize, b.opts.TmpSize),
+		Caches: s.caches, FSGroup: fsGroup,
 	})
 	created, err := b.cs.CoreV1().Pods(b.ns).Create(ctx, pod, metav1.CreateOptions{})
 	if err != nil {
@@ -148,7 +174,7 @@ func (s *Session) boot(ctx context.Context) error {
 	}
 	s.baseEnv = supclient.SpecEnv(baseEnv(out.Bytes()), s.spec)
 	s.nodeIP = running.Status.HostIP
-	conn, err := b.openSupervisor(ctx, name)
+	conn, err := b.openSupervisor(ctx, name, !s.setup)
 	if err != nil {
 		return fail(err)
 	}
@@ -168,8 +194,12 @@ func (s *Session) boot(ctx context.Context) error {
 // carry the framed protocol for the rest of the session; its stderr goes
 // to the debug log. Closing the Conn ends the exec, and the supervisor
 // kills its command and exits when its stdin closes.
-func (b *Backend) openSupervisor(ctx context.Context, pod string) (*supclient.Conn, error) {
-	ex, err := b.executor(pod, []string{supervisorPath, "-sweep", "-workspace", workspaceDir}, true)
+func (b *Backend) openSupervisor(ctx context.Context, pod string, sweep bool) (*supclient.Conn, error) {
+	args := []string{supervisorPath, "-sweep", "-workspace", workspaceDir}
+	if !sweep {
+		args = slices.Delete(args, 1, 2)
+	}
+	ex, err := b.executor(pod, args, true)
 	if err != nil {
 		return nil, err
 	}
@@ -188,13 +218,15 @@ func (b *Backend) openSupervisor(ctx context.Context, pod string) (*supclient.Co
 	}()
 	conn := supclient.New(outR, inW, func() {
 		// Closing stdin makes the supervisor exit and the exec end
-		// cleanly; the cancel is for a stream that does not.
+		// cleanly; the cancel is for a stream that does not. Our end of
+		// its stdout closes after, or client-go logs the broken copy on
+		// the terminal.
 		inW.Close()
-		outR.Close()
 		select {
 		case <-ended:
 		case <-time.After(2 * time.Second):
 		}
+		outR.Close()
 		cancel()
 	})
 	conn.KeepRootTime = true // /workspace is the emptyDir's root, owned by root

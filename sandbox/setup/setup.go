@@ -328,7 +328,7 @@ func (p *Preparer) Prepare(ctx context.Context, spec *sandbox.Spec, snap *sandbo
 	}
 	is := sandbox.InstallSpec{
 		Image: spec.Image, Key: CacheKey(st, snap, *spec), Snapshot: snap, Script: st.Script,
-		Env: st.Env, Path: st.Path, HostTools: spec.HostTools, Caches: dirs, HostEnv: p.hostEnv(st.HostEnv), CAFile: p.opts.CAFile, CAEnv: st.CAEnv,
+		Env: st.Env, Path: st.Path, HostTools: spec.HostTools, Caches: dirs, HostEnv: p.hostEnv(st.HostEnv), CAFile: p.opts.CAFile, CAEnv: st.CAEnv, Registries: st.Registries,
 		Labels: spec.Labels, Output: p.opts.Output,
 		Limits: sandbox.Limits{Timeout: 15 * time.Minute, Memory: spec.Limits.Memory, NanoCPUs: spec.Limits.NanoCPUs},
 	}

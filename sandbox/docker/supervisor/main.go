@@ -29,6 +29,10 @@ func main() {
 		execCommand(os.Args[2:])
 		return
 	}
+	if len(os.Args) == 3 && os.Args[1] == "-relay" {
+		runRelay(os.Args[2]) // relay.go: the kubernetes setup pod's way out
+		return
+	}
 	root := flag.String("workspace", "/workspace", "workspace root")
 	noPtrace := flag.Bool("noptrace", false, "always set limits through the re-exec wrapper")
 	sweep := flag.Bool("sweep", false, "after each command kill every process but this one and pid 1 (only inside a container's pid namespace)")

@@ -89,6 +89,16 @@ func New(cfg *config.Config, opts *Options) *Engine {
 // Config is the engine's configuration.
 func (e *Engine) Config() *config.Config { return e.cfg }
 
+// Walks reports how many times the engine has detected a workspace's
+// language (lang/registry.Detect) and derived a project from it (its
+// session spec, sandbox/backends.SpecFor, and its setup plan,
+// sandbox/setup.NewPlan). Each walk — a Run, a Test, a Prewarm — does
+// each once, and hands them down; the tests that prove it, here and for a
+// code action as the LSP server starts it, read these counts.
+func (e *Engine) Walks() (detections, derivations int64) {
+	return e.detected.Load(), e.derived.Load()
+}
+
 // SandboxName is the name of the sandbox backend tests run in ("docker",
 // "bwrap", "none"), "" without one: with sandbox.backend unset it says
 // which one answered.

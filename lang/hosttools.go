@@ -19,8 +19,11 @@ type HostPackages interface {
 	HostPackages() []HostPackage
 }
 
-// HostPackage is a Debian package and the command on PATH that shows it
-// is installed.
+// HostPackage is a Debian package and what shows it is installed: the
+// command on PATH, or, for what installs no command (a Python module),
+// Probe, a command line that succeeds only when it is installed. Probe is
+// fixed here, never read from a workspace.
 type HostPackage struct {
 	Command, Package string
+	Probe            []string // optional; when set, it decides instead of Command
 }

@@ -243,7 +243,7 @@ func checkRunsc(ctx context.Context, cli *client.Client) check {
 	}
 	if img == "" {
 		ch.Status, ch.Detail = "warn", "registered, but not tried: no sandbox image to start"
-		ch.Fix = "fixpoint sandbox images build --lang python"
+		ch.Fix = "fixpoint sandbox images build --lang " + exampleLang()
 		return ch
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)

@@ -36,8 +36,8 @@ run     copies D into a fresh sandbox, runs CMD in /workspace, streams its outpu
 images  build: builds the default sandbox images offline (debootstrap + docker
         import); push: pushes them to a registry a Kubernetes cluster pulls from.
 Example:
-  fixpoint sandbox run --dir . -- python3 -m pytest -q
-  fixpoint sandbox images build --lang python
+  fixpoint sandbox run --dir . -- sh -c 'id -u; ls'
+  fixpoint sandbox images build --lang ` + exampleLang() + `
   fixpoint sandbox images push registry.example.com/team`,
 	}
 	c.run = func(ctx context.Context, a *app, args []string) int {
@@ -71,6 +71,20 @@ Example:
 // language with a default image, or all.
 func langChoices() string { return strings.Join(append(registry.Names(), "all"), "|") }
 
+// exampleLang is the language the help's examples build an image for:
+// the fallback's, whose image runs a workspace in no known language.
+func exampleLang() string { return registry.Fallback().Name() }
+
+// defaultImages describes `sandbox run --image`'s default: each registered
+// language's image, and the fallback's for a workspace in none.
+func defaultImages() string {
+	var names []string
+	for _, l := range registry.Names() {
+		names = append(names, image.ImageName(l))
+	}
+	return "default by language: " + strings.Join(names, ", ") + " (" + image.ImageName(exampleLang()) + " for a workspace in none)"
+}
+
 func sandboxImagesBuild(ctx context.Context, a *app, args []string) int {
 	c := &command{name: "sandbox images build", usage: `Usage: fixpoint sandbox images build [--lang ` + langChoices() + `] [--force]
 
@@ -78,7 +92,7 @@ Builds fixpoint-sandbox-<lang> offline: debootstrap from the machine's apt
 mirror into a cached root filesystem, then docker import. An image whose
 recipe did not change is skipped. Needs root (debootstrap) and a Docker engine.
 Example:
-  fixpoint sandbox images build --lang python`}
+  fixpoint sandbox images build --lang ` + exampleLang()}
 	fs := newFlags(c, a.stderr)
 	langFlag := fs.String("lang", "all", strings.Join(registry.Names(), ", ")+" or all")
 	force := fs.Bool("force", false, "rebuild even when the image is up to date")
@@ -166,10 +180,10 @@ Copies D into a fresh sandbox, runs CMD in /workspace and streams its output.
 Exits with CMD's exit code: 124 on timeout, 137 when killed for memory. The
 sandbox copy is discarded: D is never modified.
 Example:
-  fixpoint sandbox run --dir examples/py -- python3 -m pytest -q`}
+  fixpoint sandbox run --dir . -- sh -c 'id -u; ls'`}
 	fs := newFlags(c, a.stderr)
 	dir := fs.String("dir", ".", "workspace directory to copy in")
-	img := fs.String("image", "", "container image (docker only); default by language, e.g. fixpoint-sandbox-python")
+	img := fs.String("image", "", "container image (docker only); "+defaultImages())
 	backendName := fs.String("backend", "", config.BackendChoices()+"; default docker when an engine answers, else bwrap")
 	timeout := fs.Duration("timeout", 0, "wall-clock limit for CMD (default: sandbox.timeout, 120s)")
 	memory := fs.String("memory", "", "memory limit, e.g. 512m (default: sandbox.memory, 1g)")

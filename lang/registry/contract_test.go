@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -38,6 +39,9 @@ func TestLanguagesContract(t *testing.T) {
 			for _, p := range h.HostPackages() {
 				if p.Command == "" || p.Package == "" || strings.ContainsAny(p.Package, " /") {
 					t.Errorf("%s: HostPackage %+v: want a command and one Debian package name (.ci/setup installs it)", name, p)
+				}
+				if len(p.Probe) > 0 && !filepath.IsAbs(p.Probe[0]) {
+					t.Errorf("%s: HostPackage %+v: a Probe runs a program by its absolute path, not one PATH chooses", name, p)
 				}
 			}
 		}

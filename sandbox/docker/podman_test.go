@@ -47,6 +47,11 @@ func startPodman(t *testing.T, as *rootlessUser) string {
 	// directory when a container is OOM-killed (the 4 GiB escape case):
 	// keep it in the temporary directory, not the package's source.
 	cmd.Dir = dir
+	// Podman's compat image load spools the archive to a temporary file
+	// (api_load.tar*) in its image-copy directory, /var/tmp unless TMPDIR
+	// says otherwise, and leaves it there (357 MB per image build seen):
+	// keep it in the temporary directory cleanup removes.
+	cmd.Env = append(os.Environ(), "TMPDIR="+dir)
 	if as != nil {
 		// The service runs as the user: its own storage under ~/.local and
 		// its runtime directory; the socket's directory must be theirs.
@@ -54,7 +59,7 @@ func startPodman(t *testing.T, as *rootlessUser) string {
 			t.Fatal(err)
 		}
 		cmd.Dir = as.home
-		cmd.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "HOME=" + as.home, "USER=" + as.name, "XDG_RUNTIME_DIR=" + as.runtimeDir}
+		cmd.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "HOME=" + as.home, "USER=" + as.name, "XDG_RUNTIME_DIR=" + as.runtimeDir, "TMPDIR=" + dir}
 		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(as.uid), Gid: uint32(as.gid)}
 	}
 	log, err := os.Create(filepath.Join(dir, "podman.log"))

@@ -170,6 +170,7 @@ def main():
             kept += iid in kept_ids
             continue
         def reject(why):
+            why = " ".join(why.split())  # one line per candidate
             rejected.write("%s\t%s\t%s\n" % (iid, subject[:80], why)); rejected.flush()
             print("reject", iid, why, file=sys.stderr)
         test_patch = git(a.mirror, "diff", "--full-index", parent, sha, "--", *tests)

@@ -36,6 +36,10 @@ type Hunk struct {
 	// context line after it (those the hunk has). Each group is contiguous
 	// in the old file: it pins the place of the edit, not only its lines.
 	Groups [][]string
+	// OldNoEOL and NewNoEOL say that the hunk ends its side's file and that
+	// file has no final newline ("\ No newline at end of file" after the
+	// side's last line).
+	OldNoEOL, NewNoEOL bool
 }
 
 // ParsePatch reads a unified diff. It accepts git's headers (diff --git,
@@ -107,6 +111,17 @@ func readHunk(lines []string, i int) (Hunk, int, error) {
 		return h, 0, fmt.Errorf("line %d: %w", i+1, err)
 	}
 	j := i + 1
+	var prev byte     // the kind of the last line read: ' ', '-' or '+'
+	noEOL := func() { // a "\ No newline at end of file" marker after prev
+		switch prev {
+		case '-':
+			h.OldNoEOL = true
+		case '+':
+			h.NewNoEOL = true
+		case ' ':
+			h.OldNoEOL, h.NewNoEOL = true, true
+		}
+	}
 	lastCtx, added := "", false
 	var group []string // the removed lines of the open change group
 	open, before := false, ""
@@ -162,12 +177,16 @@ func readHunk(lines []string, i int) (Hunk, int, error) {
 			}
 			added = true
 		case '\\': // "\ No newline at end of file"
+			noEOL()
+			continue
 		default:
 			return h, 0, fmt.Errorf("line %d: unexpected %q inside a hunk", j+1, l)
 		}
+		prev = l[0]
 	}
 	closeGroup(nil)
 	for j < len(lines) && strings.HasPrefix(lines[j], "\\") {
+		noEOL()
 		j++
 	}
 	if oldN != 0 || newN != 0 {
@@ -196,11 +215,17 @@ func hunkRange(s string, sign byte) (start, n int, err error) {
 
 // Apply applies the hunks of f to content (the file's text before; "" for
 // a new file) and returns the text after. Hunks are found at their line
-// number, or else where their old lines occur.
+// number, or else where their old lines occur. The text after ends with a
+// newline when the text before did, unless a hunk at the end of the file
+// says otherwise ("\ No newline at end of file").
 func (f FilePatch) Apply(content string) (string, error) {
 	lines := splitKeep(content)
+	eol := content == "" || strings.HasSuffix(content, "\n")
 	offset := 0
 	for k, h := range f.Hunks {
+		if h.OldNoEOL || h.NewNoEOL {
+			eol = !h.NewNoEOL
+		}
 		at := h.OldStart - 1 + offset
 		if len(h.Old) == 0 { // pure insertion: OldStart is the line before
 			at = h.OldStart + offset
@@ -218,6 +243,9 @@ func (f FilePatch) Apply(content string) (string, error) {
 	}
 	if len(lines) == 0 {
 		return "", nil
+	}
+	if !eol {
+		return strings.Join(lines, "\n"), nil
 	}
 	return strings.Join(lines, "\n") + "\n", nil
 }
@@ -257,6 +285,12 @@ func find(lines, want []string) int {
 // change before into the patched text: one block per hunk, its SEARCH
 // grown with surrounding lines until it is unique in the file. A new file
 // is one block with an empty SEARCH.
+//
+// A block's text is whole lines, each with its newline, so a block must not
+// end at the last line of a file that has no final newline: its SEARCH
+// would not occur in the file. Such a block drops the unchanged lines at its
+// end (growing upwards instead to stay unique); an edit of that last line
+// itself is an error.
 func (f FilePatch) Edits(before string) (string, error) {
 	after, err := f.Apply(before)
 	if err != nil {
@@ -289,8 +323,21 @@ func (f FilePatch) Edits(before string) (string, error) {
 				hi++
 			}
 		}
-		search := cur[lo:hi]
 		repl := append(append(append([]string{}, cur[lo:at]...), h.New...), cur[at+len(h.Old):hi]...)
+		if !strings.HasSuffix(before, "\n") && hi == len(cur) {
+			// Drop the unchanged last lines, then grow upwards only.
+			for hi-lo > 1 && len(repl) > 1 && cur[hi-1] == repl[len(repl)-1] {
+				hi, repl = hi-1, repl[:len(repl)-1]
+			}
+			for count(cur, cur[lo:hi]) != 1 && lo > 0 {
+				lo--
+				repl = append([]string{cur[lo]}, repl...)
+			}
+			if hi == len(cur) {
+				return "", fmt.Errorf("%s: hunk %d edits the last line of a file with no final newline, which a SEARCH/REPLACE block cannot match", f.Path(), k+1)
+			}
+		}
+		search := cur[lo:hi]
 		fmt.Fprintf(&b, "%s\n<<<<<<< SEARCH\n%s=======\n%s>>>>>>> REPLACE\n", f.Path(), joinLines(search), joinLines(repl))
 		cur = append(append(append([]string{}, cur[:lo]...), repl...), cur[hi:]...)
 		offset += len(h.New) - len(h.Old)

@@ -150,3 +150,91 @@ func TestHunkGroups(t *testing.T) {
 		t.Errorf("groups %q, want %q", got, want)
 	}
 }
+
+// applyEdits applies SEARCH/REPLACE blocks as exact text replacements,
+// failing when a SEARCH part does not occur exactly once.
+func applyEdits(t *testing.T, before, edits string) string {
+	t.Helper()
+	got := before
+	for _, blk := range strings.Split(edits, ">>>>>>> REPLACE\n") {
+		if strings.TrimSpace(blk) == "" {
+			continue
+		}
+		_, body, _ := strings.Cut(blk, "<<<<<<< SEARCH\n")
+		search, replace, _ := strings.Cut(body, "=======\n")
+		if n := strings.Count(got, search); n != 1 {
+			t.Fatalf("SEARCH %q occurs %d times in %q", search, n, got)
+		}
+		got = strings.Replace(got, search, replace, 1)
+	}
+	return got
+}
+
+// A file with no final newline (vercel/ms's index.js): the patch's
+// "\ No newline at end of file" markers keep it so, and the oracle's blocks
+// stop short of the last line, whose text has no newline to match.
+func TestNoFinalNewline(t *testing.T) {
+	const before = "x\nend\nb\nc\nend"
+	const file = "--- a/f.js\n+++ b/f.js\n"
+	cases := []struct {
+		name, hunk, want string
+		editErr          bool // the edit changes the last line itself
+	}{
+		{"context at the end", "@@ -3,3 +3,3 @@\n b\n-c\n+C\n end\n\\ No newline at end of file\n", "x\nend\nb\nC\nend", false},
+		{"last line edited", "@@ -4,2 +4,2 @@\n c\n-end\n\\ No newline at end of file\n+END\n\\ No newline at end of file\n", "x\nend\nb\nc\nEND", true},
+		{"newline added", "@@ -4,2 +4,2 @@\n c\n-end\n\\ No newline at end of file\n+end\n", "x\nend\nb\nc\nend\n", false},
+		{"hunk away from the end", "@@ -1,2 +1,2 @@\n-x\n+X\n end\n", "X\nend\nb\nc\nend", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			fs, err := ParsePatch(file + c.hunk)
+			if err != nil || len(fs) != 1 {
+				t.Fatalf("ParsePatch = %+v, %v", fs, err)
+			}
+			got, err := fs[0].Apply(before)
+			if err != nil || got != c.want {
+				t.Fatalf("Apply = %q, %v; want %q", got, err, c.want)
+			}
+			edits, err := fs[0].Edits(before)
+			if c.editErr {
+				if err == nil || !strings.Contains(err.Error(), "no final newline") || !strings.Contains(err.Error(), "f.js") {
+					t.Fatalf("Edits = %q, %v; want an error naming the file and the missing newline", edits, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The blocks leave the final newline as it was: only "newline
+			// added" differs from Apply, by that newline.
+			if got := applyEdits(t, before, edits); got != strings.TrimSuffix(c.want, "\n") {
+				t.Errorf("edits give %q, want %q (blocks:\n%s)", got, c.want, edits)
+			}
+		})
+	}
+	// A new file whose last line has no newline.
+	fs, err := ParsePatch("--- /dev/null\n+++ b/n.js\n@@ -0,0 +1,2 @@\n+a\n+b\n\\ No newline at end of file\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := fs[0].Apply(""); err != nil || got != "a\nb" {
+		t.Errorf("Apply(new file) = %q, %v; want %q", got, err, "a\nb")
+	}
+}
+
+// A test_cmd that starts with variable assignments runs through env: as
+// argv, "PYTHONPATH=src" would be taken for the program.
+func TestEnvPrefixed(t *testing.T) {
+	for in, want := range map[string]string{
+		"PYTHONPATH=src python3 -m pytest -q": "env PYTHONPATH=src python3 -m pytest -q",
+		"  A=1 B='x y' npx jest --json":       "env A=1 B='x y' npx jest --json",
+		"npx ava --tap":                       "npx ava --tap",
+		"env A=1 go test ./...":               "env A=1 go test ./...",
+		"go test -run=TestX ./...":            "go test -run=TestX ./...",
+		"":                                    "",
+	} {
+		if got := envPrefixed(in); got != want {
+			t.Errorf("envPrefixed(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

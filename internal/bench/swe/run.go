@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -193,7 +194,7 @@ func runInstance(ctx context.Context, cfg *config.Config, backend sandbox.Backen
 	}
 	rec.next = model
 	cc := *cfg
-	cc.TestCmd = in.TestCmd
+	cc.TestCmd = envPrefixed(in.TestCmd)
 	e := agent.New(&cc, &agent.Options{Model: rec, Backend: backend, Warn: io.Discard})
 	defer e.Close()
 	if !opts.ColdSetup {
@@ -461,4 +462,20 @@ func (o *oracle) Chat(ctx context.Context, req llm.Request, onDelta func(string)
 		n += len(msg.Content)
 	}
 	return &llm.Response{Content: o.reply, Usage: llm.Usage{In: (n + 3) / 4, Out: (len(o.reply) + 3) / 4}}, nil
+}
+
+// assignRe matches a shell variable assignment word (NAME=value).
+var assignRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
+
+// envPrefixed returns a test_cmd that starts with variable assignments
+// (`PYTHONPATH=src pytest -q`, as a shell or CI file writes it) as an `env`
+// command: fixpoint runs a command without shell syntax as argv, where
+// "PYTHONPATH=src" would be looked up as the program. With `env` in front
+// it means the same under a shell and as argv.
+func envPrefixed(cmd string) string {
+	trimmed := strings.TrimLeft(cmd, " \t")
+	if assignRe.MatchString(trimmed) {
+		return "env " + trimmed
+	}
+	return cmd
 }

@@ -170,11 +170,15 @@ def main():
             kept += iid in kept_ids
             continue
         def reject(why):
+            why = " ".join(why.split())  # one line per candidate
             rejected.write("%s\t%s\t%s\n" % (iid, subject[:80], why)); rejected.flush()
             print("reject", iid, why, file=sys.stderr)
         test_patch = git(a.mirror, "diff", "--full-index", parent, sha, "--", *tests)
         gold_patch = git(a.mirror, "diff", "--full-index", parent, sha, "--", *src)
-        archive = git(a.mirror, "archive", "--format=tar.gz", parent, binary=True)
+        try:
+            archive = git(a.mirror, "archive", "--format=tar.gz", parent, binary=True)
+        except subprocess.CalledProcessError as e:
+            reject("git archive of the base fails: " + e.stderr.decode("utf-8", "replace").strip()[:150]); continue
         if len(archive) > MAX_ARCHIVE:
             reject("archive %d bytes > %d" % (len(archive), MAX_ARCHIVE)); continue
         with tempfile.TemporaryDirectory() as d:

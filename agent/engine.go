@@ -175,12 +175,16 @@ func (e *Engine) startFresh(ctx context.Context, setup *project, progress func(s
 }
 
 // cacheFor is the build cache of a session that runs only the user's code
-// (trusted) or also the model's.
+// (trusted) or also the model's. The model's sessions start from a copy of
+// the user's cache and discard theirs (sandbox.BuildCacheFresh): a run's
+// baseline fills the user's cache (run.setup), so its iterations and its
+// verifying run recompile only the packages the model's edits change, and
+// nothing a model's code writes outlives its session.
 func cacheFor(trusted bool) sandbox.BuildCache {
 	if trusted {
 		return sandbox.BuildCacheUser
 	}
-	return sandbox.BuildCacheModel
+	return sandbox.BuildCacheFresh
 }
 
 // startCold is startPrepared without the warm session. The test runners'

@@ -165,25 +165,38 @@ func (r *run) setup(ctx context.Context) error {
 	if r.language != nil {
 		r.lang = r.language.Name()
 	}
-	sess, done, err := e.startSession(ctx, proj, func(line string) { r.emit(PhaseTest, 0, line, nil) })
-	if err != nil {
-		return err
-	}
-	r.sess = sess
-	r.closeFn = done
+	progress := func(line string) { r.emit(PhaseTest, 0, line, nil) }
 	cached := r.cachedBaseline() // basecache.go
-	// With a given or reused baseline nothing runs before the first
-	// test, whose Sync brings the files.
 	if r.req.Baseline == nil && cached == nil {
+		// The baseline runs the user's own code only: in a session of the
+		// project's user build cache (sandbox.BuildCacheUser), which the
+		// run's working and verifying sessions start as a copy of, so
+		// that they recompile only what the model changes. The working
+		// session starts after it; its first test's Sync brings the files,
+		// as with a given or reused baseline.
+		sess, done, err := e.startTrusted(ctx, proj, progress)
+		if err != nil {
+			return err
+		}
+		r.sess, r.closeFn = sess, done
 		if _, err := sess.Sync(ctx, r.cur); err != nil {
 			r.closeSession()
 			return fmt.Errorf("run: sync workspace: %w", err)
 		}
 	}
 	rep, err := r.baseline(ctx, cached)
+	r.closeSession()
+	if err == nil {
+		var sess sandbox.Session
+		sess, r.closeFn, err = e.startSession(ctx, proj, progress)
+		r.sess = sess
+		if err != nil {
+			r.res.Phases[PhaseTest] += time.Since(t0)
+			return err
+		}
+	}
 	r.res.Phases[PhaseTest] += time.Since(t0)
 	if err != nil {
-		r.closeSession()
 		if ctx.Err() != nil {
 			return fmt.Errorf("run: %w", context.Cause(ctx))
 		}

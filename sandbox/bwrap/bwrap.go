@@ -245,14 +245,12 @@ func (b *Backend) wrap(d host.Dirs, rel string, args []string, spec sandbox.Spec
 	env := []string{"PATH=" + sandboxPath, "HOME=/tmp", "LANG=C.UTF-8", "TMPDIR=/tmp"}
 	if spec.BuildCache == sandbox.BuildCacheFresh {
 		// In the session directory (capped with the workspace), removed
-		// with the session; at the first command, a copy of the standard
-		// library's seed (PrebuildGoStd), which no session writes.
+		// with the session; at the first command, a copy of the project's
+		// user cache (freshSeed), which only sessions running the user's
+		// own code write, or of the standard library's seed.
 		dir := filepath.Join(d.Root, "gocache")
 		if _, err := os.Stat(dir); err != nil {
-			seed := b.stdSeed(spec.Labels)
-			if _, err := os.Stat(filepath.Join(seed, stdMarker)); seed == "" || err != nil {
-				seed = ""
-			}
+			seed := b.freshSeed(spec.Labels)
 			err := os.MkdirAll(dir, 0o700)
 			if err == nil && seed != "" {
 				err = copyCache(seed, dir)

@@ -162,6 +162,28 @@ func (b *Backend) PrebuildGoStd(ctx context.Context, labels map[string]string) e
 	return nil
 }
 
+// freshSeed is the cache a fresh session's (sandbox.BuildCacheFresh) Go
+// build cache starts as a copy of: the project's user cache
+// (sandbox.BuildCacheUser), which only sessions running the user's own
+// code write (fixpoint test, a run's baseline), so that the verifying run
+// recompiles only what the final edit changed; else, or when that cache
+// would take more than half of the session's workspace cap, the standard
+// library's seed. "" when there is neither.
+func (b *Backend) freshSeed(labels map[string]string) string {
+	if user := b.goCache(sandbox.Spec{Labels: labels, BuildCache: sandbox.BuildCacheUser}); user != "" {
+		if _, err := os.Stat(filepath.Join(user, stdMarker)); err == nil {
+			if dirSize(user, b.opts.WorkspaceSize/2) <= b.opts.WorkspaceSize/2 {
+				return user
+			}
+		}
+	}
+	seed := b.stdSeed(labels)
+	if _, err := os.Stat(filepath.Join(seed, stdMarker)); seed == "" || err != nil {
+		return ""
+	}
+	return seed
+}
+
 // stdMarker, in a Go build cache, records that the standard library is in it.
 const stdMarker = "fixpoint-std-built"
 

@@ -16,6 +16,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -80,8 +81,20 @@ func hostWrap(d Dirs, rel string, args []string, spec sandbox.Spec) (Launch, err
 		}
 	}
 	if spec.BuildCache == sandbox.BuildCacheFresh {
-		// In the session directory: removed with the session.
-		env = append(env, "GOCACHE="+filepath.Join(d.Root, "gocache"))
+		// In the session directory: removed with the session; at the
+		// first command, a copy of the project's user cache (which only
+		// sessions running the user's own code write), so that a run's
+		// sessions recompile only what its edits change.
+		// Run as root, commands run as another uid, which Go's own
+		// mkdir of an empty cache suits: no copy then.
+		dir := filepath.Join(d.Root, "gocache")
+		if _, err := os.Stat(dir); err != nil && os.Geteuid() != 0 {
+			user := projectGoCache(sandbox.Spec{Labels: spec.Labels, BuildCache: sandbox.BuildCacheUser})
+			if err := seedCache(user, dir, maxSeed); err != nil {
+				return Launch{}, fmt.Errorf("fresh Go build cache: %w", err)
+			}
+		}
+		env = append(env, "GOCACHE="+dir)
 	} else if dir := projectGoCache(spec); dir != "" {
 		env = append(env, "GOCACHE="+dir)
 	}
@@ -90,6 +103,56 @@ func hostWrap(d Dirs, rel string, args []string, spec sandbox.Spec) (Launch, err
 		dir += "/" + rel
 	}
 	return Launch{Argv: args, Dir: dir, Env: env}, nil
+}
+
+// maxSeed bounds the user cache a fresh one is copied from: a bigger one
+// costs more to copy than it saves; the fresh cache then starts empty.
+const maxSeed = 1 << 30
+
+// seedCache makes dst (0700) and copies into it the regular files of src
+// ("" or missing: none) as new files, when they add up to at most limit
+// bytes. A file that cannot be read is skipped: a cache miss, not an
+// error.
+func seedCache(src, dst string, limit int64) error {
+	if err := os.MkdirAll(dst, 0o700); err != nil || src == "" {
+		return err
+	}
+	var files []string
+	var n int64
+	filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return nil
+		}
+		if fi, err := d.Info(); err == nil {
+			n += fi.Size()
+			files = append(files, p)
+		}
+		if n > limit {
+			return filepath.SkipAll
+		}
+		return nil
+	})
+	if n > limit {
+		return nil
+	}
+	for _, p := range files {
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			continue
+		}
+		to := filepath.Join(dst, rel)
+		if err := os.MkdirAll(filepath.Dir(to), 0o700); err != nil {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		if err := os.WriteFile(to, data, 0o600); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // projectGoCache is a Go build cache that outlives the session, one per

@@ -62,6 +62,7 @@ func commands() []*command {
 		doctorCommand(),
 		daemonCommand(),
 		trustCommand(),
+		cacheCommand(),
 		versionCommand(),
 	}
 }

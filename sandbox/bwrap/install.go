@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/fixpoint-dev/fixpoint/sandbox"
+	"github.com/fixpoint-dev/fixpoint/sandbox/cachedir"
 )
 
 // Install runs a dependency install step in a bwrap sandbox with network
@@ -32,7 +33,10 @@ func (b *Backend) Install(ctx context.Context, spec sandbox.InstallSpec) (*sandb
 	if project == "" || strings.Trim(project, "0123456789abcdef") != "" {
 		project = "none"
 	}
-	dir := filepath.Join(b.depsDir(), project, spec.Key)
+	if release, err := cachedir.Use(depsDir(), project); err == nil {
+		defer release()
+	}
+	dir := filepath.Join(depsDir(), project, spec.Key)
 	res := &sandbox.InstallResult{}
 	for _, c := range spec.Caches {
 		var w []string
@@ -104,14 +108,14 @@ func (b *Backend) Install(ctx context.Context, spec sandbox.InstallSpec) (*sandb
 }
 
 // depsDir is where bwrap dependency caches live.
-func (b *Backend) depsDir() string {
+func depsDir() string {
 	if os.Geteuid() == 0 {
-		return "/var/tmp/fixpoint-deps"
+		return cachedir.Root("deps", "/var/tmp/fixpoint-deps")
 	}
 	if d, err := os.UserCacheDir(); err == nil {
-		return filepath.Join(d, "fixpoint", "deps")
+		return cachedir.Root("deps", filepath.Join(d, "fixpoint", "deps"))
 	}
-	return filepath.Join(os.TempDir(), fmt.Sprintf("fixpoint-deps-%d", os.Getuid()))
+	return cachedir.Root("deps", filepath.Join(os.TempDir(), fmt.Sprintf("fixpoint-deps-%d", os.Getuid())))
 }
 
 // PrebuildGoStd compiles the standard library into the Go build cache of
@@ -128,6 +132,7 @@ func (b *Backend) depsDir() string {
 // build std` wrote, so a fresh cache (sandbox.BuildCacheFresh) can start
 // from it without starting from anything a model's code wrote.
 func (b *Backend) PrebuildGoStd(ctx context.Context, labels map[string]string) error {
+	defer b.useCaches(labels)()
 	seed := b.stdSeed(labels)
 	if seed == "" {
 		return nil

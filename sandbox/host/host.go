@@ -23,6 +23,7 @@ import (
 	"strings"
 
 	"github.com/fixpoint-dev/fixpoint/sandbox"
+	"github.com/fixpoint-dev/fixpoint/sandbox/cachedir"
 )
 
 // Options configure the none backend. The zero value is usable.
@@ -64,7 +65,48 @@ const Warning = "WARNING: fixpoint sandbox \"none\": commands run ON THIS HOST w
 // Start writes the warning and starts a session in a temporary directory.
 func (b *Backend) Start(ctx context.Context, spec sandbox.Spec) (sandbox.Session, error) {
 	fmt.Fprintln(b.opts.Warn, Warning)
-	return NewSession(ctx, spec, &SessionOptions{Name: "none", TempDir: b.opts.TempDir, Logger: b.opts.Logger, Wrap: hostWrap})
+	release := func() {}
+	if key := spec.Labels[sandbox.LabelProject]; key != "" && strings.Trim(key, "0123456789abcdef") == "" {
+		// The project's Go build caches stay while the session may use
+		// them (cachedir.Prune).
+		if roots := CacheRoots(); len(roots) > 0 {
+			if r, err := cachedir.Use(roots[0], key); err == nil {
+				release = r
+			}
+		}
+	}
+	s, err := NewSession(ctx, spec, &SessionOptions{Name: "none", TempDir: b.opts.TempDir, Logger: b.opts.Logger, Wrap: hostWrap})
+	if err != nil {
+		release()
+		return nil, err
+	}
+	return &usingSession{s, release}, nil
+}
+
+// usingSession releases the project's caches when it closes.
+type usingSession struct {
+	*Session
+	release func()
+}
+
+func (s *usingSession) Close() error {
+	err := s.Session.Close()
+	s.release()
+	return err
+}
+
+// CacheRoots are the directories of per-project caches the none backend
+// writes (the Go build caches), for cachedir.Prune; none when the user
+// has no cache directory.
+func CacheRoots() []string {
+	base, err := os.UserCacheDir()
+	if err != nil {
+		if d := cachedir.Root("gocache-host", ""); d != "" {
+			return []string{d}
+		}
+		return nil
+	}
+	return []string{cachedir.Root("gocache-host", filepath.Join(base, "fixpoint", "gocache-host"))}
 }
 
 // hostWrap runs the command itself, in the workspace copy, with the host's
@@ -165,11 +207,11 @@ func projectGoCache(spec sandbox.Spec) string {
 	if key == "" || strings.Trim(key, "0123456789abcdef") != "" {
 		return ""
 	}
-	base, err := os.UserCacheDir()
-	if err != nil {
+	roots := CacheRoots()
+	if len(roots) == 0 {
 		return ""
 	}
-	dir := filepath.Join(base, "fixpoint", "gocache-host", key+spec.BuildCache.Suffix())
+	dir := filepath.Join(roots[0], key+spec.BuildCache.Suffix())
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return ""
 	}

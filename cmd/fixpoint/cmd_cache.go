@@ -95,3 +95,25 @@ func sizeText(n int64) string {
 	}
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
+
+// startupPrune keeps the sandboxes' per-project caches within
+// sandbox.cache_size: in the background, at most once an hour
+// (backends.PruneInBackground), for the commands that may start
+// sandboxes. The cap is the user's configuration (the key is user-only).
+func startupPrune(a *app, args []string) {
+	if len(args) == 0 {
+		return
+	}
+	switch args[0] {
+	case "fix", "solve", "test", "serve", "sandbox", "bench", "daemon":
+	default:
+		return
+	}
+	backends.PruneInBackground(func() (int64, error) {
+		cfg, err := config.Load(config.LoadOptions{Getenv: a.getenv})
+		if err != nil {
+			return 0, err
+		}
+		return backends.CacheCap(cfg), nil
+	}, a.logger)
+}

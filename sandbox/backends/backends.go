@@ -100,7 +100,6 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (sandbox.Backe
 	if err != nil {
 		return nil, err
 	}
-	PruneInBackground(cfg, o.Logger)
 	return &backend{inner: inner, opts: o}, nil
 }
 

@@ -31,14 +31,15 @@ func CacheCap(cfg *config.Config) int64 {
 // reads every file's size, which is not free on a big cache.
 const pruneEvery = time.Hour
 
-// PruneInBackground prunes the cache roots to the cap (CacheCap) in a
-// goroutine and returns at once, so no first action waits for it. It does
+// PruneInBackground prunes the cache roots to the cap (cap, called in the
+// goroutine: CacheCap of the user's configuration) in a goroutine and
+// returns at once, so no first action waits for it. It does
 // nothing when a prune started less than pruneEvery ago (a stamp file
 // under the user's cache directory). The goroutine ends when the prune
 // does, or with the process: a prune cut short leaves whole groups or a
 // group without its ready marker, never one a session would trust
 // half-removed (cachedir). Caches that sessions use are kept.
-func PruneInBackground(cfg *config.Config, log *slog.Logger) {
+func PruneInBackground(cap func() (int64, error), log *slog.Logger) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -54,8 +55,13 @@ func PruneInBackground(cfg *config.Config, log *slog.Logger) {
 	}
 	now := time.Now()
 	os.Chtimes(stamp, now, now)
-	roots, max := CacheRoots(), CacheCap(cfg)
+	roots := CacheRoots()
 	go func() {
+		max, err := cap()
+		if err != nil {
+			log.Warn("sandbox cache prune: no cap", "err", err)
+			return
+		}
 		rep, err := cachedir.Prune(roots, max)
 		if err != nil {
 			log.Warn("sandbox cache prune", "err", err)

@@ -71,13 +71,14 @@ func TestRequestBaselineSkipsTheBaselineRun(t *testing.T) {
 			}
 			// Two commands fewer for the baseline (it runs in a session of
 			// its own, of the user's build cache: its run and that
-			// session's runtime check), and fewer again for each targeted
-			// run the given report leaves out: a whole-run exit status
-			// names no test to narrow an iteration to, so the fresh run of
-			// the whole suite is the iteration's only run.
-			want := ran - 2 - (ranTargeted - int64(res.TargetedRuns))
+			// session's runtime check), and two fewer again for each
+			// targeted run the given report leaves out: a whole-run exit
+			// status names no test to narrow an iteration to, so the fresh
+			// run of the whole suite is the iteration's only run, and no
+			// working session starts (nor runs its runtime check).
+			want := ran - 2 - 2*(ranTargeted-int64(res.TargetedRuns))
 			if got := runs.Load(); got != want || res.FullRuns != 1 {
-				t.Errorf("sandbox commands = %d, full runs %d; want %d commands (the run's %d, less its baseline session's two and %d targeted run(s)) and 1 full run",
+				t.Errorf("sandbox commands = %d, full runs %d; want %d commands (the run's %d, less its baseline session's two and two per targeted run left out: %d) and 1 full run",
 					got, res.FullRuns, want, ran, ranTargeted-int64(res.TargetedRuns))
 			}
 			{

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -68,13 +69,16 @@ func TestRequestBaselineSkipsTheBaselineRun(t *testing.T) {
 				ran, ranTargeted = runs.Load(), int64(res.TargetedRuns)
 				return
 			}
-			// One command fewer for the baseline, and fewer again for each
+			// Two commands fewer for the baseline (it runs in a session of
+			// its own, of the user's build cache: its run and that
+			// session's runtime check), and two fewer again for each
 			// targeted run the given report leaves out: a whole-run exit
 			// status names no test to narrow an iteration to, so the fresh
-			// run of the whole suite is the iteration's only run.
-			want := ran - 1 - (ranTargeted - int64(res.TargetedRuns))
+			// run of the whole suite is the iteration's only run, and no
+			// working session starts (nor runs its runtime check).
+			want := ran - 2 - 2*(ranTargeted-int64(res.TargetedRuns))
 			if got := runs.Load(); got != want || res.FullRuns != 1 {
-				t.Errorf("sandbox commands = %d, full runs %d; want %d commands (the run's %d, less its baseline and %d targeted run(s)) and 1 full run",
+				t.Errorf("sandbox commands = %d, full runs %d; want %d commands (the run's %d, less its baseline session's two and two per targeted run left out: %d) and 1 full run",
 					got, res.FullRuns, want, ran, ranTargeted-int64(res.TargetedRuns))
 			}
 			{
@@ -86,5 +90,49 @@ func TestRequestBaselineSkipsTheBaselineRun(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// cacheRecordingBackend records the build cache of every session started.
+type cacheRecordingBackend struct {
+	sandbox.Backend
+	mu    *sync.Mutex
+	kinds *[]sandbox.BuildCache
+}
+
+func (b cacheRecordingBackend) Start(ctx context.Context, spec sandbox.Spec) (sandbox.Session, error) {
+	b.mu.Lock()
+	*b.kinds = append(*b.kinds, spec.BuildCache)
+	b.mu.Unlock()
+	return b.Backend.Start(ctx, spec)
+}
+
+// The baseline runs the user's own code only, in a session of the user's
+// build cache, which the later sessions start as a copy of; every session
+// that runs the model's code has a fresh cache of its own, so nothing the
+// model's code writes to a build cache outlives its session.
+func TestBaselineRunsInTheUserCache(t *testing.T) {
+	skipShort(t)
+	var mu sync.Mutex
+	var kinds []sandbox.BuildCache
+	m := &scripted{rules: []rule{{contains: "", replies: []string{demo.GoBugFix}}}}
+	e := New(testConfig(t), &Options{Model: m, Backend: cacheRecordingBackend{testBackend(t), &mu, &kinds}})
+	defer e.Close()
+	res, err := e.Run(t.Context(), Request{Mode: ModeFix, Root: copyTree(t, goBugDir)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Verified {
+		t.Fatalf("run ended %q, want verified", res.StopReason)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(kinds) < 3 || kinds[0] != sandbox.BuildCacheUser {
+		t.Fatalf("sessions' build caches = %v; want the baseline's (user, %d) first, then the working and verifying sessions'", kinds, sandbox.BuildCacheUser)
+	}
+	for i, k := range kinds[1:] {
+		if k != sandbox.BuildCacheFresh {
+			t.Errorf("session %d after the baseline has build cache %d, want fresh (%d): it runs the model's code", i+2, k, sandbox.BuildCacheFresh)
+		}
 	}
 }

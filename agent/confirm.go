@@ -21,7 +21,8 @@ const notConfirmed = "the tests passed in the working sandbox but not in a fresh
 // and is discarded with it (Engine.startFresh). The working session may
 // hold files that earlier iterations' code wrote into its workspace, a
 // rewritten build or test cache, or a process left running; none of that
-// reaches this run. It costs one more session start per verified run.
+// reaches this run. It costs one more session start per verified run,
+// which a fix starts beside its run of the failing tests (prestart.go).
 //
 // The working session is closed first. When the verdict on the fresh
 // report fails, the fresh session becomes the run's working session
@@ -80,7 +81,11 @@ func (r *run) confirm(ctx context.Context, iter *Iteration) (rep *testrun.Report
 // final state and runs the whole suite; ok is false when the run must
 // stop (the session is then closed and the reason set).
 func (r *run) freshRun(ctx context.Context, iter *Iteration) (sandbox.Session, func(), *testrun.Report, bool) {
-	sess, done, err := r.e.startFresh(ctx, r.setupProj, func(line string) { r.emit(PhaseTest, iter.N, line, nil) }, r.setupNoScripts)
+	sess, done, ok := r.takeFresh() // started beside the failing tests' run
+	var err error
+	if !ok {
+		sess, done, err = r.e.startFresh(ctx, r.setupProj, func(line string) { r.emit(PhaseTest, iter.N, line, nil) }, r.setupNoScripts)
+	}
 	if err != nil {
 		r.sandboxFailed(ctx, "verification", err)
 		return nil, nil, nil, false

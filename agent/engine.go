@@ -153,6 +153,23 @@ func (e *Engine) startTrusted(ctx context.Context, p *project, progress func(str
 	return e.startPrepared(ctx, p, progress, false, true)
 }
 
+// startBaseline is startTrusted for a run's baseline: a warm session
+// started for a run (not for tests) is left for the run's working
+// session, which needs it, and the baseline starts cold in the user's
+// build cache.
+func (e *Engine) startBaseline(ctx context.Context, p *project, progress func(string)) (sandbox.Session, func(), error) {
+	e.mu.Lock()
+	forRun := e.warm != nil && !e.warm.trusted
+	e.mu.Unlock()
+	if forRun {
+		if e.opts.Backend == nil {
+			return nil, nil, fmt.Errorf("start sandbox: %w: no backend configured", sandbox.ErrUnavailable)
+		}
+		return e.startCold(ctx, p, progress, false, sandbox.BuildCacheUser)
+	}
+	return e.startTrusted(ctx, p, progress)
+}
+
 // startSessionNoScripts is startSession for a snapshot the model edited:
 // the install step runs with the installer's scripts off.
 func (e *Engine) startSessionNoScripts(ctx context.Context, p *project, progress func(string)) (sandbox.Session, func(), error) {
@@ -185,12 +202,16 @@ func (e *Engine) startFresh(ctx context.Context, setup *project, progress func(s
 }
 
 // cacheFor is the build cache of a session that runs only the user's code
-// (trusted) or also the model's.
+// (trusted) or also the model's. The model's sessions start from a copy of
+// the user's cache and discard theirs (sandbox.BuildCacheFresh): a run's
+// baseline fills the user's cache (run.setup), so its iterations and its
+// verifying run recompile only the packages the model's edits change, and
+// nothing a model's code writes outlives its session.
 func cacheFor(trusted bool) sandbox.BuildCache {
 	if trusted {
 		return sandbox.BuildCacheUser
 	}
-	return sandbox.BuildCacheModel
+	return sandbox.BuildCacheFresh
 }
 
 // startCold is startPrepared without the warm session. The test runners'

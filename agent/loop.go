@@ -42,6 +42,9 @@ type run struct {
 	onEvent func(Event)
 	log     *runlog.Writer
 	sess    sandbox.Session
+	// pending is the next verifying session, started while the failing
+	// tests run (prestart.go); nil when none is.
+	pending *pendingFresh
 
 	base *sandbox.Snapshot // the workspace as snapshotted (overlays applied)
 	cur  *sandbox.Snapshot // the working state
@@ -119,6 +122,7 @@ func (e *Engine) Run(ctx context.Context, req Request, onEvent func(Event)) (*Re
 		return nil, err
 	}
 	defer r.closeSession()
+	defer r.dropFresh()
 	r.loop(ctx)
 	r.finish(ctx)
 	return r.res, nil
@@ -165,25 +169,32 @@ func (r *run) setup(ctx context.Context) error {
 	if r.language != nil {
 		r.lang = r.language.Name()
 	}
-	sess, done, err := e.startSession(ctx, proj, func(line string) { r.emit(PhaseTest, 0, line, nil) })
-	if err != nil {
-		return err
-	}
-	r.sess = sess
-	r.closeFn = done
+	progress := func(line string) { r.emit(PhaseTest, 0, line, nil) }
 	cached := r.cachedBaseline() // basecache.go
-	// With a given or reused baseline nothing runs before the first
-	// test, whose Sync brings the files.
 	if r.req.Baseline == nil && cached == nil {
+		// The baseline runs the user's own code only: in a session of the
+		// project's user build cache (sandbox.BuildCacheUser), which the
+		// run's working and verifying sessions start as a copy of, so
+		// that they recompile only what the model changes. The working
+		// session starts after it; its first test's Sync brings the files,
+		// as with a given or reused baseline.
+		sess, done, err := e.startBaseline(ctx, proj, progress)
+		if err != nil {
+			return err
+		}
+		r.sess, r.closeFn = sess, done
 		if _, err := sess.Sync(ctx, r.cur); err != nil {
 			r.closeSession()
 			return fmt.Errorf("run: sync workspace: %w", err)
 		}
 	}
 	rep, err := r.baseline(ctx, cached)
+	// The working session starts when an iteration first runs tests in
+	// it (testPhase): a run whose failing tests cannot be run alone
+	// never needs one, its fresh verifying run being its only one.
+	r.closeSession()
 	r.res.Phases[PhaseTest] += time.Since(t0)
 	if err != nil {
-		r.closeSession()
 		if ctx.Err() != nil {
 			return fmt.Errorf("run: %w", context.Cause(ctx))
 		}
@@ -235,11 +246,14 @@ func (r *run) logTest(iter int, rep *testrun.Report) {
 	}
 }
 
+// closeSession closes the working session; the next test phase starts
+// another (testPhase).
 func (r *run) closeSession() {
 	if r.closeFn != nil {
 		r.closeFn()
 		r.closeFn = nil
 	}
+	r.sess = nil
 }
 
 // loop runs CODE → TEST → REFLECT until a stop condition. There is no
@@ -528,6 +542,14 @@ func (r *run) testPhase(ctx context.Context, iter *Iteration, next *sandbox.Snap
 	if !narrow && r.req.Mode == ModeFix && len(r.targets) > 0 {
 		r.emit(PhaseTest, iter.N, "the failing tests cannot be run alone: running the whole suite in a fresh sandbox", nil)
 		return nil, true // the loop's fresh run is the iteration's (selection.go)
+	}
+	if r.sess == nil {
+		sess, done, err := r.e.startSession(ctx, r.setupProj, func(line string) { r.emit(PhaseTest, iter.N, line, nil) })
+		if err != nil {
+			r.sandboxFailed(ctx, "start", err)
+			return nil, false
+		}
+		r.sess, r.closeFn = sess, done
 	}
 	ts := time.Now()
 	if _, err := r.sess.Sync(ctx, next); err != nil {

@@ -33,6 +33,9 @@ func (r *run) testIteration(ctx context.Context, iter *Iteration, next *sandbox.
 		return r.test(ctx, next)
 	}
 	r.emit(PhaseTest, iter.N, "running the tests that failed at baseline", nil)
+	// When they pass, the whole suite runs in a fresh session: it starts
+	// now, beside this run (prestart.go).
+	r.prestartFresh(ctx)
 	rep, err := r.runSelected(ctx, sel)
 	if err != nil {
 		return nil, err

@@ -126,6 +126,11 @@ type Sandbox struct {
 	// /tmp are size-limited tmpfs; past the cap a write gets ENOSPC.
 	WorkspaceSize string `toml:"workspace_size" json:"workspaceSize"` // default 1g
 	TmpSize       string `toml:"tmp_size" json:"tmpSize"`             // default 256m
+	// CacheSize caps the per-project caches the sandboxes keep on this
+	// machine (Go build caches, bwrap dependency caches), taken together;
+	// the least recently used that no session uses go first
+	// (sandbox/cachedir). User-only; default 10g.
+	CacheSize string `toml:"cache_size" json:"cacheSize"`
 	SandboxFiles
 	// Setup is the dependency install command run once, with network,
 	// before tests (a shell command); "" = detected from the project

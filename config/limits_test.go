@@ -23,6 +23,7 @@ func TestSandboxLimitsValidated(t *testing.T) {
 		{name: "disk caps", toml: "[sandbox]\nworkspace_size = \"2g\"\ntmp_size = \"64m\"\n"},
 		{name: "tiny workspace", toml: "[sandbox]\nworkspace_size = \"512k\"\n", wantErr: true},
 		{name: "bad tmp size", toml: "[sandbox]\ntmp_size = \"lots\"\n", wantErr: true},
+		{name: "bad cache size", toml: "[sandbox]\ncache_size = \"lots\"\n", wantErr: true},
 		{name: "runtime runsc", toml: "[sandbox]\nruntime = \"runsc\"\n"},
 		{name: "runtime gVisor variant", toml: "[sandbox]\nruntime = \"runsc-nodirectfs\"\n"},
 		{name: "runtime bare prefix", toml: "[sandbox]\nruntime = \"runsc-\"\n", wantErr: true},

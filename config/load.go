@@ -280,7 +280,7 @@ func (c *Config) Validate() error {
 	if _, err := ParseSize(c.Sandbox.OutputCap); err != nil {
 		return bad("sandbox.output_cap", "%v", err)
 	}
-	for key, v := range map[string]string{"sandbox.workspace_size": c.Sandbox.WorkspaceSize, "sandbox.tmp_size": c.Sandbox.TmpSize} {
+	for key, v := range map[string]string{"sandbox.workspace_size": c.Sandbox.WorkspaceSize, "sandbox.tmp_size": c.Sandbox.TmpSize, "sandbox.cache_size": c.Sandbox.CacheSize} {
 		if v == "" {
 			continue
 		}

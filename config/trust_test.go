@@ -109,6 +109,7 @@ func TestProjectFileUserOnlyKeysRefused(t *testing.T) {
 		{"timeout", "[sandbox]\ntimeout = \"10h\"\n", "sandbox.timeout"},
 		{"output cap", "[sandbox]\noutput_cap = \"1g\"\n", "sandbox.output_cap"},
 		{"disk cap", "[sandbox]\ntmp_size = \"100g\"\n", "sandbox.tmp_size"},
+		{"cache cap", "[sandbox]\ncache_size = \"500g\"\n", "sandbox.cache_size"},
 		{"prewarm", "[server]\nidle_timeout = \"24h\"\n", "server.idle_timeout"},
 		{"test edits", "[agent]\nallow_test_edits = true\n", "agent.allow_test_edits"},
 		{"protected files", "[policy]\nallow_protected = [\".github/workflows/*.yml\"]\n", "policy.allow_protected"},

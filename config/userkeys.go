@@ -42,6 +42,7 @@ func userOnlyKeys() []string {
 		// resources the user's machine spends
 		"sandbox.memory", "sandbox.cpus", "sandbox.pids", "sandbox.timeout", "sandbox.output_cap",
 		"sandbox.workspace_size", "sandbox.tmp_size", "sandbox.max_file_size", "sandbox.max_workspace_size",
+		"sandbox.cache_size",
 		"server", // idle_timeout: how long a sandbox stays up, and whether opening the folder starts one
 		// what weakens the check of the model's work
 		"agent.allow_test_edits",

@@ -148,9 +148,13 @@ const (
 	// BuildCacheUser is the project's cache for sessions that run only the
 	// user's own code (fixpoint test).
 	BuildCacheUser
-	// BuildCacheFresh starts empty (docker: the image's prebuilt cache,
-	// copied) and is removed with the session: nothing an earlier command
-	// of another session wrote is in it. The verifying run uses it.
+	// BuildCacheFresh starts as a private copy of the project's
+	// BuildCacheUser cache when there is one (else empty: docker, the
+	// image's prebuilt cache; bwrap, the standard library's), and is
+	// removed with the session: nothing a model's code wrote is in it,
+	// and what the session writes reaches no other session. The
+	// sessions that run model-written code use it, the verifying run
+	// included.
 	BuildCacheFresh
 )
 

@@ -13,6 +13,15 @@ import "strings"
 // from main() to module level), is a new one. A finding without a line is
 // matched by rule and message. before is nil for a new file: every finding
 // is new.
+//
+// One more pairing: an existing construct edited in place. A finding left
+// unmatched whose line is new (its text is nowhere in before) is the
+// user's when an unmatched finding of the same rule sat on a line the
+// edit removed (its text is nowhere in after) within rewriteWindow lines
+// of it: the line holding `unsafe {` rewritten around the same block.
+// Each old finding pairs once, so the count of a rule's constructs never
+// grows unblocked; what it allows is what editing the body of an existing
+// multi-line block already allowed.
 func Introduced(before, after []byte, old, cur Findings) Findings {
 	if before == nil || len(old) == 0 {
 		return cur
@@ -23,20 +32,68 @@ func Introduced(before, after []byte, old, cur Findings) Findings {
 		}
 		return f.Rule + "\x00" + lineText(src, f.Line) + "\x00" + prevText(src, f.Line)
 	}
-	had := map[string]int{}
-	for _, f := range old {
-		had[key(before, f)]++
+	had := map[string][]int{} // key -> indexes into old, unmatched
+	for i, f := range old {
+		k := key(before, f)
+		had[k] = append(had[k], i)
 	}
-	var out Findings
+	var unmatched Findings
 	for _, f := range cur {
 		k := key(after, f)
-		if had[k] > 0 {
-			had[k]--
+		if idx := had[k]; len(idx) > 0 {
+			had[k] = idx[1:]
 			continue
 		}
-		out = append(out, f)
+		unmatched = append(unmatched, f)
+	}
+	if len(unmatched) == 0 {
+		return nil
+	}
+	var spare []Finding // old findings no new one matched
+	for _, idx := range had {
+		for _, i := range idx {
+			spare = append(spare, old[i])
+		}
+	}
+	beforeLines, afterLines := lineSet(before), lineSet(after)
+	var out Findings
+	for _, f := range unmatched {
+		paired := -1
+		if f.Line > 0 && !beforeLines[lineText(after, f.Line)] {
+			for j, g := range spare {
+				if g.Rule == f.Rule && g.Line > 0 && !afterLines[lineText(before, g.Line)] && abs(g.Line-f.Line) <= rewriteWindow {
+					paired = j
+					break
+				}
+			}
+		}
+		if paired < 0 {
+			out = append(out, f)
+			continue
+		}
+		spare = append(spare[:paired], spare[paired+1:]...)
 	}
 	return out
+}
+
+// rewriteWindow is how far (in lines) an edited-in-place construct may be
+// from where it was (see Introduced).
+const rewriteWindow = 10
+
+// lineSet is the set of src's trimmed lines.
+func lineSet(src []byte) map[string]bool {
+	set := map[string]bool{}
+	for _, l := range strings.Split(string(src), "\n") {
+		set[strings.TrimSpace(l)] = true
+	}
+	return set
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
 }
 
 // lineText is the trimmed text of a 1-based line of src.

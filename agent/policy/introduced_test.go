@@ -1,6 +1,9 @@
 package policy
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestIntroduced(t *testing.T) {
 	before := []byte("import os\nimport socket\n\ndef f():\n    return 1\n")
@@ -32,5 +35,29 @@ func TestIntroduced(t *testing.T) {
 	// A new file: everything is new.
 	if got := Introduced(nil, after, nil, moved); len(got) != 1 {
 		t.Errorf("new file: Introduced = %v, want the finding", got)
+	}
+}
+
+// issue 21 (itoa's maintainers' fix): a line holding an existing construct
+// rewritten in place is the user's construct edited, not a new one; a
+// rewrite that adds a second one, or one far from where it was, is new.
+func TestIntroducedRewrittenInPlace(t *testing.T) {
+	before := []byte("fn f() {\n    let x = 1;\n    wr.write_all(unsafe {\n        slice::from_raw_parts(p, n)\n    })\n}\n")
+	after := []byte("fn f() {\n    let x = 1;\n    let mut len = n;\n    try!(wr.write_all(unsafe { slice::from_raw_parts(p, len) }));\n    Ok(len)\n}\n")
+	old := Findings{{Rule: "rust.unsafe", Line: 3}}
+	if got := Introduced(before, after, old, Findings{{Rule: "rust.unsafe", Line: 4}}); len(got) != 0 {
+		t.Errorf("an unsafe block's line rewritten in place: Introduced = %v, want none", got)
+	}
+	two := []byte("fn f() {\n    let x = 1;\n    try!(wr.write_all(unsafe { a() }));\n    unsafe { b() };\n}\n")
+	if got := Introduced(before, two, old, Findings{{Rule: "rust.unsafe", Line: 3}, {Rule: "rust.unsafe", Line: 4}}); len(got) != 1 {
+		t.Errorf("the rewrite adds a second unsafe block: Introduced = %v, want one", got)
+	}
+	far := []byte("fn f() {\n    let x = 1;\n}\n" + strings.Repeat("\n// pad", 20) + "\nfn g() { unsafe { b() } }\n")
+	if got := Introduced(before, far, old, Findings{{Rule: "rust.unsafe", Line: 25}}); len(got) != 1 {
+		t.Errorf("a construct removed and another added far away: Introduced = %v, want it new", got)
+	}
+	kept := []byte("fn f() {\n    let x = 1;\n    wr.write_all(unsafe {\n        slice::from_raw_parts(p, n)\n    })\n}\nfn g() { unsafe { b() } }\n")
+	if got := Introduced(before, kept, old, Findings{{Rule: "rust.unsafe", Line: 3}, {Rule: "rust.unsafe", Line: 7}}); len(got) != 1 || got[0].Line != 7 {
+		t.Errorf("the old line kept and a new one added: Introduced = %v, want line 7", got)
 	}
 }

@@ -62,6 +62,7 @@ func commands() []*command {
 		doctorCommand(),
 		daemonCommand(),
 		trustCommand(),
+		cacheCommand(),
 		versionCommand(),
 	}
 }
@@ -81,6 +82,7 @@ func main() {
 		s = <-sigs
 		os.Exit(exitCodeFor(s.(syscall.Signal)))
 	}()
+	startupPrune(a, os.Args[1:])
 	code := run(ctx, a, os.Args[1:])
 	if sig, ok := context.Cause(ctx).(signalError); ok && code != exitOK {
 		code = exitCodeFor(sig.sig)

@@ -26,6 +26,7 @@ import (
 	"sync"
 
 	"github.com/fixpoint-dev/fixpoint/sandbox"
+	"github.com/fixpoint-dev/fixpoint/sandbox/cachedir"
 	"github.com/fixpoint-dev/fixpoint/sandbox/host"
 )
 
@@ -160,15 +161,64 @@ func (b *Backend) Start(ctx context.Context, spec sandbox.Spec) (sandbox.Session
 	default:
 		return nil, err
 	}
+	inUse := b.useCaches(spec.Labels)
 	s, err := host.NewSession(ctx, spec, &host.SessionOptions{Name: "bwrap", TempDir: tempDir, Logger: b.opts.Logger, Wrap: b.wrap})
 	if err != nil {
+		inUse()
 		if release != nil {
 			release()
 		}
 		return nil, err
 	}
-	return &session{Session: s, release: release, goCache: b.goCache(spec), goCacheSize: b.opts.GoCacheSize, log: b.opts.Logger}, nil
+	return &session{Session: s, release: release, inUse: inUse, goCache: b.goCache(spec), goCacheSize: b.opts.GoCacheSize, log: b.opts.Logger}, nil
 }
+
+// useCaches marks the project's Go build caches and dependency caches in
+// use (cachedir.Use) until the returned func is called, so that a prune
+// (cachedir.Prune, `fixpoint cache prune`) leaves them while a session or
+// a setup step of the project reads or writes them. A cache that cannot
+// be marked is not pruned less safely: Use fails only when its lock
+// directory cannot be made, and then the cache is logged and used as is.
+func (b *Backend) useCaches(labels map[string]string) (release func()) {
+	key := labels[sandbox.LabelProject]
+	if key == "" || strings.Trim(key, "0123456789abcdef") != "" {
+		return func() {}
+	}
+	var releases []func()
+	for _, root := range b.CacheRoots() {
+		r, err := cachedir.Use(root, key)
+		if err != nil {
+			b.opts.Logger.Warn("bwrap sandbox: cache not marked in use", "root", root, "err", err)
+			continue
+		}
+		releases = append(releases, r)
+	}
+	return func() {
+		for _, r := range releases {
+			r()
+		}
+	}
+}
+
+// CacheRoots are the directories of per-project caches this backend
+// writes, for cachedir.Prune: the Go build caches (none when turned off)
+// and the dependency caches.
+func (b *Backend) CacheRoots() []string {
+	var roots []string
+	if b.opts.GoCacheDir != "off" {
+		base := b.opts.GoCacheDir
+		if base == "" {
+			base = defaultGoCacheBase()
+		}
+		roots = append(roots, base)
+	}
+	return append(roots, depsDir())
+}
+
+// CacheRoots are the default roots of the bwrap backend's per-project
+// caches (Options.GoCacheDir unset), for a prune outside a backend
+// (`fixpoint cache prune`, the start-up prune).
+func CacheRoots() []string { return []string{defaultGoCacheBase(), depsDir()} }
 
 // session is a host session whose directory may live on its own capped
 // tmpfs (unmounted when the session closes), and whose project Go build
@@ -176,6 +226,7 @@ func (b *Backend) Start(ctx context.Context, spec sandbox.Spec) (sandbox.Session
 type session struct {
 	*host.Session
 	release     func() // nil when not capped
+	inUse       func() // releases the project's caches (useCaches)
 	goCache     string // "" when the session has none
 	goCacheSize int64
 	log         *slog.Logger
@@ -200,6 +251,7 @@ func (s *session) Close() error {
 	if s.release != nil {
 		s.release()
 	}
+	s.inUse()
 	return err
 }
 
@@ -247,14 +299,12 @@ func (b *Backend) wrap(d host.Dirs, rel string, args []string, spec sandbox.Spec
 	env := []string{"PATH=" + sandboxPath, "HOME=/tmp", "LANG=C.UTF-8", "TMPDIR=/tmp"}
 	if spec.BuildCache == sandbox.BuildCacheFresh {
 		// In the session directory (capped with the workspace), removed
-		// with the session; at the first command, a copy of the standard
-		// library's seed (PrebuildGoStd), which no session writes.
+		// with the session; at the first command, a copy of the project's
+		// user cache (freshSeed), which only sessions running the user's
+		// own code write, or of the standard library's seed.
 		dir := filepath.Join(d.Root, "gocache")
 		if _, err := os.Stat(dir); err != nil {
-			seed := b.stdSeed(spec.Labels)
-			if _, err := os.Stat(filepath.Join(seed, stdMarker)); seed == "" || err != nil {
-				seed = ""
-			}
+			seed := b.freshSeed(spec.Labels)
 			err := os.MkdirAll(dir, 0o700)
 			if err == nil && seed != "" {
 				err = copyCache(seed, dir)
@@ -337,7 +387,10 @@ func (b *Backend) goCacheDir(name string) string {
 	}
 	dir := filepath.Join(base, name)
 	if _, ok := b.prepared.Load(dir); ok {
-		return dir
+		if _, err := os.Stat(dir); err == nil {
+			return dir
+		}
+		// removed by a prune (cachedir) since: made again below
 	}
 	if err := prepareGoCache(base, dir); err != nil {
 		b.opts.Logger.Warn("bwrap sandbox: no persistent Go build cache", "dir", dir, "err", err)
@@ -349,12 +402,12 @@ func (b *Backend) goCacheDir(name string) string {
 
 func defaultGoCacheBase() string {
 	if os.Geteuid() == 0 {
-		return "/var/tmp/fixpoint-gocache"
+		return cachedir.Root("gocache", "/var/tmp/fixpoint-gocache")
 	}
 	if d, err := os.UserCacheDir(); err == nil {
-		return filepath.Join(d, "fixpoint", "gocache")
+		return cachedir.Root("gocache", filepath.Join(d, "fixpoint", "gocache"))
 	}
-	return filepath.Join(os.TempDir(), fmt.Sprintf("fixpoint-gocache-%d", os.Getuid()))
+	return cachedir.Root("gocache", filepath.Join(os.TempDir(), fmt.Sprintf("fixpoint-gocache-%d", os.Getuid())))
 }
 
 // prepareGoCache makes dir. Run as an ordinary user, sessions run as that

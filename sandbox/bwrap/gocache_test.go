@@ -206,3 +206,36 @@ func TestStdSeedIsPerToolchain(t *testing.T) {
 		t.Fatalf("a project key that is not hex got seed %q", s)
 	}
 }
+
+// A fresh cache starts as a copy of the project's user cache (which only
+// sessions running the user's own code write) once that cache holds the
+// standard library: the verifying run recompiles only what the edit
+// changed. What the fresh session writes never reaches the user's cache.
+func TestGoCacheFreshCopiesTheUserCache(t *testing.T) {
+	b := goCacheBackend(t)
+	base := filepath.Join(os.TempDir(), fmt.Sprintf("fixpoint-bwrap-gocache-test-%d", os.Getpid()))
+	user := filepath.Join(base, "eeee-user")
+	if err := os.MkdirAll(filepath.Join(user, "cd"), 0o777); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(user, "fixpoint-std-built"), nil, 0o644)
+	os.WriteFile(filepath.Join(user, "cd", "pkg-a"), []byte("user\n"), 0o644)
+	model := filepath.Join(base, "eeee-model")
+	os.MkdirAll(model, 0o777)
+	os.WriteFile(filepath.Join(model, "poisoned"), nil, 0o644)
+	s, err := b.Start(t.Context(), sandbox.Spec{Labels: map[string]string{sandbox.LabelProject: "eeee"}, BuildCache: sandbox.BuildCacheFresh})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	res, err := s.Run(t.Context(), sandbox.Command{Args: []string{"sh", "-c", "test ! -e /gocache/poisoned && cat /gocache/cd/pkg-a && echo model > /gocache/cd/pkg-a && echo model > /gocache/cd/pkg-b"}})
+	if err != nil || res.ExitCode != 0 || strings.TrimSpace(string(res.Stdout)) != "user" {
+		t.Fatalf("fresh session: %v, exit %d, %q %q; want the user cache's entry, writable, and not the model's", err, res.ExitCode, res.Stdout, res.Stderr)
+	}
+	if got, _ := os.ReadFile(filepath.Join(user, "cd", "pkg-a")); string(got) != "user\n" {
+		t.Errorf("the user's cache was changed through a fresh session's cache: %q", got)
+	}
+	if _, err := os.Stat(filepath.Join(user, "cd", "pkg-b")); err == nil {
+		t.Error("an entry a fresh session wrote reached the user's cache")
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/fixpoint-dev/fixpoint/sandbox"
+	"github.com/fixpoint-dev/fixpoint/sandbox/cachedir"
 )
 
 // Install runs a dependency install step in a bwrap sandbox with network
@@ -34,7 +35,10 @@ func (b *Backend) Install(ctx context.Context, spec sandbox.InstallSpec) (*sandb
 	if project == "" || strings.Trim(project, "0123456789abcdef") != "" {
 		project = "none"
 	}
-	dir := filepath.Join(b.depsDir(), project, spec.Key)
+	if release, err := cachedir.Use(depsDir(), project); err == nil {
+		defer release()
+	}
+	dir := filepath.Join(depsDir(), project, spec.Key)
 	res := &sandbox.InstallResult{}
 	for _, c := range spec.Caches {
 		var w []string
@@ -106,14 +110,14 @@ func (b *Backend) Install(ctx context.Context, spec sandbox.InstallSpec) (*sandb
 }
 
 // depsDir is where bwrap dependency caches live.
-func (b *Backend) depsDir() string {
+func depsDir() string {
 	if os.Geteuid() == 0 {
-		return "/var/tmp/fixpoint-deps"
+		return cachedir.Root("deps", "/var/tmp/fixpoint-deps")
 	}
 	if d, err := os.UserCacheDir(); err == nil {
-		return filepath.Join(d, "fixpoint", "deps")
+		return cachedir.Root("deps", filepath.Join(d, "fixpoint", "deps"))
 	}
-	return filepath.Join(os.TempDir(), fmt.Sprintf("fixpoint-deps-%d", os.Getuid()))
+	return cachedir.Root("deps", filepath.Join(os.TempDir(), fmt.Sprintf("fixpoint-deps-%d", os.Getuid())))
 }
 
 // PrebuildGoStd compiles the standard library into the Go build cache of
@@ -130,6 +134,7 @@ func (b *Backend) depsDir() string {
 // build std` wrote, so a fresh cache (sandbox.BuildCacheFresh) can start
 // from it without starting from anything a model's code wrote.
 func (b *Backend) PrebuildGoStd(ctx context.Context, labels map[string]string) error {
+	defer b.useCaches(labels)()
 	seed := b.stdSeed(labels)
 	if seed == "" {
 		return nil
@@ -162,6 +167,28 @@ func (b *Backend) PrebuildGoStd(ctx context.Context, labels map[string]string) e
 		}
 	}
 	return nil
+}
+
+// freshSeed is the cache a fresh session's (sandbox.BuildCacheFresh) Go
+// build cache starts as a copy of: the project's user cache
+// (sandbox.BuildCacheUser), which only sessions running the user's own
+// code write (fixpoint test, a run's baseline), so that the verifying run
+// recompiles only what the final edit changed; else, or when that cache
+// would take more than half of the session's workspace cap, the standard
+// library's seed. "" when there is neither.
+func (b *Backend) freshSeed(labels map[string]string) string {
+	if user := b.goCache(sandbox.Spec{Labels: labels, BuildCache: sandbox.BuildCacheUser}); user != "" {
+		if _, err := os.Stat(filepath.Join(user, stdMarker)); err == nil {
+			if dirSize(user, b.opts.WorkspaceSize/2) <= b.opts.WorkspaceSize/2 {
+				return user
+			}
+		}
+	}
+	seed := b.stdSeed(labels)
+	if _, err := os.Stat(filepath.Join(seed, stdMarker)); seed == "" || err != nil {
+		return ""
+	}
+	return seed
 }
 
 // stdMarker, in a Go build cache, records that the standard library is in it.

@@ -63,7 +63,7 @@ func TestHostDirsReadOnly(t *testing.T) {
 	})
 	t.Run("setup step", func(t *testing.T) {
 		project := hex.EncodeToString(rnd[:]) + "00"
-		t.Cleanup(func() { os.RemoveAll(filepath.Join(b.depsDir(), project)) })
+		t.Cleanup(func() { os.RemoveAll(filepath.Join(depsDir(), project)) })
 		var out strings.Builder
 		_, err := b.Install(t.Context(), sandbox.InstallSpec{
 			Key: "rootfs", Script: script.String(), Snapshot: &sandbox.Snapshot{Files: map[string]sandbox.File{}},

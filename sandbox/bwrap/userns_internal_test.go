@@ -50,7 +50,7 @@ func TestNoNestedUserNamespaces(t *testing.T) {
 		var rnd [8]byte
 		rand.Read(rnd[:])
 		project := hex.EncodeToString(rnd[:]) // its own deps directory, removed after
-		t.Cleanup(func() { os.RemoveAll(filepath.Join(b.depsDir(), project)) })
+		t.Cleanup(func() { os.RemoveAll(filepath.Join(depsDir(), project)) })
 		var out strings.Builder
 		_, err := b.Install(t.Context(), sandbox.InstallSpec{
 			Key: "userns", Script: nestedUserns, Snapshot: &sandbox.Snapshot{Files: map[string]sandbox.File{}},
@@ -96,7 +96,7 @@ func TestOwnSession(t *testing.T) {
 		var rnd [8]byte
 		rand.Read(rnd[:])
 		project := hex.EncodeToString(rnd[:])
-		t.Cleanup(func() { os.RemoveAll(filepath.Join(b.depsDir(), project)) })
+		t.Cleanup(func() { os.RemoveAll(filepath.Join(depsDir(), project)) })
 		var out strings.Builder
 		_, err := b.Install(t.Context(), sandbox.InstallSpec{
 			Key: "session", Script: ownSession, Snapshot: &sandbox.Snapshot{Files: map[string]sandbox.File{}},

@@ -50,20 +50,73 @@ func (b *Backend) goCacheMount(ctx context.Context, spec sandbox.Spec) (*mount.M
 		// cache, and the container's removal (RemoveVolumes) removes it.
 		return &mount.Mount{Type: mount.TypeVolume, Target: dir}, nil
 	}
-	project := spec.Labels[LabelProject]
-	if project == "" {
-		project = "shared"
-	}
-	sum := sha256.Sum256([]byte(project + spec.BuildCache.Suffix()))
-	name := fmt.Sprintf("fixpoint-gocache-%s-%x", shortImageID(img.ID), sum[:6])
 	return &mount.Mount{
 		Type:   mount.TypeVolume,
-		Source: name,
+		Source: goCacheVolume(img.ID, spec.Labels[LabelProject], spec.BuildCache),
 		Target: dir,
 		VolumeOptions: &mount.VolumeOptions{Labels: map[string]string{
 			LabelCache: "gocache", labelGoCacheImage: img.ID,
 		}},
 	}, nil
+}
+
+// goCacheVolume names the persistent Go build cache volume of an image, a
+// project and a kind of code.
+func goCacheVolume(imageID, project string, kind sandbox.BuildCache) string {
+	if project == "" {
+		project = "shared"
+	}
+	sum := sha256.Sum256([]byte(project + kind.Suffix()))
+	return fmt.Sprintf("fixpoint-gocache-%s-%x", shortImageID(imageID), sum[:6])
+}
+
+// goCacheSeedDir is where a fresh session sees its seed, read-only.
+const goCacheSeedDir = "/gocache-seed"
+
+// goCacheSeed returns, for a fresh session (sandbox.BuildCacheFresh) of an
+// image with a Go build cache, a read-only mount of the project's user
+// cache volume (sandbox.BuildCacheUser) at goCacheSeedDir and the cache
+// directory to copy it into; nil when there is no such volume. Only
+// sessions that run the user's own code write that volume (fixpoint test,
+// a run's baseline), so a fresh cache that starts as its copy holds
+// nothing a model's code wrote, and the verifying run recompiles only
+// what the final edit changed. The mount stays read-only for the whole
+// session: the code the session runs can read the user's compiled
+// packages (it has their sources) and cannot change them.
+func (b *Backend) goCacheSeed(ctx context.Context, spec sandbox.Spec) (*mount.Mount, string, error) {
+	if spec.BuildCache != sandbox.BuildCacheFresh || spec.Labels[LabelProject] == "" {
+		return nil, "", nil
+	}
+	img, err := b.cli.ImageInspect(ctx, spec.Image)
+	if err != nil {
+		return nil, "", fmt.Errorf("inspect image %s: %w", spec.Image, err)
+	}
+	if img.Config == nil || img.Config.Labels[labelGoCache] == "" {
+		return nil, "", nil
+	}
+	name := goCacheVolume(img.ID, spec.Labels[LabelProject], sandbox.BuildCacheUser)
+	if _, err := b.cli.VolumeInspect(ctx, name); err != nil {
+		return nil, "", nil // none yet (or the engine cannot say): start from the image's
+	}
+	return &mount.Mount{Type: mount.TypeVolume, Source: name, Target: goCacheSeedDir, ReadOnly: true}, img.Config.Labels[labelGoCache], nil
+}
+
+// seedGoCache copies the seed (goCacheSeed) into the session's fresh Go
+// build cache, keeping what the image put there. A failed copy costs a
+// slower run (entries missing or cut short are misses to Go, which checks
+// each output's size), not a wrong one: it is logged and the session
+// goes on.
+func (s *Session) seedGoCache(ctx context.Context) {
+	if s.seedInto == "" {
+		return
+	}
+	res, err := s.Run(ctx, sandbox.Command{Args: []string{"cp", "-Rn", goCacheSeedDir + "/.", s.seedInto + "/"}})
+	switch {
+	case err != nil:
+		s.b.log.Warn("sandbox: copying the user's Go build cache into a fresh session", "err", err)
+	case res.ExitCode != 0:
+		s.b.log.Warn("sandbox: copying the user's Go build cache into a fresh session", "exit", res.ExitCode, "stderr", string(res.Stderr))
+	}
 }
 
 func shortImageID(id string) string {

@@ -64,11 +64,22 @@ func TestGoCacheKinds(t *testing.T) {
 			t.Errorf("kind %d: sees the model's entry, or has no writable cache filled from the image: exit %d, %q", kind, res.ExitCode, res.Stderr)
 		}
 	}
-	if res := run(sandbox.BuildCacheFresh, `test ! -e "$(go env GOCACHE)/entry2"`); res.ExitCode != 0 {
-		t.Error("a fresh session sees what an earlier session wrote to its cache")
-	}
-	if res := run(sandbox.BuildCacheUser, `cat "$(go env GOCACHE)/entry2"`); strings.TrimSpace(string(res.Stdout)) != "mine" {
+	if res := run(sandbox.BuildCacheUser, `c="$(go env GOCACHE)"; cat "$c/entry2" && echo user > "$c/entry3"`); strings.TrimSpace(string(res.Stdout)) != "mine" {
 		t.Errorf("fixpoint test's cache did not outlive its session: %q", res.Stderr)
+	}
+	// A fresh session starts as a copy of the user's cache: it sees the
+	// user's entries, never the model's, and what it writes (to its copy
+	// or, it tries, to the seed) reaches no later session.
+	script := `c="$(go env GOCACHE)"; test ! -e "$c/entry" && test "$(cat "$c/entry3")" = user && ls "$c" | grep -q . &&
+echo poisoned > "$c/entry3" && echo poisoned > "$c/entry4" && ! echo poisoned 2>/dev/null > /gocache-seed/entry3`
+	if res := run(sandbox.BuildCacheFresh, script); res.ExitCode != 0 {
+		t.Errorf("fresh session: not a writable copy of the user's cache (or the seed is writable): exit %d, %q", res.ExitCode, res.Stderr)
+	}
+	if res := run(sandbox.BuildCacheUser, `c="$(go env GOCACHE)"; test "$(cat "$c/entry3")" = user && test ! -e "$c/entry4"`); res.ExitCode != 0 {
+		t.Errorf("what a fresh session wrote reached the user's cache: %q", res.Stderr)
+	}
+	if res := run(sandbox.BuildCacheFresh, `test ! -e "$(go env GOCACHE)/entry4"`); res.ExitCode != 0 {
+		t.Error("a fresh session sees what an earlier fresh session wrote to its cache")
 	}
 }
 

@@ -25,6 +25,9 @@ type Session struct {
 	hostVols map[string]string // Spec.Caches target -> volume holding a HostDir copy
 	baseEnv  []string
 	user     string // uid:gid
+	// seedInto is the fresh Go build cache that boot fills from the
+	// user cache mounted at goCacheSeedDir; "" when there is none.
+	seedInto string
 
 	// Set by boot; replaced by restart (only from the calling goroutine).
 	name string

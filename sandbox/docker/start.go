@@ -201,6 +201,7 @@ func (s *Session) boot(ctx context.Context) error {
 	s.name, s.id, s.conn = name, id, c
 	s.mu.Unlock()
 	b.log.Debug("sandbox started", "session", name, "container", id[:12], "image", s.spec.Image, "runtime", b.opts.Runtime)
+	s.seedGoCache(ctx)
 	return nil
 }
 
@@ -330,6 +331,13 @@ func (s *Session) mounts(ctx context.Context) ([]mount.Mount, error) {
 		return nil, err
 	} else if m != nil {
 		mounts = append(mounts, *m)
+	}
+	s.seedInto = ""
+	if m, dir, err := b.goCacheSeed(ctx, s.spec); err != nil {
+		return nil, err
+	} else if m != nil {
+		mounts = append(mounts, *m)
+		s.seedInto = dir
 	}
 	if m, err := b.runnerCacheMount(ctx, s.spec, s.user); err != nil {
 		return nil, err

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/fixpoint-dev/fixpoint/sandbox"
+	"github.com/fixpoint-dev/fixpoint/sandbox/cachedir"
 	"github.com/fixpoint-dev/fixpoint/sandbox/host"
 )
 
@@ -15,6 +16,7 @@ import (
 // that a second run does not recompile everything.
 func TestHostGoCachePerProject(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	t.Setenv(cachedir.EnvDir, "") // the default root, in the user cache
 	b, err := host.New(&host.Options{Warn: io.Discard})
 	if err != nil {
 		t.Fatal(err)

@@ -76,6 +76,16 @@ type Result struct {
 	TargetedRuns int    `json:"targeted_runs"`
 	StopReason   string `json:"stop_reason"`
 	Error        string `json:"error,omitempty"`
+	// Timeline is the run's progress lines with the seconds since it
+	// started: where a fix's wall time goes (session starts, the
+	// baseline, the targeted and the verifying runs).
+	Timeline []Step `json:"timeline,omitempty"`
+}
+
+// Step is one progress line of a run and when it came.
+type Step struct {
+	At      float64 `json:"at_seconds"`
+	Message string  `json:"message"`
 }
 
 // Run puts each instance through `fixpoint fix`, opts.Parallel at a time.
@@ -202,7 +212,12 @@ func runInstance(ctx context.Context, cfg *config.Config, backend sandbox.Backen
 		_ = e.PrepareSetup(ctx, root)
 	}
 	start := time.Now()
-	res, err := e.Run(ctx, agent.Request{Mode: agent.ModeFix, Root: root}, nil)
+	onEvent := func(ev agent.Event) {
+		if ev.Delta == "" && ev.Message != "" {
+			r.Timeline = append(r.Timeline, Step{At: time.Since(start).Round(10 * time.Millisecond).Seconds(), Message: ev.Message})
+		}
+	}
+	res, err := e.Run(ctx, agent.Request{Mode: agent.ModeFix, Root: root}, onEvent)
 	r.Wall = time.Since(start).Seconds()
 	if err != nil {
 		r.Error = err.Error()

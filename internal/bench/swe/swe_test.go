@@ -110,6 +110,17 @@ func TestOracleRun(t *testing.T) {
 			if r.FullRuns != 2 || r.TargetedRuns != 1 {
 				t.Errorf("full runs %d, targeted runs %d; want 2 and 1", r.FullRuns, r.TargetedRuns)
 			}
+			// The timeline says where the wall time went, in order.
+			var verifying bool
+			for i, st := range r.Timeline {
+				if i > 0 && st.At < r.Timeline[i-1].At {
+					t.Errorf("timeline goes back in time at %d: %+v", i, r.Timeline)
+				}
+				verifying = verifying || strings.Contains(st.Message, "verifying in a fresh sandbox")
+			}
+			if !verifying {
+				t.Errorf("timeline lacks the verifying run: %+v", r.Timeline)
+			}
 			md := Markdown(backend, true, res)
 			if !strings.Contains(md, "| heldout | 1 | 1 | 1 | 1 | 1 |") {
 				t.Errorf("Markdown lacks the held-out summary row:\n%s", md)

@@ -426,3 +426,31 @@ func TestContextFindsTheTestFileOfALocationlessFailure(t *testing.T) {
 		}
 	}
 }
+
+// A failing test file's namesake source comes with it, in every test
+// naming convention, though the failure names nothing it declares: in the
+// test's directory or a directory it imports, or else the only one among
+// the project's sources (not an example's).
+func TestContextShowsTheTestFilesNamesake(t *testing.T) {
+	for _, c := range []struct{ test, want, decoy string }{
+		{"md/roff_test.go", "md/roff.go", "md/other.go"},
+		{"tests/test_parser.py", "src/pkg/_parser.py", "examples/parser.py"},
+		{"test/wrap.test.js", "source/wrap.js", "source/other.js"},
+		{"spec/wrap.spec.ts", "lib/wrap.ts", "lib/unwrap.ts"},
+	} {
+		snap := &sandbox.Snapshot{Files: map[string]sandbox.File{
+			c.test:  {Data: []byte("x\n")},
+			c.want:  {Data: []byte("y\n")},
+			c.decoy: {Data: []byte(strings.Repeat("z\n", smallDirBytes))}, // not a small package's sibling
+		}}
+		rep := &testrun.Report{Tests: []testrun.Result{{ID: "t1", Name: "t1", Status: testrun.StatusFail, File: c.test, Line: 1}}}
+		ranked := contextFiles(snap, &Request{Mode: ModeFix}, rep, func(string) bool { return true })
+		if len(ranked) < 2 || ranked[1] != c.want || slices.Contains(ranked, c.decoy) {
+			t.Errorf("%s: contextFiles = %q: want %s right after the test, not %s", c.test, ranked, c.want, c.decoy)
+		}
+	}
+	if k := testStem("tests/test.js"); k != "" {
+		t.Errorf("testStem(test.js) = %q: want none (test words only)", k)
+	}
+}
+

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -283,11 +284,14 @@ func contextFiles(snap *sandbox.Snapshot, req *Request, rep *testrun.Report, inc
 		seen[p] = true
 		out = append(out, p)
 	}
-	var failDirs []string
+	var failDirs, testFiles []string
 	if rep != nil {
 		for _, t := range rep.Failures() {
 			file := failureFile(snap, t)
 			add(file)
+			if file != "" && IsTestFile(file) && !slices.Contains(testFiles, file) {
+				testFiles = append(testFiles, file)
+			}
 			for _, f := range t.Frames {
 				add(f.File)
 			}
@@ -349,6 +353,13 @@ func contextFiles(snap *sandbox.Snapshot, req *Request, rep *testrun.Report, inc
 	for _, d := range importDirs {
 		dirs[d] = true
 	}
+	// The source named after a failing test file: its conventional
+	// subject, in the directories above or else the one source anywhere.
+	for _, tf := range testFiles {
+		for _, p := range namesakes(snap, tf, dirs) {
+			add(p)
+		}
+	}
 	// The identifiers on the failing lines first (the code they call), then
 	// those of the messages and test names.
 	for _, names := range []map[string]bool{frameNames(snap, rep), testBodyNames(snap, rep), failureNames(rep, req.Goal)} {
@@ -407,6 +418,54 @@ func contextFiles(snap *sandbox.Snapshot, req *Request, rep *testrun.Report, inc
 		}
 	}
 	return out
+}
+
+// testStem is the convention-free key of a file's base name less its
+// extension and the words that mark a test (roff_test.go, test_roff.py,
+// roff.test.js, roff.spec.ts, RoffTests.java → roff); "" for a name of
+// test words only.
+func testStem(p string) string {
+	b := path.Base(p)
+	if i := strings.IndexByte(b, '.'); i > 0 {
+		b = b[:i]
+	}
+	var key string
+	for _, w := range nameWords(b) {
+		switch lw := strings.ToLower(w); lw {
+		case "test", "tests", "spec", "specs":
+		default:
+			key += lw
+		}
+	}
+	return key
+}
+
+// namesakes are the non-test sources named after test file tf (see
+// [testStem]: roff_test.go → roff.go, tests/test_parser.py →
+// pkg/_parser.py, test/wrap.test.js → source/wrap.js): in tf's directory
+// and dirs, or else the only one in the project's own sources. A
+// test file's name is the most common pointer to what it tests.
+func namesakes(snap *sandbox.Snapshot, tf string, dirs map[string]bool) []string {
+	key := testStem(tf)
+	if len(key) < 3 {
+		return nil
+	}
+	var near, far []string
+	for _, p := range snap.Paths() {
+		if !isSource(p) || IsTestFile(p) || testStem(p) != key {
+			continue
+		}
+		switch {
+		case path.Dir(p) == path.Dir(tf) || dirs[path.Dir(p)]:
+			near = append(near, p)
+		case !peripheral(p):
+			far = append(far, p)
+		}
+	}
+	if len(near) == 0 && len(far) == 1 {
+		return far
+	}
+	return near
 }
 
 // failureFile is the test file of failing test t: the file its runner

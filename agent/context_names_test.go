@@ -257,7 +257,10 @@ func TestDeclName(t *testing.T) {
 		"  for (const k of keys) {":                      "",
 		"  } else if (x) {":                              "",
 		"  return foo(x) {":                              "",
-		"x = compute(1)":                                 "",
+		"    x = compute(1)":                             "",
+		"x == compute(1)":                                "",
+		"_RE_NUMBER = re.compile(":                       "_RE_NUMBER",
+		"TABLE: dict[str, int] = {":                      "TABLE",
 	} {
 		got, ok := declName(line)
 		if got != want || ok != (want != "") {
@@ -454,3 +457,22 @@ func TestContextShowsTheTestFilesNamesake(t *testing.T) {
 	}
 }
 
+// A module-level constant is a declaration too: the regular expression a
+// named function matches with is shown with it, room permitting, though
+// it sits far above among others nothing uses.
+func TestExcerptShowsTheModuleConstantANamedFunctionUses(t *testing.T) {
+	var src strings.Builder
+	src.WriteString("import re\n\n")
+	for i := range 40 {
+		fmt.Fprintf(&src, "UNUSED_%d = re.compile(r'%s')\n", i, strings.Repeat("x", 60))
+	}
+	src.WriteString("_RE_NUMBER = re.compile(\n    r'[0-9]+'\n)\n\n")
+	for i := range 30 {
+		fmt.Fprintf(&src, "def filler%d():\n%s    return %d\n\n", i, strings.Repeat("    x = 1\n", 8), i)
+	}
+	src.WriteString("def parse_number(s):\n    return _RE_NUMBER.match(s)\n")
+	ex, ok := fileExcerpt(src.String(), nil, map[string]bool{"parse_number": true}, nil, 1000)
+	if !ok || !strings.Contains(ex, "_RE_NUMBER = re.compile(\n    r'[0-9]+'\n)\n") || strings.Contains(ex, "UNUSED_3 =") {
+		t.Errorf("excerpt (ok %v) lacks the constant parse_number uses, or shows unused ones:\n%s", ok, ex)
+	}
+}

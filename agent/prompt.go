@@ -1010,13 +1010,18 @@ func hintsFor(snap *sandbox.Snapshot, rep *testrun.Report, goal string) *context
 // declRes recognise the line that starts a declaration and capture its
 // name: declRe (Go, Python, JavaScript functions, classes, variables),
 // Rust items and impl blocks, JavaScript functions assigned to a member
-// (proto.handle = function handle(…), exports.parse = (s) => …), and
-// class or object methods (  async send(body) {).
+// (proto.handle = function handle(…), exports.parse = (s) => …),
+// module-level assignments, and class or object methods (  async
+// send(body) {).
 var declRes = []*regexp.Regexp{
 	declRe,
 	regexp.MustCompile(`^\s*(?:pub(?:\([^)]*\))?\s+)?(?:(?:const|async|unsafe|extern\s+"[^"]*")\s+)*(?:fn|struct|enum|trait|mod|union)\s+([A-Za-z_]\w*)`),
 	regexp.MustCompile(`^\s*(?:unsafe\s+)?impl(?:<[^>]*>)?\s+(?:[\w:]+(?:<[^>]*>)?\s+for\s+)?([A-Za-z_]\w*)`),
 	regexp.MustCompile(`^\s*(?:[A-Za-z_$][\w$]*\.)+([A-Za-z_$][\w$]*)\s*=\s*(?:async\s+)?(?:function\b|\([^)]*\)\s*=>|[A-Za-z_$][\w$]*\s*=>)`),
+	// A module-level assignment (Python's _RE_NUMBER = re.compile(…),
+	// TABLE: dict = {…}): at column 0 only, so that no statement inside a
+	// body counts.
+	regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_]*)\s*(?::\s*[^=]+)?=[^=]`),
 	regexp.MustCompile(`^\s+(?:(?:public|private|protected|static|async|get|set|override|readonly)\s+)*\*?([A-Za-z_$][\w$]*)\s*(?:<[^>]*>)?\([^)]*\)\s*(?::\s*[^{]+)?\{\s*$`),
 }
 

@@ -354,11 +354,15 @@ func contextFiles(snap *sandbox.Snapshot, req *Request, rep *testrun.Report, inc
 		dirs[d] = true
 	}
 	// The source named after a failing test file: its conventional
-	// subject, in the directories above or else the one source anywhere.
+	// subject, in the directories above (here) or else the one source
+	// anywhere (after the definers below: a weaker pointer).
+	var farNamesakes []string
 	for _, tf := range testFiles {
-		for _, p := range namesakes(snap, tf, dirs) {
+		near, far := namesakes(snap, tf, dirs)
+		for _, p := range near {
 			add(p)
 		}
+		farNamesakes = append(farNamesakes, far...)
 	}
 	// The identifiers on the failing lines first (the code they call), then
 	// those of the messages and test names.
@@ -366,6 +370,9 @@ func contextFiles(snap *sandbox.Snapshot, req *Request, rep *testrun.Report, inc
 		for _, p := range definers(snap, dirs, names) {
 			add(p)
 		}
+	}
+	for _, p := range farNamesakes {
+		add(p)
 	}
 	// The other sources of a failing test's directory, when it is small
 	// enough to show whole (a package of a few files is one unit).
@@ -442,15 +449,15 @@ func testStem(p string) string {
 
 // namesakes are the non-test sources named after test file tf (see
 // [testStem]: roff_test.go → roff.go, tests/test_parser.py →
-// pkg/_parser.py, test/wrap.test.js → source/wrap.js): in tf's directory
-// and dirs, or else the only one in the project's own sources. A
-// test file's name is the most common pointer to what it tests.
-func namesakes(snap *sandbox.Snapshot, tf string, dirs map[string]bool) []string {
+// pkg/_parser.py, test/wrap.test.js → source/wrap.js): near, those in
+// tf's directory and dirs; far, when there are none, the only one in the
+// project's own sources. A test file's name is the most common pointer to
+// what it tests.
+func namesakes(snap *sandbox.Snapshot, tf string, dirs map[string]bool) (near, far []string) {
 	key := testStem(tf)
 	if len(key) < 3 {
-		return nil
+		return nil, nil
 	}
-	var near, far []string
 	for _, p := range snap.Paths() {
 		if !isSource(p) || IsTestFile(p) || testStem(p) != key {
 			continue
@@ -462,10 +469,10 @@ func namesakes(snap *sandbox.Snapshot, tf string, dirs map[string]bool) []string
 			far = append(far, p)
 		}
 	}
-	if len(near) == 0 && len(far) == 1 {
-		return far
+	if len(near) > 0 || len(far) != 1 {
+		return near, nil
 	}
-	return near
+	return nil, far
 }
 
 // failureFile is the test file of failing test t: the file its runner

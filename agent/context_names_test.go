@@ -257,7 +257,10 @@ func TestDeclName(t *testing.T) {
 		"  for (const k of keys) {":                      "",
 		"  } else if (x) {":                              "",
 		"  return foo(x) {":                              "",
-		"x = compute(1)":                                 "",
+		"    x = compute(1)":                             "",
+		"x == compute(1)":                                "",
+		"_RE_NUMBER = re.compile(":                       "_RE_NUMBER",
+		"TABLE: dict[str, int] = {":                      "TABLE",
 	} {
 		got, ok := declName(line)
 		if got != want || ok != (want != "") {
@@ -348,5 +351,128 @@ func TestFitContextCoresBeforeExtras(t *testing.T) {
 	}
 	if total > contextFilesMax {
 		t.Errorf("files take %d bytes, over %d", total, contextFilesMax)
+	}
+}
+
+// The helper two calls below what the failure reaches is shown, room
+// permitting: from the function holding a stack frame's line (Python,
+// nothing named) down through the method it calls to the one that one
+// calls, with its comments and decorators; declarations no call reaches
+// are not.
+func TestExcerptFollowsTheCallChainFromAFrame(t *testing.T) {
+	var src strings.Builder
+	src.WriteString("class Distro:\n    def info(self):\n        return self._load()\n\n")
+	for i := range 30 {
+		fmt.Fprintf(&src, "    def filler%d(self):\n%s        return %d\n\n", i, strings.Repeat("        x = 1\n", 8), i)
+	}
+	src.WriteString("    def _load(self):\n        return self._parse_line('x')\n\n")
+	for i := range 30 {
+		fmt.Fprintf(&src, "    def more%d(self):\n%s        return %d\n\n", i, strings.Repeat("        y = 2\n", 8), i)
+	}
+	src.WriteString("    # Splits one KEY=value line.\n    @staticmethod\n    def _parse_line(line):\n        return line.split('=')\n")
+	ex, ok := fileExcerpt(src.String(), []int{3}, nil, nil, 2000)
+	if !ok {
+		t.Fatal("no excerpt")
+	}
+	for _, want := range []string{"    def _load(self):\n        return self._parse_line('x')", "    # Splits one KEY=value line.\n    @staticmethod\n    def _parse_line(line):\n        return line.split('=')"} {
+		if !strings.Contains(ex, want) {
+			t.Errorf("excerpt lacks %q:\n%s", want, ex)
+		}
+	}
+	if strings.Contains(ex, "def filler3(") || strings.Contains(ex, "def more3(") {
+		t.Errorf("excerpt shows a declaration no call reaches:\n%s", ex)
+	}
+}
+
+// Weights halve with each call down, and a name several declarations
+// share splits its weight among them.
+func TestCallWeights(t *testing.T) {
+	src := "func A() {\n\tB()\n}\n\nfunc B() {\n\tC()\n}\n\nfunc C() {\n\tD()\n}\n\nfunc D() {\n\tE()\n}\n\nfunc E() {\n}\n"
+	ls := strings.SplitAfter(src, "\n")
+	units := declUnits(ls, nil, map[string]bool{"A": true}, nil)
+	score := map[string]float64{}
+	for _, u := range units {
+		score[u.name] = u.score
+	}
+	if score["B"] != 0.5 || score["C"] != 0.25 || score["D"] != 0.125 || score["E"] != 0 {
+		t.Errorf("scores = %v: want B 1/2, C 1/4, D 1/8, E (4 calls down) 0", score)
+	}
+}
+
+// A failing test its runner gave no location for (TAP, a JSON reporter)
+// still brings its test file, and through that file's imports the code
+// under test: by a file its id names (pytest, cargo), else by the test
+// file that declares it by title.
+func TestContextFindsTheTestFileOfALocationlessFailure(t *testing.T) {
+	snap := &sandbox.Snapshot{Files: map[string]sandbox.File{
+		"package.json":       {Data: []byte(`{"name":"x","main":"source/index.js"}`)},
+		"source/index.js":    {Data: []byte("import {wrap} from './wrap.js';\nexport default function paint(s) {\n  return wrap(s);\n}\n")},
+		"source/wrap.js":     {Data: []byte("export function wrap(s) {\n  return s;\n}\n")},
+		"source/unused.js":   {Data: []byte("export const tiny = 1;\n")},
+		"test/other.test.js": {Data: []byte("import test from 'ava';\ntest('other', t => {\n  t.pass();\n});\n")},
+		"test/paint.test.js": {Data: []byte("import test from 'ava';\nimport paint from '../source/index.js';\ntest('keeps nested styles', t => {\n  t.is(paint('a'), 'a');\n});\n")},
+		"tests/test_core.py": {Data: []byte("from pkg import core\n\ndef test_thing():\n    assert core.thing() == 1\n")},
+		"pkg/__init__.py":    {Data: []byte("")},
+		"pkg/core.py":        {Data: []byte("def thing():\n    return 2\n")},
+	}}
+	for _, c := range []struct {
+		res  testrun.Result
+		want []string
+	}{
+		{testrun.Result{ID: "keeps nested styles", Name: "keeps nested styles", Status: testrun.StatusFail}, []string{"test/paint.test.js", "source/index.js"}},
+		{testrun.Result{ID: "tests/test_core.py::test_thing", Name: "test_thing", Status: testrun.StatusFail}, []string{"tests/test_core.py", "pkg/core.py"}},
+	} {
+		rep := &testrun.Report{Tests: []testrun.Result{c.res}}
+		ranked := contextFiles(snap, &Request{Mode: ModeFix}, rep, func(string) bool { return true })
+		if len(ranked) < 2 || ranked[0] != c.want[0] || !slices.Contains(ranked, c.want[1]) {
+			t.Errorf("%s: contextFiles = %q: want %s first, then %s", c.res.ID, ranked, c.want[0], c.want[1])
+		}
+	}
+}
+
+// A failing test file's namesake source comes with it, in every test
+// naming convention, though the failure names nothing it declares: in the
+// test's directory or a directory it imports, or else the only one among
+// the project's sources (not an example's).
+func TestContextShowsTheTestFilesNamesake(t *testing.T) {
+	for _, c := range []struct{ test, want, decoy string }{
+		{"md/roff_test.go", "md/roff.go", "md/other.go"},
+		{"tests/test_parser.py", "src/pkg/_parser.py", "examples/parser.py"},
+		{"test/wrap.test.js", "source/wrap.js", "source/other.js"},
+		{"spec/wrap.spec.ts", "lib/wrap.ts", "lib/unwrap.ts"},
+	} {
+		snap := &sandbox.Snapshot{Files: map[string]sandbox.File{
+			c.test:  {Data: []byte("x\n")},
+			c.want:  {Data: []byte("y\n")},
+			c.decoy: {Data: []byte(strings.Repeat("z\n", smallDirBytes))}, // not a small package's sibling
+		}}
+		rep := &testrun.Report{Tests: []testrun.Result{{ID: "t1", Name: "t1", Status: testrun.StatusFail, File: c.test, Line: 1}}}
+		ranked := contextFiles(snap, &Request{Mode: ModeFix}, rep, func(string) bool { return true })
+		if len(ranked) < 2 || ranked[1] != c.want || slices.Contains(ranked, c.decoy) {
+			t.Errorf("%s: contextFiles = %q: want %s right after the test, not %s", c.test, ranked, c.want, c.decoy)
+		}
+	}
+	if k := testStem("tests/test.js"); k != "" {
+		t.Errorf("testStem(test.js) = %q: want none (test words only)", k)
+	}
+}
+
+// A module-level constant is a declaration too: the regular expression a
+// named function matches with is shown with it, room permitting, though
+// it sits far above among others nothing uses.
+func TestExcerptShowsTheModuleConstantANamedFunctionUses(t *testing.T) {
+	var src strings.Builder
+	src.WriteString("import re\n\n")
+	for i := range 40 {
+		fmt.Fprintf(&src, "UNUSED_%d = re.compile(r'%s')\n", i, strings.Repeat("x", 60))
+	}
+	src.WriteString("_RE_NUMBER = re.compile(\n    r'[0-9]+'\n)\n\n")
+	for i := range 30 {
+		fmt.Fprintf(&src, "def filler%d():\n%s    return %d\n\n", i, strings.Repeat("    x = 1\n", 8), i)
+	}
+	src.WriteString("def parse_number(s):\n    return _RE_NUMBER.match(s)\n")
+	ex, ok := fileExcerpt(src.String(), nil, map[string]bool{"parse_number": true}, nil, 1000)
+	if !ok || !strings.Contains(ex, "_RE_NUMBER = re.compile(\n    r'[0-9]+'\n)\n") || strings.Contains(ex, "UNUSED_3 =") {
+		t.Errorf("excerpt (ok %v) lacks the constant parse_number uses, or shows unused ones:\n%s", ok, ex)
 	}
 }

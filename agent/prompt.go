@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -283,18 +284,22 @@ func contextFiles(snap *sandbox.Snapshot, req *Request, rep *testrun.Report, inc
 		seen[p] = true
 		out = append(out, p)
 	}
-	var failDirs []string
+	var failDirs, testFiles []string
 	if rep != nil {
 		for _, t := range rep.Failures() {
-			add(t.File)
+			file := failureFile(snap, t)
+			add(file)
+			if file != "" && IsTestFile(file) && !slices.Contains(testFiles, file) {
+				testFiles = append(testFiles, file)
+			}
 			for _, f := range t.Frames {
 				add(f.File)
 			}
 			for _, m := range fileRefRe.FindAllStringSubmatch(t.Message+"\n"+t.Excerpt, -1) {
 				addRef(snap, m[1], add)
 			}
-			if t.File != "" {
-				failDirs = append(failDirs, path.Dir(t.File))
+			if file != "" {
+				failDirs = append(failDirs, path.Dir(file))
 			}
 		}
 		if len(rep.Failures()) == 0 {
@@ -348,12 +353,26 @@ func contextFiles(snap *sandbox.Snapshot, req *Request, rep *testrun.Report, inc
 	for _, d := range importDirs {
 		dirs[d] = true
 	}
+	// The source named after a failing test file: its conventional
+	// subject, in the directories above (here) or else the one source
+	// anywhere (after the definers below: a weaker pointer).
+	var farNamesakes []string
+	for _, tf := range testFiles {
+		near, far := namesakes(snap, tf, dirs)
+		for _, p := range near {
+			add(p)
+		}
+		farNamesakes = append(farNamesakes, far...)
+	}
 	// The identifiers on the failing lines first (the code they call), then
 	// those of the messages and test names.
 	for _, names := range []map[string]bool{frameNames(snap, rep), testBodyNames(snap, rep), failureNames(rep, req.Goal)} {
 		for _, p := range definers(snap, dirs, names) {
 			add(p)
 		}
+	}
+	for _, p := range farNamesakes {
+		add(p)
 	}
 	// The other sources of a failing test's directory, when it is small
 	// enough to show whole (a package of a few files is one unit).
@@ -406,6 +425,81 @@ func contextFiles(snap *sandbox.Snapshot, req *Request, rep *testrun.Report, inc
 		}
 	}
 	return out
+}
+
+// testStem is the convention-free key of a file's base name less its
+// extension and the words that mark a test (roff_test.go, test_roff.py,
+// roff.test.js, roff.spec.ts, RoffTests.java → roff); "" for a name of
+// test words only.
+func testStem(p string) string {
+	b := path.Base(p)
+	if i := strings.IndexByte(b, '.'); i > 0 {
+		b = b[:i]
+	}
+	var key string
+	for _, w := range nameWords(b) {
+		switch lw := strings.ToLower(w); lw {
+		case "test", "tests", "spec", "specs":
+		default:
+			key += lw
+		}
+	}
+	return key
+}
+
+// namesakes are the non-test sources named after test file tf (see
+// [testStem]: roff_test.go → roff.go, tests/test_parser.py →
+// pkg/_parser.py, test/wrap.test.js → source/wrap.js): near, those in
+// tf's directory and dirs; far, when there are none, the only one in the
+// project's own sources. A test file's name is the most common pointer to
+// what it tests.
+func namesakes(snap *sandbox.Snapshot, tf string, dirs map[string]bool) (near, far []string) {
+	key := testStem(tf)
+	if len(key) < 3 {
+		return nil, nil
+	}
+	for _, p := range snap.Paths() {
+		if !isSource(p) || IsTestFile(p) || testStem(p) != key {
+			continue
+		}
+		switch {
+		case path.Dir(p) == path.Dir(tf) || dirs[path.Dir(p)]:
+			near = append(near, p)
+		case !peripheral(p):
+			far = append(far, p)
+		}
+	}
+	if len(near) > 0 || len(far) != 1 {
+		return near, nil
+	}
+	return nil, far
+}
+
+// failureFile is the test file of failing test t: the file its runner
+// reported; else a workspace file its id names (pytest's
+// tests/test_x.py::test_y, cargo's tests/t.rs::name); else the test file
+// that declares it by name or title (a TAP or JSON reporter that gives
+// no location: it('title') whose title ends the id). "" when none.
+func failureFile(snap *sandbox.Snapshot, t testrun.Result) string {
+	if f := strings.TrimPrefix(t.File, "./"); f != "" {
+		return f
+	}
+	for _, m := range fileRefRe.FindAllStringSubmatch(t.ID, -1) {
+		if _, ok := snap.Files[strings.TrimPrefix(m[1], "./")]; ok {
+			return strings.TrimPrefix(m[1], "./")
+		}
+	}
+	byName := t
+	byName.Line = 0 // no file: a line number alone would match any file
+	for _, p := range snap.Paths() {
+		if !IsTestFile(p) || !isSource(p) {
+			continue
+		}
+		if text, ok := snap.Text(p); ok && testDecl(strings.SplitAfter(text, "\n"), byName) >= 0 {
+			return p
+		}
+	}
+	return ""
 }
 
 // definers lists the non-test sources of dirs that declare a name of
@@ -923,13 +1017,18 @@ func hintsFor(snap *sandbox.Snapshot, rep *testrun.Report, goal string) *context
 // declRes recognise the line that starts a declaration and capture its
 // name: declRe (Go, Python, JavaScript functions, classes, variables),
 // Rust items and impl blocks, JavaScript functions assigned to a member
-// (proto.handle = function handle(…), exports.parse = (s) => …), and
-// class or object methods (  async send(body) {).
+// (proto.handle = function handle(…), exports.parse = (s) => …),
+// module-level assignments, and class or object methods (  async
+// send(body) {).
 var declRes = []*regexp.Regexp{
 	declRe,
 	regexp.MustCompile(`^\s*(?:pub(?:\([^)]*\))?\s+)?(?:(?:const|async|unsafe|extern\s+"[^"]*")\s+)*(?:fn|struct|enum|trait|mod|union)\s+([A-Za-z_]\w*)`),
 	regexp.MustCompile(`^\s*(?:unsafe\s+)?impl(?:<[^>]*>)?\s+(?:[\w:]+(?:<[^>]*>)?\s+for\s+)?([A-Za-z_]\w*)`),
 	regexp.MustCompile(`^\s*(?:[A-Za-z_$][\w$]*\.)+([A-Za-z_$][\w$]*)\s*=\s*(?:async\s+)?(?:function\b|\([^)]*\)\s*=>|[A-Za-z_$][\w$]*\s*=>)`),
+	// A module-level assignment (Python's _RE_NUMBER = re.compile(…),
+	// TABLE: dict = {…}): at column 0 only, so that no statement inside a
+	// body counts.
+	regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_]*)\s*(?::\s*[^=]+)?=[^=]`),
 	regexp.MustCompile(`^\s+(?:(?:public|private|protected|static|async|get|set|override|readonly)\s+)*\*?([A-Za-z_$][\w$]*)\s*(?:<[^>]*>)?\([^)]*\)\s*(?::\s*[^{]+)?\{\s*$`),
 }
 
@@ -976,7 +1075,7 @@ func fileExcerpt(content string, lines []int, names, uses map[string]bool, max i
 			any = true
 		}
 	}
-	units := declUnits(ls, names, uses)
+	units := declUnits(ls, lines, names, uses)
 	for _, u := range units {
 		if u.named {
 			mark(u.from, u.to)
@@ -1030,15 +1129,20 @@ func fileExcerpt(content string, lines []int, names, uses map[string]bool, max i
 	return b.String(), true
 }
 
-// declUnit is one declaration of a file: lines from..to (0-based), named
-// when the failure names it, score the weight of the names its own lines
-// use.
+// declUnit is one declaration of a file: lines from..to (0-based, from
+// its leading comments and decorators), named when the failure names it,
+// score the weight of the names its own lines use and of the calls that
+// reach it.
 type declUnit struct {
 	from, to int
 	name     string
 	named    bool
 	score    float64
 }
+
+// callDepth is how many calls down from what the failure reaches an
+// excerpt follows (see [declUnits]); each step weighs half the one above.
+const callDepth = 3
 
 // declUnits splits a file into its declarations and scores each by what
 // its own lines (not those of a declaration nested in it) use of names
@@ -1047,8 +1151,18 @@ type declUnit struct {
 // (TestRenameRecursive… → renamedFrom). A name used by few declarations
 // weighs more than one used by many: each counts 1/(the number of
 // declarations using it). A declaration the failing test uses (calls)
-// scores one more, one a named declaration calls half more.
-func declUnits(ls []string, names, uses map[string]bool) []declUnit {
+// scores one more.
+//
+// Then the calls: from the declarations the failure reaches — those it
+// names, those the failing test calls, and those holding a line of its
+// stack (lines, 1-based) — the declarations of this file they call,
+// and those these call in turn, up to callDepth steps down, score 1/2,
+// 1/4, 1/8 (a name several declarations share splits its share). The
+// helper two calls below the public function a test calls is where a bug
+// often is (parse → _parse_content → _parse_line), though its body names
+// nothing of the failure: a small personalized PageRank over the file's
+// call graph, seeded by the failure.
+func declUnits(ls []string, lines []int, names, uses map[string]bool) []declUnit {
 	var units []declUnit
 	owner := make([]int, len(ls)) // the innermost declaration of each line, -1 none
 	for i := range owner {
@@ -1059,7 +1173,7 @@ func declUnits(ls []string, names, uses map[string]bool) []declUnit {
 		if !ok {
 			continue
 		}
-		u := declUnit{from: i, to: declEnd(ls, i), name: name, named: nameMatch(names, name)}
+		u := declUnit{from: leadingStart(ls, i), to: declEnd(ls, i), name: name, named: nameMatch(names, name)}
 		if uses[name] {
 			u.score = 1
 		}
@@ -1110,25 +1224,92 @@ func declUnits(ls []string, names, uses map[string]bool) []declUnit {
 			}
 		}
 	}
-	// One step down the calls: what the named declarations call in this
-	// file (the helper where the bug often is) scores half a name more.
-	callees := map[string]bool{}
-	for i, l := range ls {
-		if u := owner[i]; u >= 0 && units[u].named {
-			for _, w := range identRe.FindAllString(l, -1) {
-				callees[w] = true
-			}
-		}
-	}
 	for i := range units {
 		for term := range used[i] {
 			units[i].score += 1 / float64(users[term])
 		}
-		if !units[i].named && callees[units[i].name] {
-			units[i].score += 0.5
-		}
+	}
+	for u, w := range callWeights(ls, owner, units, lines, uses) {
+		units[u].score += w
 	}
 	return units
+}
+
+// callWeights walks the file's call graph down from the declarations the
+// failure reaches (see [declUnits]) and returns the weight each other
+// declaration gets: 1/2^depth at its shallowest depth, split among the
+// declarations sharing its name.
+func callWeights(ls []string, owner []int, units []declUnit, lines []int, uses map[string]bool) map[int]float64 {
+	byName := map[string][]int{}
+	for i, u := range units {
+		byName[u.name] = append(byName[u.name], i)
+	}
+	depth := map[int]int{}
+	var frontier []int
+	seed := func(u int) {
+		if _, ok := depth[u]; !ok && u >= 0 {
+			depth[u] = 0
+			frontier = append(frontier, u)
+		}
+	}
+	for i, u := range units {
+		if u.named || uses[u.name] {
+			seed(i)
+		}
+	}
+	for _, n := range lines {
+		if n >= 1 && n <= len(ls) {
+			seed(owner[n-1])
+		}
+	}
+	out := map[int]float64{}
+	for d := 1; d <= callDepth && len(frontier) > 0; d++ {
+		var next []int
+		for _, u := range frontier {
+			for i := units[u].from; i <= units[u].to && i < len(ls); i++ {
+				if owner[i] != u {
+					continue // a nested declaration's own line
+				}
+				for _, w := range identRe.FindAllString(ls[i], -1) {
+					for _, v := range byName[w] {
+						if _, ok := depth[v]; ok || v == u {
+							continue
+						}
+						depth[v] = d
+						out[v] = 1 / float64(int(1)<<d) / float64(len(byName[w]))
+						next = append(next, v)
+					}
+				}
+			}
+		}
+		frontier = next
+	}
+	return out
+}
+
+// leadingStart is the first line of the comments and decorators directly
+// above the declaration at line i, at its indentation (// doc, # comment,
+// @decorator, #[attr], /** … */), or i when there are none: they belong
+// to it, and an edit next to a declaration needs them in view.
+func leadingStart(ls []string, i int) int {
+	ind := indentOf(ls[i])
+	from := i
+	for j := i - 1; j >= 0 && i-j <= 40; j-- {
+		t := strings.TrimSpace(ls[j])
+		if t == "" {
+			break
+		}
+		lead := strings.HasPrefix(t, "//") || strings.HasPrefix(t, "#") || strings.HasPrefix(t, "@") ||
+			strings.HasPrefix(t, "/*") || strings.HasPrefix(t, "*")
+		if !lead {
+			break
+		}
+		if indentOf(ls[j]) != ind && !strings.HasPrefix(t, "*") {
+			break
+		}
+		from = j
+	}
+	return from
 }
 
 func max0(n int) int { return max(n, 0) }

@@ -63,8 +63,12 @@ func TestRunCancelled(t *testing.T) {
 	if len(m.calls) > 1 {
 		t.Errorf("model called %d times after cancellation", len(m.calls))
 	}
-	if be.started != 1 || be.closed != 1 {
-		t.Errorf("sessions started %d, closed %d; want 1, 1", be.started, be.closed)
+	// The baseline runs in a session of the user's build cache and the
+	// model's edits in a working session of their own (agent/prestart.go):
+	// at most those two by the time the model has answered, and every one
+	// closed.
+	if be.started < 1 || be.started > 2 || be.closed != be.started {
+		t.Errorf("sessions started %d, closed %d; want 1 or 2, all closed", be.started, be.closed)
 	}
 	if got := mustRead(t, root+"/textkit/chunks.py"); !strings.Contains(got, "len(seq) - size + 1") {
 		t.Error("workspace changed")

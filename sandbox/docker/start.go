@@ -36,9 +36,23 @@ const (
 func (b *Backend) Start(ctx context.Context, spec sandbox.Spec) (sandbox.Session, error) {
 	s, err := b.start(ctx, spec)
 	if err != nil {
+		// An engine that went away between sessions fails the start at
+		// its first call: say so, as a session's stream does (streamErr),
+		// rather than pass on the client's connection error.
+		if ctx.Err() == nil && !errors.Is(err, sandbox.ErrImageMissing) && !errors.Is(err, sandbox.ErrUnavailable) && b.engineGone() {
+			return nil, fmt.Errorf("the Docker engine stopped answering (%w: %v); start it again and retry", sandbox.ErrUnavailable, err)
+		}
 		return nil, err
 	}
 	return s, nil
+}
+
+// engineGone reports whether the engine does not answer a ping.
+func (b *Backend) engineGone() bool {
+	pctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err := b.cli.Ping(pctx)
+	return err != nil
 }
 
 func (b *Backend) start(ctx context.Context, spec sandbox.Spec) (*Session, error) {

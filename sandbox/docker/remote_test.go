@@ -171,19 +171,27 @@ func startRemoteEngine(t *testing.T) *remoteEngine {
 
 // unmountUnder detaches every mount below dir (left by a killed dockerd).
 func unmountUnder(dir string) {
-	b, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		return
-	}
-	var mnts []string
-	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		if len(f) > 4 && strings.HasPrefix(f[4], dir+"/") {
-			mnts = append(mnts, f[4])
+	// A path can carry stacked mounts (Podman's store makes its overlay
+	// directory a mount of its own, and may do it again): unmount until
+	// mountinfo lists nothing under dir, a bounded number of passes.
+	for range 8 {
+		b, err := os.ReadFile("/proc/self/mountinfo")
+		if err != nil {
+			return
 		}
-	}
-	for i := len(mnts) - 1; i >= 0; i-- {
-		syscall.Unmount(mnts[i], syscall.MNT_DETACH)
+		var mnts []string
+		for _, line := range strings.Split(string(b), "\n") {
+			f := strings.Fields(line)
+			if len(f) > 4 && strings.HasPrefix(f[4], dir+"/") {
+				mnts = append(mnts, f[4])
+			}
+		}
+		if len(mnts) == 0 {
+			return
+		}
+		for i := len(mnts) - 1; i >= 0; i-- {
+			syscall.Unmount(mnts[i], syscall.MNT_DETACH)
+		}
 	}
 }
 

@@ -241,28 +241,9 @@ func ownerLabels(session string) map[string]string {
 	return map[string]string{
 		LabelSession:  session,
 		LabelPID:      strconv.Itoa(pid),
-		LabelPIDStart: processStart(pid),
+		LabelPIDStart: sandbox.ProcessStart(pid),
 		LabelHost:     host,
 	}
-}
-
-// processStart is the start time of pid in clock ticks since boot (field 22
-// of /proc/PID/stat), or "" when unknown.
-func processStart(pid int) string {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return ""
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return ""
-	}
-	fields := strings.Fields(s[i+1:])
-	if len(fields) < 20 {
-		return ""
-	}
-	return fields[19]
 }
 
 // ownerGone reports whether the labelled owner process is certainly dead.
@@ -272,15 +253,7 @@ func ownerGone(labels map[string]string) bool {
 	if labels[LabelHost] != host {
 		return false
 	}
-	pid, err := strconv.Atoi(labels[LabelPID])
-	if err != nil || pid <= 0 {
-		return false
-	}
-	start := processStart(pid)
-	if start == "" {
-		return true // no such process
-	}
-	return labels[LabelPIDStart] != "" && start != labels[LabelPIDStart]
+	return sandbox.OwnerGone(labels[LabelPID], labels[LabelPIDStart])
 }
 
 // Reap removes containers and volumes labelled fixpoint.pid whose owner

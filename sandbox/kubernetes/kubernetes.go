@@ -342,7 +342,7 @@ func ownerLabels(session string, now time.Time) map[string]string {
 		LabelManaged:  "true",
 		LabelSession:  session,
 		LabelPID:      strconv.Itoa(pid),
-		LabelPIDStart: processStart(pid),
+		LabelPIDStart: sandbox.ProcessStart(pid),
 		LabelHost:     labelValue(hostname()),
 		LabelCreated:  strconv.FormatInt(now.Unix(), 10),
 	}
@@ -365,39 +365,13 @@ func labelValue(s string) string {
 	return strings.Trim(s, "._-")
 }
 
-// processStart is the start time of pid in clock ticks since boot, or "".
-func processStart(pid int) string {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return ""
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return ""
-	}
-	fields := strings.Fields(s[i+1:])
-	if len(fields) < 20 {
-		return ""
-	}
-	return fields[19]
-}
-
 // ownerGone reports whether the labelled owner process is certainly dead.
 // Pods of another host are never judged gone: their owner may live.
 func ownerGone(labels map[string]string) bool {
 	if labels[LabelHost] != labelValue(hostname()) {
 		return false
 	}
-	pid, err := strconv.Atoi(labels[LabelPID])
-	if err != nil || pid <= 0 {
-		return false
-	}
-	start := processStart(pid)
-	if start == "" {
-		return true
-	}
-	return labels[LabelPIDStart] != "" && start != labels[LabelPIDStart]
+	return sandbox.OwnerGone(labels[LabelPID], labels[LabelPIDStart])
 }
 
 // Reap deletes the pods in namespace labelled fixpoint.managed whose owner

@@ -99,6 +99,8 @@ func TestProjectFileUserOnlyKeysRefused(t *testing.T) {
 		{"image registry", "[sandbox.kubernetes]\nimage_registry = \"evil.example.com\"\n", "sandbox.kubernetes.image_registry"},
 		{"image tag", "[sandbox.kubernetes.image_tags]\npython = \"rigged\"\n", "sandbox.kubernetes.image_tags"},
 		{"cache storage class", "[sandbox.kubernetes]\ncache_storage_class = \"attacker-nfs\"\n", "sandbox.kubernetes.cache_storage_class"},
+		{"cache claim size", "[sandbox.kubernetes]\ncache_size = \"900Ti\"\n", "sandbox.kubernetes.cache_size"},
+		{"image pull policy", "[sandbox.kubernetes]\nimage_pull_policy = \"Always\"\n", "sandbox.kubernetes.image_pull_policy"},
 		{"runtime", "[sandbox]\nruntime = \"runc\"\n", "sandbox.runtime"},
 		{"image", "[sandbox]\nimage = \"evil:latest\"\n", "sandbox.image"},
 		{"dockerfile", "[sandbox]\ndockerfile = \"Dockerfile\"\n", "sandbox.dockerfile"},

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -234,6 +235,9 @@ func (b *Backend) runInstall(ctx context.Context, spec sandbox.InstallSpec, moun
 			writable = append(writable, m.Target+"/"+w)
 		}
 	}
+	if err := b.waitClaimsBound(ctx, mounts); err != nil {
+		return err
+	}
 	if err := s.boot(ctx); err != nil {
 		return fmt.Errorf("setup pod: %w%s", err, b.claimHint(ctx, mounts))
 	}
@@ -346,6 +350,71 @@ func (b *Backend) checkStorageClass(ctx context.Context) error {
 		}
 	}
 	return fmt.Errorf("%w: the dependency setup keeps its caches on PersistentVolumeClaims, and the cluster at %s has no default StorageClass: set sandbox.kubernetes.cache_storage_class to one that `kubectl get storageclass` lists, or set [sandbox] setup = \"off\" and use an image with the dependencies", ErrConfig, b.cfg.Host)
+}
+
+// waitClaimsBound waits until the new cache claims are bound before the
+// setup pod that mounts them is created, when their StorageClass binds
+// at once (volumeBindingMode Immediate, the API's default). A pod created
+// before its immediate claims are bound is marked unschedulable, and a
+// scheduler that misses the claims' later binding retries it only after
+// its unschedulable-pod interval (five minutes by default): longer than
+// the pod's start timeout. A class that binds for the first consumer
+// (WaitForFirstConsumer) needs the pod first: nothing is waited for.
+func (b *Backend) waitClaimsBound(ctx context.Context, mounts []sandbox.CacheMount) error {
+	if !b.bindsImmediately(ctx) {
+		return nil
+	}
+	wctx, cancel := context.WithTimeout(ctx, startTimeout)
+	defer cancel()
+	pvcs := b.cs.CoreV1().PersistentVolumeClaims(b.ns)
+	for _, m := range mounts {
+		for {
+			pvc, err := pvcs.Get(wctx, m.Source, metav1.GetOptions{})
+			if err == nil && pvc.Status.Phase == corev1.ClaimBound {
+				break
+			}
+			if apierrors.IsNotFound(err) {
+				return fmt.Errorf("dependency cache claim %s was deleted before its setup pod started (another fixpoint pruned it, or someone ran kubectl delete pvc); run again", m.Source)
+			}
+			select {
+			case <-wctx.Done():
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				return fmt.Errorf("setup pod not started: its cache claims were not bound within %v%s", startTimeout, b.claimHint(ctx, mounts))
+			case <-time.After(250 * time.Millisecond):
+			}
+		}
+	}
+	return nil
+}
+
+// bindsImmediately reports whether the cache claims' StorageClass binds
+// them when they are created. A class that cannot be read (a user who may
+// not read StorageClasses) counts as binding for its first consumer:
+// the pod is then created at once, as before.
+func (b *Backend) bindsImmediately(ctx context.Context) bool {
+	classes := b.cs.StorageV1().StorageClasses()
+	var class *storagev1.StorageClass
+	if name := b.opts.CacheStorageClass; name != "" {
+		c, err := classes.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false
+		}
+		class = c
+	} else {
+		list, err := classes.List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false
+		}
+		for i := range list.Items {
+			if list.Items[i].Annotations["storageclass.kubernetes.io/is-default-class"] == "true" {
+				class = &list.Items[i]
+				break
+			}
+		}
+	}
+	return class != nil && (class.VolumeBindingMode == nil || *class.VolumeBindingMode == storagev1.VolumeBindingImmediate)
 }
 
 // claimHint explains a setup pod that never ran when a cache claim is not

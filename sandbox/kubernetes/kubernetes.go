@@ -124,7 +124,7 @@ type Options struct {
 // use.
 type Backend struct {
 	cfg        *rest.Config
-	cs         *kubernetes.Clientset
+	cs         kubernetes.Interface
 	ns         string
 	source     string // where the configuration came from, for messages
 	opts       Options
@@ -321,7 +321,7 @@ func (b *Backend) Source() string { return b.source }
 func (b *Backend) ServerVersion() string { return b.server }
 
 // Clientset is the API client (tests, doctor).
-func (b *Backend) Clientset() *kubernetes.Clientset { return b.cs }
+func (b *Backend) Clientset() kubernetes.Interface { return b.cs }
 
 // Reaped is closed when the start-up reap has ended.
 func (b *Backend) Reaped() <-chan struct{} { return b.reaped }

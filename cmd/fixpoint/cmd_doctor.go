@@ -190,9 +190,12 @@ func checkKubernetes(ctx context.Context, cfg *config.Config) check {
 		nodes = fmt.Sprintf("%d nodes, %d Ready", d.Nodes, d.ReadyNodes)
 	}
 	ch.Status = "ok"
-	ch.Detail = fmt.Sprintf("%s %s (kubeconfig %s), namespace %s, runtime class %s, %s, NetworkPolicy %s, dependency caches: %s",
-		d.Server, d.Version, d.Source, d.Namespace, orDash(d.RuntimeClass), nodes, d.Policy, d.CacheStorage)
-	if !d.CacheOK {
+	ch.Detail = fmt.Sprintf("%s %s (kubeconfig %s), namespace %s, runtime class %s, %s, NetworkPolicy %s, dependency caches: %s, images: %s",
+		d.Server, d.Version, d.Source, d.Namespace, orDash(d.RuntimeClass), nodes, d.Policy, d.CacheStorage, d.Images)
+	if !d.ImagesOK {
+		ch.Status, ch.Fix = "warn", "sandbox pods cannot start: run `fixpoint sandbox images push "+cfg.Sandbox.Kubernetes.ImageRegistry+"` and put the image_tags it prints in your user config"
+	}
+	if !d.CacheOK && d.ImagesOK {
 		// Projects without a setup step still run.
 		ch.Status, ch.Fix = "warn", "projects whose dependencies are installed before tests (go.mod requirements, package-lock.json, requirements.txt) cannot be set up: set sandbox.kubernetes.cache_storage_class to a StorageClass that `kubectl get storageclass` lists"
 	}

@@ -49,3 +49,28 @@ func TestDoctorKubernetesCacheStorage(t *testing.T) {
 		t.Errorf("with a missing class: %+v", ch)
 	}
 }
+
+// TestDoctorKubernetesImages: doctor says where sandbox pods get their
+// images, and warns, with the push command, when a registry is named but
+// nothing was pushed there (every pod would fail to start).
+func TestDoctorKubernetesImages(t *testing.T) {
+	kubeconfig := sandboxtest.RequireKubeconfig(t)
+	cfg := config.Defaults(func(string) string { return "" })
+	cfg.Sandbox.Backend = config.BackendKubernetes
+	cfg.Sandbox.Kubernetes.Kubeconfig = kubeconfig
+	cfg.Sandbox.Kubernetes.CacheStorageClass = "fixpoint-ci-local"
+	ch := checkKubernetes(t.Context(), cfg)
+	if ch.Status != "ok" || !strings.Contains(ch.Detail, "images: the nodes' own") {
+		t.Errorf("without a registry: %+v, want ok and the nodes' own images", ch)
+	}
+	cfg.Sandbox.Kubernetes.ImageRegistry = "registry.example.test:5000/team"
+	ch = checkKubernetes(t.Context(), cfg)
+	if ch.Status != "warn" || !strings.Contains(ch.Fix, "fixpoint sandbox images push registry.example.test:5000/team") {
+		t.Errorf("registry, nothing pushed: %+v, want a warning with the push command", ch)
+	}
+	cfg.Sandbox.Kubernetes.ImageTags = map[string]string{"go": "sha256-aa", "python": "sha256-bb"}
+	ch = checkKubernetes(t.Context(), cfg)
+	if ch.Status != "ok" || !strings.Contains(ch.Detail, "images: registry.example.test:5000/team (pushed, pinned by digest: go, python)") {
+		t.Errorf("registry with two languages pushed: %+v", ch)
+	}
+}

@@ -1,8 +1,12 @@
 package kubernetes
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -28,6 +32,11 @@ type Diagnosis struct {
 	// (CacheOK false).
 	CacheStorage string
 	CacheOK      bool
+	// Images says where sandbox pods get their images: the nodes' own
+	// (no image_registry), or the registry and the languages pushed there
+	// (pinned by sandbox.kubernetes.image_tags).
+	Images   string
+	ImagesOK bool // false: a registry is named but nothing was pushed
 }
 
 // Diagnose reads the cluster the options name without creating anything:
@@ -76,7 +85,20 @@ func Diagnose(ctx context.Context, opts Options) (*Diagnosis, error) {
 		d.Policy = "unknown: " + err.Error()
 	}
 	d.CacheStorage, d.CacheOK = cacheStorage(ctx, cs, opts.CacheStorageClass)
+	d.Images, d.ImagesOK = imageSource(opts)
 	return d, nil
+}
+
+// imageSource describes where the pods' images come from.
+func imageSource(opts Options) (string, bool) {
+	if opts.ImageRegistry == "" {
+		return "the nodes' own (no sandbox.kubernetes.image_registry; pull policy " + cmp.Or(opts.PullPolicy, "IfNotPresent") + ")", true
+	}
+	langs := slices.Sorted(maps.Keys(opts.ImageTags))
+	if len(langs) == 0 {
+		return opts.ImageRegistry + ", but no language was pushed there (sandbox.kubernetes.image_tags is empty)", false
+	}
+	return opts.ImageRegistry + " (pushed, pinned by digest: " + strings.Join(langs, ", ") + ")", true
 }
 
 // cacheStorage describes the StorageClass the cache claims would use.

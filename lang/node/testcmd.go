@@ -160,7 +160,8 @@ func scriptRunner(script string) (string, []string) {
 
 // TestFormats are the formats a configured test command's output is
 // recognised as when it is a JavaScript runner's: jest's (and vitest's)
-// and mocha's JSON reports, node's TAP ([lang.ResultFormats]).
+// and mocha's JSON reports, ava's TAP (before node's, whose reader it
+// builds on), node's TAP ([lang.ResultFormats]).
 func (Language) TestFormats() []*testrun.Format {
-	return []*testrun.Format{testrun.Jest, testrun.Mocha, testrun.TAP}
+	return []*testrun.Format{testrun.Jest, testrun.Mocha, Ava, testrun.TAP}
 }

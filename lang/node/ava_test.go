@@ -204,6 +204,11 @@ func TestAvaSelectTests(t *testing.T) {
 			t.Errorf("%s: %q, want %q", cmd, sel.Args, want)
 		}
 	}
+	// The test script's ava (npm passes the flags on to it).
+	npmAva := nodeRunner([]byte(`{"scripts":{"test":"xo && ava"},"devDependencies":{"ava":"6","xo":"1"}}`))
+	if sel, ok := (Language{}).SelectTests(npmAva, failing[:1]); !ok || !slices.Equal(sel.Args, []string{"npm", "test", "--silent", "--", "--tap", "--match", "*adds"}) {
+		t.Errorf("npm test running ava: %q %v", sel.Args, ok)
+	}
 	// A title with ava's separator: its last step, which still matches.
 	sel, ok := Language{}.SelectTests(testrun.Custom("npx ava --tap", nil), []testrun.Result{{ID: "math › group › nested title", Name: "math › group › nested title"}, {ID: "same title (2)", Name: "same title"}})
 	if !ok || !slices.Equal(sel.Args[3:], []string{"--match", "*nested title", "--match", "*same title"}) {

@@ -240,3 +240,22 @@ func TestAvaCrashEntry(t *testing.T) {
 		t.Errorf("crash: runner %q tests %+v", rep.Runner, rep.Tests)
 	}
 }
+
+// FuzzAvaParse: ava's reading of any output never panics, and every
+// result has a status and an id free of colour codes.
+func FuzzAvaParse(f *testing.F) {
+	files, _ := filepath.Glob(filepath.Join("testdata", "ava", "*.tap"))
+	for _, p := range files {
+		b, _ := os.ReadFile(p)
+		f.Add(b)
+	}
+	f.Add([]byte("TAP version 13\nnot ok 1 - a \x1b[2m›\x1b[22m b\n  ---\n    at: >-\n      x\n      (file:///workspace/t.js:1)\n  ...\n"))
+	f.Fuzz(func(t *testing.T, out []byte) {
+		rep := testrun.Parse(testrun.Runner{Name: RunnerAva, Format: Ava}, &sandbox.Result{Stdout: out, ExitCode: 1}, nil)
+		for _, r := range rep.Tests {
+			if r.Status == "" || strings.Contains(r.ID, "\x1b[2m") {
+				t.Fatalf("result without a status or with colour codes in its id: %+v", r)
+			}
+		}
+	})
+}

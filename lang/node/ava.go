@@ -157,7 +157,8 @@ func avaArgs(args []string) bool {
 
 // avaMatch narrows an ava runner to tests with one --match per test:
 // "*" and the text after the id's last " › " (the title's last step when
-// the title has " › " of its own, a superset then), so that the pattern
+// the title has " › " of its own, a superset then; ava's --match matches
+// the title without the file prefix, case-insensitively), so that the pattern
 // never starts with ava's negation "!" and matches whatever the file
 // prefix. Every file still loads, so each test keeps its id (see [Ava]).
 // Not for a crash entry or a test with ava's own wildcard in its title
@@ -168,14 +169,19 @@ func avaMatch(r testrun.Runner, tests []testrun.Result) (testrun.Runner, bool) {
 		if avaCrashRe.MatchString(t.Name) || t.ID == testrun.ExitID {
 			return r, false
 		}
-		title := dupSuffixRe.ReplaceAllString(t.ID, "")
+		// " (2)" is testrun's for a second test of the name, or the
+		// title's own ("case (2)"): a trailing "*" matches both.
+		title, tail := dupSuffixRe.ReplaceAllString(t.ID, ""), ""
+		if title != t.ID {
+			tail = "*"
+		}
 		if i := strings.LastIndex(title, " › "); i >= 0 {
 			title = title[i+len(" › "):]
 		}
 		if strings.TrimSpace(strings.ReplaceAll(title, "*", "")) == "" || strings.ContainsAny(title, "\n\x00") {
 			return r, false
 		}
-		args = append(args, "--match", "*"+title)
+		args = append(args, "--match", "*"+title+tail)
 	}
 	r.Args = args
 	return r, true

@@ -77,6 +77,9 @@ Example:
 		if err != nil {
 			return a.fail(usagef("--instances: %v", err))
 		}
+		if unknown := unknownIDs(instances, *only); len(unknown) > 0 {
+			return a.fail(usagef("--only: no instance %s in %s (ids are the file's \"id\" fields)", strings.Join(unknown, ", "), *file))
+		}
 		instances = filterInstances(instances, *split, *only, *limit)
 		if len(instances) == 0 {
 			return a.fail(usagef("no instance left after --split/--only/--limit"))
@@ -140,6 +143,23 @@ Example:
 	return c
 }
 
+// unknownIDs lists the ids of only (comma-separated) that no instance has.
+func unknownIDs(in []swe.Instance, only string) []string {
+	have := map[string]bool{}
+	for _, i := range in {
+		have[i.ID] = true
+	}
+	var out []string
+	for _, id := range strings.Split(only, ",") {
+		if id = strings.TrimSpace(id); id != "" && !have[id] {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// filterInstances keeps the instances of split ("" any) whose id only
+// lists (comma-separated; "" all), the first limit of them (0 all).
 func filterInstances(in []swe.Instance, split, only string, limit int) []swe.Instance {
 	ids := map[string]bool{}
 	for _, id := range strings.Split(only, ",") {

@@ -13,10 +13,15 @@ var _ lang.TestSelector = Language{}
 
 // SelectTests narrows jest and vitest (run directly or as the test
 // script's runner) to the test files of tests, given after the runner's
-// arguments as path filters. mocha (whose files come from its
+// arguments as path filters, and ava (the test script's, or run directly
+// by a test_cmd such as `npx ava --tap`) to their titles with --match, which keeps each test's
+// id (see [Ava]). mocha (whose files come from its
 // configuration), node --test (whose TAP names no file) and composed
 // scripts are not narrowed.
 func (Language) SelectTests(r testrun.Runner, tests []testrun.Result) (testrun.Runner, bool) {
+	if len(tests) > 0 && (r.Name == RunnerAva || avaArgs(r.Args)) {
+		return avaMatch(r, tests)
+	}
 	if (r.Name != testrun.RunnerJest && r.Name != testrun.RunnerVitest) || len(tests) == 0 {
 		return r, false
 	}

@@ -14,7 +14,7 @@ import (
 const npmDefaultTest = `echo "Error: no test specified" && exit 1`
 
 // TestCommand runs the package's test script through npm, with JSON
-// reports for jest, vitest and mocha and TAP for node --test (see
+// reports for jest, vitest and mocha and TAP for ava and node --test (see
 // nodeRunner), or node --test when there is no script.
 func (Language) TestCommand(snap *sandbox.Snapshot) testrun.Runner {
 	pkg, _ := snap.Text("package.json")
@@ -23,7 +23,7 @@ func (Language) TestCommand(snap *sandbox.Snapshot) testrun.Runner {
 
 // nodeRunner runs the package's test script through npm, as its authors
 // do. When the script ends in a runner fixpoint reads per test (jest,
-// vitest, mocha, node --test), reporter flags are appended after "--",
+// vitest, mocha, ava, node --test), reporter flags are appended after "--",
 // which npm passes to the script's last command; the runner's own output
 // stays as it is. The environment is left alone: nothing is injected that
 // could change what the tests see (NO_COLOR, FORCE_COLOR, CI, TERM).
@@ -44,7 +44,7 @@ func nodeRunner(pkgJSON []byte) testrun.Runner {
 		// No test script: a declared runner is run from node_modules/.bin
 		// (npx --no never downloads; after "--" npx parses no flags of the
 		// runner as its own), else node's own runner.
-		for _, prog := range []string{"jest", "vitest", "mocha"} {
+		for _, prog := range []string{"jest", "vitest", "mocha", "ava"} {
 			if declared(prog) {
 				r, _ := jsRunner(prog, []string{prog}, []string{"npx", "--no", "--", prog})
 				return r
@@ -99,7 +99,7 @@ func composedRunner(script string, declared func(string) bool) string {
 	return ""
 }
 
-// jsRunner is the runner for jest, vitest or mocha invoked as words
+// jsRunner is the runner for jest, vitest, mocha or ava invoked as words
 // (program first), run as prefix plus the reporter flags. ok is false
 // for other programs and for watch modes, which never end.
 func jsRunner(prog string, words, prefix []string) (r testrun.Runner, ok bool) {
@@ -114,6 +114,12 @@ func jsRunner(prog string, words, prefix []string) (r testrun.Runner, ok bool) {
 		return testrun.Runner{Name: testrun.RunnerVitest, Args: append(args, "--reporter=default", "--reporter=json", "--outputFile="+testrun.VitestReportPath), ReportPath: testrun.VitestReportPath, Format: testrun.Vitest}, true
 	case prog == "mocha" && !slices.Contains(words, "--watch"):
 		return testrun.Runner{Name: testrun.RunnerMocha, Args: append(args, "--reporter", "json", "--reporter-option", "output="+testrun.MochaReportPath), ReportPath: testrun.MochaReportPath, Format: testrun.Mocha}, true
+	case prog == "ava" && !slices.Contains(words, "--watch") && !slices.Contains(words, "-w"):
+		// ava's TAP names each test as its default reporter does (Ava).
+		if !slices.Contains(words, "--tap") && !slices.Contains(words, "-t") {
+			args = append(args, "--tap")
+		}
+		return testrun.Runner{Name: RunnerAva, Args: args, Format: Ava}, true
 	}
 	return testrun.Runner{}, false
 }
@@ -160,7 +166,8 @@ func scriptRunner(script string) (string, []string) {
 
 // TestFormats are the formats a configured test command's output is
 // recognised as when it is a JavaScript runner's: jest's (and vitest's)
-// and mocha's JSON reports, node's TAP ([lang.ResultFormats]).
+// and mocha's JSON reports, ava's TAP (before node's, whose reader it
+// builds on), node's TAP ([lang.ResultFormats]).
 func (Language) TestFormats() []*testrun.Format {
-	return []*testrun.Format{testrun.Jest, testrun.Mocha, testrun.TAP}
+	return []*testrun.Format{testrun.Jest, testrun.Mocha, Ava, testrun.TAP}
 }

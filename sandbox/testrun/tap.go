@@ -24,7 +24,7 @@ var (
 var TAP = &Format{
 	Name: RunnerNode,
 	Parse: func(in Input) Parsed {
-		tests, running := parseTAP(in.Stdout, in.paths())
+		tests, running := parseTAP(in.Stdout, in.paths(), nil)
 		return Parsed{Tests: tests, Running: running}
 	},
 	Sniff: func(stdout, _, _ []byte) bool {
@@ -32,6 +32,24 @@ var TAP = &Format{
 	},
 	ResultLine: tapResultLine,
 	Check:      tapCheck,
+}
+
+// TAPDiagnostics is a producer's reading of a TAP result's YAML block,
+// for the keys only it writes (lang/node: ava's "at", "message",
+// "details"). It is called after the keys node --test writes have been
+// read; y holds the block's scalars and dedented sub-blocks.
+type TAPDiagnostics func(in Input, r *Result, y map[string]string)
+
+// ParseTAP reads TAP as [TAP] does, passing each result and its YAML
+// block to diag (nil: none): a language's own TAP format builds on it
+// (lang/node's ava format) without a second TAP reader.
+func ParseTAP(in Input, diag TAPDiagnostics) Parsed {
+	var hook func(*Result, map[string]string)
+	if diag != nil {
+		hook = func(r *Result, y map[string]string) { diag(in, r, y) }
+	}
+	tests, running := parseTAP(in.Stdout, in.paths(), hook)
+	return Parsed{Tests: tests, Running: running}
 }
 
 var tapLineRe = regexp.MustCompile(`(?m)^\s*(?:not )?ok \d+ `)
@@ -68,7 +86,7 @@ type tapOpen struct {
 // it, four spaces of indent per nesting level, and a YAML block with the
 // diagnostics. It also reads the flat TAP of other producers. It returns
 // the results and the indexes of tests that opened but never closed.
-func parseTAP(stdout []byte, n *normalizer) ([]Result, []int) {
+func parseTAP(stdout []byte, n *normalizer, diag func(*Result, map[string]string)) ([]Result, []int) {
 	lines := splitLines(stdout)
 	var (
 		out      []Result
@@ -121,6 +139,9 @@ func parseTAP(stdout []byte, n *normalizer) ([]Result, []int) {
 			}
 			r := Result{ID: id, Name: desc, Status: st, Message: clip(why, maxMessage)}
 			tapDiagnostics(&r, yaml, comments, n)
+			if diag != nil {
+				diag(&r, yaml)
+			}
 			out = append(out, r)
 		}
 		comments = nil

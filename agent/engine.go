@@ -136,8 +136,24 @@ func (e *Engine) Close() error {
 }
 
 // WaitClosing waits for the sessions being closed in the background
-// (Options.CloseInBackground) to be gone.
+// (Options.CloseInBackground, and a Run's own: closeLater) to be gone.
 func (e *Engine) WaitClosing() { e.closing.Wait() }
+
+// closeLater runs done (a session's close) in the background: a run does
+// not wait for a container's removal (a good part of a second, and its
+// build cache volume with it) between its phases or before it reports its
+// result. Close and WaitClosing wait for it, so a caller that closes the
+// Engine leaves nothing behind.
+func (e *Engine) closeLater(done func()) {
+	if done == nil {
+		return
+	}
+	e.closing.Add(1)
+	go func() {
+		defer e.closing.Done()
+		done()
+	}()
+}
 
 // startSession starts and tracks a session; the returned func closes it.
 // The setup phase runs first (prepare), and a runtime version that does

@@ -42,9 +42,9 @@ type run struct {
 	onEvent func(Event)
 	log     *runlog.Writer
 	sess    sandbox.Session
-	// pending is the next verifying session, started while the failing
-	// tests run (prestart.go); nil when none is.
-	pending *pendingFresh
+	// pending is the next verifying session and work the next working
+	// session, started ahead of their use (prestart.go); nil when none is.
+	pending, work *pendingSession
 
 	base *sandbox.Snapshot // the workspace as snapshotted (overlays applied)
 	cur  *sandbox.Snapshot // the working state
@@ -246,11 +246,11 @@ func (r *run) logTest(iter int, rep *testrun.Report) {
 	}
 }
 
-// closeSession closes the working session; the next test phase starts
-// another (testPhase).
+// closeSession closes the working session, in the background
+// (Engine.closeLater); the next test phase starts another (testPhase).
 func (r *run) closeSession() {
 	if r.closeFn != nil {
-		r.closeFn()
+		r.e.closeLater(r.closeFn)
 		r.closeFn = nil
 	}
 	r.sess = nil
@@ -275,6 +275,9 @@ func (r *run) loop(ctx context.Context) {
 		}
 		iter := Iteration{N: it}
 		t0 := time.Now()
+		// The sessions this iteration's tests need start now, while the
+		// prompt is built and the model answers (prestart.go).
+		r.prestart(ctx)
 		changes, ok := r.codePhase(ctx, &iter)
 		if !ok {
 			r.endIteration(iter, t0)
@@ -541,13 +544,24 @@ func (r *run) testPhase(ctx context.Context, iter *Iteration, next *sandbox.Snap
 	sel, narrow := r.selection(next)
 	if !narrow && r.req.Mode == ModeFix && len(r.targets) > 0 {
 		r.emit(PhaseTest, iter.N, "the failing tests cannot be run alone: running the whole suite in a fresh sandbox", nil)
+		r.dropPending(r.work)
+		r.work = nil
 		return nil, true // the loop's fresh run is the iteration's (selection.go)
 	}
+	if r.sess != nil && r.work != nil {
+		// a dependency edit opened a session of its own (resetupIfChanged)
+		r.dropPending(r.work)
+		r.work = nil
+	}
 	if r.sess == nil {
-		sess, done, err := r.e.startSession(ctx, r.setupProj, func(line string) { r.emit(PhaseTest, iter.N, line, nil) })
-		if err != nil {
-			r.sandboxFailed(ctx, "start", err)
-			return nil, false
+		sess, done, ok := r.takeWork() // started with the iteration (prestart.go)
+		if !ok {
+			var err error
+			sess, done, err = r.e.startSession(ctx, r.setupProj, func(line string) { r.emit(PhaseTest, iter.N, line, nil) })
+			if err != nil {
+				r.sandboxFailed(ctx, "start", err)
+				return nil, false
+			}
 		}
 		r.sess, r.closeFn = sess, done
 	}

@@ -66,6 +66,10 @@ type Result struct {
 	PromptBytes    int      `json:"prompt_bytes"` // the first request's
 	Requests       int      `json:"requests"`
 	Wall           float64  `json:"wall_seconds"`
+	// Teardown is the time from the result to the run's sessions being
+	// removed (in the background, as `fixpoint fix` prints the result):
+	// not in Wall, which ends with the result.
+	Teardown float64 `json:"teardown_seconds,omitempty"`
 	// Native is twice the instance's native suite time (before and after
 	// the fix), the work a fix replaces; 0 when unknown.
 	Native float64 `json:"native_seconds,omitempty"`
@@ -219,6 +223,11 @@ func runInstance(ctx context.Context, cfg *config.Config, backend sandbox.Backen
 	}
 	res, err := e.Run(ctx, agent.Request{Mode: agent.ModeFix, Root: root}, onEvent)
 	r.Wall = time.Since(start).Seconds()
+	// The sessions are removed in the background once the result is in
+	// (agent.Engine.WaitClosing): what a user waits for before the
+	// process exits, though not for the result.
+	e.WaitClosing()
+	r.Teardown = time.Since(start).Seconds() - r.Wall
 	if err != nil {
 		r.Error = err.Error()
 		return r

@@ -82,7 +82,10 @@ func (r *run) confirm(ctx context.Context, iter *Iteration) (rep *testrun.Report
 // final state and runs the whole suite; ok is false when the run must
 // stop (the session is then closed and the reason set).
 func (r *run) freshRun(ctx context.Context, iter *Iteration) (sandbox.Session, func(), *testrun.Report, bool) {
-	sess, done, ok := r.takeFresh() // started beside the failing tests' run
+	if sess, done, rep, ok := r.takeSpec(r.cur); ok { // run beside the failing tests (prestart.go)
+		return sess, done, r.freshReport(iter, rep), true
+	}
+	sess, done, ok := r.takeFresh() // started ahead (prestart.go)
 	var err error
 	if !ok {
 		sess, done, err = r.e.startFresh(ctx, r.setupProj, func(line string) { r.emit(PhaseTest, iter.N, line, nil) }, r.setupNoScripts)
@@ -96,15 +99,22 @@ func (r *run) freshRun(ctx context.Context, iter *Iteration) (sandbox.Session, f
 		r.sandboxFailed(ctx, "verification sync", err)
 		return nil, nil, nil, false
 	}
-	r.res.FullRuns++
 	rep, err := r.e.runTests(ctx, sess, r.language, r.cur, nil, true)
 	if err != nil {
+		r.res.FullRuns++
 		r.e.closeLater(done)
 		r.sandboxFailed(ctx, "verification", err)
 		return nil, nil, nil, false
 	}
+	return sess, done, r.freshReport(iter, rep), true
+}
+
+// freshReport accounts for a verifying run's report: counted, masked,
+// logged and reported.
+func (r *run) freshReport(iter *Iteration, rep *testrun.Report) *testrun.Report {
+	r.res.FullRuns++
 	rep = maskReport(rep, r.mask)
 	r.logTest(iter.N, rep)
 	r.emit(PhaseTest, iter.N, "fresh sandbox: "+counts(rep), rep)
-	return sess, done, rep, true
+	return rep
 }

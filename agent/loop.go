@@ -45,6 +45,9 @@ type run struct {
 	// pending is the next verifying session and work the next working
 	// session, started ahead of their use (prestart.go); nil when none is.
 	pending, work *pendingSession
+	// spec is the verifying run started beside the failing tests' run
+	// (prestart.go, speculate); nil when none is.
+	spec *specRun
 
 	base *sandbox.Snapshot // the workspace as snapshotted (overlays applied)
 	cur  *sandbox.Snapshot // the working state
@@ -309,6 +312,11 @@ func (r *run) loop(ctx context.Context) {
 			// suite runs, in the fresh session whose run is the verdict.
 			why = targetVerdict(r.targets, rep)
 		}
+		if len(why) > 0 {
+			// The failing tests do not pass: the whole suite started
+			// beside them is not the verdict of anything (prestart.go).
+			r.dropSpec(r.spec)
+		}
 		if len(why) == 0 {
 			// The working session has run the model's earlier code:
 			// only a run that starts from none of it counts.
@@ -533,6 +541,7 @@ func (r *run) applyReply(ctx context.Context, reply string, it int) (map[string]
 func (r *run) testPhase(ctx context.Context, iter *Iteration, next *sandbox.Snapshot) (*testrun.Report, bool) {
 	t0 := time.Now()
 	defer func() { r.res.Phases[PhaseTest] += time.Since(t0) }()
+	r.dropSpec(r.spec) // an earlier iteration's, never this one's verdict
 	before := r.sess
 	if err := r.resetupIfChanged(ctx, iter.N, next); err != nil {
 		r.sandboxFailed(ctx, "setup", err)

@@ -2,8 +2,11 @@ package agent
 
 import (
 	"context"
+	"errors"
+	"fmt"
 
 	"github.com/fixpoint-dev/fixpoint/sandbox"
+	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
 )
 
 // A run starts the sessions an iteration needs ahead of their use, so that
@@ -160,10 +163,113 @@ func (r *run) dropPending(p *pendingSession) {
 	})
 }
 
-// dropFresh drops the pending verifying and working sessions the run no
-// longer needs.
+// dropFresh drops the pending verifying and working sessions and the
+// speculative run the run no longer needs.
 func (r *run) dropFresh() {
+	r.dropSpec(r.spec)
 	r.dropPending(r.pending)
 	r.dropPending(r.work)
 	r.pending, r.work = nil, nil
+}
+
+// specRun is the whole suite running in the pending verifying session
+// beside the run of the failing tests (speculate). Its fields are written
+// by its goroutine before ready closes and read only after.
+type specRun struct {
+	snap   *sandbox.Snapshot // the state it runs: the iteration's
+	cancel context.CancelFunc
+	ready  chan struct{}
+	sess   sandbox.Session // nil when no session was taken
+	done   func()
+	rep    *testrun.Report
+	err    error
+}
+
+// speculate starts the verifying run of snap (the iteration's state) in
+// the pending verifying session now, beside the run of the failing tests
+// in the working session, instead of after it: when they pass, the
+// verdict's run is already under way or done (confirm takes it,
+// takeSpec); when they fail, it is cancelled and its session removed
+// (dropSpec): it ran the model's code and never serves again.
+//
+// The session is the one confirm would take (nothing has run in it) and
+// runs what confirm would run, on the state confirm would run it on, and
+// its report comes back through the same channel; the working session is
+// another container with its own build cache, so nothing the model's code
+// does there reaches it. Only the order changes.
+func (r *run) speculate(ctx context.Context, snap *sandbox.Snapshot) {
+	p := r.pending
+	if p == nil || r.spec != nil {
+		return
+	}
+	r.pending = nil
+	setup, scripts, language := r.setupProj, r.setupNoScripts, r.language
+	sctx, cancel := context.WithCancel(ctx)
+	s := &specRun{snap: snap, cancel: cancel, ready: make(chan struct{})}
+	r.spec = s
+	e := r.e
+	go func() {
+		defer close(s.ready)
+		<-p.ready
+		switch {
+		case p.err != nil:
+			s.err = p.err
+			return
+		case p.setup != setup || p.scripts != scripts:
+			e.closeLater(p.done)
+			s.err = errStaleSession
+			return
+		}
+		s.sess, s.done = p.sess, p.done
+		if _, err := s.sess.Sync(sctx, snap); err != nil {
+			s.err = fmt.Errorf("verification sync: %w", err)
+			return
+		}
+		s.rep, s.err = e.runTests(sctx, s.sess, language, snap, nil, true)
+	}()
+}
+
+// errStaleSession: the pending session was started for another setup.
+var errStaleSession = errors.New("the pending session was started for another setup")
+
+// takeSpec returns the speculative run's session and report when it ran
+// snap and finished; ok is false otherwise (it is dropped, and the caller
+// runs the suite itself).
+func (r *run) takeSpec(snap *sandbox.Snapshot) (sess sandbox.Session, done func(), rep *testrun.Report, ok bool) {
+	s := r.spec
+	if s == nil {
+		return nil, nil, nil, false
+	}
+	r.spec = nil
+	if s.snap != snap {
+		r.dropSpec(s)
+		return nil, nil, nil, false
+	}
+	<-s.ready
+	if s.err != nil {
+		r.e.log.Debug("the verifying run started beside the failing tests did not finish; running it again", "err", s.err)
+		r.dropSpec(s)
+		return nil, nil, nil, false
+	}
+	s.cancel()
+	return s.sess, s.done, s.rep, true
+}
+
+// dropSpec cancels a speculative run and removes its session in the
+// background.
+func (r *run) dropSpec(s *specRun) {
+	if s == nil {
+		return
+	}
+	if r.spec == s {
+		r.spec = nil
+	}
+	r.res.CancelledRuns++
+	s.cancel()
+	r.e.closeLater(func() {
+		<-s.ready
+		if s.done != nil {
+			s.done()
+		}
+	})
 }

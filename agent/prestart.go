@@ -22,10 +22,11 @@ import (
 //     one too when none is (prestartFresh).
 //
 // Both are started after the baseline, so that their build caches start
-// as copies of the user's cache it filled (cacheFor). One goroutine starts
-// them in turn, working first: a backend that lends a fixed number of
-// sessions (the benchmark's pool) is never asked for the verifying session
-// while the run waits for the working one. Nothing runs in either before
+// as copies of the user's cache it filled (cacheFor). They start side by
+// side; on a backend that lends a fixed number of sessions (the
+// benchmark's pool, LendingBackend) one goroutine starts them in turn,
+// working first, so that the run never waits for the working session while
+// the verifying one holds the last free session. Nothing runs in either before
 // the run takes it: a verifying session taken by confirm is as fresh as
 // one started then (SECURITY.md, "A fresh start"), since the model's code
 // runs only in the working session, which never becomes a verifying one.
@@ -67,16 +68,35 @@ func (r *run) prestart(ctx context.Context) {
 		return
 	}
 	e := r.e
-	go func() {
+	startWork := func() {
 		if work != nil {
 			work.sess, work.done, work.err = e.startSession(ctx, work.setup, nil)
 			close(work.ready)
 		}
+	}
+	startFresh := func() {
 		if fresh != nil {
 			fresh.sess, fresh.done, fresh.err = e.startFresh(ctx, fresh.setup, nil, fresh.scripts)
 			close(fresh.ready)
 		}
-	}()
+	}
+	if l, ok := e.opts.Backend.(LendingBackend); ok && l.LendsSessions() {
+		go func() {
+			startWork()
+			startFresh()
+		}()
+		return
+	}
+	go startWork()
+	go startFresh()
+}
+
+// LendingBackend is a sandbox backend whose Start lends one of a fixed
+// number of sessions and waits while all are lent (the benchmark's pool,
+// internal/bench/humaneval.Pool): a run starts its sessions ahead one at
+// a time on it (prestart).
+type LendingBackend interface {
+	LendsSessions() bool
 }
 
 // runsInSession reports whether an iteration on snap runs tests in the

@@ -260,3 +260,84 @@ func TestWholeSuiteRunsBesideTheFailingTests(t *testing.T) {
 		t.Errorf("the whole suite ran in fresh sessions on %d states, want 2 (each edit's, beside its failing tests)", len(wholeStates))
 	}
 }
+
+// oneSlotBackend lends one session at a time, as the benchmark's pool
+// does when it has one: Start waits until the last one lent is closed.
+type oneSlotBackend struct {
+	sandbox.Backend
+	slot chan struct{}
+	mu   sync.Mutex
+	// inFlight counts the Start calls under way; overlapped is set when
+	// one began while another was (waiting for the slot, or starting).
+	inFlight   int
+	overlapped bool
+}
+
+func (b *oneSlotBackend) LendsSessions() bool { return true }
+
+func (b *oneSlotBackend) Start(ctx context.Context, spec sandbox.Spec) (sandbox.Session, error) {
+	b.mu.Lock()
+	b.inFlight++
+	b.overlapped = b.overlapped || b.inFlight > 1
+	b.mu.Unlock()
+	defer func() {
+		b.mu.Lock()
+		b.inFlight--
+		b.mu.Unlock()
+	}()
+	select {
+	case b.slot <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	s, err := b.Backend.Start(ctx, spec)
+	if err != nil {
+		<-b.slot
+		return nil, err
+	}
+	return &slotSession{Session: s, slot: b.slot}, nil
+}
+
+type slotSession struct {
+	sandbox.Session
+	slot chan struct{}
+	once sync.Once
+}
+
+func (s *slotSession) Close() error {
+	err := s.Session.Close()
+	s.once.Do(func() { <-s.slot })
+	return err
+}
+
+func (s *slotSession) WorkDir() string {
+	if wd, ok := s.Session.(interface{ WorkDir() string }); ok {
+		return wd.WorkDir()
+	}
+	return ""
+}
+
+// TestPrestartOnALendingBackend: on a backend that lends one session at a
+// time, the sessions started ahead come one after the other, working
+// first, and the fix is verified: started side by side, the verifying
+// session could take the only one while the run waits for the working one.
+func TestPrestartOnALendingBackend(t *testing.T) {
+	skipShort(t)
+	b := &oneSlotBackend{Backend: testBackend(t), slot: make(chan struct{}, 1)}
+	e := New(testConfig(t), &Options{Model: goBugModel(demo.GoBugFix), Backend: b})
+	defer e.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), guard) // a deadlock fails, not hangs
+	defer cancel()
+	res, err := e.Run(ctx, Request{Mode: ModeFix, Root: copyTree(t, goBugDir)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Verified || res.FullRuns != 2 {
+		t.Fatalf("verified %v (%s), full runs %d; want verified with 2", res.Verified, res.StopReason, res.FullRuns)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.overlapped {
+		t.Error("two starts were under way at once on a backend that lends one session")
+	}
+}

@@ -165,7 +165,8 @@ func (m *gatedModel) Chat(ctx context.Context, req llm.Request, onDelta func(str
 // TestRunStartsSessionsWhileTheModelAnswers: the working session and the
 // verifying one start while the model is still answering (its answer
 // waits for both starts), after the baseline's session; the fix then
-// runs in them, with no other session started.
+// runs in them, with no other session started, and the setup phase ran
+// once for the three.
 func TestRunStartsSessionsWhileTheModelAnswers(t *testing.T) {
 	skipShort(t)
 	b := newWatchBackend(t)
@@ -187,6 +188,10 @@ func TestRunStartsSessionsWhileTheModelAnswers(t *testing.T) {
 	defer b.mu.Unlock()
 	if len(b.sessions) != 3 || b.starts[sandbox.BuildCacheUser] != 1 || b.starts[sandbox.BuildCacheFresh] != 2 {
 		t.Errorf("sessions started %d (%v); want 3: the baseline's (user cache), the working and the verifying (fresh)", len(b.sessions), b.starts)
+	}
+	// The three sessions are prepared alike: one setup phase for the run.
+	if n := e.setups.Load(); n != 1 {
+		t.Errorf("setup phases run: %d, want 1 for the run's three sessions", n)
 	}
 }
 

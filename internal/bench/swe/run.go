@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -43,6 +44,9 @@ type Options struct {
 	// install) with the fix. By default it runs before the timed run, as
 	// the native time was measured with the dependencies installed.
 	ColdSetup bool
+	// Logger receives the engines' debug logs (where each session's start
+	// goes); nil discards.
+	Logger *slog.Logger
 	// Parallel is how many instances run at once, each with its own
 	// sessions; 0 or 1 = one at a time. On the kubernetes backend the
 	// cluster places their pods.
@@ -209,7 +213,7 @@ func runInstance(ctx context.Context, cfg *config.Config, backend sandbox.Backen
 	rec.next = model
 	cc := *cfg
 	cc.TestCmd = envPrefixed(in.TestCmd)
-	e := agent.New(&cc, &agent.Options{Model: rec, Backend: backend, Warn: io.Discard})
+	e := agent.New(&cc, &agent.Options{Model: rec, Backend: backend, Warn: io.Discard, Logger: opts.Logger})
 	defer e.Close()
 	if !opts.ColdSetup {
 		// A failure here is the run's to report, in its own words.

@@ -163,7 +163,11 @@ type Result struct {
 	// each verification in a fresh session); TargetedRuns the runs of
 	// the failing tests only. BaselineReused is when the reused baseline
 	// was recorded (zero: it ran, or the request gave it).
-	FullRuns       int       `json:"full_runs"`
-	TargetedRuns   int       `json:"targeted_runs"`
+	FullRuns     int `json:"full_runs"`
+	TargetedRuns int `json:"targeted_runs"`
+	// CancelledRuns counts the verifying runs of the whole suite started
+	// beside a run of the failing tests (agent/prestart.go) and cancelled
+	// because those failed: not in FullRuns.
+	CancelledRuns  int       `json:"cancelled_runs,omitempty"`
 	BaselineReused time.Time `json:"baseline_reused,omitzero"`
 }

@@ -22,7 +22,8 @@ const notConfirmed = "the tests passed in the working sandbox but not in a fresh
 // hold files that earlier iterations' code wrote into its workspace, a
 // rewritten build or test cache, or a process left running; none of that
 // reaches this run. It costs one more session start per verified run,
-// which a fix starts beside its run of the failing tests (prestart.go).
+// which a run starts ahead, while the model answers and the failing tests
+// run (prestart.go), and closes in the background (Engine.closeLater).
 //
 // The working session is closed first. When the verdict on the fresh
 // report fails, the fresh session becomes the run's working session
@@ -51,7 +52,7 @@ func (r *run) confirm(ctx context.Context, iter *Iteration) (rep *testrun.Report
 	// first in its session), before it counts as broken (flaky.go).
 	if ids := newlyFailing(r.res.Baseline, rep); len(ids) > 0 && len(ids) <= maxFlakyRetry && ctx.Err() == nil {
 		r.emit(PhaseTest, iter.N, fmt.Sprintf("re-running the tests once in another fresh sandbox: %d test(s) passed at baseline and fail now", len(ids)), nil)
-		done()
+		r.e.closeLater(done)
 		sess2, done2, again, ok := r.freshRun(ctx, iter)
 		if !ok {
 			return nil, nil, false
@@ -67,7 +68,7 @@ func (r *run) confirm(ctx context.Context, iter *Iteration) (rep *testrun.Report
 	adopted := false
 	defer func() {
 		if !adopted {
-			done()
+			r.e.closeLater(done)
 		}
 	}()
 	if len(verdict(r.req.Mode, r.res.Baseline, rep)) > 0 {
@@ -81,7 +82,10 @@ func (r *run) confirm(ctx context.Context, iter *Iteration) (rep *testrun.Report
 // final state and runs the whole suite; ok is false when the run must
 // stop (the session is then closed and the reason set).
 func (r *run) freshRun(ctx context.Context, iter *Iteration) (sandbox.Session, func(), *testrun.Report, bool) {
-	sess, done, ok := r.takeFresh() // started beside the failing tests' run
+	if sess, done, rep, ok := r.takeSpec(r.cur); ok { // run beside the failing tests (prestart.go)
+		return sess, done, r.freshReport(iter, rep), true
+	}
+	sess, done, ok := r.takeFresh() // started ahead (prestart.go)
 	var err error
 	if !ok {
 		sess, done, err = r.e.startFresh(ctx, r.setupProj, func(line string) { r.emit(PhaseTest, iter.N, line, nil) }, r.setupNoScripts)
@@ -91,19 +95,26 @@ func (r *run) freshRun(ctx context.Context, iter *Iteration) (sandbox.Session, f
 		return nil, nil, nil, false
 	}
 	if _, err := sess.Sync(ctx, r.cur); err != nil {
-		done()
+		r.e.closeLater(done)
 		r.sandboxFailed(ctx, "verification sync", err)
 		return nil, nil, nil, false
 	}
-	r.res.FullRuns++
 	rep, err := r.e.runTests(ctx, sess, r.language, r.cur, nil, true)
 	if err != nil {
-		done()
+		r.res.FullRuns++
+		r.e.closeLater(done)
 		r.sandboxFailed(ctx, "verification", err)
 		return nil, nil, nil, false
 	}
+	return sess, done, r.freshReport(iter, rep), true
+}
+
+// freshReport accounts for a verifying run's report: counted, masked,
+// logged and reported.
+func (r *run) freshReport(iter *Iteration, rep *testrun.Report) *testrun.Report {
+	r.res.FullRuns++
 	rep = maskReport(rep, r.mask)
 	r.logTest(iter.N, rep)
 	r.emit(PhaseTest, iter.N, "fresh sandbox: "+counts(rep), rep)
-	return sess, done, rep, true
+	return rep
 }

@@ -66,6 +66,9 @@ type Engine struct {
 	// derivations (project.go), for the test that proves one walk does
 	// each once.
 	detected, derived atomic.Int64
+	// setups counts the setup phases run (Engine.prepare), for the test
+	// that proves a run prepares its sessions once.
+	setups atomic.Int64
 }
 
 // New returns an Engine. cfg must be a loaded configuration (config.Load);
@@ -136,8 +139,24 @@ func (e *Engine) Close() error {
 }
 
 // WaitClosing waits for the sessions being closed in the background
-// (Options.CloseInBackground) to be gone.
+// (Options.CloseInBackground, and a Run's own: closeLater) to be gone.
 func (e *Engine) WaitClosing() { e.closing.Wait() }
+
+// closeLater runs done (a session's close) in the background: a run does
+// not wait for a container's removal (a good part of a second, and its
+// build cache volume with it) between its phases or before it reports its
+// result. Close and WaitClosing wait for it, so a caller that closes the
+// Engine leaves nothing behind.
+func (e *Engine) closeLater(done func()) {
+	if done == nil {
+		return
+	}
+	e.closing.Add(1)
+	go func() {
+		defer e.closing.Done()
+		done()
+	}()
+}
 
 // startSession starts and tracks a session; the returned func closes it.
 // The setup phase runs first (prepare), and a runtime version that does
@@ -217,20 +236,25 @@ func cacheFor(trusted bool) sandbox.BuildCache {
 // startCold is startPrepared without the warm session. The test runners'
 // own caches persist only in sessions for the user's code (BuildCacheUser).
 func (e *Engine) startCold(ctx context.Context, p *project, progress func(string), noScripts bool, cache sandbox.BuildCache) (sandbox.Session, func(), error) {
+	t0 := time.Now()
 	spec, plan, err := e.prepare(ctx, p, progress, noScripts)
 	if err != nil {
 		return nil, nil, err
 	}
 	spec.RunnerCache = cache == sandbox.BuildCacheUser
 	spec.BuildCache = cache
+	t1 := time.Now()
 	sess, err := e.opts.Backend.Start(ctx, spec)
 	if err != nil {
 		return nil, nil, fmt.Errorf("start sandbox: %w", err)
 	}
+	t2 := time.Now()
 	if err := setup.CheckRuntime(ctx, sess, plan, sandboxWhere(e.opts.Backend.Name(), spec.Image)); err != nil {
 		sess.Close()
 		return nil, nil, err
 	}
+	// Where a session's start goes (docs/BENCHMARKS.md, "Cost, round 5").
+	e.log.Debug("session start", "cache", cache, "setup", t1.Sub(t0), "start", t2.Sub(t1), "runtime check", time.Since(t2))
 	e.mu.Lock()
 	e.sessions[sess] = true
 	e.mu.Unlock()

@@ -42,9 +42,12 @@ type run struct {
 	onEvent func(Event)
 	log     *runlog.Writer
 	sess    sandbox.Session
-	// pending is the next verifying session, started while the failing
-	// tests run (prestart.go); nil when none is.
-	pending *pendingFresh
+	// pending is the next verifying session and work the next working
+	// session, started ahead of their use (prestart.go); nil when none is.
+	pending, work *pendingSession
+	// spec is the verifying run started beside the failing tests' run
+	// (prestart.go, speculate); nil when none is.
+	spec *specRun
 
 	base *sandbox.Snapshot // the workspace as snapshotted (overlays applied)
 	cur  *sandbox.Snapshot // the working state
@@ -246,11 +249,11 @@ func (r *run) logTest(iter int, rep *testrun.Report) {
 	}
 }
 
-// closeSession closes the working session; the next test phase starts
-// another (testPhase).
+// closeSession closes the working session, in the background
+// (Engine.closeLater); the next test phase starts another (testPhase).
 func (r *run) closeSession() {
 	if r.closeFn != nil {
-		r.closeFn()
+		r.e.closeLater(r.closeFn)
 		r.closeFn = nil
 	}
 	r.sess = nil
@@ -275,6 +278,9 @@ func (r *run) loop(ctx context.Context) {
 		}
 		iter := Iteration{N: it}
 		t0 := time.Now()
+		// The sessions this iteration's tests need start now, while the
+		// prompt is built and the model answers (prestart.go).
+		r.prestart(ctx)
 		changes, ok := r.codePhase(ctx, &iter)
 		if !ok {
 			r.endIteration(iter, t0)
@@ -305,6 +311,11 @@ func (r *run) loop(ctx context.Context) {
 			// Only the failing tests ran: they decide whether the whole
 			// suite runs, in the fresh session whose run is the verdict.
 			why = targetVerdict(r.targets, rep)
+		}
+		if len(why) > 0 {
+			// The failing tests do not pass: the whole suite started
+			// beside them is not the verdict of anything (prestart.go).
+			r.dropSpec(r.spec)
 		}
 		if len(why) == 0 {
 			// The working session has run the model's earlier code:
@@ -530,6 +541,7 @@ func (r *run) applyReply(ctx context.Context, reply string, it int) (map[string]
 func (r *run) testPhase(ctx context.Context, iter *Iteration, next *sandbox.Snapshot) (*testrun.Report, bool) {
 	t0 := time.Now()
 	defer func() { r.res.Phases[PhaseTest] += time.Since(t0) }()
+	r.dropSpec(r.spec) // an earlier iteration's, never this one's verdict
 	before := r.sess
 	if err := r.resetupIfChanged(ctx, iter.N, next); err != nil {
 		r.sandboxFailed(ctx, "setup", err)
@@ -541,13 +553,24 @@ func (r *run) testPhase(ctx context.Context, iter *Iteration, next *sandbox.Snap
 	sel, narrow := r.selection(next)
 	if !narrow && r.req.Mode == ModeFix && len(r.targets) > 0 {
 		r.emit(PhaseTest, iter.N, "the failing tests cannot be run alone: running the whole suite in a fresh sandbox", nil)
+		r.dropPending(r.work)
+		r.work = nil
 		return nil, true // the loop's fresh run is the iteration's (selection.go)
 	}
+	if r.sess != nil && r.work != nil {
+		// a dependency edit opened a session of its own (resetupIfChanged)
+		r.dropPending(r.work)
+		r.work = nil
+	}
 	if r.sess == nil {
-		sess, done, err := r.e.startSession(ctx, r.setupProj, func(line string) { r.emit(PhaseTest, iter.N, line, nil) })
-		if err != nil {
-			r.sandboxFailed(ctx, "start", err)
-			return nil, false
+		sess, done, ok := r.takeWork() // started with the iteration (prestart.go)
+		if !ok {
+			var err error
+			sess, done, err = r.e.startSession(ctx, r.setupProj, func(line string) { r.emit(PhaseTest, iter.N, line, nil) })
+			if err != nil {
+				r.sandboxFailed(ctx, "start", err)
+				return nil, false
+			}
 		}
 		r.sess, r.closeFn = sess, done
 	}

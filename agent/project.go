@@ -4,6 +4,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/fixpoint-dev/fixpoint/lang"
 	"github.com/fixpoint-dev/fixpoint/lang/registry"
@@ -24,6 +25,32 @@ type project struct {
 	lang lang.Language // nil: no language detected
 	spec sandbox.Spec  // without the setup phase's additions; see sessionSpec
 	plan *setup.Plan
+
+	// prepared holds the outcome of the setup phase for p, by noScripts
+	// (Engine.prepare): a run's sessions (the baseline's, the working and
+	// verifying ones, each iteration's) are prepared alike, so the phase
+	// (the image's runtime probed in a container, the install's cache
+	// looked up) runs once per run, not once per session. A failed phase
+	// is not kept. preparing serializes the sessions started side by side.
+	preparing sync.Mutex
+	prepared  [2]*preparedSetup
+}
+
+// preparedSetup is a setup phase's outcome: the session spec with its
+// additions, and the plan it ran.
+type preparedSetup struct {
+	spec sandbox.Spec
+	plan *setup.Plan
+}
+
+// cloneSpec copies what the setup phase adds to and a start may change.
+func cloneSpec(s sandbox.Spec) sandbox.Spec {
+	s.Labels = maps.Clone(s.Labels)
+	s.Caches = slices.Clip(slices.Clone(s.Caches))
+	s.Env = slices.Clip(slices.Clone(s.Env))
+	s.Path = slices.Clip(slices.Clone(s.Path))
+	s.HostTools = slices.Clip(slices.Clone(s.HostTools))
+	return s
 }
 
 // newProject derives the project of snap, detecting its language.

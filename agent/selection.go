@@ -32,10 +32,12 @@ func (r *run) testIteration(ctx context.Context, iter *Iteration, next *sandbox.
 		r.emit(PhaseTest, iter.N, "running the tests", nil)
 		return r.test(ctx, next)
 	}
-	r.emit(PhaseTest, iter.N, "running the tests that failed at baseline", nil)
-	// When they pass, the whole suite runs in a fresh session: it starts
-	// now, beside this run (prestart.go).
+	// When they pass, the whole suite in a fresh session is the verdict:
+	// it starts now, beside this run, and is cancelled if they fail
+	// (prestart.go).
 	r.prestartFresh(ctx)
+	r.speculate(ctx, next)
+	r.emit(PhaseTest, iter.N, "running the tests that failed at baseline (and the whole suite beside them, in a fresh sandbox)", nil)
 	rep, err := r.runSelected(ctx, sel)
 	if err != nil {
 		return nil, err

@@ -10,8 +10,30 @@ import (
 
 // prepare is the setup phase before a session starts (sandbox/setup): the
 // image for the project's runtime version and the dependency install,
-// whose caches the spec mounts. progress receives the phase lines.
+// whose caches the spec mounts. progress receives the phase lines. It runs
+// once per project and noScripts (project.prepared): the later sessions
+// of a run get a copy of the first one's outcome, and no lines.
 func (e *Engine) prepare(ctx context.Context, proj *project, progress func(string), noScripts bool) (sandbox.Spec, *setup.Plan, error) {
+	i := 0
+	if noScripts {
+		i = 1
+	}
+	proj.preparing.Lock()
+	defer proj.preparing.Unlock()
+	if ps := proj.prepared[i]; ps != nil {
+		return cloneSpec(ps.spec), ps.plan, nil
+	}
+	spec, plan, err := e.setupPhase(ctx, proj, progress, noScripts)
+	if err != nil {
+		return spec, plan, err
+	}
+	e.setups.Add(1)
+	proj.prepared[i] = &preparedSetup{spec: cloneSpec(spec), plan: plan}
+	return spec, plan, nil
+}
+
+// setupPhase runs the setup phase for proj.
+func (e *Engine) setupPhase(ctx context.Context, proj *project, progress func(string), noScripts bool) (sandbox.Spec, *setup.Plan, error) {
 	spec, plan := proj.sessionSpec(), proj.plan
 	if noScripts && plan.Step != nil {
 		cp := *plan

@@ -109,7 +109,7 @@ Example:
 		if cl, ok := backend.(interface{ Close() error }); ok {
 			defer cl.Close()
 		}
-		opts := &swe.Options{Oracle: *oracle, PromptOnly: *promptOnly, Progress: a.stderr, ColdSetup: *coldSetup, Parallel: *parallel}
+		opts := &swe.Options{Oracle: *oracle, PromptOnly: *promptOnly, Progress: a.stderr, ColdSetup: *coldSetup, Parallel: *parallel, Logger: a.logger}
 		if !*oracle && !*promptOnly {
 			opts.Model = llm.New(cfg.Model, &llm.Options{Logger: a.logger})
 		}

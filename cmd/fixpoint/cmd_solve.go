@@ -108,11 +108,13 @@ func runAgentCommand(ctx context.Context, a *app, c *command, mode agent.Mode, a
 	if err != nil {
 		return a.fail(err)
 	}
+	// The run's sandbox sessions are removed in the background while the
+	// result is printed and written; the deferred Close waits for their
+	// removal before the process exits, also after a signal.
 	defer eng.Close()
 	prog := newProgress(a.stderr)
 	res, err := eng.Run(ctx, agent.Request{Mode: mode, Goal: goal, Root: root}, prog.event)
 	prog.done()
-	eng.Close() // remove the sandbox now, also after a signal
 	if err != nil {
 		return a.fail(err)
 	}

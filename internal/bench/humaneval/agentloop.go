@@ -22,6 +22,10 @@ import (
 	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
 )
 
+// The pool lends a fixed number of sessions: a run starts its own one at a
+// time on it.
+var _ agent.LendingBackend = (*Pool)(nil)
+
 // Workspace layout of one problem. solution.py starts as the prompt; the
 // model completes it. tests/tail.py is what the official evaluator appends
 // after the completion; .gitignore hides it from the model's prompts and

@@ -116,6 +116,10 @@ func (p *Pool) Start(ctx context.Context, spec sandbox.Spec) (sandbox.Session, e
 	}
 }
 
+// LendsSessions implements agent.LendingBackend: Start waits while all
+// the pool's sessions are lent, so a run must not start two at once.
+func (p *Pool) LendsSessions() bool { return true }
+
 // lent is a pooled session on loan; Close gives it back, once.
 type lent struct {
 	sandbox.Session

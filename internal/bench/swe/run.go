@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -43,6 +44,9 @@ type Options struct {
 	// install) with the fix. By default it runs before the timed run, as
 	// the native time was measured with the dependencies installed.
 	ColdSetup bool
+	// Logger receives the engines' debug logs (where each session's start
+	// goes); nil discards.
+	Logger *slog.Logger
 	// Parallel is how many instances run at once, each with its own
 	// sessions; 0 or 1 = one at a time. On the kubernetes backend the
 	// cluster places their pods.
@@ -66,6 +70,10 @@ type Result struct {
 	PromptBytes    int      `json:"prompt_bytes"` // the first request's
 	Requests       int      `json:"requests"`
 	Wall           float64  `json:"wall_seconds"`
+	// Teardown is the time from the result to the run's sessions being
+	// removed (in the background, as `fixpoint fix` prints the result):
+	// not in Wall, which ends with the result.
+	Teardown float64 `json:"teardown_seconds,omitempty"`
 	// Native is twice the instance's native suite time (before and after
 	// the fix), the work a fix replaces; 0 when unknown.
 	Native float64 `json:"native_seconds,omitempty"`
@@ -205,7 +213,7 @@ func runInstance(ctx context.Context, cfg *config.Config, backend sandbox.Backen
 	rec.next = model
 	cc := *cfg
 	cc.TestCmd = envPrefixed(in.TestCmd)
-	e := agent.New(&cc, &agent.Options{Model: rec, Backend: backend, Warn: io.Discard})
+	e := agent.New(&cc, &agent.Options{Model: rec, Backend: backend, Warn: io.Discard, Logger: opts.Logger})
 	defer e.Close()
 	if !opts.ColdSetup {
 		// A failure here is the run's to report, in its own words.
@@ -219,6 +227,11 @@ func runInstance(ctx context.Context, cfg *config.Config, backend sandbox.Backen
 	}
 	res, err := e.Run(ctx, agent.Request{Mode: agent.ModeFix, Root: root}, onEvent)
 	r.Wall = time.Since(start).Seconds()
+	// The sessions are removed in the background once the result is in
+	// (agent.Engine.WaitClosing): what a user waits for before the
+	// process exits, though not for the result.
+	e.WaitClosing()
+	r.Teardown = time.Since(start).Seconds() - r.Wall
 	if err != nil {
 		r.Error = err.Error()
 		return r

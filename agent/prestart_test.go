@@ -1,0 +1,348 @@
+package agent
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fixpoint-dev/fixpoint/agent/demo"
+	"github.com/fixpoint-dev/fixpoint/agent/llm"
+	"github.com/fixpoint-dev/fixpoint/sandbox"
+)
+
+// guard bounds a wait for an event the code under test must cause: it
+// fails the test instead of hanging it, and asserts nothing about time.
+const guard = 3 * time.Minute
+
+// watchBackend records every session a run starts (its build cache) and
+// every command and sync in it, and lets a test wait for events: a number
+// of starts of a kind, a whole-suite test run on a given state.
+type watchBackend struct {
+	sandbox.Backend
+	mu       sync.Mutex
+	sessions []*watchSession
+	starts   map[sandbox.BuildCache]int
+	waiters  []func() // re-checked after each event
+	// beforeRun, when set, runs before each command (outside mu).
+	beforeRun func(s *watchSession, args []string)
+	// wholeOn is closed, per state (the hash of stats/stats.go), when a
+	// whole-suite test run starts on it in a fresh-cache session.
+	wholeOn map[string]chan struct{}
+}
+
+type watchSession struct {
+	sandbox.Session
+	b     *watchBackend
+	cache sandbox.BuildCache
+	state string     // hash of stats/stats.go as last synced; guarded by b.mu
+	tests [][]string // the go test commands run in it; guarded by b.mu
+}
+
+func newWatchBackend(t *testing.T) *watchBackend {
+	return &watchBackend{Backend: testBackend(t), starts: map[sandbox.BuildCache]int{}, wholeOn: map[string]chan struct{}{}}
+}
+
+func (b *watchBackend) Start(ctx context.Context, spec sandbox.Spec) (sandbox.Session, error) {
+	s, err := b.Backend.Start(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	ws := &watchSession{Session: s, b: b, cache: spec.BuildCache}
+	b.mu.Lock()
+	b.sessions = append(b.sessions, ws)
+	b.starts[spec.BuildCache]++
+	waiters := slices.Clone(b.waiters)
+	b.mu.Unlock()
+	for _, w := range waiters {
+		w()
+	}
+	return ws, nil
+}
+
+// wholeChan is the channel closed when the whole suite starts on state.
+// Called with b.mu held.
+func (b *watchBackend) wholeChan(state string) chan struct{} {
+	c, ok := b.wholeOn[state]
+	if !ok {
+		c = make(chan struct{})
+		b.wholeOn[state] = c
+	}
+	return c
+}
+
+// waitStarts returns a channel closed once n sessions with cache have
+// started.
+func (b *watchBackend) waitStarts(cache sandbox.BuildCache, n int) <-chan struct{} {
+	c := make(chan struct{})
+	var once sync.Once
+	check := func() {
+		b.mu.Lock()
+		ok := b.starts[cache] >= n
+		b.mu.Unlock()
+		if ok {
+			once.Do(func() { close(c) })
+		}
+	}
+	b.mu.Lock()
+	b.waiters = append(b.waiters, check)
+	b.mu.Unlock()
+	check()
+	return c
+}
+
+func stateOf(snap *sandbox.Snapshot) string {
+	text, _ := snap.Read("stats/stats.go")
+	return fmt.Sprintf("%x", sha256.Sum256(text))
+}
+
+func (s *watchSession) Sync(ctx context.Context, snap *sandbox.Snapshot) (sandbox.SyncStats, error) {
+	st, err := s.Session.Sync(ctx, snap)
+	s.b.mu.Lock()
+	s.state = stateOf(snap)
+	s.b.mu.Unlock()
+	return st, err
+}
+
+// isGoTest reports whether args run go test, and whether narrowed (-run).
+func isGoTest(args []string) (test, narrowed bool) {
+	if len(args) < 2 || !strings.HasSuffix(args[0], "go") || args[1] != "test" {
+		return false, false
+	}
+	return true, slices.Contains(args, "-run")
+}
+
+func (s *watchSession) Run(ctx context.Context, c sandbox.Command) (*sandbox.Result, error) {
+	if test, narrowed := isGoTest(c.Args); test {
+		s.b.mu.Lock()
+		s.tests = append(s.tests, c.Args)
+		if !narrowed && s.cache == sandbox.BuildCacheFresh {
+			ch := s.b.wholeChan(s.state)
+			select {
+			case <-ch:
+			default:
+				close(ch)
+			}
+		}
+		s.b.mu.Unlock()
+	}
+	if f := s.b.beforeRun; f != nil {
+		f(s, c.Args)
+	}
+	return s.Session.Run(ctx, c)
+}
+
+func (s *watchSession) WorkDir() string {
+	if wd, ok := s.Session.(interface{ WorkDir() string }); ok {
+		return wd.WorkDir()
+	}
+	return ""
+}
+
+// gatedModel waits for gate before its first answer.
+type gatedModel struct {
+	Model
+	gate   <-chan struct{}
+	once   sync.Once
+	missed bool
+}
+
+func (m *gatedModel) Chat(ctx context.Context, req llm.Request, onDelta func(string)) (*llm.Response, error) {
+	m.once.Do(func() {
+		select {
+		case <-m.gate:
+		case <-time.After(guard):
+			m.missed = true
+		}
+	})
+	return m.Model.Chat(ctx, req, onDelta)
+}
+
+// TestRunStartsSessionsWhileTheModelAnswers: the working session and the
+// verifying one start while the model is still answering (its answer
+// waits for both starts), after the baseline's session; the fix then
+// runs in them, with no other session started, and the setup phase ran
+// once for the three.
+func TestRunStartsSessionsWhileTheModelAnswers(t *testing.T) {
+	skipShort(t)
+	b := newWatchBackend(t)
+	m := &gatedModel{Model: goBugModel(demo.GoBugFix), gate: b.waitStarts(sandbox.BuildCacheFresh, 2)}
+	e := New(testConfig(t), &Options{Model: m, Backend: b})
+	defer e.Close()
+	res, err := e.Run(t.Context(), Request{Mode: ModeFix, Root: copyTree(t, goBugDir)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.missed {
+		t.Fatal("the working and verifying sessions did not start while the model answered")
+	}
+	if !res.Verified || res.FullRuns != 2 || res.TargetedRuns != 1 {
+		t.Fatalf("verified %v (%s), full runs %d, targeted %d; want verified, 2, 1", res.Verified, res.StopReason, res.FullRuns, res.TargetedRuns)
+	}
+	e.WaitClosing()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.sessions) != 3 || b.starts[sandbox.BuildCacheUser] != 1 || b.starts[sandbox.BuildCacheFresh] != 2 {
+		t.Errorf("sessions started %d (%v); want 3: the baseline's (user cache), the working and the verifying (fresh)", len(b.sessions), b.starts)
+	}
+	// The three sessions are prepared alike: one setup phase for the run.
+	if n := e.setups.Load(); n != 1 {
+		t.Errorf("setup phases run: %d, want 1 for the run's three sessions", n)
+	}
+}
+
+// TestWholeSuiteRunsBesideTheFailingTests: in each iteration the run of the
+// failing tests waits until the whole suite has started on the same state
+// in a fresh session, so it cannot pass unless that run starts beside it.
+// A wrong first edit fails them: the whole suite started beside them is
+// cancelled and its session never serves again; the second edit's whole
+// suite, started beside its run, is the verdict. No session that runs the
+// model's code runs the whole suite twice, or it and the failing tests.
+func TestWholeSuiteRunsBesideTheFailingTests(t *testing.T) {
+	skipShort(t)
+	fix := "stats/stats.go\n<<<<<<< SEARCH\n\treturn s[mid-1], nil\n=======\n\tif len(s)%2 == 0 {\n\t\treturn (s[mid-1] + s[mid]) / 2, nil\n\t}\n\treturn s[mid], nil\n>>>>>>> REPLACE\n"
+	b := newWatchBackend(t)
+	var missed []string
+	b.beforeRun = func(s *watchSession, args []string) {
+		if _, narrowed := isGoTest(args); !narrowed {
+			return
+		}
+		b.mu.Lock()
+		state := s.state
+		ch := b.wholeChan(state)
+		b.mu.Unlock()
+		select {
+		case <-ch:
+		case <-time.After(guard):
+			b.mu.Lock()
+			missed = append(missed, state)
+			b.mu.Unlock()
+		}
+	}
+	m := goBugModel(wrongMedian("s[mid]", "s[mid-1]"), fix)
+	e := New(testConfig(t), &Options{Model: m, Backend: b})
+	defer e.Close()
+	res, err := e.Run(t.Context(), Request{Mode: ModeFix, Root: copyTree(t, goBugDir)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.WaitClosing()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(missed) > 0 {
+		t.Fatalf("the failing tests ran without the whole suite started beside them on %d state(s)", len(missed))
+	}
+	if !res.Verified || len(res.Iterations) != 2 {
+		t.Fatalf("verified %v (%s), %d iterations; want verified in 2", res.Verified, res.StopReason, len(res.Iterations))
+	}
+	// Iteration 1's whole suite, cancelled, is not a full run; the
+	// baseline's and iteration 2's are.
+	if res.FullRuns != 2 || res.CancelledRuns != 1 {
+		t.Errorf("full runs %d, cancelled %d; want 2 and 1", res.FullRuns, res.CancelledRuns)
+	}
+	wholeStates := map[string]bool{}
+	for i, s := range b.sessions {
+		var whole, narrowed int
+		for _, c := range s.tests {
+			if _, n := isGoTest(c); n {
+				narrowed++
+			} else {
+				whole++
+			}
+		}
+		if s.cache == sandbox.BuildCacheFresh && (whole > 1 || whole > 0 && narrowed > 0) {
+			t.Errorf("session %d (model's code) ran the whole suite %d times and the failing tests %d times: a verifying session served twice", i, whole, narrowed)
+		}
+		if s.cache == sandbox.BuildCacheFresh && whole == 1 {
+			wholeStates[s.state] = true
+		}
+	}
+	if len(wholeStates) != 2 {
+		t.Errorf("the whole suite ran in fresh sessions on %d states, want 2 (each edit's, beside its failing tests)", len(wholeStates))
+	}
+}
+
+// oneSlotBackend lends one session at a time, as the benchmark's pool
+// does when it has one: Start waits until the last one lent is closed.
+type oneSlotBackend struct {
+	sandbox.Backend
+	slot chan struct{}
+	mu   sync.Mutex
+	// inFlight counts the Start calls under way; overlapped is set when
+	// one began while another was (waiting for the slot, or starting).
+	inFlight   int
+	overlapped bool
+}
+
+func (b *oneSlotBackend) LendsSessions() bool { return true }
+
+func (b *oneSlotBackend) Start(ctx context.Context, spec sandbox.Spec) (sandbox.Session, error) {
+	b.mu.Lock()
+	b.inFlight++
+	b.overlapped = b.overlapped || b.inFlight > 1
+	b.mu.Unlock()
+	defer func() {
+		b.mu.Lock()
+		b.inFlight--
+		b.mu.Unlock()
+	}()
+	select {
+	case b.slot <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	s, err := b.Backend.Start(ctx, spec)
+	if err != nil {
+		<-b.slot
+		return nil, err
+	}
+	return &slotSession{Session: s, slot: b.slot}, nil
+}
+
+type slotSession struct {
+	sandbox.Session
+	slot chan struct{}
+	once sync.Once
+}
+
+func (s *slotSession) Close() error {
+	err := s.Session.Close()
+	s.once.Do(func() { <-s.slot })
+	return err
+}
+
+func (s *slotSession) WorkDir() string {
+	if wd, ok := s.Session.(interface{ WorkDir() string }); ok {
+		return wd.WorkDir()
+	}
+	return ""
+}
+
+// TestPrestartOnALendingBackend: on a backend that lends one session at a
+// time, the sessions started ahead come one after the other, working
+// first, and the fix is verified: started side by side, the verifying
+// session could take the only one while the run waits for the working one.
+func TestPrestartOnALendingBackend(t *testing.T) {
+	skipShort(t)
+	b := &oneSlotBackend{Backend: testBackend(t), slot: make(chan struct{}, 1)}
+	e := New(testConfig(t), &Options{Model: goBugModel(demo.GoBugFix), Backend: b})
+	defer e.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), guard) // a deadlock fails, not hangs
+	defer cancel()
+	res, err := e.Run(ctx, Request{Mode: ModeFix, Root: copyTree(t, goBugDir)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Verified || res.FullRuns != 2 {
+		t.Fatalf("verified %v (%s), full runs %d; want verified with 2", res.Verified, res.StopReason, res.FullRuns)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.overlapped {
+		t.Error("two starts were under way at once on a backend that lends one session")
+	}
+}

@@ -227,7 +227,7 @@ func (e *Engine) startCold(ctx context.Context, p *project, progress func(string
 	if err != nil {
 		return nil, nil, fmt.Errorf("start sandbox: %w", err)
 	}
-	if err := setup.CheckRuntime(ctx, sess, plan, sandboxWhere(e.opts.Backend.Name(), spec.Image)); err != nil {
+	if err := setup.CheckRuntime(ctx, sess, plan, sandboxWhere(e.opts.Backend.Name(), spec.Image), func(line string) { e.warnf("%s", line) }); err != nil {
 		sess.Close()
 		return nil, nil, err
 	}

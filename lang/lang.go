@@ -459,6 +459,12 @@ type Requirement struct {
 	Constraint string // as written, e.g. "^20.19.0 || >=24"
 	Source     string // the file and field, e.g. "package.json (engines.node)"
 	Range      Range
+	// Advisory is non-empty when the project's own tools only warn about
+	// a runtime outside Range (npm reads engines.node as advice unless
+	// engine-strict is set): it says so. A sandbox that cannot choose its
+	// runtime (bwrap runs the host's) then runs the tests with a warning,
+	// as a native run would, instead of refusing to.
+	Advisory string
 }
 
 func (r *Requirement) String() string {

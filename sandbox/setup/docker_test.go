@@ -400,7 +400,7 @@ func TestPerVersionNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sess.Close()
-	if err := setup.CheckRuntime(t.Context(), sess, plan, spec.Image); err != nil {
+	if err := setup.CheckRuntime(t.Context(), sess, plan, spec.Image, nil); err != nil {
 		t.Fatalf("CheckRuntime: %v", err)
 	}
 	res, err := sess.Run(t.Context(), sandbox.Command{Args: []string{"npm", "--version"}})

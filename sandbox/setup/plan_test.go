@@ -1,6 +1,8 @@
 package setup
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -129,5 +131,71 @@ func TestCacheKeyPerProject(t *testing.T) {
 	other.Image = "fixpoint-sandbox-node-22"
 	if CacheKey(p.Step, snap, other) == a {
 		t.Errorf("two images share the dependency cache key %q", a)
+	}
+}
+
+// versionSession answers every command with a fixed version line: what a
+// sandbox whose runtime cannot be chosen (bwrap: the host's) reports.
+type versionSession struct{ out string }
+
+func (s versionSession) Sync(context.Context, *sandbox.Snapshot) (sandbox.SyncStats, error) {
+	return sandbox.SyncStats{}, nil
+}
+func (s versionSession) Run(context.Context, sandbox.Command) (*sandbox.Result, error) {
+	return &sandbox.Result{Stdout: []byte(s.out)}, nil
+}
+func (s versionSession) ReadFile(context.Context, string) ([]byte, error) { return nil, nil }
+func (s versionSession) Close() error                                     { return nil }
+
+// TestCheckRuntimeAdvisory: engines.node that npm only warns about
+// (jshttp/content-type: ">=22", run natively on node 20 with npm's
+// EBADENGINE warning) runs on the host's node with the same warning;
+// the same range made strict (.npmrc engine-strict, a yarn project, or
+// .nvmrc, the version developers pin) still stops the run.
+func TestCheckRuntimeAdvisory(t *testing.T) {
+	pkg := `{"name":"p","engines":{"node":">=22"},"scripts":{"test":"node --test"}}`
+	tests := []struct {
+		name   string
+		files  map[string]string
+		refuse bool
+	}{
+		{"npm engines", map[string]string{"package.json": pkg}, false},
+		{"npm engines with a lockfile", map[string]string{"package.json": pkg, "package-lock.json": `{"lockfileVersion":3}`}, false},
+		{"engine-strict", map[string]string{"package.json": pkg, ".npmrc": "fund=false\nengine-strict = true\n"}, true},
+		{"yarn", map[string]string{"package.json": pkg, "yarn.lock": "# yarn lockfile v1\n"}, true},
+		{"nvmrc", map[string]string{"package.json": `{"name":"p"}`, ".nvmrc": "22\n"}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			snap := snapOf(tt.files)
+			plan := NewPlan(registry.Detect(snap), snap, "")
+			if plan.Requirement == nil {
+				t.Fatalf("no requirement read from %v", tt.files)
+			}
+			var warned []string
+			err := CheckRuntime(t.Context(), versionSession{out: "v20.20.2\n"}, plan, "the host", func(l string) { warned = append(warned, l) })
+			if tt.refuse {
+				var re *RuntimeError
+				if !errors.As(err, &re) || re.Have != "20.20.2" {
+					t.Fatalf("CheckRuntime = %v, want a RuntimeError with node 20.20.2", err)
+				}
+				if len(warned) != 0 {
+					t.Errorf("a refused run also warned: %q", warned)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("CheckRuntime = %v, want the run to go on with a warning", err)
+			}
+			if len(warned) != 1 || !strings.Contains(warned[0], ">=22") || !strings.Contains(warned[0], "20.20.2") || !strings.Contains(warned[0], "engine-strict") {
+				t.Errorf("warning = %q, want one naming the range, the version run and engine-strict", warned)
+			}
+		})
+	}
+	// A version inside the range: neither an error nor a warning.
+	snap := snapOf(map[string]string{"package.json": pkg})
+	var warned []string
+	if err := CheckRuntime(t.Context(), versionSession{out: "v22.1.0\n"}, NewPlan(registry.Detect(snap), snap, ""), "the host", func(l string) { warned = append(warned, l) }); err != nil || len(warned) != 0 {
+		t.Errorf("node 22.1.0 for >=22: err %v, warnings %q", err, warned)
 	}
 }

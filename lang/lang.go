@@ -58,6 +58,9 @@
 //     need, which .ci/setup installs.
 //   - [Preflight]: a check of the workspace's files before any sandbox
 //     starts (Rust: every dependency is vendored).
+//   - [ConfiguredRunners]: the language's runner recognised in a configured
+//     test command (`env CGO_ENABLED=0 go test ./...`), so its results are
+//     still read per test.
 //   - [UntrustedRuns]: the test runner as used in fix and solve runs, where
 //     model-written code runs (Go: `go test -count=1`, so no result is read
 //     from a cache that code could have written).
@@ -328,6 +331,17 @@ type ClosingPolicyParser interface {
 // its report makes the agent fall back to the whole suite.
 type TestSelector interface {
 	SelectTests(r testrun.Runner, tests []testrun.Result) (testrun.Runner, bool)
+}
+
+// ConfiguredRunners is implemented by languages that recognise their own
+// runner in a configured test command (test_cmd, --test-cmd): args are
+// the command's words after any leading environment assignments (`env
+// A=1`, `A=1`), which lang/registry passes to the runner's Env. It
+// returns the runner as the language would run it (Go: `go test` with
+// -json, read per test) and true, or false for a command it does not
+// know.
+type ConfiguredRunners interface {
+	ConfiguredRunner(snap *sandbox.Snapshot, args []string) (testrun.Runner, bool)
 }
 
 // UntrustedRuns is implemented by languages whose test runner can answer

@@ -61,6 +61,8 @@
 //   - [ConfiguredRunners]: the language's runner recognised in a configured
 //     test command (`env CGO_ENABLED=0 go test ./...`), so its results are
 //     still read per test.
+//   - [InstallHints]: the cause of a failed install read from its output
+//     (Go: a module version the proxy does not have).
 //   - [UntrustedRuns]: the test runner as used in fix and solve runs, where
 //     model-written code runs (Go: `go test -count=1`, so no result is read
 //     from a cache that code could have written).
@@ -342,6 +344,15 @@ type TestSelector interface {
 // know.
 type ConfiguredRunners interface {
 	ConfiguredRunner(snap *sandbox.Snapshot, args []string) (testrun.Runner, bool)
+}
+
+// InstallHints is implemented by languages whose installer's failure
+// output can say more than the generic reading of it: InstallHint returns
+// one or two sentences on the cause and the fix (what the setup step's
+// error adds before its own fix), or "" to leave the generic reading (a
+// registry asking for credentials) to sandbox/setup.
+type InstallHints interface {
+	InstallHint(output string) string
 }
 
 // UntrustedRuns is implemented by languages whose test runner can answer

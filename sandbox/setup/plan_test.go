@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/fixpoint-dev/fixpoint/lang"
+	"github.com/fixpoint-dev/fixpoint/lang/golang"
 	"github.com/fixpoint-dev/fixpoint/lang/node"
 	"github.com/fixpoint-dev/fixpoint/lang/python"
 	"github.com/fixpoint-dev/fixpoint/lang/registry"
@@ -197,5 +198,20 @@ func TestCheckRuntimeAdvisory(t *testing.T) {
 	var warned []string
 	if err := CheckRuntime(t.Context(), versionSession{out: "v22.1.0\n"}, NewPlan(registry.Detect(snap), snap, ""), "the host", func(l string) { warned = append(warned, l) }); err != nil || len(warned) != 0 {
 		t.Errorf("node 22.1.0 for >=22: err %v, warnings %q", err, warned)
+	}
+}
+
+// TestInstallHintGoProxyMissing: a Go module proxy's 403 for a version it
+// does not have names the version and go.mod, not credentials; npm's
+// E403 still gets the credential hint.
+func TestInstallHintGoProxyMissing(t *testing.T) {
+	goErr := errors.New("install: `go mod download` exited with code 1:\ngo: github.com/google/go-cmp@v9.9.9: reading https://proxy.golang.org/github.com/google/go-cmp/@v/v9.9.9.info: 403 Forbidden\n\tserver response: This module version is not available.")
+	got := installHint(golang.Language{}, goErr)
+	if strings.Contains(got, "asked for credentials") || !strings.Contains(got, "go-cmp@v9.9.9") || !strings.Contains(got, "go.mod") {
+		t.Errorf("go proxy 403 hint = %q, want the missing version and go.mod, not credentials", got)
+	}
+	npmErr := errors.New("install: `npm ci` exited with code 1:\nnpm error code E403\nnpm error 403 Forbidden - GET https://npm.corp/p")
+	if got := installHint(node.Language{}, npmErr); !strings.Contains(got, "asked for credentials") {
+		t.Errorf("npm E403 hint = %q, want the credential hint", got)
 	}
 }

@@ -369,7 +369,7 @@ func (p *Preparer) Prepare(ctx context.Context, spec *sandbox.Spec, snap *sandbo
 			} else {
 				flog.discard()
 			}
-			return fmt.Errorf("%w%s\nThe agent did not start.%s Fix the install (run `%s` in the project), or set [sandbox] setup in .fixpoint.toml (\"off\" turns it off)", err, kept, credentialHint(err), st.Script)
+			return fmt.Errorf("%w%s\nThe agent did not start.%s Fix the install (run `%s` in the project), or set [sandbox] setup in .fixpoint.toml (\"off\" turns it off)", err, kept, installHint(plan.Lang, err), st.Script)
 		}
 		flog.discard()
 		return fmt.Errorf("dependency setup (%s): %w", st.Name, err)
@@ -606,6 +606,19 @@ func CheckRuntime(ctx context.Context, sess sandbox.Session, plan *Plan, where s
 // settings and CA store, a 10-minute bound.
 func HTTPClient() *http.Client {
 	return &http.Client{Timeout: 10 * time.Minute, Transport: &http.Transport{Proxy: http.ProxyFromEnvironment}}
+}
+
+// installHint explains a failed install: the language's own reading of
+// its installer's output first ([lang.InstallHints]: a module proxy's
+// 403 for a version it does not have is no credentials problem), else
+// credentialHint.
+func installHint(l lang.Language, err error) string {
+	if h, ok := l.(lang.InstallHints); ok {
+		if hint := h.InstallHint(err.Error()); hint != "" {
+			return " " + hint
+		}
+	}
+	return credentialHint(err)
 }
 
 // credentialHint explains a registry that refused the install for want

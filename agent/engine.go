@@ -249,7 +249,7 @@ func (e *Engine) startCold(ctx context.Context, p *project, progress func(string
 		return nil, nil, fmt.Errorf("start sandbox: %w", err)
 	}
 	t2 := time.Now()
-	if err := setup.CheckRuntime(ctx, sess, plan, sandboxWhere(e.opts.Backend.Name(), spec.Image)); err != nil {
+	if err := setup.CheckRuntime(ctx, sess, plan, sandboxWhere(e.opts.Backend.Name(), spec.Image), func(line string) { e.warnf("%s", line) }); err != nil {
 		sess.Close()
 		return nil, nil, err
 	}

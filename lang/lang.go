@@ -58,6 +58,11 @@
 //     need, which .ci/setup installs.
 //   - [Preflight]: a check of the workspace's files before any sandbox
 //     starts (Rust: every dependency is vendored).
+//   - [ConfiguredRunners]: the language's runner recognised in a configured
+//     test command (`env CGO_ENABLED=0 go test ./...`), so its results are
+//     still read per test.
+//   - [InstallHints]: the cause of a failed install read from its output
+//     (Go: a module version the proxy does not have).
 //   - [UntrustedRuns]: the test runner as used in fix and solve runs, where
 //     model-written code runs (Go: `go test -count=1`, so no result is read
 //     from a cache that code could have written).
@@ -330,6 +335,26 @@ type TestSelector interface {
 	SelectTests(r testrun.Runner, tests []testrun.Result) (testrun.Runner, bool)
 }
 
+// ConfiguredRunners is implemented by languages that recognise their own
+// runner in a configured test command (test_cmd, --test-cmd): args are
+// the command's words after any leading environment assignments (`env
+// A=1`, `A=1`), which lang/registry passes to the runner's Env. It
+// returns the runner as the language would run it (Go: `go test` with
+// -json, read per test) and true, or false for a command it does not
+// know.
+type ConfiguredRunners interface {
+	ConfiguredRunner(snap *sandbox.Snapshot, args []string) (testrun.Runner, bool)
+}
+
+// InstallHints is implemented by languages whose installer's failure
+// output can say more than the generic reading of it: InstallHint returns
+// one or two sentences on the cause and the fix (what the setup step's
+// error adds before its own fix), or "" to leave the generic reading (a
+// registry asking for credentials) to sandbox/setup.
+type InstallHints interface {
+	InstallHint(output string) string
+}
+
 // UntrustedRuns is implemented by languages whose test runner can answer
 // from a cache that code a test runs may write (Go's test-result cache in
 // GOCACHE). In runs where model-written code runs (fix, solve) the agent
@@ -459,6 +484,12 @@ type Requirement struct {
 	Constraint string // as written, e.g. "^20.19.0 || >=24"
 	Source     string // the file and field, e.g. "package.json (engines.node)"
 	Range      Range
+	// Advisory is non-empty when the project's own tools only warn about
+	// a runtime outside Range (npm reads engines.node as advice unless
+	// engine-strict is set): it says so. A sandbox that cannot choose its
+	// runtime (bwrap runs the host's) then runs the tests with a warning,
+	// as a native run would, instead of refusing to.
+	Advisory string
 }
 
 func (r *Requirement) String() string {

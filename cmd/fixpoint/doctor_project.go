@@ -75,6 +75,10 @@ func checkRuntime(ctx context.Context, plan *setup.Plan, img string, d *docker.B
 			ch.Detail += fmt.Sprintf("; runs use the host's %s %s (a per-version image) when the release can be fetched", req.Runtime, host)
 		}
 		return ch, true, img
+	case d == nil && req.Advisory != "":
+		ch.Status = "warn"
+		ch.Detail += "; " + req.Advisory + ", so the tests run with that version, as a native run would"
+		return ch, true, img
 	case d == nil:
 		ch.Status = "fail"
 		ch.Fix = (&setup.RuntimeError{Req: req, Lang: plan.Lang}).Error()

@@ -102,6 +102,9 @@ func Fixtures(testdata string) []Project {
 		fx("node-workspaces", "npm workspaces", Counts{3, 0, 0}),
 		fx("python-src-layout", "src-layout Python", Counts{3, 0, 1}),
 		fx("rust-crate", "Rust crate with a fuzz/ workspace", Counts{2, 0, 1}),
+		// Classes found on fresh real projects (testdata/heldout-projects.md).
+		fx("rust-pkg-config", "Rust tests that run pkg-config", Counts{2, 0, 0}),
+		fx("node-engines-advisory", "engines.node above the host's node, npm without engine-strict", Counts{2, 0, 1}),
 	}
 }
 

@@ -50,6 +50,41 @@ func (Language) TestCommand(snap *sandbox.Snapshot) testrun.Runner {
 	return r
 }
 
+// ConfiguredRunner recognises `go test …` (and `go -C dir test …`) in a
+// configured test command and runs it as the detected command is run:
+// with -json added when it is not there (go test's text output is not
+// read per test), the project's result paths and its cgo setting
+// ([lang.ConfiguredRunners]). Other commands are not Go's.
+func (l Language) ConfiguredRunner(snap *sandbox.Snapshot, args []string) (testrun.Runner, bool) {
+	head := 1
+	if len(args) >= 4 && args[0] == "go" && args[1] == "-C" {
+		head = 3
+	}
+	if len(args) < head+1 || args[0] != "go" || args[head] != "test" {
+		return testrun.Runner{}, false
+	}
+	out := append([]string(nil), args[:head+1]...)
+	hasJSON := false
+	for _, a := range args[head+1:] {
+		if a == "-args" || a == "--args" {
+			break // what follows goes to the test binary
+		}
+		if a == "-json" || a == "--json" || a == "-json=true" || a == "--json=true" {
+			hasJSON = true
+		}
+	}
+	if !hasJSON {
+		out = append(out, "-json")
+	}
+	out = append(out, args[head+1:]...)
+	def := l.TestCommand(snap)
+	r := testrun.Runner{Name: testrun.RunnerGo, Args: out, Env: append([]string(nil), def.Env...), Format: def.Format}
+	if r.Format == nil {
+		r.Format = testrun.GoTestJSON("", nil)
+	}
+	return r, true
+}
+
 // Untrusted adds -count=1 to a `go test` runner, so no test result is read
 // from Go's test cache: a test binary run in an earlier iteration of a fix
 // could have written one into GOCACHE, which the project's sessions

@@ -6,6 +6,7 @@ package node
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/fixpoint-dev/fixpoint/lang"
@@ -77,7 +78,30 @@ func (Language) Requirement(snap *sandbox.Snapshot) (*lang.Requirement, error) {
 	if err != nil {
 		return nil, fmt.Errorf("package.json (engines.node): %w", err)
 	}
-	return &lang.Requirement{Runtime: "node", Constraint: c, Source: "package.json (engines.node)", Range: r}, nil
+	req := &lang.Requirement{Runtime: "node", Constraint: c, Source: "package.json (engines.node)", Range: r}
+	if advisoryEngines(snap) {
+		req.Advisory = "npm only warns about engines.node (engine-strict is not set)"
+	}
+	return req, nil
+}
+
+// engineStrictRe is an .npmrc line that turns engine-strict on.
+var engineStrictRe = regexp.MustCompile(`(?m)^\s*engine-strict\s*=\s*true\s*$`)
+
+// advisoryEngines reports whether the project's own package manager only
+// warns when the running node is outside engines.node: npm does unless
+// the project's .npmrc sets engine-strict (yarn and pnpm projects are
+// left strict: yarn 1 refuses to install).
+func advisoryEngines(snap *sandbox.Snapshot) bool {
+	for _, lock := range []string{"yarn.lock", "pnpm-lock.yaml", ".yarnrc.yml"} {
+		if _, ok := snap.Files[lock]; ok {
+			return false
+		}
+	}
+	if f, ok := snap.Files[".npmrc"]; ok && engineStrictRe.Match(lang.Contents(f)) {
+		return false
+	}
+	return true
 }
 
 func firstLine(s string) string {

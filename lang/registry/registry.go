@@ -98,12 +98,56 @@ func TestCommand(snap *sandbox.Snapshot, override string) testrun.Runner {
 // before (nil: none): a caller that detected once passes it down.
 func TestCommandFor(l lang.Language, snap *sandbox.Snapshot, override string) testrun.Runner {
 	if strings.TrimSpace(override) != "" {
+		if r, ok := configuredRunner(l, snap, override); ok {
+			return r
+		}
 		return testrun.Custom(override, Formats())
 	}
 	if l != nil {
 		return l.TestCommand(snap)
 	}
 	return testrun.Runner{Name: testrun.RunnerCustom, Formats: Formats()}
+}
+
+// assignmentRe is a shell environment assignment word (NAME=value).
+var assignmentRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
+
+// configuredRunner asks the languages ([lang.ConfiguredRunners]), the
+// detected one first, whether override is their runner, after taking off
+// leading environment assignments (`env A=1 B=2`, `A=1`), which go to the
+// runner's Env. A command with shell syntax (pipes, lists, variables) or
+// env options (-i, -u) stays a custom command.
+func configuredRunner(l lang.Language, snap *sandbox.Snapshot, override string) (testrun.Runner, bool) {
+	if testrun.HasShellSyntax(override) {
+		return testrun.Runner{}, false
+	}
+	words, err := testrun.SplitWords(override)
+	if err != nil || len(words) == 0 {
+		return testrun.Runner{}, false
+	}
+	if words[0] == "env" {
+		words = words[1:]
+	}
+	var env []string
+	for len(words) > 0 && assignmentRe.MatchString(words[0]) {
+		env, words = append(env, words[0]), words[1:]
+	}
+	if len(words) == 0 || strings.HasPrefix(words[0], "-") {
+		return testrun.Runner{}, false
+	}
+	langs := All()
+	if l != nil {
+		langs = append([]lang.Language{l}, langs...)
+	}
+	for _, c := range langs {
+		if cr, ok := c.(lang.ConfiguredRunners); ok {
+			if r, ok := cr.ConfiguredRunner(snap, words); ok {
+				r.Env = append(r.Env, env...)
+				return r, true
+			}
+		}
+	}
+	return testrun.Runner{}, false
 }
 
 // Formats lists the result formats of every language

@@ -7,6 +7,7 @@ import (
 	"github.com/fixpoint-dev/fixpoint/lang"
 	"github.com/fixpoint-dev/fixpoint/lang/node"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
+	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
 )
 
 func snap(files map[string]string) *sandbox.Snapshot {
@@ -178,5 +179,52 @@ func TestDetectNested(t *testing.T) {
 	}
 	if got := Name(snap(map[string]string{"package.json": "{}", "tools/go.mod": "module tools\n"})); got != "node" {
 		t.Errorf("Name(package.json + tools/go.mod) = %q, want node", got)
+	}
+}
+
+// TestConfiguredGoRunner: a configured `go test` command, with or without
+// environment assignments in front (`env FOO=1`, `FOO=1`), is still Go's
+// runner, read per test (-json added), the assignments in its Env; one
+// with shell syntax or env options stays a custom command.
+func TestConfiguredGoRunner(t *testing.T) {
+	s := snap(map[string]string{"go.mod": "module example.com/m\n\ngo 1.22\n", "m_test.go": "package m\n"})
+	tests := []struct {
+		cmd  string
+		args string // "" = a custom command
+		env  string
+	}{
+		{"go test ./...", "go test -json ./...", ""},
+		{"env FOO=1 go test ./...", "go test -json ./...", "FOO=1"},
+		{"FOO=1 BAR='a b' go test -run TestX ./pkg", "go test -json -run TestX ./pkg", "FOO=1,BAR=a b"},
+		{"go test -json -v ./...", "go test -json -v ./...", ""},
+		{"go test ./... -args -json", "go test -json ./... -args -json", ""},
+		{"go -C v5 test ./...", "go -C v5 test -json ./...", ""},
+		{"env -i go test ./...", "", ""},
+		{"go test ./... | tee out.txt", "", ""},
+		{"go vet ./...", "", ""},
+		{"make test", "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.cmd, func(t *testing.T) {
+			r := TestCommand(s, tt.cmd)
+			if tt.args == "" {
+				if r.Name != testrun.RunnerCustom {
+					t.Fatalf("runner = %s %q, want a custom command", r.Name, r.Args)
+				}
+				return
+			}
+			if r.Name != testrun.RunnerGo || strings.Join(r.Args, " ") != tt.args || r.Format == nil {
+				t.Fatalf("runner = %s %q (format %v), want go %q", r.Name, r.Args, r.Format != nil, tt.args)
+			}
+			if got := strings.Join(r.Env, ","); got != tt.env {
+				t.Errorf("Env = %q, want %q", got, tt.env)
+			}
+			// Its output is read per test, as the detected command's is.
+			out := `{"Action":"pass","Package":"example.com/m","Test":"TestA"}` + "\n" + `{"Action":"fail","Package":"example.com/m","Test":"TestB"}` + "\n"
+			rep := testrun.Parse(r, &sandbox.Result{ExitCode: 1, Stdout: []byte(out)}, nil)
+			if rep.Passed != 1 || rep.Failed != 1 {
+				t.Errorf("parsed %d passed, %d failed; want 1 and 1", rep.Passed, rep.Failed)
+			}
+		})
 	}
 }

@@ -29,11 +29,14 @@ var (
 // TestCommand is [Runner], read by [Parse].
 func (Language) TestCommand(*sandbox.Snapshot) testrun.Runner { return Runner() }
 
-// Image is Debian bookworm's Rust toolchain (rustc 1.63, cargo 1.65).
-// CARGO_HOME is scratch space under /tmp; cargo never goes online.
+// Image is Debian bookworm's Rust toolchain (rustc 1.63, cargo 1.65),
+// with pkg-config, which a Rust developer's machine has and crates call at
+// build or test time (the pkg-config crate's own tests run it: 16 of 34
+// failed without it). CARGO_HOME is scratch space under /tmp; cargo never
+// goes online.
 func (Language) Image() lang.Image {
 	return lang.Image{
-		Extra: []string{"cargo", "rustc", "libstd-rust-dev"},
+		Extra: []string{"cargo", "rustc", "libstd-rust-dev", "pkg-config"},
 		Env:   []string{"CARGO_HOME=/tmp/cargo-home", "CARGO_NET_OFFLINE=true", "CARGO_TERM_COLOR=never", "CARGO_INCREMENTAL=0"},
 	}
 }

@@ -156,16 +156,23 @@ func (Language) RuntimeFix(req *lang.Requirement) string {
 		", or set [sandbox] image (or sandbox.dockerfile) to an image with a matching Rust toolchain"
 }
 
-// SetupStep builds the crate's vendored dependencies once, offline, into
-// a cache keyed by Cargo.toml, Cargo.lock, the cargo configuration and
-// the vendored crates' checksums: test runs then compile only the
-// workspace's own crates. A crate without dependencies has no step.
+// SetupStep builds the crate's vendored dependencies and the crate itself
+// once, offline, into a cache keyed by Cargo.toml, Cargo.lock, the cargo
+// configuration and the vendored crates' checksums: test runs then
+// compile only what changed since. A crate without dependencies gets the
+// step too: its first build is the whole compile, which under the
+// image's rustc can outlast the per-command test timeout on its own
+// (blyxxyz/lexopt: 2 minutes with `opt-level = 2` for tests, where the
+// host's cargo took 30 s), while the setup step has the install's.
 // Nothing is downloaded: dependencies come from vendor/ (see
 // [CheckVendored], which runs before this step).
 func (Language) SetupStep(snap *sandbox.Snapshot) *lang.Setup {
-	lock, ok := snap.Text("Cargo.lock")
-	if !ok || len(lockedPackages(lock, true)) == 0 {
+	if _, ok := snap.Files["Cargo.toml"]; !ok {
 		return nil
+	}
+	name := "cargo build (vendored dependencies)"
+	if lock, ok := snap.Text("Cargo.lock"); !ok || len(lockedPackages(lock, true)) == 0 {
+		name = "cargo build (the crate; no dependencies)"
 	}
 	inputs := lang.InputsOf(snap, "Cargo.toml", "Cargo.lock", ".cargo/config.toml", ".cargo/config", "rust-toolchain.toml", "rust-toolchain")
 	for _, p := range snap.Paths() {
@@ -174,7 +181,7 @@ func (Language) SetupStep(snap *sandbox.Snapshot) *lang.Setup {
 		}
 	}
 	return &lang.Setup{
-		Name: "cargo build (vendored dependencies)",
+		Name: name,
 		// The workspace's own code may not compile yet (that is what the
 		// agent is for): the step keeps whatever dependencies it built.
 		Script: "cargo test --no-run --offline --quiet || echo 'fixpoint: the crate itself did not compile; its dependencies are cached' >&2",

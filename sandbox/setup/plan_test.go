@@ -1,10 +1,13 @@
 package setup
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"testing"
 
 	"github.com/fixpoint-dev/fixpoint/lang"
+	"github.com/fixpoint-dev/fixpoint/lang/golang"
 	"github.com/fixpoint-dev/fixpoint/lang/node"
 	"github.com/fixpoint-dev/fixpoint/lang/python"
 	"github.com/fixpoint-dev/fixpoint/lang/registry"
@@ -129,5 +132,86 @@ func TestCacheKeyPerProject(t *testing.T) {
 	other.Image = "fixpoint-sandbox-node-22"
 	if CacheKey(p.Step, snap, other) == a {
 		t.Errorf("two images share the dependency cache key %q", a)
+	}
+}
+
+// versionSession answers every command with a fixed version line: what a
+// sandbox whose runtime cannot be chosen (bwrap: the host's) reports.
+type versionSession struct{ out string }
+
+func (s versionSession) Sync(context.Context, *sandbox.Snapshot) (sandbox.SyncStats, error) {
+	return sandbox.SyncStats{}, nil
+}
+func (s versionSession) Run(context.Context, sandbox.Command) (*sandbox.Result, error) {
+	return &sandbox.Result{Stdout: []byte(s.out)}, nil
+}
+func (s versionSession) ReadFile(context.Context, string) ([]byte, error) { return nil, nil }
+func (s versionSession) Close() error                                     { return nil }
+
+// TestCheckRuntimeAdvisory: engines.node that npm only warns about
+// (jshttp/content-type: ">=22", run natively on node 20 with npm's
+// EBADENGINE warning) runs on the host's node with the same warning;
+// the same range made strict (.npmrc engine-strict, a yarn project, or
+// .nvmrc, the version developers pin) still stops the run.
+func TestCheckRuntimeAdvisory(t *testing.T) {
+	pkg := `{"name":"p","engines":{"node":">=22"},"scripts":{"test":"node --test"}}`
+	tests := []struct {
+		name   string
+		files  map[string]string
+		refuse bool
+	}{
+		{"npm engines", map[string]string{"package.json": pkg}, false},
+		{"npm engines with a lockfile", map[string]string{"package.json": pkg, "package-lock.json": `{"lockfileVersion":3}`}, false},
+		{"engine-strict", map[string]string{"package.json": pkg, ".npmrc": "fund=false\nengine-strict = true\n"}, true},
+		{"yarn", map[string]string{"package.json": pkg, "yarn.lock": "# yarn lockfile v1\n"}, true},
+		{"nvmrc", map[string]string{"package.json": `{"name":"p"}`, ".nvmrc": "22\n"}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			snap := snapOf(tt.files)
+			plan := NewPlan(registry.Detect(snap), snap, "")
+			if plan.Requirement == nil {
+				t.Fatalf("no requirement read from %v", tt.files)
+			}
+			var warned []string
+			err := CheckRuntime(t.Context(), versionSession{out: "v20.20.2\n"}, plan, "the host", func(l string) { warned = append(warned, l) })
+			if tt.refuse {
+				var re *RuntimeError
+				if !errors.As(err, &re) || re.Have != "20.20.2" {
+					t.Fatalf("CheckRuntime = %v, want a RuntimeError with node 20.20.2", err)
+				}
+				if len(warned) != 0 {
+					t.Errorf("a refused run also warned: %q", warned)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("CheckRuntime = %v, want the run to go on with a warning", err)
+			}
+			if len(warned) != 1 || !strings.Contains(warned[0], ">=22") || !strings.Contains(warned[0], "20.20.2") || !strings.Contains(warned[0], "engine-strict") {
+				t.Errorf("warning = %q, want one naming the range, the version run and engine-strict", warned)
+			}
+		})
+	}
+	// A version inside the range: neither an error nor a warning.
+	snap := snapOf(map[string]string{"package.json": pkg})
+	var warned []string
+	if err := CheckRuntime(t.Context(), versionSession{out: "v22.1.0\n"}, NewPlan(registry.Detect(snap), snap, ""), "the host", func(l string) { warned = append(warned, l) }); err != nil || len(warned) != 0 {
+		t.Errorf("node 22.1.0 for >=22: err %v, warnings %q", err, warned)
+	}
+}
+
+// TestInstallHintGoProxyMissing: a Go module proxy's 403 for a version it
+// does not have names the version and go.mod, not credentials; npm's
+// E403 still gets the credential hint.
+func TestInstallHintGoProxyMissing(t *testing.T) {
+	goErr := errors.New("install: `go mod download` exited with code 1:\ngo: github.com/google/go-cmp@v9.9.9: reading https://proxy.golang.org/github.com/google/go-cmp/@v/v9.9.9.info: 403 Forbidden\n\tserver response: This module version is not available.")
+	got := installHint(golang.Language{}, goErr)
+	if strings.Contains(got, "asked for credentials") || !strings.Contains(got, "go-cmp@v9.9.9") || !strings.Contains(got, "go.mod") {
+		t.Errorf("go proxy 403 hint = %q, want the missing version and go.mod, not credentials", got)
+	}
+	npmErr := errors.New("install: `npm ci` exited with code 1:\nnpm error code E403\nnpm error 403 Forbidden - GET https://npm.corp/p")
+	if got := installHint(node.Language{}, npmErr); !strings.Contains(got, "asked for credentials") {
+		t.Errorf("npm E403 hint = %q, want the credential hint", got)
 	}
 }

@@ -369,7 +369,7 @@ func (p *Preparer) Prepare(ctx context.Context, spec *sandbox.Spec, snap *sandbo
 			} else {
 				flog.discard()
 			}
-			return fmt.Errorf("%w%s\nThe agent did not start.%s Fix the install (run `%s` in the project), or set [sandbox] setup in .fixpoint.toml (\"off\" turns it off)", err, kept, credentialHint(err), st.Script)
+			return fmt.Errorf("%w%s\nThe agent did not start.%s Fix the install (run `%s` in the project), or set [sandbox] setup in .fixpoint.toml (\"off\" turns it off)", err, kept, installHint(plan.Lang, err), st.Script)
 		}
 		flog.discard()
 		return fmt.Errorf("dependency setup (%s): %w", st.Name, err)
@@ -517,19 +517,19 @@ func (p *Preparer) pickImage(ctx context.Context, spec *sandbox.Spec, plan *Plan
 	}
 	rerr := &RuntimeError{Req: req, Lang: plan.Lang, Have: have.String(), Where: "image " + spec.Image}
 	if p.opts.Runtimes == nil {
-		return rerr
+		return p.advisory(rerr)
 	}
 	rels, err := p.opts.Runtimes.Releases(ctx, plan.Lang)
 	if err != nil {
 		rerr.Why = err.Error()
-		return rerr
+		return p.advisory(rerr)
 	}
 	p.progress(fmt.Sprintf("%s requires %s %s; fetching a release", req.Source, req.Runtime, req.Constraint))
 	host, hostOK := p.hostRuntime(ctx, plan.Lang)
 	r, ok := lang.ChooseReleaseNear(plan.Lang, req.Range, rels, host, hostOK)
 	if !ok {
 		rerr.Why = fmt.Sprintf("none of the %d published %s releases satisfies it", len(rels), req.Runtime)
-		return rerr
+		return p.advisory(rerr)
 	}
 	start := time.Now()
 	stop := p.ticker(fmt.Sprintf("preparing %s %s", req.Runtime, r.Version), start)
@@ -537,9 +537,29 @@ func (p *Preparer) pickImage(ctx context.Context, spec *sandbox.Spec, plan *Plan
 	stop()
 	if err != nil {
 		rerr.Why = err.Error()
-		return rerr
+		return p.advisory(rerr)
 	}
 	spec.Image = name
+	return nil
+}
+
+// advisory returns rerr, or nil after a warning when the project's own
+// tools only warn about its requirement (lang.Requirement.Advisory): the
+// image's version then runs the tests, as a native run would run the
+// host's.
+func (p *Preparer) advisory(rerr *RuntimeError) error {
+	if rerr.Req.Advisory == "" {
+		return rerr
+	}
+	have := "no " + rerr.Req.Runtime
+	if rerr.Have != "" {
+		have = rerr.Req.Runtime + " " + rerr.Have
+	}
+	why := ""
+	if rerr.Why != "" {
+		why = " (" + rerr.Why + ")"
+	}
+	p.warn(fmt.Sprintf("%s requires %s %s, but %s has %s%s; %s, so the tests run with it as a native run would", rerr.Req.Source, rerr.Req.Runtime, rerr.Req.Constraint, rerr.Where, have, why, rerr.Req.Advisory))
 	return nil
 }
 
@@ -553,8 +573,12 @@ func (p *Preparer) imageVersion(ctx context.Context, pr Prober, img string, l la
 
 // CheckRuntime runs the language's version command in sess and returns a
 // *RuntimeError when the version does not satisfy plan's requirement.
-// where names the sandbox in the message ("image X", "the host").
-func CheckRuntime(ctx context.Context, sess sandbox.Session, plan *Plan, where string) error {
+// where names the sandbox in the message ("image X", "the host"). A
+// requirement the project's own tools treat as advice
+// (lang.Requirement.Advisory) is not an error: warn (nil = discard) gets
+// the same message, and the tests run with the version there is, as a
+// native run would.
+func CheckRuntime(ctx context.Context, sess sandbox.Session, plan *Plan, where string, warn func(string)) error {
 	if plan == nil || plan.Requirement == nil || plan.Lang == nil {
 		return nil
 	}
@@ -567,6 +591,12 @@ func CheckRuntime(ctx context.Context, sess sandbox.Session, plan *Plan, where s
 		return &RuntimeError{Req: plan.Requirement, Lang: plan.Lang, Where: where}
 	}
 	if !plan.Requirement.Range.Allows(v) {
+		if req := plan.Requirement; req.Advisory != "" {
+			if warn != nil {
+				warn(fmt.Sprintf("%s requires %s %s, but %s has %s %s; %s, so the tests run with %s %s as a native run would (counts may differ from a run on a version it allows)", req.Source, req.Runtime, req.Constraint, where, req.Runtime, v, req.Advisory, req.Runtime, v))
+			}
+			return nil
+		}
 		return &RuntimeError{Req: plan.Requirement, Lang: plan.Lang, Have: v.String(), Where: where}
 	}
 	return nil
@@ -576,6 +606,19 @@ func CheckRuntime(ctx context.Context, sess sandbox.Session, plan *Plan, where s
 // settings and CA store, a 10-minute bound.
 func HTTPClient() *http.Client {
 	return &http.Client{Timeout: 10 * time.Minute, Transport: &http.Transport{Proxy: http.ProxyFromEnvironment}}
+}
+
+// installHint explains a failed install: the language's own reading of
+// its installer's output first ([lang.InstallHints]: a module proxy's
+// 403 for a version it does not have is no credentials problem), else
+// credentialHint.
+func installHint(l lang.Language, err error) string {
+	if h, ok := l.(lang.InstallHints); ok {
+		if hint := h.InstallHint(err.Error()); hint != "" {
+			return " " + hint
+		}
+	}
+	return credentialHint(err)
 }
 
 // credentialHint explains a registry that refused the install for want

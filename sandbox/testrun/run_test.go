@@ -299,6 +299,8 @@ func TestRunCustomSniffs(t *testing.T) {
 		{name: "go json", cmd: "go test -json ./util", runner: RunnerGo},
 		{name: "plain go test", cmd: "go test ./...", runner: RunnerExitCode, failed: 1},
 		{name: "shell", cmd: "echo boom >&2; exit 3", runner: RunnerExitCode, failed: 1},
+		// An assignment in front runs through the shell, not as a program.
+		{name: "assignment first", cmd: "GOFLAGS=-count=1 go test -json ./util", runner: RunnerGo},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -2,6 +2,7 @@ package testrun
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -106,7 +107,9 @@ func (r Runner) WithEnv(env map[string]string) Runner {
 func Custom(cmd string, formats []*Format) Runner {
 	r := Runner{Name: RunnerCustom, Formats: formats}
 	words, err := SplitWords(cmd)
-	if err != nil || HasShellSyntax(cmd) {
+	// A leading assignment (FOO=1 npm test) is the shell's to apply:
+	// executed as a word it names no program.
+	if err != nil || HasShellSyntax(cmd) || (len(words) > 0 && assignmentRe.MatchString(words[0])) {
 		r.Args = []string{"sh", "-c", cmd}
 	} else {
 		r.Args = words
@@ -132,6 +135,9 @@ func Custom(cmd string, formats []*Format) Runner {
 	}
 	return r
 }
+
+// assignmentRe is a shell environment assignment word (NAME=value).
+var assignmentRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
 
 // HasShellSyntax reports whether cmd uses operators that need a shell:
 // pipes, lists, redirections, substitutions, globs or variables, outside

@@ -1,0 +1,302 @@
+package agent
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/fixpoint-dev/fixpoint/sandbox"
+	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
+)
+
+// The classes of misses the context builder had on real bugs, each on a
+// small synthetic workspace per language: a long module whose fix sits in
+// a method a helper of the tested function calls (1), code two or three
+// calls and files away from anything the failure names (2), and code built
+// or run only on another platform than the sandbox's (3).
+
+func allFiles(string) bool { return true }
+
+// firstPrompt renders the context part of the first prompt as the loop
+// builds it, at the default budget.
+func firstPrompt(snap *sandbox.Snapshot, rep *testrun.Report) (string, []string) {
+	ranked, rc := contextRank(snap, &Request{Mode: ModeFix}, rep, allFiles)
+	h := hintsFor(snap, rep, "")
+	h.Reach = rc
+	in := &promptInput{Mode: ModeFix}
+	fitContext(in, snap, ranked, allFiles, 24000*charsPerToken, 4000, h)
+	var b strings.Builder
+	in.contextSections(&b)
+	return b.String(), ranked
+}
+
+// sections is the prompt's file sections, without the repository map.
+func sections(prompt string) string {
+	if i := strings.Index(prompt, "## File: "); i >= 0 {
+		return prompt[i:]
+	}
+	return ""
+}
+
+// shown reports whether the lines of code (blank lines aside) appear
+// together, in order, in a "## File: p" section of prompt: what the bench
+// counts as a hunk shown.
+func shown(prompt, p, code string) bool {
+	var sec strings.Builder
+	for _, head := range []string{"## File: " + p + "\n", "## File: " + p + " ("} {
+		rest := prompt
+		for {
+			i := strings.Index(rest, head)
+			if i < 0 {
+				break
+			}
+			rest = rest[i+len(head):]
+			if j := strings.Index(rest, "```\n"); j >= 0 {
+				rest = rest[j+4:]
+			}
+			end := strings.Index(rest, "\n```\n")
+			if end < 0 {
+				end = len(rest)
+			}
+			sec.WriteString(rest[:end] + "\n")
+		}
+	}
+	lines := func(s string) []string {
+		var out []string
+		for _, l := range strings.Split(s, "\n") {
+			if t := strings.TrimSpace(l); t != "" {
+				out = append(out, t)
+			}
+		}
+		return out
+	}
+	have, want := lines(sec.String()), lines(code)
+	for i := 0; i+len(want) <= len(have); i++ {
+		if slices.Equal(have[i:i+len(want)], want) {
+			return true
+		}
+	}
+	return false
+}
+
+// filler writes n declarations of the language that nothing calls, each
+// about 300 bytes.
+func filler(lang, prefix string, n int) string {
+	var b strings.Builder
+	for i := range n {
+		switch lang {
+		case "go":
+			fmt.Fprintf(&b, "func %s%d(x int) int {\n%s\treturn x + %d\n}\n\n", prefix, i, strings.Repeat("\tx = x*3 + 1 // unrelated arithmetic\n", 8), i)
+		case "py":
+			fmt.Fprintf(&b, "def %s%d(x):\n%s    return x + %d\n\n\n", prefix, i, strings.Repeat("    x = x * 3 + 1  # unrelated arithmetic\n", 8), i)
+		case "pymethod":
+			fmt.Fprintf(&b, "    def %s%d(self, x):\n%s        return x + %d\n\n", prefix, i, strings.Repeat("        x = x * 3 + 1  # unrelated arithmetic\n", 8), i)
+		case "js":
+			fmt.Fprintf(&b, "function %s%d(x) {\n%s  return x + %d;\n}\n\n", prefix, i, strings.Repeat("  x = x * 3 + 1; // unrelated arithmetic\n", 8), i)
+		case "rs":
+			fmt.Fprintf(&b, "pub fn %s%d(mut x: u64) -> u64 {\n%s    x + %d\n}\n\n", prefix, i, strings.Repeat("    x = x * 3 + 1; // unrelated arithmetic\n", 8), i)
+		}
+	}
+	return b.String()
+}
+
+func files(kv ...string) *sandbox.Snapshot {
+	snap := &sandbox.Snapshot{Files: map[string]sandbox.File{}}
+	for i := 0; i+1 < len(kv); i += 2 {
+		snap.Files[kv[i]] = sandbox.File{Data: []byte(kv[i+1])}
+	}
+	return snap
+}
+
+func failing(id, file string, line int) *testrun.Report {
+	return &testrun.Report{ExitCode: 1, Failed: 1, Tests: []testrun.Result{{ID: id, Name: id, Status: testrun.StatusFail, File: file, Line: line, Message: "assertion failed"}}}
+}
+
+func lineOf(text, sub string) int {
+	i := strings.Index(text, sub)
+	if i < 0 {
+		return 0
+	}
+	return strings.Count(text[:i], "\n") + 1
+}
+
+// Class 1, Python: a module of about 3,000 lines whose bug sits in a
+// method that a helper of the function the test calls calls, using a
+// module-level table. The prompt carries the chain and the table as
+// excerpts, not the module's head.
+func TestContextLongPythonModule(t *testing.T) {
+	mod := "import re\n\n" + filler("py", "head_", 50) +
+		"def lookup(key):\n    return _resolve(key.strip())\n\n\n" +
+		filler("py", "mid_", 80) +
+		"def _resolve(key):\n    parser = _Parser()\n    return parser.parse_item(key)\n\n\n" +
+		"class _Parser:\n    \"\"\"Parses items.\"\"\"\n\n    def __init__(self):\n        self.cache = {}\n\n" +
+		filler("pymethod", "other_", 90) +
+		"    def parse_item(self, key):\n        # BUG: the wrong table\n        return _ITEMS.get(key.lower())\n\n\n" +
+		filler("py", "tail_", 60) +
+		"_ITEMS = {\n    'a': 1,\n    'b': 2,\n}\n"
+	if n := strings.Count(mod, "\n"); n < 2500 {
+		t.Fatalf("module has %d lines: the test wants a long one", n)
+	}
+	test := "from pkg.items import lookup\n\n\ndef test_lookup_upper():\n    value = lookup(' A ')\n    assert value == 1\n"
+	snap := files("pkg/__init__.py", "", "pkg/items.py", mod, "tests/test_items.py", test)
+	prompt, _ := firstPrompt(snap, failing("tests/test_items.py::test_lookup_upper", "tests/test_items.py", 6))
+	for _, want := range []string{
+		"def _resolve(key):\n    parser = _Parser()\n    return parser.parse_item(key)",
+		"    def parse_item(self, key):\n        # BUG: the wrong table\n        return _ITEMS.get(key.lower())",
+		"_ITEMS = {\n    'a': 1,",
+	} {
+		if !shown(prompt, "pkg/items.py", want) {
+			t.Errorf("prompt lacks %q", want)
+		}
+	}
+	if strings.Contains(sections(prompt), "def head_3(") || strings.Contains(sections(prompt), "def other_3(") {
+		t.Errorf("prompt spends room on declarations nothing reaches:\n%s", sections(prompt))
+	}
+	if !strings.Contains(prompt, "not shown)") || len(prompt) > 32000 {
+		t.Errorf("want excerpts with line numbers within 32 KB; got %d bytes", len(prompt))
+	}
+}
+
+// Class 1, Go: a 3,000-line file; the test calls Lookup, which calls a
+// helper, which calls a method using a package-level table.
+func TestContextLongGoFile(t *testing.T) {
+	src := "package items\n\n" + filler("go", "head", 60) +
+		"// Lookup finds key.\nfunc Lookup(key string) int {\n\treturn resolve(strings.TrimSpace(key))\n}\n\n" +
+		filler("go", "mid", 80) +
+		"func resolve(key string) int {\n\tp := &parser{}\n\treturn p.parseItem(key)\n}\n\n" +
+		filler("go", "other", 80) +
+		"func (p *parser) parseItem(key string) int {\n\treturn itemTable[strings.ToLower(key)] // BUG\n}\n\n" +
+		filler("go", "tail", 60) +
+		"var itemTable = map[string]int{\n\t\"a\": 1,\n}\n"
+	test := "package items\n\nimport \"testing\"\n\nfunc TestLookupUpper(t *testing.T) {\n\tgot := Lookup(\" A \")\n\tif got != 1 {\n\t\tt.Fatal(got)\n\t}\n}\n"
+	snap := files("go.mod", "module example.com/items\n", "items.go", src, "items_test.go", test)
+	prompt, _ := firstPrompt(snap, failing("example.com/items.TestLookupUpper", "items_test.go", 8))
+	for _, want := range []string{
+		"func resolve(key string) int {\n\tp := &parser{}\n\treturn p.parseItem(key)\n}",
+		"func (p *parser) parseItem(key string) int {\n\treturn itemTable[strings.ToLower(key)] // BUG\n}",
+		"var itemTable = map[string]int{\n\t\"a\": 1,\n}",
+	} {
+		if !shown(prompt, "items.go", want) {
+			t.Errorf("prompt lacks %q", want)
+		}
+	}
+	if strings.Contains(sections(prompt), "func head3(") || len(prompt) > 32000 {
+		t.Errorf("prompt shows the file's head or is over 32 KB (%d bytes):\n%s", len(prompt), prompt)
+	}
+}
+
+// Class 2, Go: the test calls Diff (compare.go), which calls report
+// (report.go), which calls formatValue in a large third file: two calls
+// and two files from anything the failure names, in a package too large
+// to show whole.
+func TestContextFollowsCallsAcrossGoFiles(t *testing.T) {
+	snap := files(
+		"go.mod", "module example.com/cmp\n",
+		"cmp/compare.go", "package cmp\n\n// Diff reports the differences.\nfunc Diff(x, y any) string {\n\tvar r reporter\n\treturn r.report(x, y)\n}\n\n"+filler("go", "cmpHelper", 30),
+		"cmp/report.go", "package cmp\n\ntype reporter struct{}\n\nfunc (r *reporter) report(x, y any) string {\n\treturn formatValue(x) + formatValue(y)\n}\n\n"+filler("go", "reportHelper", 30),
+		"cmp/report_reflect.go", "package cmp\n\n"+filler("go", "reflectHelper", 50)+"func formatValue(v any) string {\n\tskipType := true // BUG: named pointers lose their type\n\treturn format(v, skipType)\n}\n\n"+filler("go", "reflectMore", 50),
+		"cmp/options.go", "package cmp\n\n"+filler("go", "option", 40),
+		"cmp/path.go", "package cmp\n\n"+filler("go", "pathStep", 40),
+		"cmp/compare_test.go", "package cmp\n\nimport \"testing\"\n\nfunc TestDiff(t *testing.T) {\n\tgot := Diff(1, 2)\n\tif got != \"\" {\n\t\tt.Error(got)\n\t}\n}\n",
+	)
+	prompt, ranked := firstPrompt(snap, failing("example.com/cmp/cmp.TestDiff", "cmp/compare_test.go", 8))
+	if !shown(prompt, "cmp/report_reflect.go", "func formatValue(v any) string {\n\tskipType := true // BUG: named pointers lose their type") {
+		t.Errorf("prompt lacks formatValue, two calls down in a third file (ranked %q)", ranked)
+	}
+	if slices.Contains(ranked, "cmp/options.go") || slices.Contains(ranked, "cmp/path.go") {
+		t.Errorf("ranked %q: includes files no call reaches", ranked)
+	}
+}
+
+// Class 2, Python: test -> the package's re-export -> api.load -> a helper
+// imported from another module -> the function that one calls.
+func TestContextFollowsCallsAcrossPythonModules(t *testing.T) {
+	snap := files(
+		"pkg/__init__.py", "from .api import load\n",
+		"pkg/api.py", "from ._helpers import parse_text\n\n"+filler("py", "api_", 20)+"def load(path):\n    with open(path) as f:\n        return parse_text(f.read())\n",
+		"pkg/_helpers.py", "import re\n\n"+filler("py", "helper_", 30)+"def parse_text(text):\n    return [_split_line(l) for l in text.splitlines()]\n\n\n"+filler("py", "more_", 30)+"def _split_line(line):\n    key, _, value = line.partition(':')  # BUG: should be '='\n    return key, value\n",
+		"pkg/unrelated.py", filler("py", "unused_", 40),
+		"tests/test_load.py", "import pkg\n\n\ndef test_load_pairs(tmp_path):\n    p = tmp_path / 'x'\n    p.write_text('a=1')\n    assert pkg.load(p) == [('a', '1')]\n",
+	)
+	prompt, ranked := firstPrompt(snap, failing("tests/test_load.py::test_load_pairs", "tests/test_load.py", 7))
+	if !shown(prompt, "pkg/_helpers.py", "def _split_line(line):\n    key, _, value = line.partition(':')  # BUG: should be '='") {
+		t.Errorf("prompt lacks _split_line (ranked %q)", ranked)
+	}
+	if slices.Contains(ranked, "pkg/unrelated.py") {
+		t.Errorf("ranked %q: includes a module nothing reaches", ranked)
+	}
+}
+
+// Class 2, Node: require('..') -> index.js -> lib/format.js -> lib/pad.js.
+func TestContextFollowsCallsAcrossNodeModules(t *testing.T) {
+	snap := files(
+		"package.json", `{"name":"fmt","main":"index.js"}`,
+		"index.js", "'use strict';\nconst {format} = require('./lib/format');\n\nmodule.exports = function render(v) {\n  return format(v);\n};\n",
+		"lib/format.js", "'use strict';\nconst {padLeft} = require('./pad');\n\n"+filler("js", "fmtHelper", 30)+"function format(v) {\n  return padLeft(String(v), 4);\n}\n\nmodule.exports = {format};\n",
+		"lib/pad.js", "'use strict';\n\n"+filler("js", "padHelper", 40)+"function padLeft(s, n) {\n  return ' '.repeat(n - s.length - 1) + s; // BUG: off by one\n}\n\nmodule.exports = {padLeft};\n",
+		"lib/unused.js", filler("js", "unused", 40),
+		"test/render.test.js", "const test = require('node:test');\nconst assert = require('node:assert');\nconst render = require('..');\n\ntest('pads to four', () => {\n  assert.equal(render(7), '   7');\n});\n",
+	)
+	prompt, ranked := firstPrompt(snap, failing("pads to four", "test/render.test.js", 6))
+	if !shown(prompt, "lib/pad.js", "function padLeft(s, n) {\n  return ' '.repeat(n - s.length - 1) + s; // BUG: off by one\n}") {
+		t.Errorf("prompt lacks padLeft (ranked %q)", ranked)
+	}
+	if slices.Contains(ranked, "lib/unused.js") {
+		t.Errorf("ranked %q: includes a module nothing reaches", ranked)
+	}
+}
+
+// Class 3, Go: the same functions in a linux and a windows backend: the
+// one the failing run executed ranks first; the windows namesake of a
+// reached function comes after it and after everything else the run
+// reached, and a windows function nothing reached is not shown.
+func TestContextRanksTheRunnersPlatformVariantFirst(t *testing.T) {
+	backend := func(tag, bug string) string {
+		return "package w\n\n" + filler("go", "helper"+tag, 50) +
+			"func (w *watcher) handleEvent(name string) {\n\tif strings.HasPrefix(w.path, name) { // " + bug + "\n\t\tw.path = name\n\t}\n}\n\n" +
+			"func (w *watcher) readEvents() {\n\tfor n := range w.ch {\n\t\tw.handleEvent(n)\n\t}\n}\n\n" +
+			"func (w *watcher) only" + tag + "() {\n\tw.path = \"\"\n}\n"
+	}
+	snap := files(
+		"go.mod", "module example.com/w\n",
+		"backend_linux.go", backend("Linux", "BUG here"),
+		"backend_windows.go", backend("Windows", "BUG repeated"),
+		"watcher.go", "package w\n\ntype watcher struct {\n\tpath string\n\tch   chan string\n}\n\nfunc (w *watcher) Start() {\n\tgo w.readEvents()\n}\n"+filler("go", "watch", 30),
+		"watcher_test.go", "package w\n\nimport \"testing\"\n\nfunc TestRenameSibling(t *testing.T) {\n\tw := &watcher{}\n\tw.Start()\n\tif w.path != \"x\" {\n\t\tt.Fatal(w.path)\n\t}\n}\n",
+	)
+	prompt, ranked := firstPrompt(snap, failing("example.com/w.TestRenameSibling", "watcher_test.go", 9))
+	li, wi := slices.Index(ranked, "backend_linux.go"), slices.Index(ranked, "backend_windows.go")
+	if li < 0 || wi < 0 || li > wi || wi != len(ranked)-1 {
+		t.Errorf("ranked %q: want the linux backend, the rest, then the windows one last", ranked)
+	}
+	if !shown(prompt, "backend_linux.go", "if strings.HasPrefix(w.path, name) { // BUG here") {
+		t.Error("prompt lacks the linux backend's handleEvent")
+	}
+	if !shown(prompt, "backend_windows.go", "if strings.HasPrefix(w.path, name) { // BUG repeated") {
+		t.Error("prompt lacks the windows namesake of the reached handleEvent (room was left)")
+	}
+	if strings.Contains(sections(prompt), "onlyWindows()") {
+		t.Errorf("prompt shows a windows function nothing reached:\n%s", sections(prompt))
+	}
+}
+
+// Class 3, Python: a module that defines a function per platform under
+// if sys.platform == "win32": … else: …: the walk reaches the branch
+// linux takes; the other branch's namesake weighs a quarter of it.
+func TestReachPrefersThePythonBranchLinuxTakes(t *testing.T) {
+	mod := "import sys\n\nIS_WIN = sys.platform.startswith('win')\n\n" +
+		"if IS_WIN:\n    def _size():\n        return _win_size()\nelse:\n    def _size():\n        return _posix_size()\n\n\n" +
+		"def _win_size():\n    return 1\n\n\ndef _posix_size():\n    return 2\n\n\ndef width():\n    return _size()\n"
+	snap := files("pkg/term.py", mod, "tests/test_term.py", "from pkg.term import width\n\n\ndef test_width():\n    assert width() == 80\n")
+	rep := failing("tests/test_term.py::test_width", "tests/test_term.py", 5)
+	rc := callReach(snap, []string{"pkg/term.py"}, rep, nil)
+	w := rc.Decls["pkg/term.py"]
+	winAt, posixAt := lineOf(mod, "    def _size():\n        return _win")-1, lineOf(mod, "    def _size():\n        return _posix")-1
+	if w[posixAt] <= w[winAt] || w[winAt] == 0 {
+		t.Errorf("weights: posix _size %v, win32 _size %v: want the branch linux takes heavier, the other a share", w[posixAt], w[winAt])
+	}
+	if w[lineOf(mod, "def _posix_size")-1] == 0 || w[lineOf(mod, "def _win_size")-1] != 0 {
+		t.Errorf("weights %v: want _posix_size reached through linux's branch, _win_size not", w)
+	}
+}

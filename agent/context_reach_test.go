@@ -300,3 +300,118 @@ func TestReachPrefersThePythonBranchLinuxTakes(t *testing.T) {
 		t.Errorf("weights %v: want _posix_size reached through linux's branch, _win_size not", w)
 	}
 }
+
+// Class 1, Node: a long module whose exported function calls a helper
+// that calls a class method using a module-level table.
+func TestContextLongNodeModule(t *testing.T) {
+	src := "'use strict';\n\n" + filler("js", "head", 60) +
+		"function lookup(key) {\n  return resolve(key.trim());\n}\n\n" + filler("js", "mid", 80) +
+		"function resolve(key) {\n  const p = new Parser();\n  return p.parseItem(key);\n}\n\n" +
+		"class Parser {\n  constructor() {\n    this.cache = {};\n  }\n\n  parseItem(key) {\n    return ITEMS[key.toLowerCase()]; // BUG\n  }\n}\n\n" +
+		filler("js", "tail", 80) + "const ITEMS = {\n  a: 1,\n};\n\nmodule.exports = {lookup};\n"
+	snap := files("package.json", `{"name":"items","main":"index.js"}`, "index.js", src,
+		"test/lookup.test.js", "const test = require('node:test');\nconst assert = require('node:assert');\nconst {lookup} = require('..');\n\ntest('finds upper case keys', () => {\n  assert.equal(lookup(' A '), 1);\n});\n")
+	prompt, _ := firstPrompt(snap, failing("finds upper case keys", "test/lookup.test.js", 6))
+	for _, want := range []string{
+		"function resolve(key) {\n  const p = new Parser();\n  return p.parseItem(key);\n}",
+		"  parseItem(key) {\n    return ITEMS[key.toLowerCase()]; // BUG\n  }",
+		"const ITEMS = {\n  a: 1,\n};",
+	} {
+		if !shown(prompt, "index.js", want) {
+			t.Errorf("prompt lacks %q", want)
+		}
+	}
+	if strings.Contains(sections(prompt), "function head3(") || len(prompt) > 32000 {
+		t.Errorf("prompt shows the module's head or is over 32 KB (%d bytes)", len(prompt))
+	}
+}
+
+// Class 1 and 2, Rust: an integration test calls the crate's re-export
+// (lib.rs), whose function in one module calls a helper in another, long
+// module, which calls a method of an impl block.
+func TestContextFollowsCallsAcrossRustModules(t *testing.T) {
+	snap := files(
+		"Cargo.toml", "[package]\nname = \"fmtlib\"\nversion = \"0.1.0\"\n",
+		"src/lib.rs", "mod format;\nmod pad;\nmod unused;\n\npub use format::render;\n",
+		"src/format.rs", "use crate::pad::pad_left;\n\n"+filler("rs", "fmt_helper", 30)+"pub fn render(v: u64) -> String {\n    pad_left(&v.to_string(), 4)\n}\n",
+		"src/pad.rs", filler("rs", "pad_helper", 60)+"pub fn pad_left(s: &str, n: usize) -> String {\n    Padder::new(n).pad(s)\n}\n\n"+filler("rs", "pad_more", 60)+
+			"pub struct Padder {\n    n: usize,\n}\n\nimpl Padder {\n    pub fn new(n: usize) -> Self {\n        Padder { n }\n    }\n\n    pub fn pad(&self, s: &str) -> String {\n        \" \".repeat(self.n - s.len() - 1) + s // BUG: off by one\n    }\n}\n",
+		"src/unused.rs", filler("rs", "unused", 40),
+		"tests/render.rs", "use fmtlib::render;\n\n#[test]\nfn pads_to_four() {\n    assert_eq!(render(7), \"   7\");\n}\n",
+	)
+	prompt, ranked := firstPrompt(snap, failing("render::pads_to_four", "tests/render.rs", 5))
+	for _, want := range []string{
+		"pub fn pad_left(s: &str, n: usize) -> String {\n    Padder::new(n).pad(s)\n}",
+		"    pub fn pad(&self, s: &str) -> String {\n        \" \".repeat(self.n - s.len() - 1) + s // BUG: off by one",
+	} {
+		if !shown(prompt, "src/pad.rs", want) {
+			t.Errorf("prompt lacks %q (ranked %q)", want, ranked)
+		}
+	}
+	if slices.Contains(ranked, "src/unused.rs") {
+		t.Errorf("ranked %q: includes a module nothing reaches", ranked)
+	}
+}
+
+// Class 3, Node: a module whose functions are declared per platform under
+// if (process.platform === 'win32') { … } else { … }: the branch linux
+// takes outweighs the other.
+func TestReachPrefersTheNodeBranchLinuxTakes(t *testing.T) {
+	mod := "'use strict';\nconst isWindows = process.platform === 'win32';\n\n" +
+		"if (isWindows) {\n  function columns() {\n    return winColumns();\n  }\n} else {\n  function columns() {\n    return ttyColumns();\n  }\n}\n\n" +
+		"function winColumns() {\n  return 1;\n}\n\nfunction ttyColumns() {\n  return 2;\n}\n\nmodule.exports = function width() {\n  return columns();\n};\n"
+	snap := files("package.json", `{"name":"w","main":"index.js"}`, "index.js", mod,
+		"test/width.test.js", "const test = require('node:test');\nconst width = require('..');\n\ntest('width', () => {\n  require('node:assert').equal(width(), 80);\n});\n")
+	rep := failing("width", "test/width.test.js", 5)
+	rc := callReach(snap, []string{"index.js"}, rep, nil)
+	w := rc.Decls["index.js"]
+	winAt, ttyAt := lineOf(mod, "  function columns() {\n    return win")-1, lineOf(mod, "  function columns() {\n    return tty")-1
+	if w[ttyAt] <= w[winAt] || w[winAt] == 0 {
+		t.Errorf("weights: linux columns %v, win32 columns %v: want the branch linux takes heavier, the other a share", w[ttyAt], w[winAt])
+	}
+	if w[lineOf(mod, "function ttyColumns")-1] == 0 || w[lineOf(mod, "function winColumns")-1] != 0 {
+		t.Errorf("weights %v: want ttyColumns reached through linux's branch, winColumns not", w)
+	}
+}
+
+// Class 1, Python, the shape of a large facade module: module functions
+// delegate to the same-named methods of a module-level instance; a class
+// test's helper asserts on several of them; the bug is four calls down,
+// in a static parser behind a cached property, past a hundred methods
+// and functions nothing reaches.
+func TestContextLongPythonFacadeModule(t *testing.T) {
+	mod := "import os\n\n\n" + filler("py", "util_", 40) +
+		"def id():\n    return _facade.id()\n\n\n" +
+		"def version(pretty=False):\n    return _facade.version(pretty)\n\n\n" +
+		filler("py", "api_", 40) +
+		"class Facade:\n    def __init__(self, release_file=''):\n        self.release_file = release_file\n\n" +
+		filler("pymethod", "m_", 60) +
+		"    def id(self):\n        return self.release_attr('id').lower()\n\n" +
+		"    def version(self, pretty=False):\n        return self.release_attr('version_id')\n\n" +
+		filler("pymethod", "n_", 60) +
+		"    def release_attr(self, attribute):\n        return self._release_info.get(attribute, '')\n\n" +
+		"    @cached_property\n    def _release_info(self):\n        with open(self.release_file) as f:\n            return self._parse_release_content(f)\n\n" +
+		filler("pymethod", "o_", 40) +
+		"    @staticmethod\n    def _parse_release_content(lines):\n        props = {}\n        for line in lines:\n            key, _, value = line.partition('=')\n            props[key.lower()] = value  # BUG: quotes kept\n        return props\n\n\n" +
+		"_facade = Facade()\n"
+	if n := strings.Count(mod, "\n"); n < 2500 {
+		t.Fatalf("module has %d lines: the test wants a long one", n)
+	}
+	test := "import facade\n\n\nclass TestRelease:\n    def _test_outcome(self, outcome):\n        assert self.facade.id() == outcome.get('id', '')\n        assert self.facade.version() == outcome.get('version', '')\n\n" +
+		"    def test_quoted_values(self):\n        self.facade = facade.Facade(release_file='x')\n        desired = {'id': 'fedora', 'version': '30'}\n        self._test_outcome(desired)\n"
+	snap := files("facade.py", mod, "tests/test_facade.py", test)
+	rep := failing("tests/test_facade.py::TestRelease::test_quoted_values", "tests/test_facade.py", 6)
+	rep.Tests[0].Frames = []testrun.Frame{{File: "tests/test_facade.py", Line: 12}}
+	prompt, ranked := firstPrompt(snap, rep)
+	for _, want := range []string{
+		"    def release_attr(self, attribute):\n        return self._release_info.get(attribute, '')",
+		"            key, _, value = line.partition('=')\n            props[key.lower()] = value  # BUG: quotes kept",
+	} {
+		if !shown(prompt, "facade.py", want) {
+			t.Errorf("prompt lacks %q (ranked %q)", want, ranked)
+		}
+	}
+	if s := sections(prompt); strings.Contains(s, "def m_3(") || strings.Contains(s, "def util_3(") || len(prompt) > 32000 {
+		t.Errorf("prompt shows declarations nothing reaches, or is over 32 KB (%d bytes):\n%s", len(prompt), sections(prompt))
+	}
+}

@@ -1125,7 +1125,7 @@ func fileExcerptReach(content string, lines []int, names, uses map[string]bool, 
 	units := declUnits(ls, lines, names, uses)
 	for _, u := range units {
 		if u.named {
-			mark(u.from, u.to)
+			mark(u.from, headEnd(ls, units, u))
 			any = true
 		}
 	}

@@ -371,10 +371,17 @@ func contextRank(snap *sandbox.Snapshot, req *Request, rep *testrun.Report, incl
 		}
 		farNamesakes = append(farNamesakes, far...)
 	}
+	var otherDefiners []string
 	// The identifiers on the failing lines first (the code they call), then
 	// those of the messages and test names.
 	for _, names := range []map[string]bool{frameNames(snap, rep), testBodyNames(snap, rep), failureNames(rep, req.Goal)} {
 		for _, p := range definers(snap, dirs, names) {
+			if o, err := snap.Read(p); err == nil && registry.OtherPlatform(p, o) {
+				// Built only for another platform: after all the run
+				// reached (below).
+				otherDefiners = append(otherDefiners, p)
+				continue
+			}
 			add(p)
 		}
 	}
@@ -423,6 +430,9 @@ func contextRank(snap *sandbox.Snapshot, req *Request, rep *testrun.Report, incl
 	// Code only another platform builds or runs, whose declarations share
 	// a reached one's name (the same fix is often due there): last.
 	for _, p := range byWeight(rc.Variants) {
+		add(p)
+	}
+	for _, p := range otherDefiners {
 		add(p)
 	}
 	// Nothing named (solve mode from scratch, or a run that failed before
@@ -1189,7 +1199,7 @@ func fileExcerptReach(content string, lines []int, names, uses map[string]bool, 
 	var b strings.Builder
 	for i := 0; i < len(ls); {
 		if keep[i] {
-			if b.Len()+len(ls[i]) > max {
+			if b.Len()+len(ls[i]) > max-64 { // room for the marker below
 				fmt.Fprintf(&b, "… (excerpt cut at line %d of %d)\n", i+1, len(ls))
 				break
 			}

@@ -3,6 +3,7 @@ package agent
 import (
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -137,9 +138,38 @@ func callReach(snap *sandbox.Snapshot, scope []string, rep *testrun.Report, name
 			if u < 0 {
 				continue
 			}
-			units[u].uses = append(units[u].uses, identRe.FindAllString(l, -1)...)
+			if !testFiles[p] {
+				units[u].uses = append(units[u].uses, identRe.FindAllString(l, -1)...)
+				continue
+			}
+			// A test's own lines lend only what they call: a table of
+			// cases names every type and option of the package, the call
+			// under test is what reaches the bug.
+			for _, m := range callRe.FindAllStringSubmatch(l, -1) {
+				units[u].uses = append(units[u].uses, m[1])
+			}
 		}
 		fileOwner[p] = owner
+	}
+	// A failing case of a table-driven test (TestDiff/Reporter/NamedPointer,
+	// test_x[case-id]) is built by the helpers whose text holds its label:
+	// the other helpers' tables, which name half the package, are not on
+	// its way.
+	labels := caseLabels(rep)
+	caseHelper := func(v int) bool {
+		if len(labels) == 0 {
+			return true
+		}
+		un := units[v]
+		text, _ := snap.Text(un.file)
+		ls := strings.SplitAfter(text, "\n")
+		body := strings.Join(ls[un.line:min(ends[v]+1, len(ls))], "")
+		for _, l := range labels {
+			if strings.Contains(body, l) {
+				return true
+			}
+		}
+		return false
 	}
 	// The walk, layer by layer: layer d holds the declarations d calls
 	// below the failing tests (a test file's own helpers, which the test
@@ -211,7 +241,7 @@ func callReach(snap *sandbox.Snapshot, scope []string, rep *testrun.Report, name
 				seen[w] = true
 				if testFiles[units[u].file] {
 					for _, v := range testByName[w] {
-						if v != u && units[v].file == units[u].file {
+						if v != u && units[v].file == units[u].file && caseHelper(v) {
 							visit(v, d, weight[u])
 						}
 					}
@@ -271,6 +301,34 @@ func callReach(snap *sandbox.Snapshot, scope []string, rep *testrun.Report, name
 	}
 	return r
 }
+
+// caseLabels are the labels of the failing cases of table-driven tests:
+// the parts of a Go test id after the function's name
+// (TestDiff/Reporter/NamedPointer: Reporter, NamedPointer), a pytest
+// parameter id (test_x[empty-input]: empty-input); at least 4 characters.
+func caseLabels(rep *testrun.Report) []string {
+	var out []string
+	for _, t := range rep.Failures() {
+		id := t.ID
+		if i := strings.Index(id, ".Test"); i >= 0 {
+			id = id[i+1:]
+		}
+		parts := strings.Split(id, "/")
+		cands := parts[1:]
+		if i := strings.IndexByte(id, '['); i > 0 && strings.HasSuffix(id, "]") {
+			cands = append(cands, id[i+1:len(id)-1])
+		}
+		for _, c := range cands {
+			if len(c) >= 4 && !slices.Contains(out, c) {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+// callRe matches a call (name(, name!( for a Rust macro, name<T>().
+var callRe = regexp.MustCompile(`([A-Za-z_$][\w$]*)\s*(?:!\s*)?(?:<[\w\s,:<>]*>\s*)?\(`)
 
 // defaultExportRe matches the line that declares a JavaScript module's
 // default export.

@@ -415,3 +415,26 @@ func TestContextLongPythonFacadeModule(t *testing.T) {
 		t.Errorf("prompt shows declarations nothing reaches, or is over 32 KB (%d bytes):\n%s", len(prompt), sections(prompt))
 	}
 }
+
+// A failing case of a table-driven test: the walk passes through the
+// helper whose table holds the case's label, not through the other
+// helpers' tables (which call half the package's options).
+func TestReachFollowsTheFailingCasesTable(t *testing.T) {
+	test := "package cmp\n\nimport \"testing\"\n\n" +
+		"func reporterTests() []test {\n\treturn []test{{label: \"Reporter/NamedPointer\", opts: Transformer(nil)}}\n}\n\n" +
+		"func projectTests() []test {\n\treturn []test{{label: \"Project/Zoo\", opts: Comparer(nil)}}\n}\n\n" +
+		"func TestDiff(t *testing.T) {\n\tvar tests []test\n\ttests = append(tests, reporterTests()...)\n\ttests = append(tests, projectTests()...)\n\tfor _, tt := range tests {\n\t\tt.Run(tt.label, func(t *testing.T) {\n\t\t\tDiff(tt.opts)\n\t\t})\n\t}\n}\n"
+	snap := files("go.mod", "module example.com/cmp\n",
+		"cmp/options.go", "package cmp\n\nfunc Transformer(f any) Option {\n\treturn nil\n}\n\nfunc Comparer(f any) Option {\n\treturn nil\n}\n",
+		"cmp/compare.go", "package cmp\n\nfunc Diff(opts ...Option) string {\n\treturn \"\"\n}\n",
+		"cmp/compare_test.go", test)
+	rep := failing("example.com/cmp/cmp.TestDiff/Reporter/NamedPointer", "cmp/compare_test.go", 18)
+	rc := callReach(snap, []string{"cmp/options.go", "cmp/compare.go"}, rep, nil)
+	opts := rc.Decls["cmp/options.go"]
+	if opts[2] == 0 || opts[6] != 0 {
+		t.Errorf("options weights %v: want Transformer (the failing case's table) reached, Comparer (another case's) not", opts)
+	}
+	if rc.Decls["cmp/compare.go"][2] == 0 {
+		t.Error("Diff, which the test body calls, is not reached")
+	}
+}

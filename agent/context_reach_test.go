@@ -438,3 +438,27 @@ func TestReachFollowsTheFailingCasesTable(t *testing.T) {
 		t.Error("Diff, which the test body calls, is not reached")
 	}
 }
+
+// Class 3, Python: a module that imports its implementation per platform
+// (if sys.platform == "win32": from ._win import size else: from ._posix
+// import size): the module linux loads ranks first and carries the
+// weight; the other comes last.
+func TestContextRanksTheModuleLinuxImportsFirst(t *testing.T) {
+	snap := files(
+		"pkg/__init__.py", "",
+		"pkg/term.py", "import sys\n\nif sys.platform == 'win32':\n    from ._win import size\nelse:\n    from ._posix import size\n\n\ndef width():\n    return size()[0]\n",
+		"pkg/_win.py", "def size():\n    return (1, 1)  # console API\n",
+		"pkg/_posix.py", "def size():\n    return (0, 0)  # BUG: ioctl result unused\n",
+		"tests/test_term.py", "from pkg.term import width\n\n\ndef test_width():\n    assert width() == 80\n",
+	)
+	rep := failing("tests/test_term.py::test_width", "tests/test_term.py", 5)
+	ranked := contextFiles(snap, &Request{Mode: ModeFix}, rep, allFiles)
+	pi, wi := slices.Index(ranked, "pkg/_posix.py"), slices.Index(ranked, "pkg/_win.py")
+	if pi < 0 || (wi >= 0 && (wi < pi || wi != len(ranked)-1)) {
+		t.Errorf("ranked %q: want _posix.py before _win.py, and _win.py (if at all) last", ranked)
+	}
+	rc := callReach(snap, []string{"pkg/term.py", "pkg/_win.py", "pkg/_posix.py"}, rep, nil)
+	if rc.Files["pkg/_posix.py"] == 0 || rc.Files["pkg/_win.py"] != 0 || rc.Variants["pkg/_win.py"] >= rc.Files["pkg/_posix.py"] {
+		t.Errorf("weights %v, variants %v: want _posix.size reached, _win.size only a variant's share", rc.Files, rc.Variants)
+	}
+}

@@ -269,8 +269,11 @@ var fileRefRe = regexp.MustCompile(`([A-Za-z0-9_./-]+\.(?:go|py|js|mjs|cjs|ts|ts
 // traces, the focus files and overlays, files named in the goal, the
 // workspace files the chosen files import (Python, JavaScript), the source
 // files that define symbols named by the failure (in the failing tests'
-// packages and the workspace packages they import), and the other sources
-// of a failing test's directory only when that directory is small. The rest
+// packages and the workspace packages they import), the files holding what
+// the failing tests reach through calls across those packages (see
+// [callReach]), and the other sources of a failing test's directory only
+// when that directory is small; code built or run only on another
+// platform comes last. The rest
 // of the workspace appears in the repository map. include filters secrets
 // and ignored files.
 func contextFiles(snap *sandbox.Snapshot, req *Request, rep *testrun.Report, include func(string) bool) []string {
@@ -327,10 +330,16 @@ func contextRank(snap *sandbox.Snapshot, req *Request, rep *testrun.Report, incl
 	// Local modules the chosen files import (Python, JavaScript): the code
 	// under test of a failing test file.
 	var importDirs []string
-	var imported []string
+	var imported, otherImported []string
+	otherImp := platformImports(snap, out)
 	for _, p := range append([]string(nil), out...) {
 		files, dirs := registry.LocalImports(snap, p)
 		for _, dep := range files {
+			if otherImp[dep] {
+				// Imported only in another platform's branch: last.
+				otherImported = append(otherImported, dep)
+				continue
+			}
 			if !seen[dep] {
 				imported = append(imported, dep)
 			}
@@ -433,6 +442,9 @@ func contextRank(snap *sandbox.Snapshot, req *Request, rep *testrun.Report, incl
 		add(p)
 	}
 	for _, p := range otherDefiners {
+		add(p)
+	}
+	for _, p := range otherImported {
 		add(p)
 	}
 	// Nothing named (solve mode from scratch, or a run that failed before

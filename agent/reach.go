@@ -87,6 +87,7 @@ func callReach(snap *sandbox.Snapshot, scope []string, rep *testrun.Report, name
 		files = append(files, f)
 	}
 	sort.Strings(files)
+	otherImports := platformImports(snap, files)
 	seenFile := map[string]bool{}
 	for _, p := range files {
 		if seenFile[p] {
@@ -99,7 +100,7 @@ func callReach(snap *sandbox.Snapshot, scope []string, rep *testrun.Report, name
 		}
 		text := string(src)
 		ls := strings.SplitAfter(text, "\n")
-		fileOther := registry.OtherPlatform(p, src)
+		fileOther := registry.OtherPlatform(p, src) || otherImports[p]
 		otherLines := registry.OtherPlatformLines(p, src)
 		owner := make([]int, len(ls))
 		for i := range owner {
@@ -422,4 +423,45 @@ func hintNames(snap *sandbox.Snapshot, rep *testrun.Report, goal string) map[str
 		names[n] = true
 	}
 	return names
+}
+
+// platformImports returns the workspace files that files import only in
+// branches another platform takes (if sys.platform == "win32": from ._win
+// import size): modules the failing run on linux never loaded.
+func platformImports(snap *sandbox.Snapshot, files []string) map[string]bool {
+	only, also := map[string]bool{}, map[string]bool{}
+	for _, p := range files {
+		src, err := snap.Read(p)
+		if err != nil {
+			continue
+		}
+		all, _ := registry.LocalImports(snap, p)
+		rs := registry.OtherPlatformLines(p, src)
+		if len(rs) == 0 {
+			for _, f := range all {
+				also[f] = true
+			}
+			continue
+		}
+		// The same file with the other platforms' branches blanked: what
+		// it still imports, linux imports.
+		ls := strings.SplitAfter(string(src), "\n")
+		for i := range ls {
+			if inRanges(rs, i+1) {
+				ls[i] = "\n"
+			}
+		}
+		kept, _ := registry.LocalImports(snap.With(map[string][]byte{p: []byte(strings.Join(ls, ""))}), p)
+		for _, f := range all {
+			if slices.Contains(kept, f) {
+				also[f] = true
+			} else {
+				only[f] = true
+			}
+		}
+	}
+	for f := range also {
+		delete(only, f)
+	}
+	return only
 }

@@ -462,3 +462,33 @@ func TestContextRanksTheModuleLinuxImportsFirst(t *testing.T) {
 		t.Errorf("weights %v, variants %v: want _posix.size reached, _win.size only a variant's share", rc.Files, rc.Variants)
 	}
 }
+
+// Class 1, Python, a recursive-descent parser module: the bug sits six
+// calls below the function the test calls, among dozens of parse
+// functions and tables nothing on the path uses.
+func TestContextLongPythonParserModule(t *testing.T) {
+	chain := []string{"loads", "parse_statement", "parse_key_value", "parse_value", "parse_inline_table", "parse_basic_str", "parse_escape"}
+	var mod strings.Builder
+	mod.WriteString("import re\n\n" + filler("py", "table_helper_", 40))
+	for i, name := range chain[:len(chain)-1] {
+		fmt.Fprintf(&mod, "def %s(src, pos):\n    pos = skip_ws(src, pos)\n    return %s(src, pos)\n\n\n", name, chain[i+1])
+		mod.WriteString(filler("py", fmt.Sprintf("unrelated_%d_", i), 12))
+	}
+	mod.WriteString("def parse_escape(src, pos):\n    return BASIC_ESCAPES[src[pos]]  # BUG: \\\\e missing\n\n\n")
+	mod.WriteString("def skip_ws(src, pos):\n    return pos\n\n\n" + filler("py", "tail_", 30))
+	mod.WriteString("BASIC_ESCAPES = {\n    'n': '\\n',\n    't': '\\t',\n}\n")
+	snap := files("src/toml/__init__.py", "from ._parser import loads\n", "src/toml/_parser.py", mod.String(),
+		"tests/test_strings.py", "import toml\n\n\ndef test_control_char():\n    doc = toml.loads('a = \"\\\\e\"')\n    assert doc == {'a': '\\x1b'}\n")
+	prompt, ranked := firstPrompt(snap, failing("tests/test_strings.py::test_control_char", "tests/test_strings.py", 6))
+	for _, want := range []string{
+		"def parse_escape(src, pos):\n    return BASIC_ESCAPES[src[pos]]  # BUG: \\\\e missing",
+		"BASIC_ESCAPES = {\n    'n': '\\n',",
+	} {
+		if !shown(prompt, "src/toml/_parser.py", want) {
+			t.Errorf("prompt lacks %q (ranked %q)", want, ranked)
+		}
+	}
+	if s := sections(prompt); strings.Contains(s, "def tail_3(") || len(prompt) > 32000 {
+		t.Errorf("prompt shows declarations nothing reaches, or is over 32 KB (%d bytes)", len(prompt))
+	}
+}

@@ -23,8 +23,15 @@ import (
 // the failure, as Aider's repository map ranks definitions.
 
 // reachDepth is how many calls down from a failing test the walk follows;
-// each step weighs half the one above.
-const reachDepth = 4
+// each step weighs half the one above. A parser's bug is often six or
+// seven calls below the function a test calls (loads -> statement ->
+// key/value -> value -> inline table -> string -> escape): the excerpt of
+// a module the walk ranks follows that far, room permitting, while files
+// are ranked by what the first reachFileDepth steps reach.
+const (
+	reachDepth     = 8
+	reachFileDepth = 4
+)
 
 // reachScopeMax bounds the files the walk reads.
 const reachScopeMax = 600
@@ -275,7 +282,9 @@ func callReach(snap *sandbox.Snapshot, scope []string, rep *testrun.Report, name
 			r.Decls[un.file] = map[int]float64{}
 		}
 		r.Decls[un.file][un.line] = w
-		r.Files[un.file] += w
+		if depth[u] <= reachFileDepth {
+			r.Files[un.file] += w
+		}
 		d := path.Dir(un.file)
 		if reachedName[d] == nil {
 			reachedName[d] = map[string]float64{}

@@ -409,8 +409,10 @@ func (r *run) budget() int { return max(r.e.cfg.Agent.ContextTokens, 1000) * cha
 // fit fills the context into in within the budget and renders the prompt.
 func (r *run) fit(in *promptInput, render func(*promptInput) string) string {
 	fixed := len(systemPrompt(r.req.Mode, r.lang)) + len(render(in))
-	ranked := contextFiles(r.cur, &r.req, r.lastRep, r.include)
-	fitContext(in, r.cur, ranked, r.include, r.budget(), fixed, hintsFor(r.cur, r.lastRep, r.req.Goal))
+	ranked, reached := contextRank(r.cur, &r.req, r.lastRep, r.include)
+	hints := hintsFor(r.cur, r.lastRep, r.req.Goal)
+	hints.Reach = reached
+	fitContext(in, r.cur, ranked, r.include, r.budget(), fixed, hints)
 	return r.mask(render(in))
 }
 

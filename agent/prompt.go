@@ -269,11 +269,21 @@ var fileRefRe = regexp.MustCompile(`([A-Za-z0-9_./-]+\.(?:go|py|js|mjs|cjs|ts|ts
 // traces, the focus files and overlays, files named in the goal, the
 // workspace files the chosen files import (Python, JavaScript), the source
 // files that define symbols named by the failure (in the failing tests'
-// packages and the workspace packages they import), and the other sources
-// of a failing test's directory only when that directory is small. The rest
+// packages and the workspace packages they import), the files holding what
+// the failing tests reach through calls across those packages (see
+// [callReach]), and the other sources of a failing test's directory only
+// when that directory is small; code built or run only on another
+// platform comes last. The rest
 // of the workspace appears in the repository map. include filters secrets
 // and ignored files.
 func contextFiles(snap *sandbox.Snapshot, req *Request, rep *testrun.Report, include func(string) bool) []string {
+	out, _ := contextRank(snap, req, rep, include)
+	return out
+}
+
+// contextRank is [contextFiles] that also returns the cross-file call
+// walk (see [callReach]) for the excerpts of the files it ranks.
+func contextRank(snap *sandbox.Snapshot, req *Request, rep *testrun.Report, include func(string) bool) ([]string, *reach) {
 	seen := map[string]bool{}
 	var out []string
 	add := func(p string) {
@@ -320,10 +330,16 @@ func contextFiles(snap *sandbox.Snapshot, req *Request, rep *testrun.Report, inc
 	// Local modules the chosen files import (Python, JavaScript): the code
 	// under test of a failing test file.
 	var importDirs []string
-	var imported []string
+	var imported, otherImported []string
+	otherImp := platformImports(snap, out)
 	for _, p := range append([]string(nil), out...) {
 		files, dirs := registry.LocalImports(snap, p)
 		for _, dep := range files {
+			if otherImp[dep] {
+				// Imported only in another platform's branch: last.
+				otherImported = append(otherImported, dep)
+				continue
+			}
 			if !seen[dep] {
 				imported = append(imported, dep)
 			}
@@ -364,10 +380,27 @@ func contextFiles(snap *sandbox.Snapshot, req *Request, rep *testrun.Report, inc
 		}
 		farNamesakes = append(farNamesakes, far...)
 	}
+	var otherDefiners []string
 	// The identifiers on the failing lines first (the code they call), then
 	// those of the messages and test names.
 	for _, names := range []map[string]bool{frameNames(snap, rep), testBodyNames(snap, rep), failureNames(rep, req.Goal)} {
 		for _, p := range definers(snap, dirs, names) {
+			if o, err := snap.Read(p); err == nil && registry.OtherPlatform(p, o) {
+				// Built only for another platform: after all the run
+				// reached (below).
+				otherDefiners = append(otherDefiners, p)
+				continue
+			}
+			add(p)
+		}
+	}
+	// The declarations the failing tests reach through calls, across the
+	// files of the packages and modules above and what they import: the
+	// helper two or three calls below what the test calls, in another
+	// file, heaviest first.
+	rc := callReach(snap, reachScope(snap, dirs, out), rep, hintNames(snap, rep, req.Goal))
+	for _, p := range byWeight(rc.Files) {
+		if rc.Files[p] >= reachFileMin {
 			add(p)
 		}
 	}
@@ -403,6 +436,17 @@ func contextFiles(snap *sandbox.Snapshot, req *Request, rep *testrun.Report, inc
 			add(p)
 		}
 	}
+	// Code only another platform builds or runs, whose declarations share
+	// a reached one's name (the same fix is often due there): last.
+	for _, p := range byWeight(rc.Variants) {
+		add(p)
+	}
+	for _, p := range otherDefiners {
+		add(p)
+	}
+	for _, p := range otherImported {
+		add(p)
+	}
 	// Nothing named (solve mode from scratch, or a run that failed before
 	// any test: the runner or the build): the project's own sources first —
 	// not examples, benchmarks, docs, scripts or tests — shallowest, then
@@ -424,7 +468,7 @@ func contextFiles(snap *sandbox.Snapshot, req *Request, rep *testrun.Report, inc
 			}
 		}
 	}
-	return out
+	return out, rc
 }
 
 // testStem is the convention-free key of a file's base name less its
@@ -991,6 +1035,23 @@ type contextHints struct {
 	// Uses are the identifiers the failing tests' bodies use: they rank
 	// the declarations an excerpt adds, but do not force them in.
 	Uses map[string]bool
+	// Reach is the cross-file call walk: the declarations it reached, per
+	// file (see [callReach]); nil when none.
+	Reach *reach
+}
+
+// variantOnly reports a file the walk ranks only as another platform's
+// variant of what it reached.
+func (h *contextHints) variantOnly(p string) bool {
+	return h.Reach != nil && h.Reach.Variants[p] > 0 && h.Reach.Files[p] == 0
+}
+
+// reached is the walk's weights for the declarations of file p.
+func (h *contextHints) reached(p string) map[int]float64 {
+	if h.Reach == nil {
+		return nil
+	}
+	return h.Reach.Decls[p]
 }
 
 func hintsFor(snap *sandbox.Snapshot, rep *testrun.Report, goal string) *contextHints {
@@ -1057,6 +1118,14 @@ var declRe = regexp.MustCompile(`^\s*(?:export\s+)?(?:default\s+)?(?:async\s+)?(
 // fit in max characters. Lines are copied exactly so that SEARCH parts can
 // quote them. ok is false when nothing in the file is hinted, named or used.
 func fileExcerpt(content string, lines []int, names, uses map[string]bool, max int) (string, bool) {
+	return fileExcerptReach(content, lines, names, uses, nil, max)
+}
+
+// fileExcerptReach is [fileExcerpt] that also shows the declarations the
+// cross-file call walk reached (reached: declaring line, 0-based, to
+// weight; see [callReach]): the best of them and those at least reachCore
+// with the core, the rest ranked with the extras.
+func fileExcerptReach(content string, lines []int, names, uses map[string]bool, reached map[int]float64, max int) (string, bool) {
 	ls := strings.SplitAfter(content, "\n")
 	keep := make([]bool, len(ls)+1)
 	size := 0
@@ -1078,8 +1147,41 @@ func fileExcerpt(content string, lines []int, names, uses map[string]bool, max i
 	units := declUnits(ls, lines, names, uses)
 	for _, u := range units {
 		if u.named {
-			mark(u.from, u.to)
+			mark(u.from, headEnd(ls, units, u))
 			any = true
+		}
+	}
+	// What the call walk reached: the heaviest declaration, and those
+	// reached at least reachCore, heaviest first, each whole (a class or
+	// impl: its head, up to its first member) while they fit.
+	if len(reached) > 0 {
+		var rs []int
+		for i, u := range units {
+			if reached[u.at] > 0 && !u.named {
+				rs = append(rs, i)
+			}
+		}
+		sort.SliceStable(rs, func(a, b int) bool { return reached[units[rs[a]].at] > reached[units[rs[b]].at] })
+		for k, i := range rs {
+			u := units[i]
+			if k > 0 && reached[u.at] < reachCore {
+				break
+			}
+			to := headEnd(ls, units, u)
+			add := 0
+			for j := u.from; j <= to && j < len(ls); j++ {
+				if !keep[j] {
+					add += len(ls[j])
+				}
+			}
+			if size+add+64 > max {
+				continue
+			}
+			mark(u.from, to)
+			any = true
+		}
+		for i := range units {
+			units[i].score += 2 * reached[units[i].at]
 		}
 	}
 	// The declarations whose bodies use what the failure names, best
@@ -1090,8 +1192,9 @@ func fileExcerpt(content string, lines []int, names, uses map[string]bool, max i
 		if u.named || u.score <= 0 {
 			continue
 		}
+		to := headEnd(ls, units, u)
 		add := 0
-		for i := u.from; i <= u.to && i < len(ls); i++ {
+		for i := u.from; i <= to && i < len(ls); i++ {
 			if !keep[i] {
 				add += len(ls[i])
 			}
@@ -1099,7 +1202,7 @@ func fileExcerpt(content string, lines []int, names, uses map[string]bool, max i
 		if size+add+64 > max {
 			continue
 		}
-		mark(u.from, u.to)
+		mark(u.from, to)
 		any = true
 	}
 	if !any {
@@ -1108,7 +1211,7 @@ func fileExcerpt(content string, lines []int, names, uses map[string]bool, max i
 	var b strings.Builder
 	for i := 0; i < len(ls); {
 		if keep[i] {
-			if b.Len()+len(ls[i]) > max {
+			if b.Len()+len(ls[i]) > max-64 { // room for the marker below
 				fmt.Fprintf(&b, "… (excerpt cut at line %d of %d)\n", i+1, len(ls))
 				break
 			}
@@ -1120,13 +1223,37 @@ func fileExcerpt(content string, lines []int, names, uses map[string]bool, max i
 		for j < len(ls) && !keep[j] {
 			j++
 		}
-		if j == len(ls) && strings.TrimSpace(strings.Join(ls[i:], "")) == "" {
+		gap := strings.Join(ls[i:j], "")
+		if j == len(ls) && strings.TrimSpace(gap) == "" {
 			break
+		}
+		// A gap of a line or two (a blank line between two declarations
+		// shown, a closing brace) is shown rather than marked: the marker
+		// would cost as much and split the code around it.
+		if j < len(ls) && i > 0 && (j-i <= 2 && len(gap) <= 160 || strings.TrimSpace(gap) == "") && b.Len()+len(gap) <= max {
+			b.WriteString(gap)
+			i = j
+			continue
 		}
 		fmt.Fprintf(&b, "… (lines %d-%d not shown)\n", i+1, j)
 		i = j
 	}
 	return b.String(), true
+}
+
+// headEnd is the last line of u to show as an extra: all of it, but of a
+// container (a class, an impl) only its head, up to its first member:
+// its members are units of their own, shown when they earn it.
+func headEnd(ls []string, units []declUnit, u declUnit) int {
+	to := u.to
+	if isContainer(ls[u.at]) {
+		for _, v := range units {
+			if v.at > u.at && v.at <= u.to {
+				to = min(to, v.from-1)
+			}
+		}
+	}
+	return to
 }
 
 // declUnit is one declaration of a file: lines from..to (0-based, from
@@ -1135,6 +1262,7 @@ func fileExcerpt(content string, lines []int, names, uses map[string]bool, max i
 // reach it.
 type declUnit struct {
 	from, to int
+	at       int // the declaring line
 	name     string
 	named    bool
 	score    float64
@@ -1173,7 +1301,7 @@ func declUnits(ls []string, lines []int, names, uses map[string]bool) []declUnit
 		if !ok {
 			continue
 		}
-		u := declUnit{from: leadingStart(ls, i), to: declEnd(ls, i), name: name, named: nameMatch(names, name)}
+		u := declUnit{from: leadingStart(ls, i), to: declEnd(ls, i), at: i, name: name, named: nameMatch(names, name)}
 		if uses[name] {
 			u.score = 1
 		}
@@ -1371,12 +1499,18 @@ func fitContext(in *promptInput, snap *sandbox.Snapshot, ranked []string, includ
 		// it rather than left out.
 		room := min(wholeFileMax, filesLeft, avail) - len(p) - 80
 		cut := false
-		if len(c) > room {
+		if len(c) > room || hints.variantOnly(p) {
 			if IsTestFile(p) {
 				// A large test file: the failing tests, in half the room.
 				room = min(room, wholeFileMax/2)
 			}
-			ex, ok := fileExcerpt(c, hints.Lines[p], hints.Names, nil, room)
+			names := hints.Names
+			if hints.variantOnly(p) {
+				// Code for another platform: only the namesakes of what the
+				// run reached, however small the file.
+				names = nil
+			}
+			ex, ok := fileExcerptReach(c, hints.Lines[p], names, nil, hints.reached(p), room)
 			if !ok || room < 300 {
 				in.Omitted = append(in.Omitted, p)
 				continue
@@ -1390,7 +1524,7 @@ func fitContext(in *promptInput, snap *sandbox.Snapshot, ranked []string, includ
 		}
 		avail -= cost
 		filesLeft -= cost
-		if cut && !IsTestFile(p) {
+		if cut && !IsTestFile(p) && !hints.variantOnly(p) {
 			// A source grows; a test file keeps to the failing tests.
 			grow = append(grow, excerpted{len(in.Files), p, redactText(text)})
 		}
@@ -1402,7 +1536,7 @@ func fitContext(in *promptInput, snap *sandbox.Snapshot, ranked []string, includ
 		if room <= old+200 {
 			break
 		}
-		if ex, ok := fileExcerpt(g.text, hints.Lines[g.p], hints.Names, hints.Uses, room); ok && len(ex) > old {
+		if ex, ok := fileExcerptReach(g.text, hints.Lines[g.p], hints.Names, hints.Uses, hints.reached(g.p), room); ok && len(ex) > old {
 			avail -= len(ex) - old
 			filesLeft -= len(ex) - old
 			in.Files[g.i].Content = ex

@@ -244,6 +244,18 @@ type Platforms interface {
 	OtherPlatform(p string, data []byte) bool
 }
 
+// PlatformBranches is implemented by languages whose modules branch on
+// the platform at run time (Python's if sys.platform == "win32":, Node's
+// if (process.platform === 'win32') {).
+type PlatformBranches interface {
+	// OtherPlatformLines returns the line ranges (1-based, inclusive) of
+	// source file p that only another platform than the sandbox's (linux)
+	// runs: the branches of a platform test that linux does not take. Nil
+	// for files that are not this language's, and for tests it cannot
+	// decide.
+	OtherPlatformLines(p string, data []byte) [][2]int
+}
+
 // Prompter is implemented by languages with prompt hints.
 type Prompter interface {
 	// PropertyHint is the solve-mode sentence on property-based tests.

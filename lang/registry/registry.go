@@ -249,6 +249,19 @@ func OtherPlatform(p string, data []byte) bool {
 	return false
 }
 
+// OtherPlatformLines returns the line ranges of a source file that only
+// other platforms than the sandbox's run ([lang.PlatformBranches]).
+func OtherPlatformLines(p string, data []byte) [][2]int {
+	for _, l := range All() {
+		if pb, ok := l.(lang.PlatformBranches); ok {
+			if rs := pb.OtherPlatformLines(p, data); rs != nil {
+				return rs
+			}
+		}
+	}
+	return nil
+}
+
 // PropertyHint is the solve-mode hint on property-based tests of the
 // language called name ([lang.Prompter]); "" when it has none.
 func PropertyHint(name string) string {

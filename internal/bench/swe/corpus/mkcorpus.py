@@ -179,6 +179,14 @@ def self_test():
     # A code change after the module, apart from a test change in it: both parts are found.
     two = rust_split(old + "fn x() {}\n", new + "fn x() { 1 }\n")
     assert "fn big" in two and "fn x() {}" in two and "saturating" not in two, two
+    # A doc-test the fix adds is the fix's, not a failing test; one the run before had is a test.
+    assert fix_written("rust", "src/lib.rs - add", {}) and not fix_written("rust", "src/lib.rs - add", {"src/lib.rs - add": "fail"})
+    assert not fix_written("rust", "tests::big", {}) and not fix_written("go", "A - B", {})
+    # The runner's step of a composed npm test, through `npm run NAME`, less a reporter of its own.
+    sc = {"test": "npm run lint && npm run mocha", "lint": "eslint .", "mocha": "mocha --reporter dot test/*.js"}
+    assert runner_step(sc["test"], sc, 0) == "npx mocha --reporter tap test/*.js", runner_step(sc["test"], sc, 0)
+    assert runner_step("xo && ava && tsd", {}, 0) == "npx ava --tap"
+    assert runner_step("npm run lint && tsd", {"lint": "eslint ."}, 0) is None
     # No test block: nothing moves.
     assert rust_split("fn a() {}\n", "fn a() { 1 }\n") == "fn a() {}\n"
     print("ok")
@@ -295,19 +303,43 @@ def node_test_cmd(d):
     """The test command of a Node project whose `npm test` composes commands (`xo && ava && tsd`): its test
     runner's step alone, in a format fixpoint reads per test (ava and mocha as TAP, jest as JSON), since a composed
     script is judged by its exit code alone and a linter's failure would hide every test. The runner's own
-    arguments (files, options) are kept. None when `npm test` is one command or runs no runner named here."""
+    arguments (files, options) are kept, less a reporter of its own. A step `npm run NAME` stands for the script
+    NAME (from round 5: `npm run lint && npm run mocha`). None when `npm test` is one command or runs no runner
+    named here."""
     try:
-        script = json.load(open(os.path.join(d, "package.json"))).get("scripts", {}).get("test", "")
+        scripts = json.load(open(os.path.join(d, "package.json"))).get("scripts", {})
+        script = scripts.get("test", "")
     except (OSError, ValueError, AttributeError):
         return None
-    if "&&" not in script:
+    if not isinstance(script, str) or "&&" not in script:
         return None
+    return runner_step(script, scripts, 0)
+
+
+def runner_step(script, scripts, depth):
     for step in script.split("&&"):
         words = step.split()
         while words and words[0] in ("c8", "nyc", "npx", "cross-env") or (words and "=" in words[0]):
             words = words[1:]
+        if len(words) >= 3 and words[0] in ("npm", "pnpm", "yarn") and words[1] in ("run", "run-script") and depth < 3:
+            inner = scripts.get(words[2])
+            if isinstance(inner, str):
+                cmd = runner_step(inner, scripts, depth + 1)
+                if cmd:
+                    return cmd
+            continue
         if words and words[0] in NODE_RUNNERS:
-            return " ".join([NODE_RUNNERS[words[0]]] + words[1:])
+            args, k = [], 1
+            while k < len(words):
+                if words[k] in ("--reporter", "-R") and words[0] == "mocha":
+                    k += 2
+                    continue
+                if words[k].startswith("--reporter=") and words[0] == "mocha":
+                    k += 1
+                    continue
+                args.append(words[k])
+                k += 1
+            return " ".join([NODE_RUNNERS[words[0]]] + args)
     return None
 
 
@@ -331,6 +363,51 @@ def statuses(rep):
     return {t["id"]: t["status"] for t in rep.get("tests") or []}
 
 
+def fix_written(lang, test, before):
+    """A Rust doc-test ("src/lib.rs - Item") that the run before the fix did not have: its doc comment is in the
+    gold patch (the hunk rule moves only #[cfg(test)] modules to the test patch), so the fix wrote the test; it is
+    not a failing test the fix makes pass."""
+    return lang == "rust" and " - " in test and test not in before
+
+
+def refresh(iid, out=os.path.dirname(os.path.abspath(__file__)), fixpoint="bin/fixpoint"):
+    """mkcorpus.py --refresh ID [DIR [BIN]]: derives a kept instance's fail_to_pass and pass_to_pass again from
+    native runs before and after the fix, both with its test_cmd (the Node instances kept before round 5 had a run
+    before the fix with `npm test` instead). Rewrites the instance's line; prints what changed."""
+    path = os.path.join(out, "instances.jsonl")
+    lines = open(path).read().splitlines()
+    k = next(n for n, l in enumerate(lines) if l.strip() and json.loads(l)["id"] == iid)
+    inst = json.loads(lines[k])
+    backend = BACKEND.get(inst["language"], "bwrap")
+    with tempfile.TemporaryDirectory() as d:
+        subprocess.run(["tar", "-xzf", os.path.join(out, inst["archive"]), "-C", d], check=True)
+        def apply(patch):
+            if patch.strip():
+                subprocess.run(["git", "apply", "--whitespace=nowarn", "-"], cwd=d, input=patch.encode(), check=True)
+        if inst["language"] == "node":
+            subprocess.run("npm install --no-audit --no-fund", shell=True, cwd=d, capture_output=True, timeout=900)
+        apply(inst["test_patch"])
+        before, _, err = native(os.path.abspath(fixpoint), d, backend=backend, test_cmd=inst.get("test_cmd"))
+        if before is None:
+            sys.exit("%s: native run before the fix: %s" % (iid, err))
+        apply(inst["gold_patch"])
+        after, _, err = native(os.path.abspath(fixpoint), d, backend=backend, test_cmd=inst.get("test_cmd"))
+        if after is None:
+            sys.exit("%s: native run after the fix: %s" % (iid, err))
+    b, f = statuses(before), statuses(after)
+    f2p = sorted(t for t, s in f.items() if s == "pass" and b.get(t) != "pass" and not fix_written(inst["language"], t, b))
+    p2p = sorted(t for t, s in f.items() if s == "pass" and b.get(t) == "pass")
+    broken = sorted(t for t, s in b.items() if s == "pass" and f.get(t) not in ("pass", "skip"))
+    print("%s: fail_to_pass %d -> %d, pass_to_pass %d -> %d, broken %d, failing after %d (before: %d passed %d failed)" % (
+        iid, len(inst["fail_to_pass"]), len(f2p), len(inst.get("pass_to_pass", [])), len(p2p), len(broken),
+        after.get("failed", 0), before.get("passed", 0), before.get("failed", 0)), file=sys.stderr)
+    if not f2p or broken or after.get("failed", 0):
+        sys.exit("%s: does not reproduce with its test_cmd on both sides; left as it was" % iid)
+    inst["fail_to_pass"], inst["pass_to_pass"] = f2p, p2p[:200]
+    lines[k] = json.dumps(inst)
+    open(path, "w").write("\n".join(lines) + "\n")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("mirror"); ap.add_argument("repo"); ap.add_argument("lang")
@@ -341,6 +418,8 @@ def main():
     ap.add_argument("--round", type=int, default=5, help="the round that adds the instances (the instance's round)")
     if sys.argv[1:] == ["--self-test"]:
         return self_test()
+    if sys.argv[1:2] == ["--refresh"]:
+        return refresh(sys.argv[2], *sys.argv[3:])
     a = ap.parse_args()
     fixpoint = os.path.abspath(a.fixpoint)
     os.makedirs(os.path.join(a.out, "archives"), exist_ok=True)
@@ -411,7 +490,7 @@ def main():
             except subprocess.TimeoutExpired:
                 reject("native timing run timed out"); continue
         b, f = statuses(before), statuses(after)
-        f2p = sorted(t for t, s in f.items() if s == "pass" and b.get(t) != "pass")
+        f2p = sorted(t for t, s in f.items() if s == "pass" and b.get(t) != "pass" and not fix_written(a.lang, t, b))
         p2p = sorted(t for t, s in f.items() if s == "pass" and b.get(t) == "pass")
         broken = sorted(t for t, s in b.items() if s == "pass" and f.get(t) not in ("pass", "skip"))
         if not f2p:

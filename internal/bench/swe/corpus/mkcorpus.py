@@ -236,7 +236,10 @@ def candidates(mirror, lang):
         sha, parents, subject = line.split("\t", 2)
         if not re.search(r"fix", subject, re.I) or len(parents.split()) != 1:
             continue
-        stat = git(mirror, "diff", "--numstat", parents, sha)
+        try:
+            stat = git(mirror, "diff", "--numstat", parents, sha)
+        except subprocess.CalledProcessError:
+            continue  # objects the mirror lacks (large files): no diff, no candidate
         tests, src, lines, splits = [], [], 0, {}
         for row in stat.splitlines():
             add, dele, p = row.split("\t", 2)

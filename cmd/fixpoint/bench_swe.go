@@ -18,7 +18,7 @@ import (
 func benchSWECommand() *command {
 	c := &command{
 		name: "bench swe",
-		usage: `Usage: fixpoint bench swe --instances FILE [--oracle | --model M | --prompt-only] [--split tuning|heldout] [--only ID,..] [--limit K] [--parallel N] [--out DIR] [--write MD]
+		usage: `Usage: fixpoint bench swe --instances FILE [--oracle | --model M | --prompt-only] [--split tuning|heldout] [--round N] [--only ID,..] [--limit K] [--parallel N] [--out DIR] [--write MD]
 
 Runs real bug-fix instances (SWE-bench style) through 'fixpoint fix': each
 instance's tree before the fix, with the maintainers' test patch applied,
@@ -52,6 +52,7 @@ Example:
 		promptOnly := fs.Bool("prompt-only", false, "stop each instance at its first prompt: judge the context, ask no model")
 		split := fs.String("split", "", "only instances of this split (tuning or heldout)")
 		only := fs.String("only", "", "only these comma-separated instance `ids`")
+		round := fs.Int("round", 0, "only instances added in corpus round `N` (their \"round\" field; 0 = all)")
 		limit := fs.Int("limit", 0, "only the first `K` instances (0 = all)")
 		out := fs.String("out", "", "output `dir` for results.jsonl and summary.md (default bench-out/swe-<time>)")
 		write := fs.String("write", "", "also replace the swe table of a Markdown `file` (docs/BENCHMARKS.md)")
@@ -68,6 +69,8 @@ Example:
 			return a.fail(usagef("--oracle and --model exclude each other"))
 		case *promptOnly && (*oracle || *model != ""):
 			return a.fail(usagef("--prompt-only asks no model: it excludes --oracle and --model"))
+		case *round < 0:
+			return a.fail(usagef("--round %d: want a round number (1 or more), or 0 for all", *round))
 		case *parallel < 1:
 			return a.fail(usagef("--parallel must be at least 1"))
 		case *split != "" && *split != "tuning" && *split != "heldout":
@@ -80,9 +83,9 @@ Example:
 		if unknown := unknownIDs(instances, *only); len(unknown) > 0 {
 			return a.fail(usagef("--only: no instance %s in %s (ids are the file's \"id\" fields)", strings.Join(unknown, ", "), *file))
 		}
-		instances = filterInstances(instances, *split, *only, *limit)
+		instances = filterInstances(instances, *split, *round, *only, *limit)
 		if len(instances) == 0 {
-			return a.fail(usagef("no instance left after --split/--only/--limit"))
+			return a.fail(usagef("no instance left after --split/--round/--only/--limit"))
 		}
 		cfg, err := a.loadConfig("", func(c *config.Config) {
 			if *model != "" {
@@ -158,9 +161,10 @@ func unknownIDs(in []swe.Instance, only string) []string {
 	return out
 }
 
-// filterInstances keeps the instances of split ("" any) whose id only
-// lists (comma-separated; "" all), the first limit of them (0 all).
-func filterInstances(in []swe.Instance, split, only string, limit int) []swe.Instance {
+// filterInstances keeps the instances of split ("" any) and round (0 any)
+// whose id only lists (comma-separated; "" all), the first limit of them
+// (0 all).
+func filterInstances(in []swe.Instance, split string, round int, only string, limit int) []swe.Instance {
 	ids := map[string]bool{}
 	for _, id := range strings.Split(only, ",") {
 		if id = strings.TrimSpace(id); id != "" {
@@ -169,7 +173,7 @@ func filterInstances(in []swe.Instance, split, only string, limit int) []swe.Ins
 	}
 	var out []swe.Instance
 	for _, i := range in {
-		if split != "" && i.Split != split || len(ids) > 0 && !ids[i.ID] {
+		if split != "" && i.Split != split || round != 0 && i.Round != round || len(ids) > 0 && !ids[i.ID] {
 			continue
 		}
 		out = append(out, i)

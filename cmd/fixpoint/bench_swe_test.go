@@ -30,7 +30,7 @@ func TestBenchSWEOnly(t *testing.T) {
 		{"tuning", "a__x-2", 0, nil},
 		{"", "a__x-2,b__y-3", 1, []string{"a__x-2"}},
 	} {
-		if got := ids(filterInstances(in, c.split, c.only, c.limit)); !slices.Equal(got, c.want) {
+		if got := ids(filterInstances(in, c.split, 0, c.only, c.limit)); !slices.Equal(got, c.want) {
 			t.Errorf("split %q only %q limit %d: %q, want %q", c.split, c.only, c.limit, got, c.want)
 		}
 	}

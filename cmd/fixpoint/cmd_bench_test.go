@@ -11,6 +11,7 @@ import (
 	"github.com/fixpoint-dev/fixpoint/agent/llmtest"
 	"github.com/fixpoint-dev/fixpoint/internal/bench/humaneval"
 	"github.com/fixpoint-dev/fixpoint/internal/bench/humaneval/hetest"
+	"github.com/fixpoint-dev/fixpoint/internal/bench/swe"
 	"github.com/fixpoint-dev/fixpoint/sandbox/sandboxtest"
 )
 
@@ -186,5 +187,41 @@ func TestBenchSWEPromptOnlyUsage(t *testing.T) {
 	code, _, stderr := runCLI(t, nil, "bench", "swe", "--instances", "/nonexistent/i.jsonl", "--prompt-only")
 	if code != exitUsage || !strings.Contains(stderr, "--instances") || strings.Contains(stderr, "no model") {
 		t.Errorf("prompt-only without a model: exit %d, stderr %q; want the missing instances file named", code, stderr)
+	}
+}
+
+// --round keeps the instances a corpus round added (their "round" field),
+// together with --split, and 0 keeps all; a negative round is a usage error.
+func TestBenchSWERoundFilter(t *testing.T) {
+	in := []swe.Instance{
+		{ID: "a", Split: "tuning"},
+		{ID: "b", Split: "heldout", Round: 5},
+		{ID: "c", Split: "tuning", Round: 5},
+		{ID: "d", Split: "heldout", Round: 4},
+	}
+	ids := func(out []swe.Instance) string {
+		var s []string
+		for _, i := range out {
+			s = append(s, i.ID)
+		}
+		return strings.Join(s, ",")
+	}
+	for _, c := range []struct {
+		split string
+		round int
+		want  string
+	}{
+		{"", 0, "a,b,c,d"},
+		{"", 5, "b,c"},
+		{"heldout", 5, "b"},
+		{"tuning", 4, ""},
+	} {
+		if got := ids(filterInstances(in, c.split, c.round, "", 0)); got != c.want {
+			t.Errorf("split %q round %d: got %q, want %q", c.split, c.round, got, c.want)
+		}
+	}
+	code, _, stderr := runCLI(t, nil, "bench", "swe", "--instances", "x.jsonl", "--oracle", "--round", "-1")
+	if code != exitUsage || !strings.Contains(stderr, "--round -1") {
+		t.Errorf("--round -1: exit %d, stderr %q; want a usage error naming --round", code, stderr)
 	}
 }

@@ -56,6 +56,10 @@ type Instance struct {
 	Split string `json:"split,omitempty"`
 	// Problem is the fix's commit message or issue title, for reports.
 	Problem string `json:"problem,omitempty"`
+	// Round is the round of the bundled corpus that added the instance
+	// (0: unknown, or added before round 5), so that a round's new
+	// instances can be run alone (--round).
+	Round int `json:"round,omitempty"`
 }
 
 // Load reads a JSONL file of instances and resolves their archives

@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
 """Builds instances of the real-bug corpus from one repository's history.
 
-    mkcorpus.py MIRROR OWNER/NAME LANG [--max 3] [--out DIR] [--fixpoint BIN]
+    mkcorpus.py MIRROR OWNER/NAME LANG [--max 3] [--out DIR] [--fixpoint BIN] [--round N]
     mkcorpus.py --rename [--out DIR] [--fixpoint BIN]
+    mkcorpus.py --refresh ID [DIR [BIN]]
+    mkcorpus.py --self-test
 
 MIRROR is a git directory (a clone or bare mirror). Commits are taken by the
 rule in README.md (newest first, no merges, subject matching "fix", test and
 non-test source files touched, at most 3 non-test source files and 100
-changed lines in them); each candidate is verified natively with
+changed lines in them; in Rust the changes inside a `#[cfg(test)] mod`
+block of a src file are test changes, the rest of the file's the fix); each candidate is verified natively with
 `fixpoint test --sandbox bwrap --json` (the project's own test command on the
 host; docker for Rust): the fail_to_pass tests must fail (or be missing) with the test patch
 alone and pass with the gold patch. Kept instances are appended to
@@ -40,6 +43,186 @@ def is_test(lang, p):
     return False
 
 
+RUST_CFG_TEST = re.compile(r"^\s*#\[cfg\(test\)\]\s*$")
+RUST_MOD_OPEN = re.compile(r"^\s*(pub(\([^)]*\))?\s+)?mod\s+\w+\s*\{")
+
+
+def rust_test_lines(text):
+    """The 0-based line numbers of a Rust source that lie inside a `#[cfg(test)] mod NAME { ... }` block, the
+    attribute line through the closing brace (attributes, comments and blank lines between the two included).
+    Braces are counted outside comments, strings, raw strings and char literals."""
+    lines = text.splitlines(keepends=True)
+    out = set()
+    i = 0
+    while i < len(lines):
+        if not RUST_CFG_TEST.match(lines[i]):
+            i += 1
+            continue
+        j = i + 1
+        while j < len(lines) and (lines[j].strip() == "" or lines[j].lstrip().startswith(("#[", "//"))) and not RUST_MOD_OPEN.match(lines[j]):
+            j += 1
+        if j >= len(lines) or not RUST_MOD_OPEN.match(lines[j]):
+            i += 1
+            continue
+        end = rust_block_end(lines, j)
+        if end is None:
+            return out  # unbalanced: no block is claimed past here
+        out.update(range(i, end + 1))
+        i = end + 1
+    return out
+
+
+def rust_block_end(lines, start):
+    """The line of the brace closing the first `{` on line start, or None."""
+    text = "".join(lines[start:])
+    depth, k, n, line = 0, 0, len(text), start
+    while k < n:
+        c = text[k]
+        if c == "\n":
+            line += 1
+        elif text.startswith("//", k):
+            k = text.find("\n", k)
+            if k < 0:
+                return None
+            continue
+        elif text.startswith("/*", k):
+            nest, k = 1, k + 2
+            while k < n and nest:
+                if text.startswith("/*", k):
+                    nest, k = nest + 1, k + 2
+                elif text.startswith("*/", k):
+                    nest, k = nest - 1, k + 2
+                else:
+                    line += text[k] == "\n"
+                    k += 1
+            continue
+        elif re.match(r'b?r(#*)"', text[k:k + 260]) and (k == 0 or not (text[k - 1].isalnum() or text[k - 1] == "_")):
+            m = re.match(r'b?r(#*)"', text[k:])
+            close = '"' + m.group(1)
+            e = text.find(close, k + m.end())
+            if e < 0:
+                return None
+            line += text.count("\n", k, e)
+            k = e + len(close)
+            continue
+        elif c == '"':
+            k += 1
+            while k < n and text[k] != '"':
+                if text[k] == "\\":
+                    k += 1
+                line += k < n and text[k] == "\n"
+                k += 1
+        elif c == "'":
+            if text.startswith("\\", k + 1):
+                e = text.find("'", k + 2)
+                k = e if e > 0 else k
+            elif k + 2 < n and text[k + 2] == "'":
+                k += 2
+        elif c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth == 0:
+                return line
+        k += 1
+    return None
+
+
+def rust_split(old, new):
+    """Splits one src file's change into its test part and the rest: returns mid, the old text with only the
+    changes inside `#[cfg(test)] mod` blocks applied (a change whose old lines and new lines all lie in such
+    blocks, of the old and the new text). test patch = old -> mid, gold patch = mid -> new. None when a change
+    straddles a test block and other code (a single hunk cannot be split)."""
+    import difflib
+    a, b = old.splitlines(keepends=True), new.splitlines(keepends=True)
+    ta, tb = rust_test_lines(old), rust_test_lines(new)
+    mid = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if op == "equal":
+            mid += a[i1:i2]
+            continue
+        ia = [i in ta for i in range(i1, i2)]
+        jb = [j in tb for j in range(j1, j2)]
+        if all(ia) and all(jb):
+            mid += b[j1:j2]  # a test change
+        elif not any(ia) and not any(jb):
+            mid += a[i1:i2]  # a code change: the gold patch's
+        elif op == "insert":
+            mid += [b[j] for j in range(j1, j2) if jb[j - j1]]  # a new test block beside new code
+        elif op == "delete":
+            mid += [a[i] for i in range(i1, i2) if not ia[i - i1]]
+        else:
+            return None
+    return "".join(mid)
+
+
+def changed_lines(x, y):
+    import difflib
+    return sum(max(i2 - i1, 0) + max(j2 - j1, 0) for op, i1, i2, j1, j2 in
+               difflib.SequenceMatcher(None, x.splitlines(), y.splitlines(), autojunk=False).get_opcodes() if op != "equal")
+
+
+def self_test():
+    """The hunk split on a small crate: a fix in the code and a new test in its #[cfg(test)] module."""
+    old = ('pub fn add(a: u8, b: u8) -> u8 {\n    a + b\n}\n\n#[cfg(test)]\nmod tests {\n    use super::*;\n'
+           '    #[test]\n    fn one() {\n        assert_eq!(add(1, 1), 2, "{");\n    }\n}\n')
+    new = ('pub fn add(a: u8, b: u8) -> u8 {\n    a.saturating_add(b)\n}\n\n#[cfg(test)]\nmod tests {\n    use super::*;\n'
+           '    #[test]\n    fn one() {\n        assert_eq!(add(1, 1), 2, "{");\n    }\n    #[test]\n    fn big() {\n'
+           "        let _c = '}';\n        assert_eq!(add(255, 1), 255);\n    }\n}\n")
+    assert rust_test_lines(old) == set(range(4, 12)), rust_test_lines(old)
+    mid = rust_split(old, new)
+    assert "a + b" in mid and "fn big" in mid and "saturating" not in mid, mid
+    assert changed_lines(mid, new) == 2 and changed_lines(old, mid) == 5
+    # A new test module appended with a code fix: both parts are found.
+    bare = rust_split(old.split("\n\n#[cfg")[0] + "\n", new)
+    assert "saturating" not in bare and "fn big" in bare and "mod tests {" in bare, bare
+    # A change straddling the module's end and code after it cannot be split.
+    assert rust_split(old, old[:-2] + "} // tests\nfn y() {}\n") is None
+    # A code change after the module, apart from a test change in it: both parts are found.
+    two = rust_split(old + "fn x() {}\n", new + "fn x() { 1 }\n")
+    assert "fn big" in two and "fn x() {}" in two and "saturating" not in two, two
+    # A doc-test the fix adds is the fix's, not a failing test; one the run before had is a test.
+    assert fix_written("rust", "src/lib.rs - add", {}) and not fix_written("rust", "src/lib.rs - add", {"src/lib.rs - add": "fail"})
+    assert not fix_written("rust", "tests::big", {}) and not fix_written("go", "A - B", {})
+    # The runner's step of a composed npm test, through `npm run NAME`, less a reporter of its own.
+    sc = {"test": "npm run lint && npm run mocha", "lint": "eslint .", "mocha": "mocha --reporter dot test/*.js"}
+    assert runner_step(sc["test"], sc, 0) == "npx mocha --reporter tap test/*.js", runner_step(sc["test"], sc, 0)
+    assert runner_step("xo && ava && tsd", {}, 0) == "npx ava --tap"
+    assert runner_step("npm run lint && tsd", {"lint": "eslint ."}, 0) is None
+    # No test block: nothing moves.
+    assert rust_split("fn a() {}\n", "fn a() { 1 }\n") == "fn a() {}\n"
+    print("ok")
+
+
+def blob(mirror, rev, p):
+    try:
+        return git(mirror, "show", "%s:%s" % (rev, p))
+    except subprocess.CalledProcessError:
+        return ""
+
+
+def split_diffs(splits):
+    """Git-format diffs (full index) of each split file: old -> mid (test patch) and mid -> new (gold patch)."""
+    if not splits:
+        return "", ""
+    with tempfile.TemporaryDirectory() as d:
+        run = lambda *a: subprocess.run(["git", "-C", d, *a], capture_output=True, check=True).stdout.decode("utf-8", "replace")
+        run("init", "-q")
+        revs = []
+        for k in range(3):
+            for p, texts in splits.items():
+                f = os.path.join(d, p)
+                os.makedirs(os.path.dirname(f), exist_ok=True)
+                if texts[k] == "" and os.path.exists(f):
+                    os.remove(f)
+                elif texts[k] != "":
+                    open(f, "w").write(texts[k])
+            run("add", "-A")
+            run("-c", "user.name=x", "-c", "user.email=x@x", "commit", "-q", "--allow-empty", "-m", str(k))
+            revs.append(run("rev-parse", "HEAD").strip())
+        return run("diff", "--full-index", revs[0], revs[1]), run("diff", "--full-index", revs[1], revs[2])
+
+
 def git(mirror, *args, binary=False):
     out = subprocess.run(["git", "--git-dir", mirror, *args], capture_output=True, check=True)
     return out.stdout if binary else out.stdout.decode("utf-8", "replace")
@@ -55,8 +238,11 @@ def candidates(mirror, lang):
         sha, parents, subject = line.split("\t", 2)
         if not re.search(r"fix", subject, re.I) or len(parents.split()) != 1:
             continue
-        stat = git(mirror, "diff", "--numstat", parents, sha)
-        tests, src, lines = [], [], 0
+        try:
+            stat = git(mirror, "diff", "--numstat", parents, sha)
+        except subprocess.CalledProcessError:
+            continue  # objects the mirror lacks (large files): no diff, no candidate
+        tests, src, lines, splits = [], [], 0, {}
         for row in stat.splitlines():
             add, dele, p = row.split("\t", 2)
             if add == "-":
@@ -64,12 +250,28 @@ def candidates(mirror, lang):
                 break
             if is_test(lang, p):
                 tests.append(p)
+            elif lang == "rust" and p.endswith(".rs"):
+                # The hunk rule: changes inside a `#[cfg(test)] mod` block of a src file are test changes.
+                old, new = blob(mirror, parents, p), blob(mirror, sha, p)
+                mid = rust_split(old, new)
+                if mid is None:
+                    src = None  # a change straddles a test block and code
+                    break
+                if mid == old:
+                    src.append(p)
+                    lines += int(add) + int(dele)
+                elif mid == new:
+                    tests.append(p)
+                else:
+                    src.append(p)
+                    splits[p] = (old, mid, new)
+                    lines += changed_lines(mid, new)
             elif p.endswith(SRC_EXT[lang]):
                 src.append(p)
                 lines += int(add) + int(dele)
-        if src is None or not tests or not src or len(src) > 3 or lines > 100:
+        if src is None or not tests and not splits or not src or len(src) > 3 or lines > 100:
             continue
-        yield sha, parents, subject, tests, src
+        yield sha, parents, subject, tests, src, splits
 
 
 BACKEND = {"rust": "docker"}
@@ -106,19 +308,43 @@ def node_test_cmd(d):
     """The test command of a Node project whose `npm test` composes commands (`xo && ava && tsd`): its test
     runner's step alone, in a format fixpoint reads per test (ava and mocha as TAP, jest as JSON), since a composed
     script is judged by its exit code alone and a linter's failure would hide every test. The runner's own
-    arguments (files, options) are kept. None when `npm test` is one command or runs no runner named here."""
+    arguments (files, options) are kept, less a reporter of its own. A step `npm run NAME` stands for the script
+    NAME (from round 5: `npm run lint && npm run mocha`). None when `npm test` is one command or runs no runner
+    named here."""
     try:
-        script = json.load(open(os.path.join(d, "package.json"))).get("scripts", {}).get("test", "")
+        scripts = json.load(open(os.path.join(d, "package.json"))).get("scripts", {})
+        script = scripts.get("test", "")
     except (OSError, ValueError, AttributeError):
         return None
-    if "&&" not in script:
+    if not isinstance(script, str) or "&&" not in script:
         return None
+    return runner_step(script, scripts, 0)
+
+
+def runner_step(script, scripts, depth):
     for step in script.split("&&"):
         words = step.split()
         while words and words[0] in ("c8", "nyc", "npx", "cross-env") or (words and "=" in words[0]):
             words = words[1:]
+        if len(words) >= 3 and words[0] in ("npm", "pnpm", "yarn") and words[1] in ("run", "run-script") and depth < 3:
+            inner = scripts.get(words[2])
+            if isinstance(inner, str):
+                cmd = runner_step(inner, scripts, depth + 1)
+                if cmd:
+                    return cmd
+            continue
         if words and words[0] in NODE_RUNNERS:
-            return " ".join([NODE_RUNNERS[words[0]]] + words[1:])
+            args, k = [], 1
+            while k < len(words):
+                if words[k] in ("--reporter", "-R") and words[0] == "mocha":
+                    k += 2
+                    continue
+                if words[k].startswith("--reporter=") and words[0] == "mocha":
+                    k += 1
+                    continue
+                args.append(words[k])
+                k += 1
+            return " ".join([NODE_RUNNERS[words[0]]] + args)
     return None
 
 
@@ -142,11 +368,11 @@ def statuses(rep):
     return {t["id"]: t["status"] for t in rep.get("tests") or []}
 
 
-def decide(before, after):
+def decide(before, after, lang=""):
     """The naming rule: fail_to_pass and pass_to_pass by id from the runs before and after the fix (one command,
     one format), or why the candidate is rejected."""
     b, f = statuses(before), statuses(after)
-    f2p = sorted(t for t, s in f.items() if s == "pass" and b.get(t) != "pass")
+    f2p = sorted(t for t, s in f.items() if s == "pass" and b.get(t) != "pass" and not fix_written(lang, t, b))
     p2p = sorted(t for t, s in f.items() if s == "pass" and b.get(t) == "pass")
     broken = sorted(t for t, s in b.items() if s == "pass" and f.get(t) not in ("pass", "skip"))
     if not f2p:
@@ -187,7 +413,7 @@ def rename(a, fixpoint):
                 after, _, err = native(fixpoint, d, backend=BACKEND.get(inst["language"], "bwrap"), test_cmd=inst["test_cmd"])
                 why = "native run after the fix: " + err[:200] if after is None else ""
             if not why:
-                f2p, p2p, why = decide(before, after)
+                f2p, p2p, why = decide(before, after, inst["language"])
         if why:
             dropped += 1
             with open(os.path.join(a.out, "rejected.txt"), "a") as fh:
@@ -205,6 +431,51 @@ def rename(a, fixpoint):
         sum(1 for r in rows if r.get("test_cmd")), changed, dropped), file=sys.stderr)
 
 
+def fix_written(lang, test, before):
+    """A Rust doc-test ("src/lib.rs - Item") that the run before the fix did not have: its doc comment is in the
+    gold patch (the hunk rule moves only #[cfg(test)] modules to the test patch), so the fix wrote the test; it is
+    not a failing test the fix makes pass."""
+    return lang == "rust" and " - " in test and test not in before
+
+
+def refresh(iid, out=os.path.dirname(os.path.abspath(__file__)), fixpoint="bin/fixpoint"):
+    """mkcorpus.py --refresh ID [DIR [BIN]]: derives a kept instance's fail_to_pass and pass_to_pass again from
+    native runs before and after the fix, both with its test_cmd (the Node instances kept before round 5 had a run
+    before the fix with `npm test` instead). Rewrites the instance's line; prints what changed."""
+    path = os.path.join(out, "instances.jsonl")
+    lines = open(path).read().splitlines()
+    k = next(n for n, l in enumerate(lines) if l.strip() and json.loads(l)["id"] == iid)
+    inst = json.loads(lines[k])
+    backend = BACKEND.get(inst["language"], "bwrap")
+    with tempfile.TemporaryDirectory() as d:
+        subprocess.run(["tar", "-xzf", os.path.join(out, inst["archive"]), "-C", d], check=True)
+        def apply(patch):
+            if patch.strip():
+                subprocess.run(["git", "apply", "--whitespace=nowarn", "-"], cwd=d, input=patch.encode(), check=True)
+        if inst["language"] == "node":
+            subprocess.run("npm install --no-audit --no-fund", shell=True, cwd=d, capture_output=True, timeout=900)
+        apply(inst["test_patch"])
+        before, _, err = native(os.path.abspath(fixpoint), d, backend=backend, test_cmd=inst.get("test_cmd"))
+        if before is None:
+            sys.exit("%s: native run before the fix: %s" % (iid, err))
+        apply(inst["gold_patch"])
+        after, _, err = native(os.path.abspath(fixpoint), d, backend=backend, test_cmd=inst.get("test_cmd"))
+        if after is None:
+            sys.exit("%s: native run after the fix: %s" % (iid, err))
+    b, f = statuses(before), statuses(after)
+    f2p = sorted(t for t, s in f.items() if s == "pass" and b.get(t) != "pass" and not fix_written(inst["language"], t, b))
+    p2p = sorted(t for t, s in f.items() if s == "pass" and b.get(t) == "pass")
+    broken = sorted(t for t, s in b.items() if s == "pass" and f.get(t) not in ("pass", "skip"))
+    print("%s: fail_to_pass %d -> %d, pass_to_pass %d -> %d, broken %d, failing after %d (before: %d passed %d failed)" % (
+        iid, len(inst["fail_to_pass"]), len(f2p), len(inst.get("pass_to_pass", [])), len(p2p), len(broken),
+        after.get("failed", 0), before.get("passed", 0), before.get("failed", 0)), file=sys.stderr)
+    if not f2p or broken or after.get("failed", 0):
+        sys.exit("%s: does not reproduce with its test_cmd on both sides; left as it was" % iid)
+    inst["fail_to_pass"], inst["pass_to_pass"] = f2p, p2p[:200]
+    lines[k] = json.dumps(inst)
+    open(path, "w").write("\n".join(lines) + "\n")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("mirror", nargs="?"); ap.add_argument("repo", nargs="?"); ap.add_argument("lang", nargs="?")
@@ -213,6 +484,11 @@ def main():
     ap.add_argument("--out", default=os.path.dirname(os.path.abspath(__file__)))
     ap.add_argument("--fixpoint", default="bin/fixpoint")
     ap.add_argument("--rename", action="store_true", help="re-derive the test names of the kept instances with a test_cmd (see rename)")
+    ap.add_argument("--round", type=int, default=5, help="the round that adds the instances (the instance's round)")
+    if sys.argv[1:] == ["--self-test"]:
+        return self_test()
+    if sys.argv[1:2] == ["--refresh"]:
+        return refresh(sys.argv[2], *sys.argv[3:])
     a = ap.parse_args()
     fixpoint = os.path.abspath(a.fixpoint)
     if a.rename:
@@ -231,20 +507,23 @@ def main():
         rejected_ids = {l.split("\t", 1)[0] for l in open(os.path.join(a.out, "rejected.txt"))
                         if "no test command" not in l and "0 passed 1 failed" not in l}
     rejected = open(os.path.join(a.out, "rejected.txt"), "a")
-    for sha, parent, subject, tests, src in candidates(a.mirror, a.lang):
+    for sha, parent, subject, tests, src, splits in candidates(a.mirror, a.lang):
         if kept >= a.max or tried >= a.tries:
             break
         tried += 1
         iid = "%s-%s" % (a.repo.replace("/", "__"), sha[:7])
-        if iid in kept_ids or iid in rejected_ids:
+        # A Rust candidate rejected under the file rule is decided again when the hunk rule splits it otherwise.
+        if iid in kept_ids or iid in rejected_ids and not splits:
             kept += iid in kept_ids
             continue
         def reject(why):
             why = " ".join(why.split())  # one line per candidate
             rejected.write("%s\t%s\t%s\n" % (iid, subject[:80], why)); rejected.flush()
             print("reject", iid, why, file=sys.stderr)
-        test_patch = git(a.mirror, "diff", "--full-index", parent, sha, "--", *tests)
-        gold_patch = git(a.mirror, "diff", "--full-index", parent, sha, "--", *src)
+        split_test, split_gold = split_diffs(splits)
+        whole = [p for p in src if p not in splits]
+        test_patch = (git(a.mirror, "diff", "--full-index", parent, sha, "--", *tests) if tests else "") + split_test
+        gold_patch = (git(a.mirror, "diff", "--full-index", parent, sha, "--", *whole) if whole else "") + split_gold
         try:
             archive = git(a.mirror, "archive", "--format=tar.gz", parent, binary=True)
         except subprocess.CalledProcessError as e:
@@ -285,7 +564,7 @@ def main():
                 secs = native_time(a.lang, d, test_cmd)
             except subprocess.TimeoutExpired:
                 reject("native timing run timed out"); continue
-        f2p, p2p, why = decide(before, after)
+        f2p, p2p, why = decide(before, after, a.lang)
         if why:
             reject(why); continue
         name = iid + ".tar.gz"
@@ -294,13 +573,21 @@ def main():
         inst = {"id": iid, "repo": a.repo, "language": a.lang, "base_commit": parent, "fix_commit": sha,
                 "archive": "archives/" + name, "test_patch": test_patch, "gold_patch": gold_patch,
                 "fail_to_pass": f2p, "pass_to_pass": p2p[:200], "native_seconds": round(secs, 2),
-                "split": split_id(iid), "problem": subject[:200]}
+                "split": split_id(iid), "problem": subject[:200], "round": a.round}
         if test_cmd:
             inst["test_cmd"] = test_cmd
         with open(os.path.join(a.out, "instances.jsonl"), "a") as fh:
             fh.write(json.dumps(inst) + "\n")
         kept += 1
         print("kept", iid, "f2p", len(f2p), file=sys.stderr)
+    rejected.close()
+    # One line per candidate, its latest reason; none for a candidate kept since.
+    path = os.path.join(a.out, "rejected.txt")
+    latest, kept_ids = {}, {json.loads(l)["id"] for l in open(os.path.join(a.out, "instances.jsonl")) if l.strip()}
+    for l in open(path):
+        latest[l.split("\t", 1)[0]] = l
+    with open(path, "w") as fh:
+        fh.writelines(l for iid, l in latest.items() if iid not in kept_ids)
     print("%s: kept %d of %d tried" % (a.repo, kept, tried), file=sys.stderr)
 
 

@@ -278,13 +278,16 @@ func TestTargetVerdictAndProgress(t *testing.T) {
 }
 
 // TestFixWithoutASelectionRunsTheSuiteFreshOnly: with a custom test_cmd
-// no language narrows, an iteration runs nothing in the working session:
+// no language narrows (go test behind sh -c: no language's runner, its
+// output read per test by sniffing; a bare `go test` is Go's runner and is
+// narrowed, lang/golang ConfiguredRunner), an iteration runs nothing in
+// the working session:
 // the whole suite runs in the fresh sandbox, as the iteration's run and
 // the verdict; a wrong first attempt is reported as a plain failure.
 func TestFixWithoutASelectionRunsTheSuiteFreshOnly(t *testing.T) {
 	fix := "stats/stats.go\n<<<<<<< SEARCH\n\treturn s[mid-1], nil\n=======\n\tif len(s)%2 == 0 {\n\t\treturn (s[mid-1] + s[mid]) / 2, nil\n\t}\n\treturn s[mid], nil\n>>>>>>> REPLACE\n"
 	m := goBugModel(wrongMedian("s[mid]", "s[mid-1]"), fix)
-	res, _ := runGoBug(t, m, func(e *Engine) { e.cfg.TestCmd = "go test -json ./..." })
+	res, _ := runGoBug(t, m, func(e *Engine) { e.cfg.TestCmd = "sh -c 'go test -json ./...'" })
 	if !res.Verified || len(res.Iterations) != 2 {
 		t.Fatalf("verified %v (%s), iterations %+v", res.Verified, res.StopReason, res.Iterations)
 	}

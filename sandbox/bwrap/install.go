@@ -1,7 +1,6 @@
 package bwrap
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -395,15 +394,15 @@ func (b *Backend) runInstallNet(ctx context.Context, spec sandbox.InstallSpec, w
 	}
 	cmd := exec.CommandContext(ctx, b.path, a...)
 	cmd.Env = env
-	var tail tailBuffer
-	out := io.Writer(&tail)
+	tail := &sandbox.TailBuffer{Max: 8 << 10}
+	out := io.Writer(tail)
 	if spec.Output != nil {
-		out = io.MultiWriter(&tail, spec.Output)
+		out = io.MultiWriter(tail, spec.Output)
 	}
 	cmd.Stdout, cmd.Stderr = out, out
 	err := b.runSetupCmd(cmd, slirp)
 	if errors.Is(err, errSlirp) {
-		return fmt.Errorf("%w; bwrap said:\n%s", err, tail.lastLines(20))
+		return fmt.Errorf("%w; bwrap said:\n%s", err, tail.LastLines(20))
 	}
 	var exit *exec.ExitError
 	switch {
@@ -412,7 +411,7 @@ func (b *Backend) runInstallNet(ctx context.Context, spec sandbox.InstallSpec, w
 	case ctx.Err() != nil:
 		return fmt.Errorf("%w: %q did not finish within %s", sandbox.ErrInstall, spec.Script, timeout)
 	case errors.As(err, &exit):
-		return fmt.Errorf("%w: `%s` exited with code %d (bwrap, host tools); last output:\n%s", sandbox.ErrInstall, spec.Script, exit.ExitCode(), tail.lastLines(20))
+		return fmt.Errorf("%w: `%s` exited with code %d (bwrap, host tools); last output:\n%s", sandbox.ErrInstall, spec.Script, exit.ExitCode(), tail.LastLines(20))
 	}
 	return fmt.Errorf("bwrap install: %w", err)
 }
@@ -508,23 +507,4 @@ func shareReadable(root string) error {
 		}
 		return nil
 	})
-}
-
-// tailBuffer keeps the last 8 KiB written to it.
-type tailBuffer struct{ b []byte }
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.b = append(t.b, p...)
-	if len(t.b) > 8<<10 {
-		t.b = append([]byte(nil), t.b[len(t.b)-8<<10:]...)
-	}
-	return len(p), nil
-}
-
-func (t *tailBuffer) lastLines(n int) string {
-	lines := bytes.Split(bytes.TrimRight(t.b, "\n"), []byte("\n"))
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return string(bytes.Join(lines, []byte("\n")))
 }

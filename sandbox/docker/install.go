@@ -226,7 +226,7 @@ func (b *Backend) runInstall(ctx context.Context, spec sandbox.InstallSpec, user
 		return fmt.Errorf("start setup container: %w", err)
 	}
 	logs, err := b.cli.ContainerLogs(ctx, created.ID, container.LogsOptions{ShowStdout: true, ShowStderr: true, Follow: true})
-	tail := &tailBuffer{max: 8 << 10}
+	tail := &sandbox.TailBuffer{Max: 8 << 10}
 	out := io.Writer(tail)
 	if spec.Output != nil {
 		out = io.MultiWriter(tail, spec.Output)
@@ -246,7 +246,7 @@ func (b *Backend) runInstall(ctx context.Context, spec sandbox.InstallSpec, user
 		return fmt.Errorf("wait for setup container: %w", err)
 	}
 	if code != 0 {
-		return fmt.Errorf("%w: `%s` exited with code %d in image %s; last output:\n%s", sandbox.ErrInstall, spec.Script, code, spec.Image, tail.lastLines(20))
+		return fmt.Errorf("%w: `%s` exited with code %d in image %s; last output:\n%s", sandbox.ErrInstall, spec.Script, code, spec.Image, tail.LastLines(20))
 	}
 	return nil
 }
@@ -341,28 +341,6 @@ func snapshotTar(w io.Writer, snap *sandbox.Snapshot, uid int) error {
 		}
 	}
 	return tw.Close()
-}
-
-// tailBuffer keeps the last max bytes written to it.
-type tailBuffer struct {
-	buf []byte
-	max int
-}
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.buf = append(t.buf, p...)
-	if len(t.buf) > t.max {
-		t.buf = append([]byte(nil), t.buf[len(t.buf)-t.max:]...)
-	}
-	return len(p), nil
-}
-
-func (t *tailBuffer) lastLines(n int) string {
-	lines := strings.Split(strings.TrimRight(string(t.buf), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }
 
 // Probe runs argv once in a throw-away container of image (no network, no

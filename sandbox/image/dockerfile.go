@@ -1,7 +1,6 @@
 package image
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"fmt"
@@ -16,6 +15,8 @@ import (
 	"github.com/docker/docker/api/types/build"
 	"github.com/docker/docker/client"
 	"github.com/docker/docker/pkg/jsonmessage"
+
+	"github.com/fixpoint-dev/fixpoint/sandbox"
 )
 
 // ProjectImagePrefix starts the name of every image built from a project
@@ -144,8 +145,8 @@ func BuildDockerfile(ctx context.Context, cli *client.Client, dockerfile, name s
 		return false, fmt.Errorf("build %s: %w", dockerfile, err)
 	}
 	defer resp.Body.Close()
-	var tail tailBuffer
-	err = jsonmessage.DisplayJSONMessagesStream(resp.Body, io.MultiWriter(o.Progress, &tail), 0, false, nil)
+	tail := &sandbox.TailBuffer{Max: 4 << 10}
+	err = jsonmessage.DisplayJSONMessagesStream(resp.Body, io.MultiWriter(o.Progress, tail), 0, false, nil)
 	if err != nil {
 		return false, fmt.Errorf("build %s failed: %v\n%s", dockerfile, err, tail.String())
 	}
@@ -154,16 +155,3 @@ func BuildDockerfile(ctx context.Context, cli *client.Client, dockerfile, name s
 	}
 	return true, nil
 }
-
-// tailBuffer keeps the last 4 KiB written to it.
-type tailBuffer struct{ b []byte }
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.b = append(t.b, p...)
-	if len(t.b) > 4096 {
-		t.b = t.b[len(t.b)-4096:]
-	}
-	return len(p), nil
-}
-
-func (t *tailBuffer) String() string { return string(bytes.TrimSpace(t.b)) }

@@ -18,6 +18,7 @@ import (
 	"github.com/docker/docker/client"
 	"github.com/docker/docker/pkg/jsonmessage"
 	"github.com/fixpoint-dev/fixpoint/lang"
+	"github.com/fixpoint-dev/fixpoint/sandbox"
 )
 
 // LabelRuntime, on a per-version image, is "<runtime>@<version>".
@@ -157,8 +158,8 @@ func (rt *Runtimes) Ensure(ctx context.Context, l lang.Language, base string, r 
 		return "", fmt.Errorf("build %s: %w", name, err)
 	}
 	defer resp.Body.Close()
-	var tail tailBuffer
-	if err := jsonmessage.DisplayJSONMessagesStream(resp.Body, &tail, 0, false, nil); err != nil {
+	tail := &sandbox.TailBuffer{Max: 4 << 10}
+	if err := jsonmessage.DisplayJSONMessagesStream(resp.Body, tail, 0, false, nil); err != nil {
 		return "", fmt.Errorf("build %s failed: %v\n%s", name, err, tail.String())
 	}
 	return name, nil

@@ -289,7 +289,7 @@ func (b *Backend) runInstall(ctx context.Context, spec sandbox.InstallSpec, moun
 	if spec.Snapshot != nil && spec.Snapshot.Git != nil {
 		script = spec.Snapshot.Git.WrapScript(script)
 	}
-	tail := &tailBuffer{max: 8 << 10}
+	tail := &sandbox.TailBuffer{Max: 8 << 10}
 	out := &lockedWriter{w: tail}
 	if spec.Output != nil {
 		out.w = io.MultiWriter(tail, spec.Output)
@@ -306,7 +306,7 @@ func (b *Backend) runInstall(ctx context.Context, spec sandbox.InstallSpec, moun
 	}
 	if r.ExitCode != 0 {
 		return fmt.Errorf("%w: `%s` exited with code %d in image %s (setup pod on Kubernetes; its network reached only %s); last output:\n%s",
-			sandbox.ErrInstall, spec.Script, r.ExitCode, spec.Image, egressDesc, tail.lastLines(20))
+			sandbox.ErrInstall, spec.Script, r.ExitCode, spec.Image, egressDesc, tail.LastLines(20))
 	}
 	if len(writable) > 0 {
 		// The writable layers' mount points: whatever the step left there
@@ -434,28 +434,6 @@ func (b *Backend) claimHint(ctx context.Context, mounts []sandbox.CacheMount) st
 		return fmt.Sprintf(" (the dependency cache claim %s is %s: %s provides no volume for it; set sandbox.kubernetes.cache_storage_class to a StorageClass whose provisioner works, or set [sandbox] setup = \"off\" and use an image with the dependencies)", m.Source, pvc.Status.Phase, class)
 	}
 	return ""
-}
-
-// tailBuffer keeps the last max bytes written to it.
-type tailBuffer struct {
-	buf []byte
-	max int
-}
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.buf = append(t.buf, p...)
-	if len(t.buf) > t.max {
-		t.buf = append([]byte(nil), t.buf[len(t.buf)-t.max:]...)
-	}
-	return len(p), nil
-}
-
-func (t *tailBuffer) lastLines(n int) string {
-	lines := strings.Split(strings.TrimRight(string(t.buf), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }
 
 // lockedWriter serialises the writes of a command's two streams.

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fixpoint-dev/fixpoint/agent/judge"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
 )
@@ -42,43 +43,7 @@ func sections(prompt string) string {
 // shown reports whether the lines of code (blank lines aside) appear
 // together, in order, in a "## File: p" section of prompt: what the bench
 // counts as a hunk shown.
-func shown(prompt, p, code string) bool {
-	var sec strings.Builder
-	for _, head := range []string{"## File: " + p + "\n", "## File: " + p + " ("} {
-		rest := prompt
-		for {
-			i := strings.Index(rest, head)
-			if i < 0 {
-				break
-			}
-			rest = rest[i+len(head):]
-			if j := strings.Index(rest, "```\n"); j >= 0 {
-				rest = rest[j+4:]
-			}
-			end := strings.Index(rest, "\n```\n")
-			if end < 0 {
-				end = len(rest)
-			}
-			sec.WriteString(rest[:end] + "\n")
-		}
-	}
-	lines := func(s string) []string {
-		var out []string
-		for _, l := range strings.Split(s, "\n") {
-			if t := strings.TrimSpace(l); t != "" {
-				out = append(out, t)
-			}
-		}
-		return out
-	}
-	have, want := lines(sec.String()), lines(code)
-	for i := 0; i+len(want) <= len(have); i++ {
-		if slices.Equal(have[i:i+len(want)], want) {
-			return true
-		}
-	}
-	return false
-}
+func shown(prompt, p, code string) bool { return judge.Shown(prompt, p, code) }
 
 // filler writes n declarations of the language that nothing calls, each
 // about 300 bytes.

@@ -10,12 +10,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/fixpoint-dev/fixpoint/agent"
+	"github.com/fixpoint-dev/fixpoint/agent/judge"
 	"github.com/fixpoint-dev/fixpoint/agent/llm"
 	"github.com/fixpoint-dev/fixpoint/config"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
@@ -342,11 +342,11 @@ func missingTargets(prompt string, gold []FilePatch) []string {
 		if f.Old == "" {
 			continue // a new file: nothing to see
 		}
-		shown := codeLines(fileSections(prompt, f.Old))
+		shown := judge.CodeLines(judge.Sections(prompt, f.Old))
 		for _, h := range f.Hunks {
 			ok := len(shown) > 0
 			for _, g := range h.Groups {
-				if !containsRun(shown, codeLines(strings.Join(g, "\n"))) {
+				if !judge.ContainsRun(shown, judge.CodeLines(strings.Join(g, "\n"))) {
 					ok = false
 					break
 				}
@@ -357,56 +357,6 @@ func missingTargets(prompt string, gold []FilePatch) []string {
 		}
 	}
 	return missing
-}
-
-// codeLines are text's non-blank lines, trimmed.
-func codeLines(text string) []string {
-	var out []string
-	for _, l := range strings.Split(text, "\n") {
-		if t := strings.TrimSpace(l); t != "" {
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
-// containsRun reports whether want occurs in have as consecutive lines
-// (an empty want does).
-func containsRun(have, want []string) bool {
-	if len(want) == 0 {
-		return true
-	}
-	for i := 0; i+len(want) <= len(have); i++ {
-		if slices.Equal(have[i:i+len(want)], want) {
-			return true
-		}
-	}
-	return false
-}
-
-// fileSections returns the text of every "## File: path" section of the
-// prompt (whole files and excerpts), joined.
-func fileSections(prompt, path string) string {
-	var b strings.Builder
-	for _, head := range []string{"## File: " + path + "\n", "## File: " + path + " ("} {
-		rest := prompt
-		for {
-			i := strings.Index(rest, head)
-			if i < 0 {
-				break
-			}
-			rest = rest[i+len(head):]
-			if j := strings.Index(rest, "```\n"); j >= 0 {
-				rest = rest[j+4:] // past the header line's end and the opening fence
-			}
-			end := strings.Index(rest, "\n```\n")
-			if end < 0 {
-				end = len(rest)
-			}
-			b.WriteString(rest[:end] + "\n")
-		}
-	}
-	return b.String()
 }
 
 func noneP(rep *testrun.Report, names []string) bool {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/client"
 
 	"github.com/fixpoint-dev/fixpoint/lang/python"
@@ -73,6 +74,12 @@ func startPodman(t *testing.T, as *rootlessUser) string {
 	done := make(chan struct{})
 	go func() { cmd.Wait(); close(done) }()
 	t.Cleanup(func() {
+		// Containers still there (a child's background reap or removal
+		// cut short by its exit) are removed through the service while
+		// it runs: stopped by the service's own shutdown instead, each
+		// one's conmon would start `podman container cleanup` on the
+		// store after the service is gone (see removeStore).
+		removeContainers(t, host)
 		cmd.Process.Signal(syscall.SIGTERM)
 		select {
 		case <-done:
@@ -81,8 +88,7 @@ func startPodman(t *testing.T, as *rootlessUser) string {
 			<-done
 		}
 		log.Close()
-		unmountUnder(dir) // the private store's overlay directory is a mount of its own
-		if err := os.RemoveAll(dir); err != nil {
+		if err := removeStore(t, dir); err != nil {
 			t.Errorf("remove the private podman store: %v", err)
 		}
 	})
@@ -104,6 +110,96 @@ func startPodman(t *testing.T, as *rootlessUser) string {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// removeContainers force-removes every container of the engine at host,
+// logging which ones were left.
+func removeContainers(t *testing.T, host string) {
+	cli, err := engine.ForHost(host)
+	if err != nil {
+		return
+	}
+	defer cli.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	list, err := cli.ContainerList(ctx, container.ListOptions{All: true})
+	if err != nil {
+		t.Logf("list the containers left on podman: %v", err)
+		return
+	}
+	for _, c := range list {
+		t.Logf("removing container %s (%s, %s) left on podman", c.ID[:12], strings.Join(c.Names, ","), c.State)
+		if err := cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true}); err != nil {
+			t.Logf("remove container %s: %v", c.ID[:12], err)
+		}
+	}
+}
+
+// removeStore removes a Podman service's temporary directory. The
+// service is gone, but conmon's exit commands (`podman container
+// cleanup --root dir ...`, run when a container stops) may still be
+// running or about to start, and each one initialises the store, which
+// makes its overlay directory a mount of its own again: a mount made
+// after the unmount pass made RemoveAll fail with EBUSY on CI. So every
+// process whose command line names dir is killed first (conmon before
+// the cleanups it would start), then the mounts are detached and the
+// directory removed, a bounded number of times.
+func removeStore(t *testing.T, dir string) error {
+	var err error
+	for range 5 {
+		if killed := killNaming(dir); len(killed) > 0 {
+			t.Logf("killed what was still running on the store: %s", strings.Join(killed, "; "))
+		}
+		unmountUnder(dir)
+		if err = os.RemoveAll(dir); err == nil {
+			return nil
+		}
+	}
+	return err
+}
+
+// killNaming SIGKILLs every process (other than this one) whose command
+// line contains s, conmon first, and waits until none is left. It
+// returns the command lines it killed.
+func killNaming(s string) (killed []string) {
+	for range 50 {
+		var pids, conmons []int
+		ents, _ := os.ReadDir("/proc")
+		for _, e := range ents {
+			pid, err := strconv.Atoi(e.Name())
+			if err != nil || pid == os.Getpid() {
+				continue
+			}
+			b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+			if err != nil || !strings.Contains(string(b), s) {
+				continue
+			}
+			killed = append(killed, strings.Join(strings.Fields(strings.ReplaceAll(string(b), "\x00", " ")), " "))
+			if strings.Contains(strings.SplitN(string(b), "\x00", 2)[0], "conmon") {
+				conmons = append(conmons, pid)
+			} else {
+				pids = append(pids, pid)
+			}
+		}
+		if len(pids)+len(conmons) == 0 {
+			return killed
+		}
+		for _, pid := range append(conmons, pids...) {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+		// Wait for them to go (a killed child of this process would
+		// stay a zombie, but the service's children are not ours).
+		for _, pid := range append(conmons, pids...) {
+			for range 100 {
+				b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+				if err != nil || strings.Contains(string(b), ") Z ") {
+					break
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		}
+	}
+	return killed
 }
 
 // TestPodman runs the docker backend against Podman's Docker-compatible

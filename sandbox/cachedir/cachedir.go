@@ -30,6 +30,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/fixpoint-dev/fixpoint/flock"
 )
 
@@ -253,6 +255,37 @@ func list(root string) ([]*Group, error) {
 	return out, nil
 }
 
+// removeTree removes p and everything under it. Go's module cache makes
+// its directories read-only (0555), which stops a non-root user's
+// RemoveAll at the first file in one ("permission denied"); so when
+// RemoveAll fails, the directories under p are made writable by their
+// owner and it is tried once more, as `go clean -modcache` does. A
+// directory is opened with O_NOFOLLOW and changed through its descriptor,
+// so a symbolic link in the tree (or one swapped in meanwhile) never
+// makes it change the mode of anything outside.
+func removeTree(p string) error {
+	err := os.RemoveAll(p)
+	if err == nil {
+		return nil
+	}
+	filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return nil
+		}
+		fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return nil
+		}
+		defer unix.Close(fd)
+		var st unix.Stat_t
+		if unix.Fstat(fd, &st) == nil && st.Mode&0o700 != 0o700 {
+			unix.Fchmod(fd, st.Mode&0o7777|0o700)
+		}
+		return nil
+	})
+	return os.RemoveAll(p)
+}
+
 // treeSize is the bytes of the regular files under p (p itself when it is
 // one); unreadable parts count nothing.
 func treeSize(p string) int64 {
@@ -305,7 +338,7 @@ func remove(g *Group) (removed bool, err error) {
 	}
 	var errs []error
 	for _, name := range dirs {
-		if err := os.RemoveAll(filepath.Join(g.Root, name)); err != nil {
+		if err := removeTree(filepath.Join(g.Root, name)); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -2,8 +2,10 @@ package cachedir_test
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"syscall"
 	"testing"
 	"time"
 
@@ -175,5 +177,94 @@ func TestUseRejectsBadKeys(t *testing.T) {
 		if _, err := cachedir.Use(t.TempDir(), key); err == nil {
 			t.Errorf("Use(%q) succeeded, want an error", key)
 		}
+	}
+}
+
+const pruneChildEnv = "FIXPOINT_CACHEDIR_PRUNE_CHILD"
+
+// Go's module cache makes its directories read-only: a prune by the
+// user who owns them (not root, who ignores modes) must still remove
+// them, and must not follow a symbolic link out of the tree to change a
+// mode there. As root the prune runs in a child process as nobody.
+func TestPruneRemovesReadOnlyTrees(t *testing.T) {
+	if root := os.Getenv(pruneChildEnv); root != "" {
+		if _, err := cachedir.Prune([]string{root}, 0); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	// Not t.TempDir: its parent is root's alone, and nobody must reach
+	// these (and the test binary's copy) in the child.
+	base, err := os.MkdirTemp("", "fixpoint-prune-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		filepath.Walk(base, func(p string, fi os.FileInfo, _ error) error {
+			if fi != nil && fi.IsDir() {
+				os.Chmod(p, 0o755)
+			}
+			return nil
+		})
+		os.RemoveAll(base)
+	})
+	os.Chmod(base, 0o755)
+	root, outside := filepath.Join(base, "root"), filepath.Join(base, "outside")
+	for _, d := range []string{root, outside} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	makeGroup(t, root, "aaaa", time.Now().Add(-time.Hour), 10, "aaaa-user")
+	mod := filepath.Join(root, "aaaa-user", "gomod", "example.com", "m@v1.0.0")
+	if err := os.MkdirAll(mod, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(mod, "go.mod"), []byte("module example.com/m\n"), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	locked := filepath.Join(outside, "locked")
+	if err := os.Mkdir(locked, 0o500); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(locked, filepath.Join(mod, "link")); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{mod, filepath.Dir(mod), filepath.Dir(filepath.Dir(mod))} {
+		if err := os.Chmod(d, 0o555); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if os.Geteuid() == 0 {
+		const nobody = 65534
+		for _, d := range []string{root, outside} {
+			filepath.Walk(d, func(p string, _ os.FileInfo, _ error) error { return os.Lchown(p, nobody, nobody) })
+		}
+		bin := filepath.Join(base, "cachedir.test")
+		b, err := os.ReadFile(os.Args[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(bin, b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(bin, "-test.run=^TestPruneRemovesReadOnlyTrees$")
+		cmd.Env = append(os.Environ(), pruneChildEnv+"="+root)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("prune as nobody: %v\n%s", err, out)
+		}
+	} else if _, err := cachedir.Prune([]string{root}, 0); err != nil {
+		t.Fatal(err)
+	}
+	if exists(root, "aaaa-user") {
+		t.Error("the read-only module cache survived its group's removal")
+	}
+	st, err := os.Stat(locked)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode().Perm() != 0o500 {
+		t.Errorf("a directory outside the cache, linked from it, changed mode to %v", st.Mode().Perm())
 	}
 }

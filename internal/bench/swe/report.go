@@ -107,8 +107,8 @@ func Markdown(backend string, oracle bool, res []Result) string {
 		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d | %d | %.1f KB | %s | %d | %d | %d |\n", name, s.Instances, s.Repos,
 			s.Reproduced, s.Verified, s.TargetInPrompt, float64(s.MedianPrompt)/1024, ratio, s.FullRuns, s.TargetedRuns, s.Errors)
 	}
-	b.WriteString("\n| instance | split | reproduced | verified | target in prompt | first prompt | requests | full runs | targeted runs | wall | native ×2 | wall / native | note |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("\n| instance | split | reproduced | verified | target in prompt | first prompt | requests | full runs | targeted runs | wall | phases (start / baseline / model / targeted / verify / end) | native ×2 | wall / native | note |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range res {
 		note := r.Error
 		if note == "" && len(r.Missing) > 0 {
@@ -122,8 +122,8 @@ func Markdown(backend string, oracle bool, res []Result) string {
 			native = fmt.Sprintf("%.1fs", r.Native)
 			ratio = fmt.Sprintf("%.2f×", r.Wall/r.Native)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %.1f KB | %d | %d | %d | %.1fs | %s | %s | %s |\n", r.ID, r.Split,
-			yes(r.Reproduced), yes(r.Verified), yes(r.TargetInPrompt), float64(r.PromptBytes)/1024, r.Requests, r.FullRuns, r.TargetedRuns, r.Wall, native, ratio,
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %.1f KB | %d | %d | %d | %.1fs | %s | %s | %s | %s |\n", r.ID, r.Split,
+			yes(r.Reproduced), yes(r.Verified), yes(r.TargetInPrompt), float64(r.PromptBytes)/1024, r.Requests, r.FullRuns, r.TargetedRuns, r.Wall, r.Phases, native, ratio,
 			strings.ReplaceAll(note, "|", "\\|"))
 	}
 	return b.String()

@@ -88,6 +88,9 @@ type Result struct {
 	// started: where a fix's wall time goes (session starts, the
 	// baseline, the targeted and the verifying runs).
 	Timeline []Step `json:"timeline,omitempty"`
+	// Phases is Wall split by the timeline (start, baseline, model,
+	// targeted, verify, end).
+	Phases Phases `json:"phases_seconds"`
 }
 
 // Step is one progress line of a run and when it came.
@@ -227,6 +230,7 @@ func runInstance(ctx context.Context, cfg *config.Config, backend sandbox.Backen
 	}
 	res, err := e.Run(ctx, agent.Request{Mode: agent.ModeFix, Root: root}, onEvent)
 	r.Wall = time.Since(start).Seconds()
+	r.Phases = phasesOf(r.Timeline, r.Wall)
 	// The sessions are removed in the background once the result is in
 	// (agent.Engine.WaitClosing): what a user waits for before the
 	// process exits, though not for the result.

@@ -554,7 +554,12 @@ func (r *run) testPhase(ctx context.Context, iter *Iteration, next *sandbox.Snap
 	}
 	sel, narrow := r.selection(next)
 	if !narrow && r.req.Mode == ModeFix && len(r.targets) > 0 {
-		r.emit(PhaseTest, iter.N, "the failing tests cannot be run alone: running the whole suite in a fresh sandbox", nil)
+		msg := "the failing tests cannot be run alone: running the whole suite in a fresh sandbox"
+		if r.suiteShort() {
+			msg = fmt.Sprintf("the whole suite took %s at baseline (under agent.narrow_min, %s): running it in a fresh sandbox, not the failing tests first",
+				r.res.Baseline.Duration.Round(100*time.Millisecond), r.e.cfg.Agent.NarrowMin.D())
+		}
+		r.emit(PhaseTest, iter.N, msg, nil)
 		r.dropPending(r.work)
 		r.work = nil
 		return nil, true // the loop's fresh run is the iteration's (selection.go)

@@ -12,7 +12,9 @@ import (
 
 	"github.com/fixpoint-dev/fixpoint/agent/demo"
 	"github.com/fixpoint-dev/fixpoint/agent/llm"
+	"github.com/fixpoint-dev/fixpoint/config"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
+	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
 )
 
 // guard bounds a wait for an event the code under test must cause: it
@@ -344,5 +346,75 @@ func TestPrestartOnALendingBackend(t *testing.T) {
 	defer b.mu.Unlock()
 	if b.overlapped {
 		t.Error("two starts were under way at once on a backend that lends one session")
+	}
+}
+
+// TestShortSuiteGoesStraightToTheVerifyingRun: when the whole suite's
+// baseline run took less than agent.narrow_min, an iteration does not
+// run the failing tests alone first: no working session starts, no
+// narrowed command runs, and the verifying run of the whole suite in a
+// fresh session is the iteration's run and the verdict (two runs of the
+// whole suite in all, in two sessions).
+func TestShortSuiteGoesStraightToTheVerifyingRun(t *testing.T) {
+	skipShort(t)
+	b := newWatchBackend(t)
+	cfg := testConfig(t)
+	cfg.Agent.NarrowMin = config.Duration(24 * time.Hour) // every suite is short
+	e := New(cfg, &Options{Model: goBugModel(demo.GoBugFix), Backend: b})
+	defer e.Close()
+	var said bool
+	res, err := e.Run(t.Context(), Request{Mode: ModeFix, Root: copyTree(t, goBugDir)}, func(ev Event) {
+		said = said || strings.Contains(ev.Message, "under agent.narrow_min")
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Verified || res.FullRuns != 2 || res.TargetedRuns != 0 {
+		t.Fatalf("verified %v (%s), full runs %d, targeted %d; want verified, 2, 0", res.Verified, res.StopReason, res.FullRuns, res.TargetedRuns)
+	}
+	if len(res.Iterations) != 1 || res.Iterations[0].Targeted {
+		t.Errorf("iterations %+v: want one that did not run the failing tests alone", res.Iterations)
+	}
+	if !said {
+		t.Error("no progress line says why the failing tests did not run first (agent.narrow_min)")
+	}
+	e.WaitClosing()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.sessions) != 2 || b.starts[sandbox.BuildCacheUser] != 1 || b.starts[sandbox.BuildCacheFresh] != 1 {
+		t.Errorf("sessions started %d (%v); want 2: the baseline's (user cache) and the verifying one (fresh)", len(b.sessions), b.starts)
+	}
+	for _, s := range b.sessions {
+		for _, args := range s.tests {
+			if _, narrowed := isGoTest(args); narrowed {
+				t.Errorf("a narrowed run %q ran: the suite is short", args)
+			}
+		}
+	}
+}
+
+// TestShortSuiteThreshold: only a baseline whose duration is known and
+// under agent.narrow_min counts as short; 0 turns the rule off.
+func TestShortSuiteThreshold(t *testing.T) {
+	cfg := testConfig(t)
+	for _, c := range []struct {
+		min, took time.Duration
+		short     bool
+	}{
+		{5 * time.Second, 2 * time.Second, true},
+		{5 * time.Second, 5 * time.Second, false},
+		{5 * time.Second, 40 * time.Second, false},
+		{5 * time.Second, 0, false}, // unknown
+		{0, 2 * time.Second, false}, // rule off
+	} {
+		cfg.Agent.NarrowMin = config.Duration(c.min)
+		r := &run{e: New(cfg, &Options{}), res: &Result{Baseline: &testrun.Report{Duration: c.took}}}
+		if got := r.suiteShort(); got != c.short {
+			t.Errorf("narrow_min %s, baseline took %s: short = %v, want %v", c.min, c.took, got, c.short)
+		}
+	}
+	r := &run{e: New(cfg, &Options{}), res: &Result{}}
+	if r.suiteShort() {
+		t.Error("no baseline: short, want not")
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/fixpoint-dev/fixpoint/agent/llm"
@@ -121,6 +122,7 @@ func (e *Engine) Run(ctx context.Context, req Request, onEvent func(Event)) (*Re
 		defer cancel()
 	}
 	if err := r.setup(ctx); err != nil {
+		r.dropFresh() // a verifying session started beside the baseline
 		r.finishLog()
 		return nil, err
 	}
@@ -174,6 +176,12 @@ func (r *run) setup(ctx context.Context) error {
 	}
 	progress := func(line string) { r.emit(PhaseTest, 0, line, nil) }
 	cached := r.cachedBaseline() // basecache.go
+	// Closed when the baseline's run has ended (on every path): a
+	// verifying session started beside it is seeded then (prestartEarly).
+	baselineDone := make(chan struct{})
+	var endBaseline sync.Once
+	ended := func() { endBaseline.Do(func() { close(baselineDone) }) }
+	defer ended()
 	if r.req.Baseline == nil && cached == nil {
 		// The baseline runs the user's own code only: in a session of the
 		// project's user build cache (sandbox.BuildCacheUser), which the
@@ -186,12 +194,16 @@ func (r *run) setup(ctx context.Context) error {
 			return err
 		}
 		r.sess, r.closeFn = sess, done
+		// The verifying session starts now, beside the baseline's run
+		// (prestart.go); its build cache is seeded once the run ends.
+		r.prestartEarly(ctx, baselineDone)
 		if _, err := sess.Sync(ctx, r.cur); err != nil {
 			r.closeSession()
 			return fmt.Errorf("run: sync workspace: %w", err)
 		}
 	}
 	rep, err := r.baseline(ctx, cached)
+	ended()
 	// The working session starts when an iteration first runs tests in
 	// it (testPhase): a run whose failing tests cannot be run alone
 	// never needs one, its fresh verifying run being its only one.

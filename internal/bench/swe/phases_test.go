@@ -65,3 +65,23 @@ func near(a, b Phases) bool {
 	return d(a.Start, b.Start) && d(a.Baseline, b.Baseline) && d(a.Model, b.Model) &&
 		d(a.Targeted, b.Targeted) && d(a.Verify, b.Verify) && d(a.End, b.End)
 }
+
+// The sandboxed reference is reported beside the native time: per
+// instance and as a median over the instances that measured it.
+func TestSandboxedReferenceReported(t *testing.T) {
+	res := []Result{
+		{ID: "a", Split: "tuning", Verified: true, Wall: 6, Native: 2, Sandboxed: 4},
+		{ID: "b", Split: "tuning", Verified: true, Wall: 10, Native: 1, Sandboxed: 2},
+		{ID: "c", Split: "tuning", Verified: true, Wall: 3, Native: 1},
+	}
+	s := Summarize(res)[0]
+	if s.MedianSandboxed != 5 || s.MedianRatio != 3 {
+		t.Errorf("medians: sandboxed %v, native %v; want 5 (of 1.5 and 5) and 3", s.MedianSandboxed, s.MedianRatio)
+	}
+	md := Markdown("docker", true, res)
+	for _, want := range []string{"| 3.00× | 5.00× |", "| 4.0s | 1.50× |", "| 2.0s | 5.00× |", "| 1.0s | 3.00× | – | – |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("Markdown lacks %q:\n%s", want, md)
+		}
+	}
+}

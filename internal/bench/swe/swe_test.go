@@ -101,7 +101,7 @@ func TestOracleRun(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { be.(io.Closer).Close() })
-			res, err := Run(t.Context(), cfg, be, instances, &Options{Oracle: true})
+			res, err := Run(t.Context(), cfg, be, instances, &Options{Oracle: true, Reference: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -124,6 +124,11 @@ func TestOracleRun(t *testing.T) {
 			}
 			if !verifying {
 				t.Errorf("timeline lacks the verifying run: %+v", r.Timeline)
+			}
+			// The reference: the suite timed once more in the same
+			// backend, after the fix.
+			if r.Sandboxed <= 0 {
+				t.Errorf("no sandboxed reference time: %+v", r)
 			}
 			md := Markdown(backend, true, res)
 			if !strings.Contains(md, "| heldout | 1 | 1 | 1 | 1 | 1 |") {

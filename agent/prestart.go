@@ -22,7 +22,11 @@ import (
 //     one too when none is (prestartFresh).
 //
 // Both are started after the baseline, so that their build caches start
-// as copies of the user's cache it filled (cacheFor). They start side by
+// as copies of the user's cache it filled (cacheFor); on a backend that
+// copies that cache when asked rather than at the start
+// (sandbox.SeedDeferrer: docker), the first verifying session starts
+// beside the baseline's run instead and is seeded once it has ended
+// (prestartEarly). They start side by
 // side; on a backend that lends a fixed number of sessions (the
 // benchmark's pool, LendingBackend) one goroutine starts them in turn,
 // working first, so that the run never waits for the working session while

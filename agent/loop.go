@@ -194,13 +194,15 @@ func (r *run) setup(ctx context.Context) error {
 			return err
 		}
 		r.sess, r.closeFn = sess, done
-		// The verifying session starts now, beside the baseline's run
-		// (prestart.go); its build cache is seeded once the run ends.
-		r.prestartEarly(ctx, baselineDone)
 		if _, err := sess.Sync(ctx, r.cur); err != nil {
 			r.closeSession()
 			return fmt.Errorf("run: sync workspace: %w", err)
 		}
+		// The verifying session starts now, beside the baseline's run
+		// (prestart.go), once the baseline's files are in (on a loaded
+		// engine a container's creation slows the sync beside it); its
+		// build cache is seeded once the run ends.
+		r.prestartEarly(ctx, baselineDone)
 	}
 	rep, err := r.baseline(ctx, cached)
 	ended()

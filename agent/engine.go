@@ -220,6 +220,18 @@ func (e *Engine) startFresh(ctx context.Context, setup *project, progress func(s
 	return e.startCold(ctx, setup, progress, noScripts, sandbox.BuildCacheFresh)
 }
 
+// startFreshDeferred is startFresh for a verifying session started while
+// the run's baseline is still filling the user's build cache
+// (run.prestartEarly): on a backend that honours it
+// (sandbox.SeedDeferrer), the session's cache is seeded when the caller
+// asks (sandbox.BuildCacheSeeder), once the baseline has ended.
+func (e *Engine) startFreshDeferred(ctx context.Context, setup *project, noScripts bool) (sandbox.Session, func(), error) {
+	if e.opts.Backend == nil {
+		return nil, nil, fmt.Errorf("start sandbox: %w: no backend configured", sandbox.ErrUnavailable)
+	}
+	return e.startColdSpec(ctx, setup, nil, noScripts, sandbox.BuildCacheFresh, true)
+}
+
 // cacheFor is the build cache of a session that runs only the user's code
 // (trusted) or also the model's. The model's sessions start from a copy of
 // the user's cache and discard theirs (sandbox.BuildCacheFresh): a run's
@@ -236,6 +248,11 @@ func cacheFor(trusted bool) sandbox.BuildCache {
 // startCold is startPrepared without the warm session. The test runners'
 // own caches persist only in sessions for the user's code (BuildCacheUser).
 func (e *Engine) startCold(ctx context.Context, p *project, progress func(string), noScripts bool, cache sandbox.BuildCache) (sandbox.Session, func(), error) {
+	return e.startColdSpec(ctx, p, progress, noScripts, cache, false)
+}
+
+// startColdSpec is startCold; deferSeed sets sandbox.Spec.DeferSeed.
+func (e *Engine) startColdSpec(ctx context.Context, p *project, progress func(string), noScripts bool, cache sandbox.BuildCache, deferSeed bool) (sandbox.Session, func(), error) {
 	t0 := time.Now()
 	spec, plan, err := e.prepare(ctx, p, progress, noScripts)
 	if err != nil {
@@ -243,6 +260,7 @@ func (e *Engine) startCold(ctx context.Context, p *project, progress func(string
 	}
 	spec.RunnerCache = cache == sandbox.BuildCacheUser
 	spec.BuildCache = cache
+	spec.DeferSeed = deferSeed
 	t1 := time.Now()
 	sess, err := e.opts.Backend.Start(ctx, spec)
 	if err != nil {

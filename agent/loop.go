@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/fixpoint-dev/fixpoint/agent/llm"
@@ -121,6 +122,7 @@ func (e *Engine) Run(ctx context.Context, req Request, onEvent func(Event)) (*Re
 		defer cancel()
 	}
 	if err := r.setup(ctx); err != nil {
+		r.dropFresh() // a verifying session started beside the baseline
 		r.finishLog()
 		return nil, err
 	}
@@ -174,6 +176,12 @@ func (r *run) setup(ctx context.Context) error {
 	}
 	progress := func(line string) { r.emit(PhaseTest, 0, line, nil) }
 	cached := r.cachedBaseline() // basecache.go
+	// Closed when the baseline's run has ended (on every path): a
+	// verifying session started beside it is seeded then (prestartEarly).
+	baselineDone := make(chan struct{})
+	var endBaseline sync.Once
+	ended := func() { endBaseline.Do(func() { close(baselineDone) }) }
+	defer ended()
 	if r.req.Baseline == nil && cached == nil {
 		// The baseline runs the user's own code only: in a session of the
 		// project's user build cache (sandbox.BuildCacheUser), which the
@@ -190,8 +198,14 @@ func (r *run) setup(ctx context.Context) error {
 			r.closeSession()
 			return fmt.Errorf("run: sync workspace: %w", err)
 		}
+		// The verifying session starts now, beside the baseline's run
+		// (prestart.go), once the baseline's files are in (on a loaded
+		// engine a container's creation slows the sync beside it); its
+		// build cache is seeded once the run ends.
+		r.prestartEarly(ctx, baselineDone)
 	}
 	rep, err := r.baseline(ctx, cached)
+	ended()
 	// The working session starts when an iteration first runs tests in
 	// it (testPhase): a run whose failing tests cannot be run alone
 	// never needs one, its fresh verifying run being its only one.
@@ -554,7 +568,12 @@ func (r *run) testPhase(ctx context.Context, iter *Iteration, next *sandbox.Snap
 	}
 	sel, narrow := r.selection(next)
 	if !narrow && r.req.Mode == ModeFix && len(r.targets) > 0 {
-		r.emit(PhaseTest, iter.N, "the failing tests cannot be run alone: running the whole suite in a fresh sandbox", nil)
+		msg := "the failing tests cannot be run alone: running the whole suite in a fresh sandbox"
+		if r.suiteShort() {
+			msg = fmt.Sprintf("the whole suite took %s at baseline (under agent.narrow_min, %s): running it in a fresh sandbox, not the failing tests first",
+				r.res.Baseline.Duration.Round(100*time.Millisecond), r.e.cfg.Agent.NarrowMin.D())
+		}
+		r.emit(PhaseTest, iter.N, msg, nil)
 		r.dropPending(r.work)
 		r.work = nil
 		return nil, true // the loop's fresh run is the iteration's (selection.go)

@@ -22,7 +22,11 @@ import (
 //     one too when none is (prestartFresh).
 //
 // Both are started after the baseline, so that their build caches start
-// as copies of the user's cache it filled (cacheFor). They start side by
+// as copies of the user's cache it filled (cacheFor); on a backend that
+// copies that cache when asked rather than at the start
+// (sandbox.SeedDeferrer: docker), the first verifying session starts
+// beside the baseline's run instead and is seeded once it has ended
+// (prestartEarly). They start side by
 // side; on a backend that lends a fixed number of sessions (the
 // benchmark's pool, LendingBackend) one goroutine starts them in turn,
 // working first, so that the run never waits for the working session while
@@ -89,6 +93,45 @@ func (r *run) prestart(ctx context.Context) {
 	}
 	go startWork()
 	go startFresh()
+}
+
+// prestartEarly starts the run's first verifying session beside the
+// baseline's run instead of after it, on a backend whose fresh sessions
+// copy the user's build cache when asked rather than at their start
+// (sandbox.SeedDeferrer): the session starts now, and once the baseline
+// has ended (after closes) its cache is seeded from the user's cache the
+// baseline filled, so that it recompiles only what the model changes, as
+// one started after the baseline would. A model that answers at once (or a
+// suite short enough to go straight to the verifying run, suiteShort)
+// then finds it started. Nothing runs in it before the run takes it, as
+// with every pending session. Not on a lending backend, where the baseline
+// holds a session and one more may wait for it.
+func (r *run) prestartEarly(ctx context.Context, after <-chan struct{}) {
+	b := r.e.opts.Backend
+	if d, ok := b.(sandbox.SeedDeferrer); !ok || !d.DefersSeed() || r.pending != nil {
+		return
+	}
+	if l, ok := b.(LendingBackend); ok && l.LendsSessions() {
+		return
+	}
+	p := newPending(r.setupProj, r.setupNoScripts)
+	r.pending = p
+	e := r.e
+	go func() {
+		defer close(p.ready)
+		p.sess, p.done, p.err = e.startFreshDeferred(ctx, p.setup, p.scripts)
+		if p.err != nil {
+			return
+		}
+		select {
+		case <-after:
+		case <-ctx.Done():
+			return // the session is dropped; its first Sync would seed it
+		}
+		if s, ok := p.sess.(sandbox.BuildCacheSeeder); ok {
+			s.SeedBuildCache(ctx)
+		}
+	}()
 }
 
 // LendingBackend is a sandbox backend whose Start lends one of a fixed

@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -12,7 +14,9 @@ import (
 
 	"github.com/fixpoint-dev/fixpoint/agent/demo"
 	"github.com/fixpoint-dev/fixpoint/agent/llm"
+	"github.com/fixpoint-dev/fixpoint/config"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
+	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
 )
 
 // guard bounds a wait for an event the code under test must cause: it
@@ -344,5 +348,228 @@ func TestPrestartOnALendingBackend(t *testing.T) {
 	defer b.mu.Unlock()
 	if b.overlapped {
 		t.Error("two starts were under way at once on a backend that lends one session")
+	}
+}
+
+// TestShortSuiteGoesStraightToTheVerifyingRun: when the whole suite's
+// baseline run took less than agent.narrow_min, an iteration does not
+// run the failing tests alone first: no working session starts, no
+// narrowed command runs, and the verifying run of the whole suite in a
+// fresh session is the iteration's run and the verdict (two runs of the
+// whole suite in all, in two sessions).
+func TestShortSuiteGoesStraightToTheVerifyingRun(t *testing.T) {
+	skipShort(t)
+	b := newWatchBackend(t)
+	cfg := testConfig(t)
+	cfg.Agent.NarrowMin = config.Duration(24 * time.Hour) // every suite is short
+	e := New(cfg, &Options{Model: goBugModel(demo.GoBugFix), Backend: b})
+	defer e.Close()
+	var said bool
+	res, err := e.Run(t.Context(), Request{Mode: ModeFix, Root: copyTree(t, goBugDir)}, func(ev Event) {
+		said = said || strings.Contains(ev.Message, "under agent.narrow_min")
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Verified || res.FullRuns != 2 || res.TargetedRuns != 0 {
+		t.Fatalf("verified %v (%s), full runs %d, targeted %d; want verified, 2, 0", res.Verified, res.StopReason, res.FullRuns, res.TargetedRuns)
+	}
+	if len(res.Iterations) != 1 || res.Iterations[0].Targeted {
+		t.Errorf("iterations %+v: want one that did not run the failing tests alone", res.Iterations)
+	}
+	if !said {
+		t.Error("no progress line says why the failing tests did not run first (agent.narrow_min)")
+	}
+	e.WaitClosing()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.sessions) != 2 || b.starts[sandbox.BuildCacheUser] != 1 || b.starts[sandbox.BuildCacheFresh] != 1 {
+		t.Errorf("sessions started %d (%v); want 2: the baseline's (user cache) and the verifying one (fresh)", len(b.sessions), b.starts)
+	}
+	for _, s := range b.sessions {
+		for _, args := range s.tests {
+			if _, narrowed := isGoTest(args); narrowed {
+				t.Errorf("a narrowed run %q ran: the suite is short", args)
+			}
+		}
+	}
+}
+
+// TestShortSuiteThreshold: only a baseline whose duration is known and
+// under agent.narrow_min counts as short; 0 turns the rule off.
+func TestShortSuiteThreshold(t *testing.T) {
+	cfg := testConfig(t)
+	for _, c := range []struct {
+		min, took time.Duration
+		short     bool
+	}{
+		{5 * time.Second, 2 * time.Second, true},
+		{5 * time.Second, 5 * time.Second, false},
+		{5 * time.Second, 40 * time.Second, false},
+		{5 * time.Second, 0, false}, // unknown
+		{0, 2 * time.Second, false}, // rule off
+	} {
+		cfg.Agent.NarrowMin = config.Duration(c.min)
+		r := &run{e: New(cfg, &Options{}), res: &Result{Baseline: &testrun.Report{Duration: c.took}}}
+		if got := r.suiteShort(); got != c.short {
+			t.Errorf("narrow_min %s, baseline took %s: short = %v, want %v", c.min, c.took, got, c.short)
+		}
+	}
+	r := &run{e: New(cfg, &Options{}), res: &Result{}}
+	if r.suiteShort() {
+		t.Error("no baseline: short, want not")
+	}
+}
+
+// seedBackend is a watchBackend that honours sandbox.Spec.DeferSeed (as
+// docker does): it records, for each SeedBuildCache call, whether the
+// session was started with DeferSeed and whether the baseline's run (the
+// whole suite in the user-cache session) had ended by then.
+type seedBackend struct {
+	*watchBackend
+	smu         sync.Mutex
+	baselineRan bool
+	seeds       []seedCall
+	deferred    []*watchSession // the sessions started with DeferSeed
+}
+
+type seedCall struct{ deferred, afterBaseline bool }
+
+func (b *seedBackend) DefersSeed() bool { return true }
+
+func (b *seedBackend) Start(ctx context.Context, spec sandbox.Spec) (sandbox.Session, error) {
+	s, err := b.watchBackend.Start(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	ws := s.(*watchSession)
+	if spec.DeferSeed {
+		b.smu.Lock()
+		b.deferred = append(b.deferred, ws)
+		b.smu.Unlock()
+	}
+	return &seedSession{watchSession: ws, b: b, deferSeed: spec.DeferSeed}, nil
+}
+
+type seedSession struct {
+	*watchSession
+	b         *seedBackend
+	deferSeed bool
+}
+
+func (s *seedSession) SeedBuildCache(context.Context) {
+	s.b.smu.Lock()
+	defer s.b.smu.Unlock()
+	s.b.seeds = append(s.b.seeds, seedCall{deferred: s.deferSeed, afterBaseline: s.b.baselineRan})
+}
+
+func (s *seedSession) Run(ctx context.Context, c sandbox.Command) (*sandbox.Result, error) {
+	res, err := s.watchSession.Run(ctx, c)
+	if test, narrowed := isGoTest(c.Args); test && !narrowed && s.cache == sandbox.BuildCacheUser {
+		s.b.smu.Lock()
+		s.b.baselineRan = true
+		s.b.smu.Unlock()
+	}
+	return res, err
+}
+
+// TestVerifyingSessionStartsBesideTheBaseline: on a backend whose fresh
+// sessions are seeded when asked (sandbox.SeedDeferrer), the verifying
+// session starts before the baseline's run does (the baseline's run waits
+// for that start), is seeded once, after the baseline's run has ended
+// (so its cache is a copy of what the baseline compiled), and runs the
+// verdict's whole suite; the run starts no more sessions than before.
+func TestVerifyingSessionStartsBesideTheBaseline(t *testing.T) {
+	skipShort(t)
+	b := &seedBackend{watchBackend: newWatchBackend(t)}
+	fresh := b.waitStarts(sandbox.BuildCacheFresh, 1)
+	var missed bool
+	b.beforeRun = func(s *watchSession, args []string) {
+		if test, narrowed := isGoTest(args); test && !narrowed && s.cache == sandbox.BuildCacheUser {
+			select {
+			case <-fresh:
+			case <-time.After(guard):
+				missed = true
+			}
+		}
+	}
+	e := New(testConfig(t), &Options{Model: goBugModel(demo.GoBugFix), Backend: b})
+	defer e.Close()
+	res, err := e.Run(t.Context(), Request{Mode: ModeFix, Root: copyTree(t, goBugDir)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if missed {
+		t.Fatal("no verifying session started before the baseline's run")
+	}
+	if !res.Verified || res.FullRuns != 2 {
+		t.Fatalf("verified %v (%s), full runs %d; want verified, 2", res.Verified, res.StopReason, res.FullRuns)
+	}
+	e.WaitClosing()
+	b.smu.Lock()
+	defer b.smu.Unlock()
+	if len(b.seeds) != 1 || !b.seeds[0].deferred || !b.seeds[0].afterBaseline {
+		t.Errorf("seeds %+v: want one, of the session started with DeferSeed, after the baseline's run", b.seeds)
+	}
+	if len(b.deferred) != 1 {
+		t.Fatalf("%d sessions started with DeferSeed, want 1 (the verifying one)", len(b.deferred))
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var whole bool
+	for _, args := range b.deferred[0].tests {
+		if test, narrowed := isGoTest(args); test && !narrowed {
+			whole = true
+		}
+	}
+	if !whole {
+		t.Errorf("the early session ran %q: want the verdict's whole suite", b.deferred[0].tests)
+	}
+	if len(b.sessions) != 3 || b.starts[sandbox.BuildCacheUser] != 1 || b.starts[sandbox.BuildCacheFresh] != 2 {
+		t.Errorf("sessions started %d (%v); want 3: the baseline's, the verifying and the working", len(b.sessions), b.starts)
+	}
+}
+
+// TestEarlyVerifyingSessionDroppedWhenAlreadyPassing: a verifying session
+// started beside a baseline that passes (nothing to fix) is removed, and
+// the run ends without waiting for anything else.
+func TestEarlyVerifyingSessionDroppedWhenAlreadyPassing(t *testing.T) {
+	skipShort(t)
+	b := &seedBackend{watchBackend: newWatchBackend(t)}
+	root := copyTree(t, goBugDir)
+	fixed := filepath.Join(root, "stats", "stats.go")
+	src, err := os.ReadFile(fixed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// demo.GoBugFix applied by hand: the tests already pass.
+	good := strings.Replace(string(src), "\treturn s[mid], nil", "\tif len(s)%2 == 0 {\n\t\treturn (s[mid-1] + s[mid]) / 2, nil\n\t}\n\treturn s[mid], nil", 1)
+	if good == string(src) {
+		t.Fatal("fixture changed: cannot fix it by hand")
+	}
+	if err := os.WriteFile(fixed, []byte(good), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e := New(testConfig(t), &Options{Model: goBugModel(demo.GoBugFix), Backend: b})
+	res, err := e.Run(t.Context(), Request{Mode: ModeFix, Root: root}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.StopReason != StopAlreadyPassing {
+		t.Fatalf("stop reason %q, want %q", res.StopReason, StopAlreadyPassing)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.starts[sandbox.BuildCacheFresh] > 1 {
+		t.Errorf("fresh sessions started: %d, want at most the one beside the baseline", b.starts[sandbox.BuildCacheFresh])
+	}
+	e.mu.Lock()
+	n := len(e.sessions)
+	e.mu.Unlock()
+	if n != 0 {
+		t.Errorf("%d sessions left open after Close", n)
 	}
 }

@@ -54,12 +54,28 @@ func (r *run) testIteration(ctx context.Context, iter *Iteration, next *sandbox.
 }
 
 // selection is the runner narrowed to the run's targets, when there are
-// some and the language can narrow it.
+// some, the whole suite is not short (suiteShort) and the language can
+// narrow it.
 func (r *run) selection(snap *sandbox.Snapshot) (testrun.Runner, bool) {
-	if r.req.Mode != ModeFix || len(r.targets) == 0 || len(r.targets) > maxTargets {
+	if r.req.Mode != ModeFix || len(r.targets) == 0 || len(r.targets) > maxTargets || r.suiteShort() {
 		return testrun.Runner{}, false
 	}
 	return r.e.selectedRunner(r.language, snap, r.targets)
+}
+
+// suiteShort reports whether the whole suite's baseline run took less
+// than agent.narrow_min. Running the failing tests alone first saves the
+// rest of the suite's time in an iteration whose fix does not work, and
+// costs a working session (its start, its sync) and one more test
+// process in every iteration; for a suite that runs in a second or two
+// that costs more than it can save, and the iteration goes straight to
+// the verifying run of the whole suite in a fresh session (confirm), as
+// for a runner that cannot be narrowed. The verdict is the same fresh
+// run either way. A baseline with no duration (unknown) is not short.
+func (r *run) suiteShort() bool {
+	b := r.res.Baseline
+	min := r.e.cfg.Agent.NarrowMin.D()
+	return b != nil && min > 0 && b.Duration > 0 && b.Duration < min
 }
 
 // runSelected runs a narrowed runner in the working session, its report

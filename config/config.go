@@ -189,6 +189,13 @@ type Agent struct {
 	MaxMalformed   int      `toml:"max_malformed" json:"maxMalformed"`   // replies whose edits don't apply; default 3
 	AllowTestEdits bool     `toml:"allow_test_edits" json:"allowTestEdits"`
 	ContextTokens  int      `toml:"context_tokens" json:"contextTokens"` // prompt budget; default 24000
+	// NarrowMin: in fix mode an iteration runs the tests that failed at
+	// baseline alone first only when the whole suite's baseline run took
+	// at least this long; a shorter suite goes straight to the verifying
+	// run of the whole suite, as running the failing tests first would
+	// cost a session and a test process more than it saves. 0 = always
+	// run them first. Default 5s. It changes what runs, never the verdict.
+	NarrowMin Duration `toml:"narrow_min" json:"narrowMin"`
 }
 
 // Memory configures the failure memory.
@@ -265,6 +272,7 @@ func Defaults(getenv func(string) string) *Config {
 			WallBudget:    Duration(15 * time.Minute),
 			MaxMalformed:  3,
 			ContextTokens: 24000,
+			NarrowMin:     Duration(5 * time.Second),
 		},
 		Memory: Memory{Enabled: &t, K: 3, Threshold: 0.5, Cap: 5000, Embedder: "local"},
 		Server: Server{IdleTimeout: Duration(10 * time.Minute)},

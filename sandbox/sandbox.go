@@ -126,6 +126,14 @@ type Spec struct {
 	// BuildCache selects the writable build cache (Go's GOCACHE) the
 	// session's commands use; see [BuildCache].
 	BuildCache BuildCache
+	// DeferSeed, for a BuildCacheFresh session on a backend that copies
+	// the project's user cache into it (docker; see SeedDeferrer), leaves
+	// the copy to the caller's BuildCacheSeeder.SeedBuildCache call (or the
+	// session's first Sync, whichever comes first) instead of Start: the
+	// caller can start the session while the run that fills the user cache
+	// (a fix's baseline) is still going, and seed it once that run has
+	// ended. A backend that is not a SeedDeferrer ignores it.
+	DeferSeed bool
 	// ContextSkip are directory names a project Dockerfile's build context
 	// leaves out, besides .git and .fixpoint (docker; SpecFor sets the
 	// snapshot's GeneratedDirs): the image name hashes the same context.
@@ -157,6 +165,21 @@ const (
 	// included.
 	BuildCacheFresh
 )
+
+// SeedDeferrer is a Backend that honours Spec.DeferSeed: its
+// BuildCacheFresh sessions are BuildCacheSeeders.
+type SeedDeferrer interface {
+	DefersSeed() bool
+}
+
+// BuildCacheSeeder is a session started with Spec.DeferSeed.
+// SeedBuildCache copies the project's user build cache, as it is now, into
+// the session's fresh cache; only the first call (or first Sync) copies.
+// A failed copy costs a slower run (missing entries are misses), not a
+// wrong one: it is logged, not returned.
+type BuildCacheSeeder interface {
+	SeedBuildCache(ctx context.Context)
+}
 
 // Suffix is what a backend appends to the project key (LabelProject) to
 // name the persistent cache of c: "-user" or "-model". Neither names a

@@ -157,6 +157,13 @@ func (b *backend) Name() string { return b.inner.Name() }
 // Unwrap returns the backend Open chose (for tests and diagnostics).
 func (b *backend) Unwrap() sandbox.Backend { return b.inner }
 
+// DefersSeed implements sandbox.SeedDeferrer when the backend Open chose
+// does.
+func (b *backend) DefersSeed() bool {
+	d, ok := b.inner.(sandbox.SeedDeferrer)
+	return ok && d.DefersSeed()
+}
+
 // Close releases the engine client, when the backend has one.
 func (b *backend) Close() error {
 	if c, ok := b.inner.(io.Closer); ok {

@@ -198,6 +198,11 @@ func (b *Backend) Engine() string { return b.kind }
 // Name returns "docker".
 func (b *Backend) Name() string { return "docker" }
 
+// DefersSeed implements sandbox.SeedDeferrer: a fresh session started
+// with Spec.DeferSeed copies the user's Go build cache when asked
+// (Session.SeedBuildCache), not at its start.
+func (b *Backend) DefersSeed() bool { return true }
+
 // Client returns the engine client (for tests and diagnostics).
 func (b *Backend) Client() *client.Client { return b.cli }
 

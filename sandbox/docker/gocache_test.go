@@ -100,3 +100,85 @@ func goCacheVolumes(t *testing.T, cli interface {
 	}
 	return out
 }
+
+// A fresh session started with Spec.DeferSeed copies the user's cache when
+// asked, as it is then, not at its start: what a user session writes after
+// the fresh one started (a fix's baseline running beside it) is in the
+// copy, and only the first request copies.
+func TestGoCacheDeferredSeed(t *testing.T) {
+	const image = "fixpoint-sandbox-go"
+	cli := sandboxtest.RequireDocker(t)
+	sandboxtest.RequireImage(t, cli, image)
+	b, err := docker.New(t.Context(), &docker.Options{Client: cli})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !b.DefersSeed() {
+		t.Fatal("the docker backend does not honour Spec.DeferSeed")
+	}
+	var id [6]byte
+	rand.Read(id[:])
+	project := hex.EncodeToString(id[:])
+	before := goCacheVolumes(t, cli)
+	t.Cleanup(func() {
+		for name := range goCacheVolumes(t, cli) {
+			if !before[name] {
+				cli.VolumeRemove(context.Background(), name, true)
+			}
+		}
+	})
+	start := func(kind sandbox.BuildCache, deferSeed bool) sandbox.Session {
+		t.Helper()
+		s, err := b.Start(t.Context(), sandbox.Spec{Image: image, Labels: map[string]string{sandbox.LabelProject: project}, BuildCache: kind, DeferSeed: deferSeed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	run := func(s sandbox.Session, script string) *sandbox.Result {
+		t.Helper()
+		res, err := s.Run(t.Context(), sandbox.Command{Args: []string{"sh", "-c", script}, Limits: sandbox.Limits{Timeout: time.Minute}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	user := start(sandbox.BuildCacheUser, false)
+	if res := run(user, `echo early > "$(go env GOCACHE)/entryA"`); res.ExitCode != 0 {
+		t.Fatalf("user session: exit %d, %q", res.ExitCode, res.Stderr)
+	}
+	fresh := start(sandbox.BuildCacheFresh, true)
+	if res := run(fresh, `test ! -e "$(go env GOCACHE)/entryA"`); res.ExitCode != 0 {
+		t.Error("a deferred fresh session was seeded at its start")
+	}
+	if res := run(user, `echo late > "$(go env GOCACHE)/entryB"`); res.ExitCode != 0 {
+		t.Fatalf("user session: exit %d, %q", res.ExitCode, res.Stderr)
+	}
+	seeder, ok := fresh.(sandbox.BuildCacheSeeder)
+	if !ok {
+		t.Fatal("a docker session is not a sandbox.BuildCacheSeeder")
+	}
+	seeder.SeedBuildCache(t.Context())
+	if res := run(fresh, `c="$(go env GOCACHE)"; test "$(cat "$c/entryA")" = early && test "$(cat "$c/entryB")" = late && ! echo x 2>/dev/null > /gocache-seed/entryB`); res.ExitCode != 0 {
+		t.Errorf("after SeedBuildCache: not a copy of the user's cache as it is now (or the seed is writable): exit %d, %q", res.ExitCode, res.Stderr)
+	}
+	if res := run(user, `echo later > "$(go env GOCACHE)/entryC"`); res.ExitCode != 0 {
+		t.Fatalf("user session: exit %d, %q", res.ExitCode, res.Stderr)
+	}
+	seeder.SeedBuildCache(t.Context())
+	if _, err := fresh.Sync(t.Context(), &sandbox.Snapshot{Files: map[string]sandbox.File{"a.txt": {Data: []byte("x")}}}); err != nil {
+		t.Fatal(err)
+	}
+	if res := run(fresh, `test ! -e "$(go env GOCACHE)/entryC"`); res.ExitCode != 0 {
+		t.Error("a second SeedBuildCache (or the first Sync after it) copied again")
+	}
+	// Without a request, the first Sync seeds.
+	fresh2 := start(sandbox.BuildCacheFresh, true)
+	if _, err := fresh2.Sync(t.Context(), &sandbox.Snapshot{Files: map[string]sandbox.File{"a.txt": {Data: []byte("x")}}}); err != nil {
+		t.Fatal(err)
+	}
+	if res := run(fresh2, `test "$(cat "$(go env GOCACHE)/entryC")" = later`); res.ExitCode != 0 {
+		t.Error("a deferred session's first Sync did not seed it")
+	}
+}

@@ -379,6 +379,16 @@ func (b *Backend) Probe(ctx context.Context, image string, argv []string) (strin
 	return out.String(), nil
 }
 
+// ImageID is the ID of image (a hash of its content), for what may be
+// kept about it (sandbox/setup's runtime probes).
+func (b *Backend) ImageID(ctx context.Context, image string) (string, error) {
+	img, err := b.cli.ImageInspect(ctx, image)
+	if err != nil {
+		return "", err
+	}
+	return img.ID, nil
+}
+
 // EnsureImage makes sure image is present, pulling it when it is not (one
 // minute at most): for images a project names (.devcontainer).
 func (b *Backend) EnsureImage(ctx context.Context, img string) error {

@@ -28,6 +28,10 @@ type Session struct {
 	// seedInto is the fresh Go build cache that boot fills from the
 	// user cache mounted at goCacheSeedDir; "" when there is none.
 	seedInto string
+	// seedAsked: with spec.DeferSeed, the copy into seedInto was asked for
+	// (SeedBuildCache or the first Sync); boot does it only then. Used
+	// from the session's one calling goroutine.
+	seedAsked bool
 
 	// Set by boot; replaced by restart (only from the calling goroutine).
 	name string
@@ -130,11 +134,24 @@ func (s *Session) streamErr(err error) error {
 // sent as one tar stream; files of the previous snapshot that snap lacks
 // are deleted. Files that commands created are left alone (caches).
 func (s *Session) Sync(ctx context.Context, snap *sandbox.Snapshot) (sandbox.SyncStats, error) {
+	s.SeedBuildCache(ctx) // a deferred seed, when nobody asked for it yet
 	c, err := s.ready(ctx)
 	if err != nil {
 		return sandbox.SyncStats{}, err
 	}
 	return s.sync(ctx, c, snap)
+}
+
+// SeedBuildCache implements sandbox.BuildCacheSeeder: for a session
+// started with Spec.DeferSeed, it copies the project's user Go build cache
+// (mounted read-only since the start) into the session's fresh cache, as
+// it is now. Only the first call copies; without DeferSeed, boot has.
+func (s *Session) SeedBuildCache(ctx context.Context) {
+	if !s.spec.DeferSeed || s.seedAsked {
+		return
+	}
+	s.seedAsked = true
+	s.seedGoCache(ctx)
 }
 
 func (s *Session) sync(ctx context.Context, c *supclient.Conn, snap *sandbox.Snapshot) (sandbox.SyncStats, error) {

@@ -60,6 +60,10 @@ func NewSpread(ctx context.Context, hosts []string, opts *Options) (*Spread, err
 // Name returns "docker".
 func (s *Spread) Name() string { return "docker" }
 
+// DefersSeed implements sandbox.SeedDeferrer: its sessions are the
+// engines' (Backend.DefersSeed).
+func (s *Spread) DefersSeed() bool { return true }
+
 // Start starts a session on the next engine in turn.
 func (s *Spread) Start(ctx context.Context, spec sandbox.Spec) (sandbox.Session, error) {
 	s.mu.Lock()

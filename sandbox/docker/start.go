@@ -215,7 +215,11 @@ func (s *Session) boot(ctx context.Context) error {
 	s.name, s.id, s.conn = name, id, c
 	s.mu.Unlock()
 	b.log.Debug("sandbox started", "session", name, "container", id[:12], "image", s.spec.Image, "runtime", b.opts.Runtime)
-	s.seedGoCache(ctx)
+	if !s.spec.DeferSeed || s.seedAsked {
+		// (a replaced container of a deferred session is seeded again
+		// once its seed was asked for)
+		s.seedGoCache(ctx)
+	}
 	return nil
 }
 

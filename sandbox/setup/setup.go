@@ -225,6 +225,10 @@ type Options struct {
 	// FailureDir remembers failed install steps by cache key (failed.go);
 	// "" = fixpoint/setup-failures in the user's cache directory.
 	FailureDir string
+	// ProbeDir keeps image runtime probes by image content
+	// (probecache.go); "" = fixpoint/image-probes in the user's cache
+	// directory, "-" = keep none.
+	ProbeDir string
 }
 
 // Preparer applies plans to specs for one backend.
@@ -267,6 +271,9 @@ func New(b sandbox.Backend, opts *Options) *Preparer {
 	}
 	if p.opts.FailureDir == "" {
 		p.opts.FailureDir = defaultFailureDir()
+	}
+	if p.opts.ProbeDir == "" {
+		p.opts.ProbeDir = defaultProbeDir()
 	}
 	p.log = p.opts.Logger
 	if p.log == nil {
@@ -564,7 +571,7 @@ func (p *Preparer) advisory(rerr *RuntimeError) error {
 }
 
 func (p *Preparer) imageVersion(ctx context.Context, pr Prober, img string, l lang.Language) (lang.Version, error) {
-	out, err := pr.Probe(ctx, img, l.VersionCommand())
+	out, err := p.probe(ctx, pr, img, l.VersionCommand()) // probecache.go
 	if err != nil {
 		return lang.Version{}, fmt.Errorf("read the %s version of %s: %w", l.Name(), img, err)
 	}

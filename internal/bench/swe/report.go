@@ -18,6 +18,9 @@ type Summary struct {
 	Errors         int
 	MedianPrompt   int     // bytes of the first prompt, median
 	MedianRatio    float64 // wall / native, median over instances with a native time
+	// MedianSandboxed is wall / Result.Sandboxed, median over the
+	// instances where it was measured; 0 when none.
+	MedianSandboxed float64
 	// FullRuns and TargetedRuns are the runs of the whole suite and of
 	// the failing tests only, summed over the instances that ran.
 	FullRuns     int
@@ -47,7 +50,7 @@ func summarize(split string, rs []Result) Summary {
 	s := Summary{Split: split, Instances: len(rs)}
 	repos := map[string]bool{}
 	var prompts []int
-	var ratios []float64
+	var ratios, sandboxed []float64
 	for _, r := range rs {
 		repos[r.Repo] = true
 		if r.Error != "" {
@@ -69,6 +72,9 @@ func summarize(split string, rs []Result) Summary {
 		if r.Native > 0 {
 			ratios = append(ratios, r.Wall/r.Native)
 		}
+		if r.Sandboxed > 0 {
+			sandboxed = append(sandboxed, r.Wall/r.Sandboxed)
+		}
 	}
 	s.Repos = len(repos)
 	if len(prompts) > 0 {
@@ -78,6 +84,10 @@ func summarize(split string, rs []Result) Summary {
 	if len(ratios) > 0 {
 		sort.Float64s(ratios)
 		s.MedianRatio = ratios[len(ratios)/2]
+	}
+	if len(sandboxed) > 0 {
+		sort.Float64s(sandboxed)
+		s.MedianSandboxed = sandboxed[len(sandboxed)/2]
 	}
 	return s
 }
@@ -93,8 +103,8 @@ func Markdown(backend string, oracle bool, res []Result) string {
 		who = "prompt only (the first prompt built and judged, no model asked: verified is not measured)"
 	}
 	fmt.Fprintf(&b, "Backend %s, %s.\n\n", backend, who)
-	b.WriteString("| split | instances | repos | reproduced | verified | target in first prompt | median first prompt | median wall / native (2 runs) | full suite runs | targeted runs | errors |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| split | instances | repos | reproduced | verified | target in first prompt | median first prompt | median wall / native (2 runs) | median wall / sandboxed suite (2 runs, this run) | full suite runs | targeted runs | errors |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, s := range Summarize(res) {
 		name := s.Split
 		if name == "" {
@@ -104,11 +114,15 @@ func Markdown(backend string, oracle bool, res []Result) string {
 		if s.MedianRatio > 0 {
 			ratio = fmt.Sprintf("%.2f×", s.MedianRatio)
 		}
-		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d | %d | %.1f KB | %s | %d | %d | %d |\n", name, s.Instances, s.Repos,
-			s.Reproduced, s.Verified, s.TargetInPrompt, float64(s.MedianPrompt)/1024, ratio, s.FullRuns, s.TargetedRuns, s.Errors)
+		sratio := "–"
+		if s.MedianSandboxed > 0 {
+			sratio = fmt.Sprintf("%.2f×", s.MedianSandboxed)
+		}
+		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d | %d | %.1f KB | %s | %s | %d | %d | %d |\n", name, s.Instances, s.Repos,
+			s.Reproduced, s.Verified, s.TargetInPrompt, float64(s.MedianPrompt)/1024, ratio, sratio, s.FullRuns, s.TargetedRuns, s.Errors)
 	}
-	b.WriteString("\n| instance | split | reproduced | verified | target in prompt | first prompt | requests | full runs | targeted runs | wall | native ×2 | wall / native | note |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("\n| instance | split | reproduced | verified | target in prompt | first prompt | requests | full runs | targeted runs | wall | phases (start / baseline / model / targeted / verify / end) | native ×2 | wall / native | sandboxed suite ×2 | wall / sandboxed | note |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range res {
 		note := r.Error
 		if note == "" && len(r.Missing) > 0 {
@@ -122,8 +136,13 @@ func Markdown(backend string, oracle bool, res []Result) string {
 			native = fmt.Sprintf("%.1fs", r.Native)
 			ratio = fmt.Sprintf("%.2f×", r.Wall/r.Native)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %.1f KB | %d | %d | %d | %.1fs | %s | %s | %s |\n", r.ID, r.Split,
-			yes(r.Reproduced), yes(r.Verified), yes(r.TargetInPrompt), float64(r.PromptBytes)/1024, r.Requests, r.FullRuns, r.TargetedRuns, r.Wall, native, ratio,
+		sboxed, sratio := "–", "–"
+		if r.Sandboxed > 0 {
+			sboxed = fmt.Sprintf("%.1fs", r.Sandboxed)
+			sratio = fmt.Sprintf("%.2f×", r.Wall/r.Sandboxed)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %.1f KB | %d | %d | %d | %.1fs | %s | %s | %s | %s | %s | %s |\n", r.ID, r.Split,
+			yes(r.Reproduced), yes(r.Verified), yes(r.TargetInPrompt), float64(r.PromptBytes)/1024, r.Requests, r.FullRuns, r.TargetedRuns, r.Wall, r.Phases, native, ratio, sboxed, sratio,
 			strings.ReplaceAll(note, "|", "\\|"))
 	}
 	return b.String()

@@ -47,6 +47,11 @@ type Options struct {
 	// Logger receives the engines' debug logs (where each session's start
 	// goes); nil discards.
 	Logger *slog.Logger
+	// Reference also times the instance's test command once more, after
+	// the fix, in one session of the same backend on the unfixed tree
+	// (Result.Sandboxed): the suite's cost on this machine, at this
+	// load, beside the corpus's native time measured when it was built.
+	Reference bool
 	// Parallel is how many instances run at once, each with its own
 	// sessions; 0 or 1 = one at a time. On the kubernetes backend the
 	// cluster places their pods.
@@ -77,6 +82,12 @@ type Result struct {
 	// Native is twice the instance's native suite time (before and after
 	// the fix), the work a fix replaces; 0 when unknown.
 	Native float64 `json:"native_seconds,omitempty"`
+	// Sandboxed is twice the test command's own time (the run inside the
+	// sandbox, without the session's start or sync) in one session of the
+	// same backend, on the unfixed tree, timed right after the fix in the
+	// same run (Options.Reference): the two suite runs a fix replaces, at
+	// this run's load and with its caches warm; 0 when not measured.
+	Sandboxed float64 `json:"sandboxed_suite_seconds,omitempty"`
 	// FullRuns and TargetedRuns count the runs of the whole suite and of
 	// the failing tests only (agent.Result); a fix that costs what the
 	// native runs it replaces runs the whole suite twice.
@@ -88,6 +99,9 @@ type Result struct {
 	// started: where a fix's wall time goes (session starts, the
 	// baseline, the targeted and the verifying runs).
 	Timeline []Step `json:"timeline,omitempty"`
+	// Phases is Wall split by the timeline (start, baseline, model,
+	// targeted, verify, end).
+	Phases Phases `json:"phases_seconds"`
 }
 
 // Step is one progress line of a run and when it came.
@@ -227,6 +241,7 @@ func runInstance(ctx context.Context, cfg *config.Config, backend sandbox.Backen
 	}
 	res, err := e.Run(ctx, agent.Request{Mode: agent.ModeFix, Root: root}, onEvent)
 	r.Wall = time.Since(start).Seconds()
+	r.Phases = phasesOf(r.Timeline, r.Wall)
 	// The sessions are removed in the background once the result is in
 	// (agent.Engine.WaitClosing): what a user waits for before the
 	// process exits, though not for the result.
@@ -235,6 +250,13 @@ func runInstance(ctx context.Context, cfg *config.Config, backend sandbox.Backen
 	if err != nil {
 		r.Error = err.Error()
 		return r
+	}
+	if opts.Reference && !opts.PromptOnly {
+		// After the fix, never before: it would fill the caches the fix's
+		// baseline fills (the user's build cache) and make the fix cheaper.
+		if rep, err := e.Test(ctx, root, nil); err == nil && rep.Duration > 0 {
+			r.Sandboxed = 2 * rep.Duration.Seconds()
+		}
 	}
 	r.StopReason = res.StopReason
 	r.FullRuns, r.TargetedRuns = res.FullRuns, res.TargetedRuns

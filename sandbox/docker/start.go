@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -113,17 +114,25 @@ func (b *Backend) start(ctx context.Context, spec sandbox.Spec) (*Session, error
 		hostVols[c.Target] = vol
 		hostEnv = append(hostEnv, c.HostEnv(c.Target)...)
 	}
+	toolMounts, toolPath, toolEnv, err := b.copyTools(ctx, spec.Image, spec.HostTools)
+	if err != nil {
+		return nil, err
+	}
 	s := &Session{
-		b:        b,
-		spec:     spec,
-		limits:   supclient.Defaults(spec.Limits),
-		supVol:   supVol,
-		hostVols: hostVols,
-		baseEnv:  baseEnv,
-		user:     sandboxUser(b.opts.User, imageUser),
+		b:          b,
+		spec:       spec,
+		limits:     supclient.Defaults(spec.Limits),
+		supVol:     supVol,
+		hostVols:   hostVols,
+		toolMounts: toolMounts,
+		baseEnv:    baseEnv,
+		user:       sandboxUser(b.opts.User, imageUser),
 	}
 	s.baseEnv = append(s.baseEnv, hostEnv...)
-	s.baseEnv = supclient.SpecEnv(s.baseEnv, spec)
+	s.baseEnv = append(s.baseEnv, toolEnv...)
+	envSpec := spec
+	envSpec.Path = append(slices.Clip(toolPath), spec.Path...)
+	s.baseEnv = supclient.SpecEnv(s.baseEnv, envSpec)
 	if err := s.boot(ctx); err != nil {
 		if !errors.Is(err, supclient.ErrNotStarted) {
 			return nil, err
@@ -341,6 +350,7 @@ func (s *Session) mounts(ctx context.Context) ([]mount.Mount, error) {
 		}
 		mounts = append(mounts, mount.Mount{Type: mount.TypeVolume, Source: src, Target: c.Target, ReadOnly: true})
 	}
+	mounts = append(mounts, s.toolMounts...)
 	if m, err := b.goCacheMount(ctx, s.spec); err != nil {
 		return nil, err
 	} else if m != nil {

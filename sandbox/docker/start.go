@@ -412,7 +412,12 @@ func (b *Backend) ensureVolume(ctx context.Context, image, name, kind, source st
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.volumes[name] {
-		return nil
+		// `fixpoint cache prune` may have removed it since (a mount of a
+		// missing volume would get an empty new one).
+		if _, err := b.cli.VolumeInspect(ctx, name); err == nil {
+			return nil
+		}
+		delete(b.volumes, name)
 	}
 	unlock, err := lockVolume(ctx, b.volumeLockDir(), name)
 	if err != nil {

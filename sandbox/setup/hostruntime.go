@@ -129,6 +129,14 @@ func (p *Preparer) hostToolNotes(spec *sandbox.Spec, plan *Plan) {
 	if plan.Lang != nil {
 		name = plan.Lang.Name()
 	}
+	if _, ok := p.b.(*kubernetes.Backend); ok {
+		if _, fetchable := plan.Lang.(lang.RuntimeSource); fetchable {
+			// docker moves to the host's version, or to one the project
+			// requires, with a per-version image; a cluster has only the
+			// image it was given.
+			p.progress(fmt.Sprintf("%s: the kubernetes backend runs the image's %s version; the host's version and per-version images are docker's (a project's requirement is still checked in the pod)", name, name))
+		}
+	}
 	for _, t := range spec.HostTools {
 		if !t.Copy || t.Note == "" {
 			continue

@@ -108,7 +108,7 @@ func resolveHostToolchain(getenv func(string) string, lookPath func(string) (str
 			}
 			channel, err := toolchainChannel(data)
 			if err != nil {
-				return nil, fmt.Sprintf("%s: %v", file, err)
+				return nil, file + " does not parse as TOML"
 			}
 			name, source = channel, file
 			break
@@ -191,7 +191,7 @@ func dockerToolchain(getenv func(string) string, lookPath func(string) (string, 
 	if snap != nil {
 		req, err := Language{}.Requirement(snap)
 		if err == nil && req != nil && !req.Range.Allows(tc.Version) {
-			return &sandbox.HostTool{Copy: true, Note: fmt.Sprintf("the host's toolchain %s (rustc %s) does not satisfy %s (%s)", tc.Name, tc.Version, req.Source, req.Constraint)}
+			return &sandbox.HostTool{Copy: true, Note: fmt.Sprintf("the host's toolchain %s (rustc %s) does not satisfy %s (%s)", tc.Name, tc.Version, printable(req.Source), printable(req.Constraint))}
 		}
 	}
 	return &sandbox.HostTool{
@@ -201,4 +201,15 @@ func dockerToolchain(getenv func(string) string, lookPath func(string) (string, 
 		Key:  tc.Name + " " + tc.Version.String(),
 		Note: fmt.Sprintf("the host's rustup toolchain %s (rustc %s, chosen by %s)", tc.Name, tc.Version, tc.Source),
 	}
+}
+
+// printable replaces control characters (a workspace file's text in a
+// message that reaches a terminal) with "?".
+func printable(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r >= 0x7f && r < 0xa0 {
+			return '?'
+		}
+		return r
+	}, s)
 }

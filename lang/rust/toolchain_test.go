@@ -99,6 +99,8 @@ func TestDockerToolchain(t *testing.T) {
 		{name: "absolute name", files: map[string]string{"rust-toolchain": "/etc\n"}, wantWhy: "not a toolchain name"},
 		{name: "slash in the name", files: map[string]string{"rust-toolchain.toml": "[toolchain]\nchannel = \"stable/../../x\"\n"}, wantWhy: "not a toolchain name"},
 		{name: "dotdot in RUSTUP_TOOLCHAIN", envTC: "..", wantWhy: "not a toolchain name"},
+		{name: "escape sequence in a channel", files: map[string]string{"rust-toolchain.toml": "[toolchain]\nchannel = \"nightly\\u001b[2J\"\n"}, wantWhy: "\\x1b"},
+		{name: "escape sequence in rust-version", files: map[string]string{"rust-toolchain": "beta\u001b]0;x\u0007\n"}, wantWhy: "not a toolchain name"},
 	}
 	for _, tt := range cases {
 		t.Run(tt.name, func(t *testing.T) {
@@ -116,6 +118,9 @@ func TestDockerToolchain(t *testing.T) {
 			}
 			if tt.wantWhy != "" && !strings.Contains(got.Note, tt.wantWhy) {
 				t.Errorf("Note = %q, want it to say %q", got.Note, tt.wantWhy)
+			}
+			if strings.ContainsAny(got.Note, "\x1b\x07") {
+				t.Errorf("Note carries control characters: %q", got.Note)
 			}
 			if got.Dir == "" && (got.Target != "" || got.Key != "") {
 				t.Errorf("a tool without a directory carries %+v", got)

@@ -17,8 +17,8 @@ func cacheCommand() *command {
 	c := &command{
 		name:    "cache",
 		summary: "report or prune the per-project caches the sandboxes keep (fixpoint cache prune)",
-		usage: `Usage: fixpoint cache prune [--max SIZE]
-       fixpoint cache size
+		usage: `Usage: fixpoint cache prune [--max SIZE] [--volumes=false]
+       fixpoint cache size [--volumes=false]
 
 The bwrap and none sandboxes keep per-project caches on this machine (Go
 build caches, dependency installs). They are kept within sandbox.cache_size
@@ -36,12 +36,14 @@ container uses is kept. A later session recreates what it needs.
   size    print the roots (and docker's cache volumes) and what they hold
   --max   prune to SIZE (such as 2g, or 0 for everything not in use)
           instead of sandbox.cache_size
+  --volumes=false  leave docker's volumes alone
 Example:
   fixpoint cache prune --max 2g`,
 	}
 	c.run = func(ctx context.Context, a *app, args []string) int {
 		fs := newFlags(c, a.stderr)
 		max := fs.String("max", "", "prune to this `size` instead of sandbox.cache_size")
+		volumes := fs.Bool("volumes", true, "docker's cache volumes too (false: the on-disk caches only)")
 		sub := ""
 		if len(args) > 0 && (args[0] == "prune" || args[0] == "size") {
 			sub, args = args[0], args[1:]
@@ -65,7 +67,7 @@ Example:
 				}
 				fmt.Fprintf(a.stdout, "%s\t%s\n", sizeText(n), r)
 			}
-			if cli := dockerForCache(ctx); cli != nil {
+			if cli := dockerForCache(ctx, *volumes); cli != nil {
 				defer cli.Close()
 				// Size only: a max above any total removes nothing.
 				if rep, err := docker.PruneCacheVolumes(ctx, cli.Client(), 1<<62); err == nil {
@@ -92,7 +94,7 @@ Example:
 		if err != nil {
 			return a.fail(fmt.Errorf("cache prune: %w", err))
 		}
-		if cli := dockerForCache(ctx); cli != nil {
+		if cli := dockerForCache(ctx, *volumes); cli != nil {
 			defer cli.Close()
 			vrep, err := docker.PruneCacheVolumes(ctx, cli.Client(), limit)
 			for _, g := range vrep.Removed {
@@ -147,10 +149,13 @@ func startupPrune(a *app, args []string) {
 	}, a.logger)
 }
 
-// dockerForCache is the Docker engine when it answers within a few
-// seconds (nil otherwise: a machine without docker has only the on-disk
-// caches). It reaps nothing.
-func dockerForCache(ctx context.Context) *docker.Backend {
+// dockerForCache is the Docker engine when want and it answers within a
+// few seconds (nil otherwise: a machine without docker has only the
+// on-disk caches). It reaps nothing.
+func dockerForCache(ctx context.Context, want bool) *docker.Backend {
+	if !want {
+		return nil
+	}
 	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	d, err := docker.New(dctx, &docker.Options{NoReap: true})

@@ -110,6 +110,18 @@ func (e *Engine) baselineKey(proj *project) string {
 	}
 	if in.Backend != config.BackendDocker {
 		in.Host = hostTools(r)
+	} else {
+		// The host toolchain docker runs in place of the image's (a copy
+		// of rustup's): a new one invalidates the baseline as a new
+		// image does.
+		for _, t := range spec.HostTools {
+			if t.Copy && t.Dir != "" {
+				if in.Host == nil {
+					in.Host = map[string]string{}
+				}
+				in.Host[t.Target] = t.Key
+			}
+		}
 	}
 	b, _ := json.Marshal(in)
 	sum := sha256.Sum256(b)

@@ -207,3 +207,27 @@ func TestHostToolsFingerprintEveryLanguage(t *testing.T) {
 		t.Errorf("an upgraded %s kept its fingerprint %q", want[0], after)
 	}
 }
+
+// TestBaselineKeyDockerHostToolchain: a docker baseline is keyed on the
+// host toolchain docker runs in place of the image's (a copy of rustup's):
+// another toolchain, or an update of the same one, invalidates it; a note
+// without a copy does not count.
+func TestBaselineKeyDockerHostToolchain(t *testing.T) {
+	cfg := testConfig(t)
+	e := New(cfg, &Options{Backend: namedBackend{nil, "docker"}})
+	proj := e.newProject(cacheSnap())
+	keyWith := func(tools ...sandbox.HostTool) string {
+		proj.spec.HostTools = tools
+		return e.baselineKey(proj)
+	}
+	none := keyWith()
+	stable := keyWith(sandbox.HostTool{Dir: "/h/.rustup/toolchains/stable-x", Copy: true, Target: "/opt/fixpoint/rust-toolchain", Key: "stable-x 1.95.0"})
+	updated := keyWith(sandbox.HostTool{Dir: "/h/.rustup/toolchains/stable-x", Copy: true, Target: "/opt/fixpoint/rust-toolchain", Key: "stable-x 1.96.0"})
+	note := keyWith(sandbox.HostTool{Copy: true, Note: "not offered"})
+	if none == stable || stable == updated {
+		t.Errorf("keys: none %s, stable %s, updated %s; want three", none, stable, updated)
+	}
+	if note != none {
+		t.Errorf("a note without a copy changed the key")
+	}
+}

@@ -313,11 +313,29 @@ type Backend interface {
 // HostTool is a host toolchain directory that a native run uses and that
 // is not under /usr (rustup's ~/.rustup and ~/.cargo/bin). Backends that
 // run the host's toolchains (bwrap) offer it read-only at the same path,
-// with Dir first on PATH when OnPath and Env set; the docker backend,
-// whose image brings its own toolchain, ignores it. Never a directory
-// that holds credentials (~/.cargo itself has credentials.toml).
+// with Dir first on PATH when OnPath and Env set. Never a directory that
+// holds credentials (~/.cargo itself has credentials.toml).
+//
+// A Copy tool is for the backends whose image brings its own toolchain
+// (docker) and only for them (bwrap and none skip it): one toolchain
+// directory (rustup's ~/.rustup/toolchains/<name>), copied once into a
+// read-only volume keyed by its listing (a remote engine works too; no
+// bind mount), mounted at Target, with Target/bin first on PATH when
+// OnPath. Only regular files and directories are copied (a symlink in it
+// is left out, never followed); Skip names top-level entries left out
+// (documentation). Key identifies its content (name and version) in
+// setup cache keys. Note says, for messages, what it is ("the host's
+// rustup toolchain stable-x86_64-unknown-linux-gnu, rustc 1.95.0"); a
+// Copy tool without Dir offers nothing, and its Note says why the host's
+// toolchain is not offered (the image's then runs). Backends that offer
+// neither kind (kubernetes) run the image's toolchain.
 type HostTool struct {
 	Dir    string
 	OnPath bool
 	Env    []string
+	Copy   bool
+	Target string
+	Skip   []string
+	Key    string
+	Note   string
 }

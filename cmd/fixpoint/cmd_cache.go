@@ -4,18 +4,21 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
+	"time"
 
 	"github.com/fixpoint-dev/fixpoint/config"
 	"github.com/fixpoint-dev/fixpoint/sandbox/backends"
 	"github.com/fixpoint-dev/fixpoint/sandbox/cachedir"
+	"github.com/fixpoint-dev/fixpoint/sandbox/docker"
 )
 
 func cacheCommand() *command {
 	c := &command{
 		name:    "cache",
 		summary: "report or prune the per-project caches the sandboxes keep (fixpoint cache prune)",
-		usage: `Usage: fixpoint cache prune [--max SIZE]
-       fixpoint cache size
+		usage: `Usage: fixpoint cache prune [--max SIZE] [--volumes=false]
+       fixpoint cache size [--volumes=false]
 
 The bwrap and none sandboxes keep per-project caches on this machine (Go
 build caches, dependency installs). They are kept within sandbox.cache_size
@@ -24,16 +27,23 @@ fixpoint removes the least recently used projects' caches, in the
 background, until the rest fits. A cache a running session uses is never
 removed. The roots are under /var/tmp (as root) or your cache directory,
 or $FIXPOINT_CACHE_DIR when set.
+The docker sandbox keeps its caches in Docker volumes labelled
+fixpoint.cache (dependency installs, Go build caches, copies of host
+caches and toolchains). prune removes those too, when the engine answers:
+the oldest first, until they fit in the same cap on their own; a volume a
+container uses is kept. A later session recreates what it needs.
   prune   prune now and say what was freed
-  size    print the roots and what they hold
+  size    print the roots (and docker's cache volumes) and what they hold
   --max   prune to SIZE (such as 2g, or 0 for everything not in use)
           instead of sandbox.cache_size
+  --volumes=false  leave docker's volumes alone
 Example:
   fixpoint cache prune --max 2g`,
 	}
 	c.run = func(ctx context.Context, a *app, args []string) int {
 		fs := newFlags(c, a.stderr)
 		max := fs.String("max", "", "prune to this `size` instead of sandbox.cache_size")
+		volumes := fs.Bool("volumes", true, "docker's cache volumes too (false: the on-disk caches only)")
 		sub := ""
 		if len(args) > 0 && (args[0] == "prune" || args[0] == "size") {
 			sub, args = args[0], args[1:]
@@ -57,6 +67,13 @@ Example:
 				}
 				fmt.Fprintf(a.stdout, "%s\t%s\n", sizeText(n), r)
 			}
+			if cli := dockerForCache(ctx, *volumes); cli != nil {
+				defer cli.Close()
+				// Size only: a max above any total removes nothing.
+				if rep, err := docker.PruneCacheVolumes(ctx, cli.Client(), 1<<62); err == nil {
+					fmt.Fprintf(a.stdout, "%s\tdocker volumes labelled fixpoint.cache\n", sizeText(rep.Before))
+				}
+			}
 			fmt.Fprintf(a.stdout, "cap (sandbox.cache_size): %s\n", sizeText(backends.CacheCap(cfg)))
 			return 0
 		}
@@ -76,6 +93,20 @@ Example:
 		fmt.Fprintf(a.stdout, "freed %s: %s → %s (cap %s)\n", sizeText(rep.Freed()), sizeText(rep.Before), sizeText(rep.After), sizeText(limit))
 		if err != nil {
 			return a.fail(fmt.Errorf("cache prune: %w", err))
+		}
+		if cli := dockerForCache(ctx, *volumes); cli != nil {
+			defer cli.Close()
+			vrep, err := docker.PruneCacheVolumes(ctx, cli.Client(), limit)
+			for _, g := range vrep.Removed {
+				fmt.Fprintf(a.stdout, "removed %s\tdocker volume %s (%s, created %s)\n", sizeText(max64(g.Size, 0)), strings.Join(g.Names, ", "), g.Kind, g.Created.Format("2006-01-02 15:04"))
+			}
+			for _, g := range vrep.KeptInUse {
+				fmt.Fprintf(a.stdout, "kept    %s\tdocker volume %s: a container uses it\n", sizeText(max64(g.Size, 0)), strings.Join(g.Names, ", "))
+			}
+			fmt.Fprintf(a.stdout, "docker: freed %s: %s → %s (cap %s)\n", sizeText(vrep.Before-vrep.After), sizeText(vrep.Before), sizeText(vrep.After), sizeText(limit))
+			if err != nil {
+				return a.fail(fmt.Errorf("cache prune (docker volumes): %w", err))
+			}
 		}
 		return 0
 	}
@@ -116,4 +147,27 @@ func startupPrune(a *app, args []string) {
 		}
 		return backends.CacheCap(cfg), nil
 	}, a.logger)
+}
+
+// dockerForCache is the Docker engine when want and it answers within a
+// few seconds (nil otherwise: a machine without docker has only the
+// on-disk caches). It reaps nothing.
+func dockerForCache(ctx context.Context, want bool) *docker.Backend {
+	if !want {
+		return nil
+	}
+	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	d, err := docker.New(dctx, &docker.Options{NoReap: true})
+	if err != nil {
+		return nil
+	}
+	return d
+}
+
+func max64(a, b int64) int64 {
+	if a > b {
+		return a
+	}
+	return b
 }

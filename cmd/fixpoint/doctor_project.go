@@ -49,6 +49,18 @@ func checkProject(ctx context.Context, cfg *config.Config, root string) (checks 
 		defer d.Close()
 	}
 	rc, ok, img := checkRuntime(ctx, plan, spec.Image, d)
+	if tc := copiedTool(spec); tc != nil && d != nil {
+		// docker runs the host's toolchain (a read-only copy), which the
+		// language offers only when it satisfies the requirement.
+		rc.Status, rc.Fix, ok = "ok", "", true
+		rc.Detail = "docker runs " + tc.Note + ", as a native run does, not the image's (" + describeHave(sandboxVersion(ctx, plan.Lang, spec.Image, d)) + "); bwrap runs the host's own; kubernetes runs the image's"
+	} else {
+		for _, t := range spec.HostTools {
+			if t.Copy && t.Dir == "" && t.Note != "" {
+				rc.Detail += "; the host's toolchain is not used on docker: " + t.Note
+			}
+		}
+	}
 	checks = append(checks, rc)
 	spec.Image = img
 	checks = append(checks, checkSetup(ctx, plan, snap, spec, d))
@@ -162,4 +174,21 @@ func checkSetup(ctx context.Context, plan *setup.Plan, snap *sandbox.Snapshot, s
 		ch.Detail += "; runs before the first test (not cached yet)"
 	}
 	return ch
+}
+
+// copiedTool is the host toolchain docker runs in place of the image's
+// (sandbox.HostTool.Copy with a directory: Rust's rustup toolchain), or
+// nil.
+func copiedTool(spec sandbox.Spec) *sandbox.HostTool {
+	for i, t := range spec.HostTools {
+		if t.Copy && t.Dir != "" && isFixpointImage(spec.Image) {
+			return &spec.HostTools[i]
+		}
+	}
+	return nil
+}
+
+func isFixpointImage(img string) bool {
+	_, ok := image.ImageLang(img)
+	return ok
 }

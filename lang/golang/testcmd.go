@@ -18,7 +18,13 @@ var goModuleRe = regexp.MustCompile(`(?m)^\s*module\s+("?)([^\s"]+)("?)\s*(?://.
 //
 // A module that uses cgo (CgoFile) runs with CGO_ENABLED=1, over the go
 // image's CGO_ENABLED=0: its build then needs the image's gcc, and says
-// so when there is none, instead of failing on undefined C names.
+// so when there is none, instead of failing on undefined C names. Any
+// other module runs with CGO_ENABLED empty, which is go's own default, as
+// on a developer's machine: cgo on where a C compiler is on PATH (the go
+// image has gcc; bwrap, the host's), off where none is. The tests then
+// see the go a native run sees: stretchr/testify's suite tests run
+// `go test -race`, which needs cgo, and failed under the image's
+// CGO_ENABLED=0 where `go test ./...` passes natively.
 func (Language) TestCommand(snap *sandbox.Snapshot) testrun.Runner {
 	r := testrun.Runner{Name: testrun.RunnerGo, Args: goArgs(snap, "test", "-json", "./..."), Format: testrun.GoTestJSON("", nil)}
 	if dirs := nestedModules(snap); len(dirs) > 1 {
@@ -26,6 +32,8 @@ func (Language) TestCommand(snap *sandbox.Snapshot) testrun.Runner {
 	}
 	if CgoFile(snap) != "" {
 		r.Env = append(r.Env, "CGO_ENABLED=1")
+	} else {
+		r.Env = append(r.Env, "CGO_ENABLED=")
 	}
 	if mods, patterns := workspaceModules(snap); len(mods) > 0 {
 		// A workspace: every member module, as `go test` in each would.

@@ -66,16 +66,27 @@ func nodeRunner(pkgJSON []byte) testrun.Runner {
 	case prog == "" || !declared(prog):
 		// A runner the package does not declare would come from a global
 		// install the sandbox does not have; read whatever it prints.
-		return testrun.Runner{Name: testrun.RunnerNPM, Args: npmTest, Format: testrun.NPM(composedRunner(script, declared))}
+		return testrun.Runner{Name: testrun.RunnerNPM, Args: npmTest, Format: npmFormat(composedRunner(script, declared))}
 	}
 	if r, ok := jsRunner(prog, words, append(npmTest, "--")); ok {
 		return r
 	}
-	return testrun.Runner{Name: testrun.RunnerNPM, Args: npmTest, Format: testrun.NPM(composedRunner(script, declared))}
+	return testrun.Runner{Name: testrun.RunnerNPM, Args: npmTest, Format: npmFormat(composedRunner(script, declared))}
+}
+
+// npmFormat is the format of `npm test` whose script runs composed before
+// its last command: ava's default reporter is read here (AvaHuman), the
+// others' in testrun.
+func npmFormat(composed string) *testrun.Format {
+	if composed == RunnerAva {
+		return testrun.NPMWith(AvaHuman)
+	}
+	return testrun.NPM(composed)
 }
 
 // composedRunner returns the runner (testrun.RunnerJest, RunnerVitest,
-// RunnerMocha) of a command before the last one of a composed script,
+// RunnerMocha, RunnerAva: its default reporter, AvaHuman) of a command
+// before the last one of a composed script,
 // "jest && tsc --noEmit" or "mocha && npm run lint": npm appends no
 // reporter flags there, so its default output is read (see
 // testrun.NPM). "" when no earlier command is a declared
@@ -94,6 +105,10 @@ func composedRunner(script string, declared func(string) bool) string {
 			return testrun.RunnerVitest
 		case "mocha":
 			return testrun.RunnerMocha
+		case "ava":
+			if !slices.Contains(words, "--tap") && !slices.Contains(words, "-t") && !slices.Contains(words, "-w") {
+				return RunnerAva
+			}
 		}
 	}
 	return ""

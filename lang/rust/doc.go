@@ -1,6 +1,8 @@
 // Package rust is fixpoint's knowledge of Rust crates: detection from
 // Cargo.toml, the toolchain requirement (Cargo.toml rust-version,
-// rust-toolchain(.toml)), `cargo test --offline` and its libtest output
+// rust-toolchain(.toml)), the host's rustup toolchain that bwrap binds
+// and docker copies (hosttools.go, toolchain.go: the one a native run
+// would use), `cargo test --offline` and its libtest output
 // ([Parse]), vendored dependencies ([CheckVendored]: crates.io is never
 // reached), the test files and test infrastructure ([IsTestFile],
 // [IsTestInfra]) and the policy rules for model-written Rust ([Check]).

@@ -13,8 +13,16 @@ import (
 // under /usr: rustup's proxies in ~/.cargo/bin (or $CARGO_HOME/bin) and
 // the toolchains in ~/.rustup (or $RUSTUP_HOME), with RUSTUP_HOME set to
 // it. Never $CARGO_HOME itself: it holds credentials.toml.
-func (Language) HostTools(*sandbox.Snapshot) []sandbox.HostTool {
-	return hostTools(os.Getenv, exec.LookPath)
+//
+// For docker it adds the one toolchain directory a native run uses
+// (dockerToolchain: a read-only copy, never ~/.cargo, never a path a
+// workspace file names), or a note saying why the image's rustc runs.
+func (Language) HostTools(snap *sandbox.Snapshot) []sandbox.HostTool {
+	tools := hostTools(os.Getenv, exec.LookPath)
+	if t := dockerToolchain(os.Getenv, exec.LookPath, snap); t != nil {
+		tools = append(tools, *t)
+	}
+	return tools
 }
 
 func hostTools(getenv func(string) string, lookPath func(string) (string, error)) []sandbox.HostTool {

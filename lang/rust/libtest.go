@@ -31,9 +31,10 @@ var (
 	sectionRe = regexp.MustCompile(`^---- (.+?) (?:stdout|stderr) ----$`)
 	// Panics: rustc before 1.73 quotes the message and puts the location
 	// last; 1.73 and later put the location first and the message on the
-	// next lines.
-	oldPanicRe = regexp.MustCompile(`(?s)thread '[^']*' panicked at '(.*?)', ([^\s,']+):(\d+):(\d+)`)
-	newPanicRe = regexp.MustCompile(`(?m)thread '[^']*' panicked at ([^\s,']+):(\d+):(\d+):$`)
+	// next lines; 1.88 and later name the thread's id too ("thread 't'
+	// (25360) panicked at src/lib.rs:2:10:", rustup's 1.95).
+	oldPanicRe = regexp.MustCompile(`(?s)thread '[^']*'(?: \(\d+\))? panicked at '(.*?)', ([^\s,']+):(\d+):(\d+)`)
+	newPanicRe = regexp.MustCompile(`(?m)thread '[^']*'(?: \(\d+\))? panicked at ([^\s,']+):(\d+):(\d+):$`)
 	leftRe     = regexp.MustCompile("(?m)^\\s*left: `?(.*?)`?,?$")
 	rightRe    = regexp.MustCompile("(?m)^\\s*right: `?(.*?)`?(?:: .*)?$")
 	// rustc diagnostics: "error[E0308]: mismatched types" then " --> file:line:col".

@@ -148,9 +148,16 @@ func TestParseBuildFailureFrames(t *testing.T) {
 }
 
 // Newer toolchains (rustc 1.73 and later) print the panic location first
-// and the message on its own lines; libtest may also come from a rustup
-// toolchain in a project's own image.
+// and the message on its own lines, and 1.88 and later the thread's id
+// ("thread 'tests::b' (25360) panicked at"): rustup's toolchain, which
+// bwrap and now docker run.
 func TestParseNewPanicFormat(t *testing.T) {
+	for _, thread := range []string{"thread 'tests::b'", "thread 'tests::b' (25360)"} {
+		t.Run(thread, func(t *testing.T) { parseNewPanic(t, thread) })
+	}
+}
+
+func parseNewPanic(t *testing.T, thread string) {
 	stdout := `
 running 2 tests
 test tests::a ... ok
@@ -159,7 +166,7 @@ test tests::b ... FAILED
 failures:
 
 ---- tests::b stdout ----
-thread 'tests::b' panicked at /workspace/src/lib.rs:12:9:
+` + thread + ` panicked at /workspace/src/lib.rs:12:9:
 assertion ` + "`left == right`" + ` failed: sums differ
   left: 3
  right: 4

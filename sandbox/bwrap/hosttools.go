@@ -24,7 +24,8 @@ import (
 // made (another file system) it is left out with a warning.
 func (b *Backend) hostTools(tools []sandbox.HostTool) (args, path, env []string) {
 	for _, t := range tools {
-		if !filepath.IsAbs(t.Dir) {
+		if t.Copy || !filepath.IsAbs(t.Dir) {
+			// A Copy tool is docker's form of what the others offer here.
 			continue
 		}
 		if st, err := os.Stat(t.Dir); err != nil || !st.IsDir() {

@@ -9,6 +9,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 )
 
 // ensureHostCache offers a host cache directory (Go's module cache)
@@ -18,31 +20,55 @@ import (
 // cache is unchanged. Nothing is bind-mounted, so a remote engine works
 // too.
 func (b *Backend) ensureHostCache(ctx context.Context, image, name, dir string) (string, error) {
+	return b.ensureHostTree(ctx, image, name, dir, nil)
+}
+
+// ensureHostTree is ensureHostCache leaving out the top-level entries
+// skip names (a toolchain's documentation).
+func (b *Backend) ensureHostTree(ctx context.Context, image, name, dir string, skip []string) (string, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return "", fmt.Errorf("%s cache %s: %w", name, dir, err)
 	}
-	key, err := treeKey(abs)
+	key, err := treeKey(abs, skip)
 	if err != nil {
 		return "", fmt.Errorf("%s cache %s: %w", name, dir, err)
 	}
 	vol := "fixpoint-" + name + "-" + key[:16]
 	fill := func() (io.Reader, error) {
 		pr, pw := io.Pipe()
-		go func() { pw.CloseWithError(writeTree(pw, abs)) }()
+		go func() { pw.CloseWithError(writeTree(pw, abs, skip)) }()
 		return pr, nil
 	}
 	src := sha256.Sum256([]byte(abs))
 	return vol, b.ensureVolume(ctx, image, vol, name+"cache", fmt.Sprintf("%x", src[:8]), fill)
 }
 
-// treeKey hashes a directory's listing (paths, sizes, modification times).
-func treeKey(root string) (string, error) {
+// skipped reports whether p, under root, is (in) a top-level entry skip
+// names.
+func skipped(root, p string, skip []string) bool {
+	rel, err := filepath.Rel(root, p)
+	if err != nil {
+		return false
+	}
+	top, _, _ := strings.Cut(filepath.ToSlash(rel), "/")
+	return slices.Contains(skip, top)
+}
+
+// treeKey hashes a directory's listing (paths, sizes, modification times),
+// the top-level entries skip names left out.
+func treeKey(root string, skip []string) (string, error) {
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00", root)
+	fmt.Fprintf(h, "%s\x00%q\x00", root, skip)
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
+		}
+		if skipped(root, p, skip) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
 		}
 		if !d.Type().IsRegular() {
 			return nil
@@ -58,12 +84,19 @@ func treeKey(root string) (string, error) {
 }
 
 // writeTree writes root's regular files and directories as a tar stream,
-// readable by everyone (the sandbox runs as nobody).
-func writeTree(w io.Writer, root string) error {
+// readable by everyone (the sandbox runs as nobody), the top-level entries
+// skip names left out. Symlinks are left out, never followed.
+func writeTree(w io.Writer, root string, skip []string) error {
 	tw := tar.NewWriter(w)
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
+		}
+		if skipped(root, p, skip) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
 		}
 		rel, err := filepath.Rel(root, p)
 		if err != nil || rel == "." {

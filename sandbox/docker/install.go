@@ -157,11 +157,17 @@ func (b *Backend) runInstall(ctx context.Context, spec sandbox.InstallSpec, user
 		}
 		ms = append(ms, mount.Mount{Type: mount.TypeVolume, Source: m.Source, Target: m.Target})
 	}
+	toolMounts, toolPath, toolEnv, err := b.copyTools(ctx, spec.Image, spec.HostTools)
+	if err != nil {
+		return err
+	}
+	ms = append(ms, toolMounts...)
 	env := []string{"HOME=/tmp", "LANG=C.UTF-8", "TMPDIR=/tmp", "FIXPOINT_UID=" + user,
 		"FIXPOINT_CACHES=" + strings.Join(targets, " "), "FIXPOINT_WRITABLE=" + strings.Join(writable, " "), "FIXPOINT_SETUP=" + installScript(spec)}
-	if len(spec.Path) > 0 {
-		env = append(env, "PATH="+strings.Join(spec.Path, ":")+":"+defaultPath)
+	if path := append(toolPath, spec.Path...); len(path) > 0 {
+		env = append(env, "PATH="+strings.Join(path, ":")+":"+defaultPath)
 	}
+	env = append(env, toolEnv...)
 	env = append(env, spec.Env...)
 	hostEnv, stopRelays, err := b.relayProxies(ctx, spec.HostEnv)
 	if err != nil {

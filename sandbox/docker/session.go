@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/docker/docker/api/types/mount"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/docker/supclient"
 )
@@ -23,8 +24,10 @@ type Session struct {
 	limits   sandbox.Limits // spec.Limits with defaults
 	supVol   string
 	hostVols map[string]string // Spec.Caches target -> volume holding a HostDir copy
-	baseEnv  []string
-	user     string // uid:gid
+	// toolMounts are the read-only copies of Spec.HostTools (copyTools).
+	toolMounts []mount.Mount
+	baseEnv    []string
+	user       string // uid:gid
 	// seedInto is the fresh Go build cache that boot fills from the
 	// user cache mounted at goCacheSeedDir; "" when there is none.
 	seedInto string

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -113,17 +114,25 @@ func (b *Backend) start(ctx context.Context, spec sandbox.Spec) (*Session, error
 		hostVols[c.Target] = vol
 		hostEnv = append(hostEnv, c.HostEnv(c.Target)...)
 	}
+	toolMounts, toolPath, toolEnv, err := b.copyTools(ctx, spec.Image, spec.HostTools)
+	if err != nil {
+		return nil, err
+	}
 	s := &Session{
-		b:        b,
-		spec:     spec,
-		limits:   supclient.Defaults(spec.Limits),
-		supVol:   supVol,
-		hostVols: hostVols,
-		baseEnv:  baseEnv,
-		user:     sandboxUser(b.opts.User, imageUser),
+		b:          b,
+		spec:       spec,
+		limits:     supclient.Defaults(spec.Limits),
+		supVol:     supVol,
+		hostVols:   hostVols,
+		toolMounts: toolMounts,
+		baseEnv:    baseEnv,
+		user:       sandboxUser(b.opts.User, imageUser),
 	}
 	s.baseEnv = append(s.baseEnv, hostEnv...)
-	s.baseEnv = supclient.SpecEnv(s.baseEnv, spec)
+	s.baseEnv = append(s.baseEnv, toolEnv...)
+	envSpec := spec
+	envSpec.Path = append(slices.Clip(toolPath), spec.Path...)
+	s.baseEnv = supclient.SpecEnv(s.baseEnv, envSpec)
 	if err := s.boot(ctx); err != nil {
 		if !errors.Is(err, supclient.ErrNotStarted) {
 			return nil, err
@@ -345,6 +354,7 @@ func (s *Session) mounts(ctx context.Context) ([]mount.Mount, error) {
 		}
 		mounts = append(mounts, mount.Mount{Type: mount.TypeVolume, Source: src, Target: c.Target, ReadOnly: true})
 	}
+	mounts = append(mounts, s.toolMounts...)
 	if m, err := b.goCacheMount(ctx, s.spec); err != nil {
 		return nil, err
 	} else if m != nil {
@@ -406,7 +416,12 @@ func (b *Backend) ensureVolume(ctx context.Context, image, name, kind, source st
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.volumes[name] {
-		return nil
+		// `fixpoint cache prune` may have removed it since (a mount of a
+		// missing volume would get an empty new one).
+		if _, err := b.cli.VolumeInspect(ctx, name); err == nil {
+			return nil
+		}
+		delete(b.volumes, name)
 	}
 	unlock, err := lockVolume(ctx, b.volumeLockDir(), name)
 	if err != nil {

@@ -9,7 +9,9 @@ import (
 
 	"github.com/fixpoint-dev/fixpoint/lang"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
+	"github.com/fixpoint-dev/fixpoint/sandbox/docker"
 	"github.com/fixpoint-dev/fixpoint/sandbox/image"
+	"github.com/fixpoint-dev/fixpoint/sandbox/kubernetes"
 )
 
 // hostRuntime is the version of l's runtime a native run on this machine
@@ -103,4 +105,53 @@ func (p *Preparer) preferHostUndeclared(ctx context.Context, pr Prober, spec *sa
 		return
 	}
 	p.preferHostRelease(ctx, pr, spec, plan, lang.Range{}, have)
+}
+
+// copiedTool returns the spec's host toolchain that docker offers as a
+// read-only copy in place of the image's (sandbox.HostTool.Copy: the
+// rustup toolchain a native run uses), or nil.
+func copiedTool(spec *sandbox.Spec) *sandbox.HostTool {
+	for i, t := range spec.HostTools {
+		if t.Copy && t.Dir != "" {
+			return &spec.HostTools[i]
+		}
+	}
+	return nil
+}
+
+// hostToolNotes says which toolchain the sessions run when the language
+// offers the host's own as a copy (Rust): on docker, that one, or why the
+// image's runs instead; on kubernetes, that the image's runs, since no
+// host directory reaches a cluster. bwrap and none run the host's
+// toolchain itself and say nothing.
+func (p *Preparer) hostToolNotes(spec *sandbox.Spec, plan *Plan) {
+	name := "the runtime"
+	if plan.Lang != nil {
+		name = plan.Lang.Name()
+	}
+	if _, ok := p.b.(*kubernetes.Backend); ok {
+		if _, fetchable := plan.Lang.(lang.RuntimeSource); fetchable {
+			// docker moves to the host's version, or to one the project
+			// requires, with a per-version image; a cluster has only the
+			// image it was given.
+			p.progress(fmt.Sprintf("%s: the kubernetes backend runs the image's %s version; the host's version and per-version images are docker's (a project's requirement is still checked in the pod)", name, name))
+		}
+	}
+	for _, t := range spec.HostTools {
+		if !t.Copy || t.Note == "" {
+			continue
+		}
+		switch p.b.(type) {
+		case *docker.Backend:
+			if t.Dir != "" {
+				p.progress(fmt.Sprintf("%s: running %s, as a native run does (a read-only copy in the sandbox)", name, t.Note))
+			} else {
+				p.progress(fmt.Sprintf("%s: the image's toolchain runs, not the host's: %s", name, t.Note))
+			}
+		case *kubernetes.Backend:
+			if t.Dir != "" {
+				p.warn(fmt.Sprintf("%s: the kubernetes backend runs the image's toolchain, not %s: no host directory reaches the cluster (docker and bwrap run the host's); counts may differ from a native run", name, t.Note))
+			}
+		}
+	}
 }

@@ -305,6 +305,12 @@ func (p *Preparer) Prepare(ctx context.Context, spec *sandbox.Spec, snap *sandbo
 	if err := p.projectImage(ctx, spec, snap, plan); err != nil {
 		return err
 	}
+	if !isDefaultImage(spec.Image) {
+		// An image of the user's (or the project's) brings the toolchain
+		// they chose: the host's is not laid over it.
+		spec.HostTools = slices.DeleteFunc(slices.Clone(spec.HostTools), func(t sandbox.HostTool) bool { return t.Copy })
+	}
+	p.hostToolNotes(spec, plan) // hostruntime.go
 	if err := p.pickImage(ctx, spec, plan); err != nil {
 		return err
 	}
@@ -406,7 +412,15 @@ func (p *Preparer) Prepare(ctx context.Context, spec *sandbox.Spec, snap *sandbo
 // install runs the project's own scripts, so a cache is never shared
 // between projects, as the Go build cache is not.
 func CacheKey(st *lang.Setup, snap *sandbox.Snapshot, spec sandbox.Spec) string {
-	return st.Key(snap, spec.Image+"\x00"+spec.Labels[sandbox.LabelProject])
+	extra := spec.Image + "\x00" + spec.Labels[sandbox.LabelProject]
+	// A host toolchain the step runs instead of the image's (docker's copy
+	// of rustup's): what it built belongs to that toolchain.
+	for _, t := range spec.HostTools {
+		if t.Copy && t.Dir != "" {
+			extra += "\x00" + t.Key
+		}
+	}
+	return st.Key(snap, extra)
 }
 
 // ticker reports phase after a second (a cache hit says nothing) and then
@@ -507,6 +521,12 @@ func (p *Preparer) pickImage(ctx context.Context, spec *sandbox.Spec, plan *Plan
 	pr, ok := p.b.(Prober)
 	if plan.Lang == nil || !ok || spec.Image != image.ImageName(plan.Lang.Name()) {
 		return nil // other backends and images: CheckRuntime verifies in the session
+	}
+	if copiedTool(spec) != nil {
+		// The host's toolchain runs, not the image's: the language offers
+		// it only when it satisfies the requirement (lang/rust), and
+		// CheckRuntime verifies it in the session.
+		return nil
 	}
 	if req == nil {
 		// No declared version: every version satisfies the project, so

@@ -101,6 +101,12 @@ type goTest struct {
 	out    boundedBuf
 	done   bool
 	parent int // index of the parent test, -1 for a top-level test
+	// nested: the test is not one of its package's: its events come from
+	// a test run inside a test (testing.RunTests, testing.Main, a
+	// `go test -v` whose output a test prints), see nestedRoot.
+	nested bool
+	in     *goTest // for a nested top-level name: the test it ran in
+	paused bool    // a top-level test between its PAUSE and CONT
 }
 
 type goParser struct {
@@ -114,6 +120,9 @@ type goParser struct {
 	pkgFail map[string]string // package → FailedBuild ("" when the tests failed)
 	build   map[string]*boundedBuf
 	output  boundedBuf
+	// running is, per package, the top-level tests started and not
+	// finished nor paused.
+	running map[string]map[string]bool
 }
 
 // parseGoJSON parses `go test -json` output. Non-JSON lines (build errors of
@@ -122,7 +131,7 @@ type goParser struct {
 func parseGoJSON(stdout, stderr []byte, module string, modDirs map[string]string, n *normalizer) ([]Result, []int, string) {
 	p := &goParser{
 		module: module, modDirs: modDirs, n: n, byKey: map[string]int{}, pkgOut: map[string]*boundedBuf{},
-		pkgFail: map[string]string{}, build: map[string]*boundedBuf{},
+		pkgFail: map[string]string{}, build: map[string]*boundedBuf{}, running: map[string]map[string]bool{},
 	}
 	var loose []string
 	for _, line := range splitLines(stdout) {
@@ -139,10 +148,14 @@ func parseGoJSON(stdout, stderr []byte, module string, modDirs map[string]string
 	loose = append(loose, splitLines(stderr)...)
 	p.looseBuild(loose)
 
+	p.dropNested()
 	var results []Result
 	var running []int
 	var failing boundedBuf // the failing tests' output, for the model
 	for _, t := range p.tests {
+		if t.nested {
+			continue
+		}
 		p.finish(t)
 		if !t.done && t.res.Status == "" {
 			running = append(running, len(results))
@@ -154,6 +167,9 @@ func parseGoJSON(stdout, stderr []byte, module string, modDirs map[string]string
 	}
 	testFailed := map[string]bool{} // packages with a failed or unfinished test
 	for _, t := range p.tests {
+		if t.nested {
+			continue
+		}
 		if t.res.Status == StatusFail || t.res.Status == StatusError || !t.done {
 			testFailed[t.res.Package] = true
 		}
@@ -218,14 +234,31 @@ func (p *goParser) event(ev *goEvent) {
 		p.packageEvent(ev)
 		return
 	}
+	if ev.Action == "run" && !strings.Contains(ev.Test, "/") {
+		p.nestedRoot(ev.Package, ev.Test)
+	}
 	t := p.test(ev.Package, ev.Test)
 	if t == nil {
 		return
 	}
+	top := t.parent < 0 && !strings.Contains(ev.Test, "/")
 	switch ev.Action {
 	case "output":
 		t.out.WriteString(ev.Output)
+	case "pause":
+		if top {
+			t.paused = true
+			delete(p.running[ev.Package], ev.Test)
+		}
+	case "cont":
+		if top && !t.done && !t.nested {
+			t.paused = false
+			p.running[ev.Package][ev.Test] = true
+		}
 	case "pass", "fail", "skip":
+		if top && !t.nested {
+			delete(p.running[ev.Package], ev.Test)
+		}
 		t.done = true
 		t.res.Status = Status(ev.Action)
 		if ev.Elapsed > 0 && ev.Elapsed < 1e9 {
@@ -276,6 +309,71 @@ func (p *goParser) test(pkg, name string) *goTest {
 	p.byKey[key] = len(p.tests)
 	p.tests = append(p.tests, t)
 	return t
+}
+
+// nestedRoot is called on the start of a top-level test name of pkg. Go
+// runs a package's top-level tests one at a time (parallel ones pause
+// until all others have run, and start no new ones): a top-level name
+// that starts while another of the package's tests runs is a test run
+// inside that test (testify's suite tests call testing.RunTests with
+// tests meant to fail; a test may run `go test -v` and print its
+// output), whose lines test2json reads as the package's own. Such a
+// name, and every test under it, is marked nested and left out of the
+// results: natively `go test ./...` passes the package.
+func (p *goParser) nestedRoot(pkg, name string) {
+	run := p.running[pkg]
+	if run == nil {
+		run = map[string]bool{}
+		p.running[pkg] = run
+	}
+	if i, ok := p.byKey[pkg+"\x00"+name]; ok && p.tests[i].nested {
+		return
+	}
+	for other := range run {
+		if other != name {
+			if t := p.test(pkg, name); t != nil {
+				t.nested, t.in = true, p.tests[p.byKey[pkg+"\x00"+other]]
+			}
+			return
+		}
+	}
+	if i, ok := p.byKey[pkg+"\x00"+name]; ok && p.tests[i].done {
+		// The same name again after it finished: a rerun (-count=2).
+		p.tests[i].done = false
+	}
+	run[name] = true
+}
+
+// dropNested marks nested every test under a nested top-level name, and
+// every failed test whose top-level test passed: Go fails a test whose
+// subtest failed, so such a failure belongs to a test run inside the
+// passing test (testing.RunTests with names under its own, as testify's
+// suite tests do), not to the package.
+func (p *goParser) dropNested() {
+	root := func(i int) *goTest {
+		t := p.tests[i]
+		for t.parent >= 0 {
+			t = p.tests[t.parent]
+		}
+		return t
+	}
+	for _, t := range p.tests {
+		// A test that never finished (the binary crashed or timed out)
+		// did not run what came after it: those are the package's.
+		if t.nested && t.in != nil && !t.in.done {
+			t.nested, t.in = false, nil
+		}
+	}
+	for i, t := range p.tests {
+		r := root(i)
+		if r.nested {
+			t.nested = true
+			continue
+		}
+		if r != t && r.done && r.res.Status == StatusPass && (t.res.Status == StatusFail || t.res.Status == StatusError) {
+			t.nested = true
+		}
+	}
 }
 
 // pkgDir is the workspace-relative directory of a package of the module,

@@ -21,7 +21,15 @@ import (
 // composed script such as "jest && tsc --noEmit" runs before its last
 // command, "" when lang/node could not tell) or of the runner its
 // summary lines show is read. The summary then cross-checks the results.
-func NPM(composed string) *Format {
+func NPM(composed string) *Format { return npmFormat(composed, nil) }
+
+// NPMWith is NPM for a composed script whose earlier runner's default
+// output a language reads itself (lang/node: ava's default reporter):
+// human parses it, and a parse without tests or totals falls back to the
+// exit code. Its Check cross-checks the results.
+func NPMWith(human *Format) *Format { return npmFormat("", human) }
+
+func npmFormat(composed string, human *Format) *Format {
 	return &Format{
 		Name: RunnerNPM,
 		Parse: func(in Input) Parsed {
@@ -30,6 +38,14 @@ func NPM(composed string) *Format {
 				if f != TAP {
 					p.Runner = f.Name
 				}
+				return p
+			}
+			if human != nil {
+				p := human.Parse(in)
+				if len(p.Tests) == 0 && p.Counted == nil {
+					return Parsed{Runner: RunnerExitCode}
+				}
+				p.Runner = human.Name
 				return p
 			}
 			out := joinOutput(in.Stderr, in.Stdout)
@@ -48,6 +64,9 @@ func NPM(composed string) *Format {
 		},
 		ResultLine: tapResultLine,
 		Check: func(rep *Report, out []byte, cut bool) []string {
+			if human != nil && rep.Runner == human.Name && human.Check != nil {
+				return human.Check(rep, out, cut)
+			}
 			switch rep.Runner {
 			case RunnerJest:
 				return jestCheck(rep, out, cut)

@@ -1,0 +1,3 @@
+module example.com/nestedruns
+
+go 1.21

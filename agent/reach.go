@@ -200,18 +200,43 @@ func callReach(snap *sandbox.Snapshot, scope []string, rep *testrun.Report, name
 	}
 	// Layer 0: the failing tests' own declarations and the declarations
 	// holding a line of a failure's location or stack.
+	// A test that is a call, not a declaration (test('title', () => {…})
+	// at a JavaScript module's top level), or a failing line outside any
+	// declaration, is a unit of its own: the calls of its lines.
+	bodyUnit := func(f string, from, to int) int {
+		text, _ := snap.Text(f)
+		ls := strings.SplitAfter(text, "\n")
+		u := walkUnit{file: f, line: from, name: ""}
+		for i := max(from, 0); i <= to && i < len(ls); i++ {
+			for _, m := range callRe.FindAllStringSubmatch(ls[i], -1) {
+				u.uses = append(u.uses, m[1])
+			}
+		}
+		units = append(units, u)
+		ends = append(ends, to)
+		return len(units) - 1
+	}
 	for _, t := range rep.Failures() {
 		f := failureFile(snap, t)
 		if owner, ok := fileOwner[f]; ok {
 			text, _ := snap.Text(f)
-			if at := testDecl(strings.SplitAfter(text, "\n"), t); at >= 0 && at < len(owner) {
-				visit(owner[at], 0, 1)
+			ls := strings.SplitAfter(text, "\n")
+			if at := testDecl(ls, t); at >= 0 && at < len(owner) {
+				if owner[at] >= 0 {
+					visit(owner[at], 0, 1)
+				} else {
+					visit(bodyUnit(f, at, declEnd(ls, at)), 0, 1)
+				}
 			}
 		}
 		locs := append([]testrun.Frame{{File: t.File, Line: t.Line}}, t.Frames...)
 		for _, fr := range locs {
 			if owner, ok := fileOwner[strings.TrimPrefix(fr.File, "./")]; ok && fr.Line >= 1 && fr.Line <= len(owner) {
-				visit(owner[fr.Line-1], 0, 1)
+				if owner[fr.Line-1] >= 0 {
+					visit(owner[fr.Line-1], 0, 1)
+				} else if testFiles[strings.TrimPrefix(fr.File, "./")] {
+					visit(bodyUnit(strings.TrimPrefix(fr.File, "./"), fr.Line-1-frameWindow, fr.Line-1), 0, 1)
+				}
 			}
 		}
 	}

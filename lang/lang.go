@@ -256,6 +256,17 @@ type PlatformBranches interface {
 	OtherPlatformLines(p string, data []byte) [][2]int
 }
 
+// Headers is implemented by languages whose source files open with a
+// header: the package clause, imports, crate attributes, a module's
+// docstring. An excerpt of a long file shows it (an edit often adds an
+// import, or a declaration right after them).
+type Headers interface {
+	// HeaderLines returns how many of the first lines of source file p
+	// (its content is data) are its header; 0 for files that are not
+	// this language's or that open with a declaration.
+	HeaderLines(p string, data []byte) int
+}
+
 // Prompter is implemented by languages with prompt hints.
 type Prompter interface {
 	// PropertyHint is the solve-mode sentence on property-based tests.

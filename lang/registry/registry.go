@@ -262,6 +262,20 @@ func OtherPlatformLines(p string, data []byte) [][2]int {
 	return nil
 }
 
+// HeaderLines returns how many of the first lines of a source file are
+// its header: package clause, imports, crate attributes
+// ([lang.Headers]); 0 when no language knows the file.
+func HeaderLines(p string, data []byte) int {
+	for _, l := range All() {
+		if h, ok := l.(lang.Headers); ok {
+			if n := h.HeaderLines(p, data); n > 0 {
+				return n
+			}
+		}
+	}
+	return 0
+}
+
 // PropertyHint is the solve-mode hint on property-based tests of the
 // language called name ([lang.Prompter]); "" when it has none.
 func PropertyHint(name string) string {

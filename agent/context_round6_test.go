@@ -1,0 +1,124 @@
+package agent
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// Round 6's classes of misses on real bugs, each on a small synthetic
+// workspace per language: an edit at a file's first lines (its imports,
+// crate attributes) of a file shown as an excerpt (4), a reached function
+// longer than the lines a declaration used to show (5), and a helper in
+// another module called under another name (an import alias, a renamed
+// destructuring, a `use … as`) (6).
+
+// Class 4, Go: the failure reaches a function deep in a long file; the
+// excerpt shows the file's header too — package clause, imports, and the
+// line after them, where a declaration is added.
+func TestContextShowsTheHeaderOfAGoExcerpt(t *testing.T) {
+	src := "// Copyright the authors.\n\npackage items\n\nimport (\n\t\"fmt\"\n\t\"strings\"\n)\n\n// Version is the package's version.\nconst Version = \"1\"\n\n" +
+		filler("go", "head", 60) +
+		"// Lookup finds key.\nfunc Lookup(key string) int {\n\treturn table[strings.ToLower(key)] // BUG\n}\n\n" + filler("go", "tail", 60) +
+		"var table = map[string]int{}\n\nvar _ = fmt.Sprint\n"
+	test := "package items\n\nimport \"testing\"\n\nfunc TestLookupUpper(t *testing.T) {\n\tif Lookup(\"A\") != 1 {\n\t\tt.Fatal()\n\t}\n}\n"
+	snap := files("go.mod", "module example.com/items\n", "items.go", src, "items_test.go", test)
+	prompt, _ := firstPrompt(snap, failing("example.com/items.TestLookupUpper", "items_test.go", 7))
+	for _, want := range []string{
+		"package items\n\nimport (\n\t\"fmt\"\n\t\"strings\"\n)\n\n// Version is the package's version.",
+		"func Lookup(key string) int {\n\treturn table[strings.ToLower(key)] // BUG",
+	} {
+		if !shown(prompt, "items.go", want) {
+			t.Errorf("prompt lacks %q:\n%s", want, sections(prompt))
+		}
+	}
+	if strings.Contains(sections(prompt), "func head3(") || !strings.Contains(prompt, "not shown)") {
+		t.Errorf("want an excerpt without the declarations nothing reaches:\n%s", sections(prompt))
+	}
+}
+
+// Class 4, Rust: a crate root whose fix adds an inner attribute at line
+// 1; the test reaches a function below a hundred others.
+func TestContextShowsTheHeaderOfARustExcerpt(t *testing.T) {
+	lib := "//! Similarity metrics.\n\n#![forbid(unsafe_code)]\n#![cfg_attr(\n    docsrs,\n    feature(doc_cfg)\n)]\n\nuse std::cmp::max;\nuse std::collections::{\n    HashMap,\n};\n\nmod util;\n\n" +
+		filler("rs", "metric", 80) +
+		"pub fn hamming(a: &str, b: &str) -> usize {\n    a.len() - b.len() // BUG\n}\n\n" + filler("rs", "tail", 40)
+	snap := files("Cargo.toml", "[package]\nname = \"strsim\"\nversion = \"0.1.0\"\n", "src/lib.rs", lib, "src/util.rs", "pub fn id() {}\n",
+		"tests/lib.rs", "use strsim::hamming;\n\n#[test]\nfn hamming_empty() {\n    assert_eq!(hamming(\"\", \"\"), 0);\n}\n")
+	prompt, ranked := firstPrompt(snap, failing("hamming_empty", "tests/lib.rs", 5))
+	for _, want := range []string{
+		"//! Similarity metrics.\n\n#![forbid(unsafe_code)]\n#![cfg_attr(\n    docsrs,\n    feature(doc_cfg)\n)]\n\nuse std::cmp::max;\nuse std::collections::{\n    HashMap,\n};\n\nmod util;",
+		"pub fn hamming(a: &str, b: &str) -> usize {\n    a.len() - b.len() // BUG",
+	} {
+		if !shown(prompt, "src/lib.rs", want) {
+			t.Errorf("prompt lacks %q (ranked %q):\n%s", want, ranked, sections(prompt))
+		}
+	}
+	if strings.Contains(sections(prompt), "pub fn metric3(") {
+		t.Errorf("prompt shows declarations nothing reaches:\n%s", sections(prompt))
+	}
+}
+
+// Class 4, TypeScript: a module whose fix edits its import lines; the
+// imports run over several lines.
+func TestContextShowsTheHeaderOfATypeScriptExcerpt(t *testing.T) {
+	src := "import {\n  unsafeStringify,\n  parse,\n} from './stringify.js';\nimport rng from './rng.js';\nconst legacy = require('./legacy');\n\n" +
+		strings.ReplaceAll(filler("js", "helper", 70), "function ", "export function ") +
+		"export function v1(options) {\n  return unsafeStringify(rng(options)); // BUG\n}\n\n" + filler("js", "tail", 30)
+	snap := files("package.json", `{"name":"uuid","main":"src/index.ts"}`, "src/index.ts", "export { v1 } from './v1.js';\n", "src/v1.ts", src,
+		"src/stringify.ts", "export function unsafeStringify(a) { return ''; }\nexport function parse(s) { return s; }\n", "src/rng.ts", "export default function rng() { return []; }\n",
+		"test/v1.test.ts", "import test from 'node:test';\nimport assert from 'node:assert';\nimport { v1 } from '../src/v1.js';\n\ntest('v1 sequence', () => {\n  assert.equal(v1({}).length, 36);\n});\n")
+	prompt, ranked := firstPrompt(snap, failing("v1 sequence", "test/v1.test.ts", 6))
+	for _, want := range []string{
+		"import {\n  unsafeStringify,\n  parse,\n} from './stringify.js';\nimport rng from './rng.js';\nconst legacy = require('./legacy');",
+		"export function v1(options) {\n  return unsafeStringify(rng(options)); // BUG",
+	} {
+		if !shown(prompt, "src/v1.ts", want) {
+			t.Errorf("prompt lacks %q (ranked %q):\n%s", want, ranked, sections(prompt))
+		}
+	}
+	if strings.Contains(sections(prompt), "export function helper3(") {
+		t.Errorf("prompt shows declarations nothing reaches:\n%s", sections(prompt))
+	}
+}
+
+// Class 4, Python: a module's docstring, its imports (a parenthesised
+// list, an optional import) and the first line after them.
+func TestContextShowsTheHeaderOfAPythonExcerpt(t *testing.T) {
+	mod := "#!/usr/bin/env python\n# Licensed under the Apache License.\n\"\"\"\nThe distro module.\n\"\"\"\n\nimport os\nfrom typing import (\n    Any,\n    Dict,\n)\n\ntry:\n    from functools import cached_property\nexcept ImportError:\n    cached_property = property\n\n__version__ = '1.0'\n\n" +
+		filler("py", "head_", 60) + "def name():\n    return _read('NAME')  # BUG\n\n\n" + filler("py", "tail_", 40) + "def _read(key):\n    return os.environ.get(key)\n"
+	snap := files("distro.py", mod, "tests/test_distro.py", "import distro\n\n\ndef test_name():\n    assert distro.name() == 'x'\n")
+	prompt, ranked := firstPrompt(snap, failing("tests/test_distro.py::test_name", "tests/test_distro.py", 5))
+	for _, want := range []string{
+		"import os\nfrom typing import (\n    Any,\n    Dict,\n)\n\ntry:\n    from functools import cached_property\nexcept ImportError:\n    cached_property = property\n\n__version__ = '1.0'",
+		"def name():\n    return _read('NAME')  # BUG",
+	} {
+		if !shown(prompt, "distro.py", want) {
+			t.Errorf("prompt lacks %q (ranked %q):\n%s", want, ranked, sections(prompt))
+		}
+	}
+	if strings.Contains(sections(prompt), "def head_3(") {
+		t.Errorf("prompt shows declarations nothing reaches:\n%s", sections(prompt))
+	}
+}
+
+// Class 5, Go: the function the test calls is 260 lines long, its bug
+// near its end; the excerpt shows it whole, not its first 150 lines.
+func TestContextShowsALongReachedFunctionWhole(t *testing.T) {
+	var body strings.Builder
+	for i := range 125 {
+		fmt.Fprintf(&body, "\tcase %d:\n\t\tout = append(out, %d)\n", i, i)
+	}
+	src := "package fmtv\n\n" + filler("go", "head", 50) +
+		"// FormatValue formats v.\nfunc FormatValue(v int) []int {\n\tvar out []int\n\tswitch v {\n" + body.String() +
+		"\t}\n\tskipType = true // BUG: named pointers lose their type\n\treturn out\n}\n\nvar skipType bool\n\n" + filler("go", "tail", 50)
+	test := "package fmtv\n\nimport \"testing\"\n\nfunc TestFormatValue(t *testing.T) {\n\tif got := FormatValue(1); len(got) != 2 {\n\t\tt.Fatal(got)\n\t}\n}\n"
+	snap := files("go.mod", "module example.com/fmtv\n", "format.go", src, "format_test.go", test)
+	prompt, _ := firstPrompt(snap, failing("example.com/fmtv.TestFormatValue", "format_test.go", 7))
+	if !shown(prompt, "format.go", "\t}\n\tskipType = true // BUG: named pointers lose their type\n\treturn out\n}") {
+		t.Errorf("prompt lacks the end of the long function:\n%s", sections(prompt))
+	}
+	if strings.Contains(sections(prompt), "func head3(") || len(prompt) > 32000 {
+		t.Errorf("prompt shows declarations nothing reaches or is over 32 KB (%d bytes)", len(prompt))
+	}
+}

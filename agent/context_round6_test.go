@@ -122,3 +122,65 @@ func TestContextShowsALongReachedFunctionWhole(t *testing.T) {
 		t.Errorf("prompt shows declarations nothing reaches or is over 32 KB (%d bytes)", len(prompt))
 	}
 }
+
+// Class 6, Python: the function the test calls calls a helper of another
+// module under the name its import gives it (from ._num import
+// parse_digits as _digits), and that helper calls the buggy one in a
+// third module, past dozens of functions nothing reaches.
+func TestContextFollowsAPythonImportAlias(t *testing.T) {
+	snap := files(
+		"lexical/__init__.py", "from .api import parse_float\n",
+		"lexical/api.py", "from ._num import parse_digits as _digits\n\n"+filler("py", "api_", 30)+"def parse_float(text):\n    return _digits(text.strip())\n",
+		"lexical/_num.py", "from ._algorithm import scale as _scale\n\n"+filler("py", "num_", 40)+"def parse_digits(text):\n    return _scale(int(text), len(text))\n",
+		"lexical/_algorithm.py", filler("py", "alg_", 40)+"def scale(mantissa, exp):\n    return mantissa * 10 ** (exp - 1)  # BUG: off by one\n\n\n"+filler("py", "alg_more_", 30),
+		"lexical/_unused.py", filler("py", "unused_", 30),
+		"tests/test_parse.py", "from lexical import parse_float\n\n\ndef test_parse_float_exponent():\n    assert parse_float('12') == 12\n",
+	)
+	prompt, ranked := firstPrompt(snap, failing("tests/test_parse.py::test_parse_float_exponent", "tests/test_parse.py", 5))
+	if !shown(prompt, "lexical/_algorithm.py", "def scale(mantissa, exp):\n    return mantissa * 10 ** (exp - 1)  # BUG: off by one") {
+		t.Errorf("prompt lacks scale, called as _scale two modules down (ranked %q)", ranked)
+	}
+	if strings.Contains(sections(prompt), "def alg_3(") {
+		t.Errorf("prompt shows declarations nothing reaches:\n%s", sections(prompt))
+	}
+}
+
+// Class 6, Node: a destructuring require renames the helper
+// (const {padLeft: pad} = require('./pad')), and a re-export renames the
+// function the test imports (export {render as format} from).
+func TestContextFollowsANodeImportAlias(t *testing.T) {
+	snap := files(
+		"package.json", `{"name":"fmt","main":"index.js"}`,
+		"index.js", "export { render as format } from './lib/render.js';\n",
+		"lib/render.js", "const {padLeft: pad} = require('./pad');\n\n"+filler("js", "renderHelper", 30)+"export function render(v) {\n  return pad(String(v), 4);\n}\n",
+		"lib/pad.js", filler("js", "padHelper", 50)+"function padLeft(s, n) {\n  return ' '.repeat(n - s.length - 1) + s; // BUG: off by one\n}\n\n"+filler("js", "padMore", 20)+"module.exports = {padLeft};\n",
+		"test/format.test.js", "import test from 'node:test';\nimport assert from 'node:assert';\nimport {format} from '../index.js';\n\ntest('pads to four', () => {\n  assert.equal(format(7), '   7');\n});\n",
+	)
+	prompt, ranked := firstPrompt(snap, failing("pads to four", "test/format.test.js", 6))
+	if !shown(prompt, "lib/pad.js", "function padLeft(s, n) {\n  return ' '.repeat(n - s.length - 1) + s; // BUG: off by one\n}") {
+		t.Errorf("prompt lacks padLeft, called as pad (ranked %q):\n%s", ranked, sections(prompt))
+	}
+	if strings.Contains(sections(prompt), "function padHelper3(") {
+		t.Errorf("prompt shows declarations nothing reaches:\n%s", sections(prompt))
+	}
+}
+
+// Class 6, Rust: a module calls another module's helper under the name
+// its use declaration gives it (use crate::num::as_u64 as to_int).
+func TestContextFollowsARustUseAlias(t *testing.T) {
+	snap := files(
+		"Cargo.toml", "[package]\nname = \"lexical\"\nversion = \"0.1.0\"\n",
+		"src/lib.rs", "mod algorithm;\nmod num;\nmod unused;\n\npub use algorithm::parse_float;\n",
+		"src/algorithm.rs", "use crate::num::{as_u64 as to_int, Float};\n\n"+filler("rs", "alg_helper", 40)+"pub fn parse_float(s: &str) -> u64 {\n    to_int(s.len() as u64)\n}\n",
+		"src/num.rs", filler("rs", "num_helper", 60)+"pub fn as_u64(n: u64) -> u64 {\n    n - 1 // BUG: off by one\n}\n\npub struct Float;\n\n"+filler("rs", "num_more", 30),
+		"src/unused.rs", filler("rs", "unused", 30),
+		"tests/parse.rs", "use lexical::parse_float;\n\n#[test]\nfn parses_length() {\n    assert_eq!(parse_float(\"12\"), 2);\n}\n",
+	)
+	prompt, ranked := firstPrompt(snap, failing("parses_length", "tests/parse.rs", 5))
+	if !shown(prompt, "src/num.rs", "pub fn as_u64(n: u64) -> u64 {\n    n - 1 // BUG: off by one\n}") {
+		t.Errorf("prompt lacks as_u64, called as to_int (ranked %q):\n%s", ranked, sections(prompt))
+	}
+	if strings.Contains(sections(prompt), "pub fn num_helper3(") {
+		t.Errorf("prompt shows declarations nothing reaches:\n%s", sections(prompt))
+	}
+}

@@ -96,6 +96,7 @@ func callReach(snap *sandbox.Snapshot, scope []string, rep *testrun.Report, name
 	sort.Strings(files)
 	otherImports := platformImports(snap, files)
 	seenFile := map[string]bool{}
+	aliasOf := map[string][]string{} // a local name of an import -> the names it stands for
 	for _, p := range files {
 		if seenFile[p] {
 			continue
@@ -158,6 +159,13 @@ func callReach(snap *sandbox.Snapshot, scope []string, rep *testrun.Report, name
 			}
 		}
 		fileOwner[p] = owner
+		// What its imports rename (from .num import parse as _parse): a
+		// call of the local name reaches the declaration.
+		for local, decl := range registry.ImportAliases(p, src) {
+			if !slices.Contains(aliasOf[local], decl) {
+				aliasOf[local] = append(aliasOf[local], decl)
+			}
+		}
 	}
 	// A failing case of a table-driven test (TestDiff/Reporter/NamedPointer,
 	// test_x[case-id]) is built by the helpers whose text holds its label:
@@ -279,16 +287,18 @@ func callReach(snap *sandbox.Snapshot, scope []string, rep *testrun.Report, name
 						}
 					}
 				}
-				for _, v := range byName[w] {
-					if v == u {
-						continue
-					}
-					w := share / float64(len(byName[w]))
-					visit(v, d+1, w)
-					if units[v].head {
-						for _, k := range units[v].kids {
-							if constructors[units[k].name] && !units[k].other {
-								visit(k, d+1, w)
+				for _, n := range append([]string{w}, aliasOf[w]...) {
+					for _, v := range byName[n] {
+						if v == u {
+							continue
+						}
+						w := share / float64(len(byName[n]))
+						visit(v, d+1, w)
+						if units[v].head {
+							for _, k := range units[v].kids {
+								if constructors[units[k].name] && !units[k].other {
+									visit(k, d+1, w)
+								}
 							}
 						}
 					}

@@ -256,6 +256,17 @@ type PlatformBranches interface {
 	OtherPlatformLines(p string, data []byte) [][2]int
 }
 
+// ImportAliases is implemented by languages whose imports can rename
+// what they import (from m import a as b, import {a as b}, const {a: b} =
+// require(…), use m::a as b): the cross-file call walk follows a call of
+// b to the declaration of a.
+type ImportAliases interface {
+	// ImportAliases maps the local names source file p (its content is
+	// data) gives imported declarations to the names they are declared
+	// under; nil for files that are not this language's.
+	ImportAliases(p string, data []byte) map[string]string
+}
+
 // Headers is implemented by languages whose source files open with a
 // header: the package clause, imports, crate attributes, a module's
 // docstring. An excerpt of a long file shows it (an edit often adds an

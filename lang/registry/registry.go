@@ -262,6 +262,20 @@ func OtherPlatformLines(p string, data []byte) [][2]int {
 	return nil
 }
 
+// ImportAliases maps the local names a source file gives what it imports
+// to the names they are declared under ([lang.ImportAliases]); nil when
+// no language knows the file or it renames nothing.
+func ImportAliases(p string, data []byte) map[string]string {
+	for _, l := range All() {
+		if a, ok := l.(lang.ImportAliases); ok {
+			if m := a.ImportAliases(p, data); len(m) > 0 {
+				return m
+			}
+		}
+	}
+	return nil
+}
+
 // HeaderLines returns how many of the first lines of a source file are
 // its header: package clause, imports, crate attributes
 // ([lang.Headers]); 0 when no language knows the file.

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -182,5 +183,27 @@ func TestContextFollowsARustUseAlias(t *testing.T) {
 	}
 	if strings.Contains(sections(prompt), "pub fn num_helper3(") {
 		t.Errorf("prompt shows declarations nothing reaches:\n%s", sections(prompt))
+	}
+}
+
+// Class 6, Go: the failing test calls a helper declared in another test
+// file of its package (executeCommand in command_test.go), which calls
+// the code under test: the walk passes through it to the function that
+// calls the buggy one in another file.
+func TestContextFollowsAGoTestHelperInAnotherTestFile(t *testing.T) {
+	snap := files(
+		"go.mod", "module example.com/cli\n",
+		"command.go", "package cli\n\n"+filler("go", "cmdHelper", 60)+"// ExecuteC runs the command.\nfunc (c *Command) ExecuteC() error {\n\treturn c.stripFlags(c.args)\n}\n\n"+filler("go", "cmdMore", 40),
+		"flags.go", "package cli\n\n"+filler("go", "flagHelper", 50)+"func (c *Command) stripFlags(args []string) error {\n\treturn nil // BUG: flags after -- kept\n}\n\n"+filler("go", "flagMore", 20),
+		"unrelated.go", "package cli\n\n"+filler("go", "other", 40),
+		"command_test.go", "package cli\n\nimport \"testing\"\n\nfunc executeCommand(root *Command, args ...string) error {\n\troot.args = args\n\treturn root.ExecuteC()\n}\n\nfunc TestRoot(t *testing.T) {}\n",
+		"args_test.go", "package cli\n\nimport \"testing\"\n\nfunc TestArgsAfterDash(t *testing.T) {\n\troot := &Command{}\n\tif err := executeCommand(root, \"--\", \"-x\"); err == nil {\n\t\tt.Fatal(\"want an error\")\n\t}\n}\n",
+	)
+	prompt, ranked := firstPrompt(snap, failing("example.com/cli.TestArgsAfterDash", "args_test.go", 8))
+	if !shown(prompt, "flags.go", "func (c *Command) stripFlags(args []string) error {\n\treturn nil // BUG: flags after -- kept\n}") {
+		t.Errorf("prompt lacks stripFlags (ranked %q):\n%s", ranked, sections(prompt))
+	}
+	if slices.Contains(ranked, "unrelated.go") {
+		t.Errorf("ranked %q: includes a file nothing reaches", ranked)
 	}
 }

@@ -84,14 +84,26 @@ func callReach(snap *sandbox.Snapshot, scope []string, rep *testrun.Report, name
 	testByName := map[string][]int{} // the failing test files' own
 	fileOwner := map[string][]int{}  // file -> the unit owning each line
 	testFiles := map[string]bool{}
+	helperFiles := map[string]bool{} // other test files whose helpers the failing tests call
 	for _, t := range rep.Failures() {
 		if f := failureFile(snap, t); f != "" {
 			testFiles[f] = true
 		}
 	}
 	files := append([]string(nil), scope...)
-	for f := range testFiles {
+	for _, f := range sortedKeys(testFiles) {
 		files = append(files, f)
+		// The test helpers a failing test calls from its package's other
+		// test files (Go): the walk passes through them too.
+		for _, h := range registry.TestHelperFiles(snap, f) {
+			if !testFiles[h] && len(helperFiles) < 50 {
+				helperFiles[h] = true
+				files = append(files, h)
+			}
+		}
+	}
+	for h := range helperFiles {
+		testFiles[h] = true
 	}
 	sort.Strings(files)
 	otherImports := platformImports(snap, files)
@@ -282,7 +294,7 @@ func callReach(snap *sandbox.Snapshot, scope []string, rep *testrun.Report, name
 				seen[w] = true
 				if testFiles[units[u].file] {
 					for _, v := range testByName[w] {
-						if v != u && units[v].file == units[u].file && caseHelper(v) {
+						if v != u && (units[v].file == units[u].file || helperFiles[units[v].file]) && caseHelper(v) {
 							visit(v, d, weight[u])
 						}
 					}

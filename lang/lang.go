@@ -267,6 +267,16 @@ type ImportAliases interface {
 	ImportAliases(p string, data []byte) map[string]string
 }
 
+// TestHelpers is implemented by languages whose test files call helpers
+// declared in other test files without importing them (Go's _test.go
+// files of one directory share their package).
+type TestHelpers interface {
+	// TestHelperFiles lists the other files whose declarations test file
+	// p can call by name alone; nil for files that are not this
+	// language's.
+	TestHelperFiles(snap *sandbox.Snapshot, p string) []string
+}
+
 // Headers is implemented by languages whose source files open with a
 // header: the package clause, imports, crate attributes, a module's
 // docstring. An excerpt of a long file shows it (an edit often adds an

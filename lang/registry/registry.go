@@ -276,6 +276,18 @@ func ImportAliases(p string, data []byte) map[string]string {
 	return nil
 }
 
+// TestHelperFiles lists the files whose declarations test file p calls
+// without importing them ([lang.TestHelpers]).
+func TestHelperFiles(snap *sandbox.Snapshot, p string) []string {
+	var out []string
+	for _, l := range All() {
+		if h, ok := l.(lang.TestHelpers); ok {
+			out = append(out, h.TestHelperFiles(snap, p)...)
+		}
+	}
+	return out
+}
+
 // HeaderLines returns how many of the first lines of a source file are
 // its header: package clause, imports, crate attributes
 // ([lang.Headers]); 0 when no language knows the file.

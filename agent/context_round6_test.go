@@ -207,3 +207,43 @@ func TestContextFollowsAGoTestHelperInAnotherTestFile(t *testing.T) {
 		t.Errorf("ranked %q: includes a file nothing reaches", ranked)
 	}
 }
+
+// Class 6, Python: the test class's setUp constructs the object whose
+// constructor calls the buggy helper; the failing test method only calls
+// the object's accessors. The walk starts from setUp too.
+func TestContextFollowsTheTestsSetUp(t *testing.T) {
+	mod := "import os\n\n\n" + filler("py", "util_", 40) +
+		"class Release:\n    def __init__(self, release_file=''):\n        self.release_file = _resolve_path(release_file)\n\n" +
+		filler("pymethod", "m_", 50) + "    def name(self):\n        return 'x'\n\n\n" +
+		filler("py", "mid_", 40) + "def _resolve_path(p):\n    return os.path.join('/etc', p)  # BUG: absolute paths joined\n\n\n" + filler("py", "tail_", 30)
+	test := "import unittest\n\nimport release\n\n\nclass TestOther(unittest.TestCase):\n    def setUp(self):\n        self.other = release.util_1(3)\n\n    def test_other(self):\n        pass\n\n\n" +
+		"class TestRelease(unittest.TestCase):\n    def setUp(self):\n        self.dist = release.Release(release_file='/tmp/x')\n\n" +
+		"    def test_kept(self):\n        self.assertTrue(self.dist)\n\n    def test_again(self):\n        self.assertTrue(self.dist)\n\n    def test_name(self):\n        self.assertEqual(self.dist.name(), 'Fedora')\n"
+	snap := files("release.py", mod, "tests/test_release.py", test)
+	prompt, ranked := firstPrompt(snap, failing("tests/test_release.py::TestRelease::test_name", "tests/test_release.py", 26))
+	if !shown(prompt, "release.py", "def _resolve_path(p):\n    return os.path.join('/etc', p)  # BUG: absolute paths joined") {
+		t.Errorf("prompt lacks _resolve_path, which setUp's constructor calls (ranked %q):\n%s", ranked, sections(prompt))
+	}
+	if strings.Contains(sections(prompt), "def util_1(") {
+		t.Errorf("prompt shows what another class's setUp calls:\n%s", sections(prompt))
+	}
+}
+
+// Class 6, Node: a describe block's beforeEach builds the parser whose
+// constructor calls the buggy helper.
+func TestContextFollowsTheTestsBeforeEach(t *testing.T) {
+	src := "'use strict';\n\n" + filler("js", "head", 40) +
+		"class Parser {\n  constructor(opts) {\n    this.delim = normalizeDelim(opts.delim);\n  }\n\n  parse(s) {\n    return s.split(this.delim);\n  }\n}\n\n" +
+		filler("js", "mid", 40) + "function normalizeDelim(d) {\n  return d || ';'; // BUG: wrong fallback\n}\n\n" + filler("js", "tail", 30) + "module.exports = {Parser, head1};\n"
+	test := "const assert = require('node:assert');\nconst {Parser, head1} = require('..');\n\ndescribe('other', () => {\n  beforeEach(() => {\n    head1(2);\n  });\n});\n\n" +
+		"describe('parse', () => {\n  let p;\n  beforeEach(() => {\n    p = new Parser({});\n  });\n\n  it('keeps', () => {\n    assert.ok(p);\n  });\n\n  it('keeps again', () => {\n    assert.ok(p);\n  });\n\n  it('splits on commas by default', () => {\n    assert.deepEqual(p.parse('a,b'), ['a', 'b']);\n  });\n});\n"
+	snap := files("package.json", `{"name":"csv","main":"index.js"}`, "index.js", src, "test/parse.test.js", test)
+	prompt, ranked := firstPrompt(snap, failing("parse splits on commas by default", "test/parse.test.js", 25))
+
+	if !shown(prompt, "index.js", "function normalizeDelim(d) {\n  return d || ';'; // BUG: wrong fallback\n}") {
+		t.Errorf("prompt lacks normalizeDelim, which beforeEach's constructor calls (ranked %q):\n%s", ranked, sections(prompt))
+	}
+	if strings.Contains(sections(prompt), "function head1(") {
+		t.Errorf("prompt shows what another block's beforeEach calls:\n%s", sections(prompt))
+	}
+}

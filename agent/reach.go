@@ -236,6 +236,7 @@ func callReach(snap *sandbox.Snapshot, scope []string, rep *testrun.Report, name
 		ends = append(ends, to)
 		return len(units) - 1
 	}
+	setupNames := registry.TestSetupNames()
 	for _, t := range rep.Failures() {
 		f := failureFile(snap, t)
 		if owner, ok := fileOwner[f]; ok {
@@ -246,6 +247,15 @@ func callReach(snap *sandbox.Snapshot, scope []string, rep *testrun.Report, name
 					visit(owner[at], 0, 1)
 				} else {
 					visit(bodyUnit(f, at, declEnd(ls, at)), 0, 1)
+				}
+				// The setup the framework runs before it (setUp,
+				// beforeEach): what that constructs, the test runs.
+				for _, s := range setupBlocks(ls, at, setupNames) {
+					if s < len(owner) && owner[s] >= 0 && units[owner[s]].line == s {
+						visit(owner[s], 0, 1)
+					} else {
+						visit(bodyUnit(f, s, declEnd(ls, s)), 0, 1)
+					}
 				}
 			}
 		}
@@ -520,4 +530,38 @@ func platformImports(snap *sandbox.Snapshot, files []string) map[string]bool {
 		delete(only, f)
 	}
 	return only
+}
+
+// setupBlocks returns the lines (0-based) of the test file ls that open
+// a setup the framework runs before the test declared at line at: a
+// setup method or function (def setUp, setup_method) or a setup hook's
+// call (beforeEach(() => {, test.beforeEach(…)) above it whose block the
+// test is in (no line between them is indented less than the setup).
+func setupBlocks(ls []string, at int, names map[string]bool) []int {
+	var out []int
+	for i := 0; i < at && i < len(ls); i++ {
+		t := strings.TrimSpace(ls[i])
+		name, ok := declName(ls[i])
+		if !ok || !names[name] {
+			m := callRe.FindStringSubmatchIndex(t)
+			if m == nil || !names[t[m[2]:m[3]]] || strings.TrimLeft(t[:m[2]], "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_$.") != "" {
+				continue
+			}
+		}
+		ind := indentOf(ls[i])
+		if indentOf(ls[at]) < ind {
+			continue
+		}
+		inside := true
+		for j := i + 1; j < at; j++ {
+			if strings.TrimSpace(ls[j]) != "" && indentOf(ls[j]) < ind {
+				inside = false
+				break
+			}
+		}
+		if inside {
+			out = append(out, i)
+		}
+	}
+	return out
 }

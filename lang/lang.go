@@ -277,6 +277,16 @@ type TestHelpers interface {
 	TestHelperFiles(snap *sandbox.Snapshot, p string) []string
 }
 
+// TestSetup is implemented by languages whose test frameworks run setup
+// code before each test (unittest's setUp, pytest's setup_method,
+// mocha's and jest's beforeEach): what it calls, the failing test runs
+// too.
+type TestSetup interface {
+	// TestSetupNames are the names of the setup methods, functions or
+	// hook calls of the language's test frameworks.
+	TestSetupNames() []string
+}
+
 // Headers is implemented by languages whose source files open with a
 // header: the package clause, imports, crate attributes, a module's
 // docstring. An excerpt of a long file shows it (an edit often adds an

@@ -64,3 +64,9 @@ func importStmt(stmt string) bool {
 	}
 	return jsRequireRe.MatchString(stmt) || strings.Contains(stmt, "= require(")
 }
+
+// TestSetupNames are the hooks mocha, jest, vitest, node:test and ava run
+// before a test (mocha's TDD interface: setup, suiteSetup).
+func (Language) TestSetupNames() []string {
+	return []string{"beforeEach", "before", "beforeAll", "setup", "suiteSetup"}
+}

@@ -89,3 +89,9 @@ func importBlock(ls []string, i int) bool {
 	}
 	return true
 }
+
+// TestSetupNames are the setup methods and functions unittest and pytest
+// run before a test.
+func (Language) TestSetupNames() []string {
+	return []string{"setUp", "asyncSetUp", "setUpClass", "setUpModule", "setup_method", "setup_class", "setup_module", "setup_function"}
+}

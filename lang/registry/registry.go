@@ -288,6 +288,20 @@ func TestHelperFiles(snap *sandbox.Snapshot, p string) []string {
 	return out
 }
 
+// TestSetupNames are the names of every language's test setup methods
+// and hooks ([lang.TestSetup]).
+func TestSetupNames() map[string]bool {
+	out := map[string]bool{}
+	for _, l := range All() {
+		if t, ok := l.(lang.TestSetup); ok {
+			for _, n := range t.TestSetupNames() {
+				out[n] = true
+			}
+		}
+	}
+	return out
+}
+
 // HeaderLines returns how many of the first lines of a source file are
 // its header: package clause, imports, crate attributes
 // ([lang.Headers]); 0 when no language knows the file.

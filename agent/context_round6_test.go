@@ -285,3 +285,23 @@ func TestContextKeepsRoomForThePlatformVariant(t *testing.T) {
 		t.Errorf("prompt shows windows code nothing reached or is over 32 KB (%d bytes)", len(prompt))
 	}
 }
+
+// A long package doc comment above the imports: the header an excerpt
+// shows keeps to a fifth of its room, its last lines (the package clause
+// and the imports), not the top of the comment.
+func TestHeaderLinesKeepTheImportsOfALongHeader(t *testing.T) {
+	src := strings.Repeat("// The package does many things, described at length here.\n", 50) +
+		"package w\n\nimport (\n\t\"os\"\n)\n\nfunc f() {}\n"
+	ls := strings.SplitAfter(src, "\n")
+	from, to, ok := headerLines(ls, 55, 600)
+	if !ok || ls[to] != "func f() {}\n" || ls[55-1] != ")\n" {
+		t.Fatalf("headerLines = %d, %d, %v: want the header through the line after it", from, to, ok)
+	}
+	size := 0
+	for i := from; i <= to; i++ {
+		size += len(ls[i])
+	}
+	if size > 600 || from < 40 {
+		t.Errorf("header shown from line %d (%d bytes): want its last lines within 600 bytes", from+1, size)
+	}
+}

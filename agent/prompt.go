@@ -1143,7 +1143,7 @@ func fileExcerptReach(content string, head int, lines []int, names, uses map[str
 			}
 		}
 	}
-	if from, to, ok := headerLines(ls, head); ok {
+	if from, to, ok := headerLines(ls, head, max/5); ok {
 		mark(from, to)
 	}
 	any := false
@@ -1261,8 +1261,10 @@ const (
 // headerLines is the range of lines (0-based, inclusive) to show of a
 // file whose header takes its first head lines: the header and the first
 // non-blank line after it (an insertion after the imports needs the line
-// below it in view too), cut to its last lines when long.
-func headerLines(ls []string, head int) (from, to int, ok bool) {
+// below it in view too), cut to its last lines when long: at most
+// headerMaxBytes, and at most budget (a fifth of the excerpt's room: a
+// package's long doc comment must not crowd out the code).
+func headerLines(ls []string, head, budget int) (from, to int, ok bool) {
 	if head <= 0 || len(ls) == 0 {
 		return 0, 0, false
 	}
@@ -1278,7 +1280,7 @@ func headerLines(ls []string, head int) (from, to int, ok bool) {
 	for i := from; i <= to; i++ {
 		size += len(ls[i])
 	}
-	for from < to && size > headerMaxBytes {
+	for from < to && size > min(headerMaxBytes, budget) {
 		size -= len(ls[from])
 		from++
 	}
@@ -1538,9 +1540,10 @@ func fitContext(in *promptInput, snap *sandbox.Snapshot, ranked []string, includ
 	// Another platform's variants of what the run reached rank last, but
 	// the same fix is often due there: their excerpts (the namesakes
 	// only) get a reserve the files before them leave alone.
-	reserve := 0
+	reserve, variants := 0, 0
 	for _, p := range ranked {
 		if hints.variantOnly(p) {
+			variants++
 			text, _ := snap.Text(p)
 			if ex, ok := fileExcerptReach(redactText(text), registry.HeaderLines(p, []byte(text)), hints.Lines[p], nil, nil, hints.reached(p), variantReserveMax); ok {
 				reserve += len(ex) + len(excerptTitle(p, text)) + 20
@@ -1560,7 +1563,9 @@ func fitContext(in *promptInput, snap *sandbox.Snapshot, ranked []string, includ
 		// it rather than left out.
 		room := min(wholeFileMax, filesLeft-held, avail-held) - len(p) - 80
 		if hints.variantOnly(p) {
-			room = min(room, variantReserveMax)
+			// The variants share the reserve.
+			room = min(room, variantReserveMax/max(1, variants))
+			variants--
 		}
 		cut := false
 		if len(c) > room || hints.variantOnly(p) {

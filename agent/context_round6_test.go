@@ -248,44 +248,6 @@ func TestContextFollowsTheTestsBeforeEach(t *testing.T) {
 	}
 }
 
-// Class 3 (round 5's fsnotify miss), Go: the files the run reached fill
-// the budget, and the fix is repeated in the windows backend: its
-// namesake of the reached function still gets in, from a reserve.
-func TestContextKeepsRoomForThePlatformVariant(t *testing.T) {
-	reached := func(prefix string, n int) (calls, decls string) {
-		var c, d strings.Builder
-		for i := range n {
-			fmt.Fprintf(&c, "\t%s%d(name)\n", prefix, i)
-			fmt.Fprintf(&d, "func %s%d(name string) {\n%s}\n\n", prefix, i, strings.Repeat("\tname = strings.TrimSpace(name) // reached work\n", 6))
-		}
-		return c.String(), d.String()
-	}
-	backend := func(tag, bug string) string {
-		calls, decls := reached("step"+tag, 40)
-		return "package w\n\nimport \"strings\"\n\n" + filler("go", "helper"+tag, 40) +
-			"func (w *watcher) handleEvent(name string) {\n" + calls + "\tif strings.HasPrefix(w.path, name) { // " + bug + "\n\t\tw.path = name\n\t}\n}\n\n" +
-			decls + "func (w *watcher) readEvents() {\n\tfor n := range w.ch {\n\t\tw.handleEvent(n)\n\t}\n}\n"
-	}
-	evCalls, evDecls := reached("watchStep", 60)
-	snap := files(
-		"go.mod", "module example.com/w\n",
-		"backend_linux.go", backend("Linux", "BUG here"),
-		"backend_windows.go", backend("Windows", "BUG repeated"),
-		"watcher.go", "package w\n\nimport \"strings\"\n\ntype watcher struct {\n\tpath string\n\tch   chan string\n}\n\nfunc (w *watcher) Start() {\n\tname := w.path\n"+evCalls+"\tgo w.readEvents()\n}\n\n"+evDecls,
-		"watcher_test.go", "package w\n\nimport \"testing\"\n\nfunc TestRenameSibling(t *testing.T) {\n\tw := &watcher{}\n\tw.Start()\n\tif w.path != \"x\" {\n\t\tt.Fatal(w.path)\n\t}\n}\n",
-	)
-	prompt, ranked := firstPrompt(snap, failing("example.com/w.TestRenameSibling", "watcher_test.go", 9))
-	if !shown(prompt, "backend_linux.go", "if strings.HasPrefix(w.path, name) { // BUG here") {
-		t.Errorf("prompt lacks the linux backend's handleEvent (ranked %q)", ranked)
-	}
-	if !shown(prompt, "backend_windows.go", "if strings.HasPrefix(w.path, name) { // BUG repeated") {
-		t.Errorf("prompt lacks the windows namesake of the reached handleEvent (ranked %q):\n%s", ranked, sections(prompt))
-	}
-	if strings.Contains(sections(prompt), "func helperWindows3(") || len(prompt) > 32000 {
-		t.Errorf("prompt shows windows code nothing reached or is over 32 KB (%d bytes)", len(prompt))
-	}
-}
-
 // A long package doc comment above the imports: the header an excerpt
 // shows keeps to a fifth of its room, its last lines (the package clause
 // and the imports), not the top of the comment.

@@ -1024,9 +1024,6 @@ const (
 	repoMapMax      = 4000
 	excerptAround   = 12  // lines either side of a line the failure names
 	excerptDecl     = 400 // lines a declaration spans at most (a longer one is cut)
-	// variantReserveMax bounds the room kept for another platform's
-	// variants of what the run reached (see [fitContext]).
-	variantReserveMax = 6000
 )
 
 // contextHints are the lines of each file the failure points at (test
@@ -1537,36 +1534,13 @@ func fitContext(in *promptInput, snap *sandbox.Snapshot, ranked []string, includ
 		text string
 	}
 	var grow []excerpted
-	// Another platform's variants of what the run reached rank last, but
-	// the same fix is often due there: their excerpts (the namesakes
-	// only) get a reserve the files before them leave alone.
-	reserve, variants := 0, 0
-	for _, p := range ranked {
-		if hints.variantOnly(p) {
-			variants++
-			text, _ := snap.Text(p)
-			if ex, ok := fileExcerptReach(redactText(text), registry.HeaderLines(p, []byte(text)), hints.Lines[p], nil, nil, hints.reached(p), variantReserveMax); ok {
-				reserve += len(ex) + len(excerptTitle(p, text)) + 20
-			}
-		}
-	}
-	reserve = min(reserve, variantReserveMax)
 	for _, p := range codeFirst(ranked) {
 		text, _ := snap.Text(p)
 		c := redactText(text)
 		title := p
-		held := reserve
-		if hints.variantOnly(p) {
-			held = 0
-		}
 		// What is left for this file: a file larger is excerpted within
 		// it rather than left out.
-		room := min(wholeFileMax, filesLeft-held, avail-held) - len(p) - 80
-		if hints.variantOnly(p) {
-			// The variants share the reserve.
-			room = min(room, variantReserveMax/max(1, variants))
-			variants--
-		}
+		room := min(wholeFileMax, filesLeft, avail) - len(p) - 80
 		cut := false
 		if len(c) > room || hints.variantOnly(p) {
 			if IsTestFile(p) {
@@ -1587,15 +1561,12 @@ func fitContext(in *promptInput, snap *sandbox.Snapshot, ranked []string, includ
 			c, title, cut = ex, excerptTitle(p, text), true
 		}
 		cost := len(c) + len(title) + 20
-		if cost > avail-held || cost > filesLeft-held {
+		if cost > avail || cost > filesLeft {
 			in.Omitted = append(in.Omitted, p)
 			continue
 		}
 		avail -= cost
 		filesLeft -= cost
-		if hints.variantOnly(p) {
-			reserve = max(0, reserve-cost)
-		}
 		if cut && !IsTestFile(p) && !hints.variantOnly(p) {
 			// A source grows; a test file keeps to the failing tests.
 			grow = append(grow, excerpted{len(in.Files), p, redactText(text)})

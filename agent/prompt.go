@@ -1140,9 +1140,6 @@ func fileExcerptReach(content string, head int, lines []int, names, uses map[str
 			}
 		}
 	}
-	if from, to, ok := headerLines(ls, head, max/5); ok {
-		mark(from, to)
-	}
 	any := false
 	for _, n := range lines {
 		if n >= 1 && n <= len(ls) {
@@ -1155,6 +1152,20 @@ func fileExcerptReach(content string, head int, lines []int, names, uses map[str
 		if u.named {
 			mark(u.from, headEnd(ls, units, u))
 			any = true
+		}
+	}
+	// The file's header, when it fits beside what the failure points at
+	// (the excerpt is cut at max, from the end: the header, first in the
+	// file, must not push out the code).
+	if from, to, ok := headerLines(ls, head, max/5); ok {
+		add := 0
+		for i := from; i <= to && i < len(ls); i++ {
+			if !keep[i] {
+				add += len(ls[i])
+			}
+		}
+		if size+add+64 <= max {
+			mark(from, to)
 		}
 	}
 	// What the call walk reached: the heaviest declaration, and those

@@ -1023,7 +1023,7 @@ const (
 	contextFilesMax = 24000
 	repoMapMax      = 4000
 	excerptAround   = 12  // lines either side of a line the failure names
-	excerptDecl     = 150 // lines shown at most from a named declaration
+	excerptDecl     = 400 // lines a declaration spans at most (a longer one is cut)
 )
 
 // contextHints are the lines of each file the failure points at (test
@@ -1118,14 +1118,17 @@ var declRe = regexp.MustCompile(`^\s*(?:export\s+)?(?:default\s+)?(?:async\s+)?(
 // fit in max characters. Lines are copied exactly so that SEARCH parts can
 // quote them. ok is false when nothing in the file is hinted, named or used.
 func fileExcerpt(content string, lines []int, names, uses map[string]bool, max int) (string, bool) {
-	return fileExcerptReach(content, lines, names, uses, nil, max)
+	return fileExcerptReach(content, 0, lines, names, uses, nil, max)
 }
 
 // fileExcerptReach is [fileExcerpt] that also shows the declarations the
 // cross-file call walk reached (reached: declaring line, 0-based, to
 // weight; see [callReach]): the best of them and those at least reachCore
-// with the core, the rest ranked with the extras.
-func fileExcerptReach(content string, lines []int, names, uses map[string]bool, reached map[int]float64, max int) (string, bool) {
+// with the core, the rest ranked with the extras. head is the number of
+// lines of the file's header (package clause, imports: see
+// [registry.HeaderLines]), shown with the core when anything is (see
+// [headerLines]).
+func fileExcerptReach(content string, head int, lines []int, names, uses map[string]bool, reached map[int]float64, max int) (string, bool) {
 	ls := strings.SplitAfter(content, "\n")
 	keep := make([]bool, len(ls)+1)
 	size := 0
@@ -1149,6 +1152,20 @@ func fileExcerptReach(content string, lines []int, names, uses map[string]bool, 
 		if u.named {
 			mark(u.from, headEnd(ls, units, u))
 			any = true
+		}
+	}
+	// The file's header, when it fits beside what the failure points at
+	// (the excerpt is cut at max, from the end: the header, first in the
+	// file, must not push out the code).
+	if from, to, ok := headerLines(ls, head, max/5); ok {
+		add := 0
+		for i := from; i <= to && i < len(ls); i++ {
+			if !keep[i] {
+				add += len(ls[i])
+			}
+		}
+		if size+add+64 <= max {
+			mark(from, to)
 		}
 	}
 	// What the call walk reached: the heaviest declaration, and those
@@ -1239,6 +1256,43 @@ func fileExcerptReach(content string, lines []int, names, uses map[string]bool, 
 		i = j
 	}
 	return b.String(), true
+}
+
+// The header an excerpt shows: at most headerMaxLines and headerMaxBytes;
+// of a longer one (a license, a long docstring before the imports), its
+// last lines, where an import or a declaration is added.
+const (
+	headerMaxLines = 60
+	headerMaxBytes = 2500
+)
+
+// headerLines is the range of lines (0-based, inclusive) to show of a
+// file whose header takes its first head lines: the header and the first
+// non-blank line after it (an insertion after the imports needs the line
+// below it in view too), cut to its last lines when long: at most
+// headerMaxBytes, and at most budget (a fifth of the excerpt's room: a
+// package's long doc comment must not crowd out the code).
+func headerLines(ls []string, head, budget int) (from, to int, ok bool) {
+	if head <= 0 || len(ls) == 0 {
+		return 0, 0, false
+	}
+	to = min(head, len(ls)) - 1
+	for j := to + 1; j < len(ls) && j <= to+3; j++ {
+		if strings.TrimSpace(ls[j]) != "" {
+			to = j
+			break
+		}
+	}
+	from = max(0, to+1-headerMaxLines)
+	size := 0
+	for i := from; i <= to; i++ {
+		size += len(ls[i])
+	}
+	for from < to && size > min(headerMaxBytes, budget) {
+		size -= len(ls[from])
+		from++
+	}
+	return from, to, true
 }
 
 // headEnd is the last line of u to show as an extra: all of it, but of a
@@ -1510,7 +1564,7 @@ func fitContext(in *promptInput, snap *sandbox.Snapshot, ranked []string, includ
 				// run reached, however small the file.
 				names = nil
 			}
-			ex, ok := fileExcerptReach(c, hints.Lines[p], names, nil, hints.reached(p), room)
+			ex, ok := fileExcerptReach(c, registry.HeaderLines(p, []byte(c)), hints.Lines[p], names, nil, hints.reached(p), room)
 			if !ok || room < 300 {
 				in.Omitted = append(in.Omitted, p)
 				continue
@@ -1536,7 +1590,7 @@ func fitContext(in *promptInput, snap *sandbox.Snapshot, ranked []string, includ
 		if room <= old+200 {
 			break
 		}
-		if ex, ok := fileExcerptReach(g.text, hints.Lines[g.p], hints.Names, hints.Uses, hints.reached(g.p), room); ok && len(ex) > old {
+		if ex, ok := fileExcerptReach(g.text, registry.HeaderLines(g.p, []byte(g.text)), hints.Lines[g.p], hints.Names, hints.Uses, hints.reached(g.p), room); ok && len(ex) > old {
 			avail -= len(ex) - old
 			filesLeft -= len(ex) - old
 			in.Files[g.i].Content = ex

@@ -84,18 +84,31 @@ func callReach(snap *sandbox.Snapshot, scope []string, rep *testrun.Report, name
 	testByName := map[string][]int{} // the failing test files' own
 	fileOwner := map[string][]int{}  // file -> the unit owning each line
 	testFiles := map[string]bool{}
+	helperFiles := map[string]bool{} // other test files whose helpers the failing tests call
 	for _, t := range rep.Failures() {
 		if f := failureFile(snap, t); f != "" {
 			testFiles[f] = true
 		}
 	}
 	files := append([]string(nil), scope...)
-	for f := range testFiles {
+	for _, f := range sortedKeys(testFiles) {
 		files = append(files, f)
+		// The test helpers a failing test calls from its package's other
+		// test files (Go): the walk passes through them too.
+		for _, h := range registry.TestHelperFiles(snap, f) {
+			if !testFiles[h] && len(helperFiles) < 50 {
+				helperFiles[h] = true
+				files = append(files, h)
+			}
+		}
+	}
+	for h := range helperFiles {
+		testFiles[h] = true
 	}
 	sort.Strings(files)
 	otherImports := platformImports(snap, files)
 	seenFile := map[string]bool{}
+	aliasOf := map[string][]string{} // a local name of an import -> the names it stands for
 	for _, p := range files {
 		if seenFile[p] {
 			continue
@@ -158,6 +171,13 @@ func callReach(snap *sandbox.Snapshot, scope []string, rep *testrun.Report, name
 			}
 		}
 		fileOwner[p] = owner
+		// What its imports rename (from .num import parse as _parse): a
+		// call of the local name reaches the declaration.
+		for local, decl := range registry.ImportAliases(p, src) {
+			if !slices.Contains(aliasOf[local], decl) {
+				aliasOf[local] = append(aliasOf[local], decl)
+			}
+		}
 	}
 	// A failing case of a table-driven test (TestDiff/Reporter/NamedPointer,
 	// test_x[case-id]) is built by the helpers whose text holds its label:
@@ -200,18 +220,53 @@ func callReach(snap *sandbox.Snapshot, scope []string, rep *testrun.Report, name
 	}
 	// Layer 0: the failing tests' own declarations and the declarations
 	// holding a line of a failure's location or stack.
+	// A test that is a call, not a declaration (test('title', () => {…})
+	// at a JavaScript module's top level), or a failing line outside any
+	// declaration, is a unit of its own: the calls of its lines.
+	bodyUnit := func(f string, from, to int) int {
+		text, _ := snap.Text(f)
+		ls := strings.SplitAfter(text, "\n")
+		u := walkUnit{file: f, line: from, name: ""}
+		for i := max(from, 0); i <= to && i < len(ls); i++ {
+			for _, m := range callRe.FindAllStringSubmatch(ls[i], -1) {
+				u.uses = append(u.uses, m[1])
+			}
+		}
+		units = append(units, u)
+		ends = append(ends, to)
+		return len(units) - 1
+	}
+	setupNames := registry.TestSetupNames()
 	for _, t := range rep.Failures() {
 		f := failureFile(snap, t)
 		if owner, ok := fileOwner[f]; ok {
 			text, _ := snap.Text(f)
-			if at := testDecl(strings.SplitAfter(text, "\n"), t); at >= 0 && at < len(owner) {
-				visit(owner[at], 0, 1)
+			ls := strings.SplitAfter(text, "\n")
+			if at := testDecl(ls, t); at >= 0 && at < len(owner) {
+				if owner[at] >= 0 {
+					visit(owner[at], 0, 1)
+				} else {
+					visit(bodyUnit(f, at, declEnd(ls, at)), 0, 1)
+				}
+				// The setup the framework runs before it (setUp,
+				// beforeEach): what that constructs, the test runs.
+				for _, s := range setupBlocks(ls, at, setupNames) {
+					if s < len(owner) && owner[s] >= 0 && units[owner[s]].line == s {
+						visit(owner[s], 0, 1)
+					} else {
+						visit(bodyUnit(f, s, declEnd(ls, s)), 0, 1)
+					}
+				}
 			}
 		}
 		locs := append([]testrun.Frame{{File: t.File, Line: t.Line}}, t.Frames...)
 		for _, fr := range locs {
 			if owner, ok := fileOwner[strings.TrimPrefix(fr.File, "./")]; ok && fr.Line >= 1 && fr.Line <= len(owner) {
-				visit(owner[fr.Line-1], 0, 1)
+				if owner[fr.Line-1] >= 0 {
+					visit(owner[fr.Line-1], 0, 1)
+				} else if testFiles[strings.TrimPrefix(fr.File, "./")] {
+					visit(bodyUnit(strings.TrimPrefix(fr.File, "./"), fr.Line-1-frameWindow, fr.Line-1), 0, 1)
+				}
 			}
 		}
 	}
@@ -249,21 +304,23 @@ func callReach(snap *sandbox.Snapshot, scope []string, rep *testrun.Report, name
 				seen[w] = true
 				if testFiles[units[u].file] {
 					for _, v := range testByName[w] {
-						if v != u && units[v].file == units[u].file && caseHelper(v) {
+						if v != u && (units[v].file == units[u].file || helperFiles[units[v].file]) && caseHelper(v) {
 							visit(v, d, weight[u])
 						}
 					}
 				}
-				for _, v := range byName[w] {
-					if v == u {
-						continue
-					}
-					w := share / float64(len(byName[w]))
-					visit(v, d+1, w)
-					if units[v].head {
-						for _, k := range units[v].kids {
-							if constructors[units[k].name] && !units[k].other {
-								visit(k, d+1, w)
+				for _, n := range append([]string{w}, aliasOf[w]...) {
+					for _, v := range byName[n] {
+						if v == u {
+							continue
+						}
+						w := share / float64(len(byName[n]))
+						visit(v, d+1, w)
+						if units[v].head {
+							for _, k := range units[v].kids {
+								if constructors[units[k].name] && !units[k].other {
+									visit(k, d+1, w)
+								}
 							}
 						}
 					}
@@ -473,4 +530,38 @@ func platformImports(snap *sandbox.Snapshot, files []string) map[string]bool {
 		delete(only, f)
 	}
 	return only
+}
+
+// setupBlocks returns the lines (0-based) of the test file ls that open
+// a setup the framework runs before the test declared at line at: a
+// setup method or function (def setUp, setup_method) or a setup hook's
+// call (beforeEach(() => {, test.beforeEach(…)) above it whose block the
+// test is in (no line between them is indented less than the setup).
+func setupBlocks(ls []string, at int, names map[string]bool) []int {
+	var out []int
+	for i := 0; i < at && i < len(ls); i++ {
+		t := strings.TrimSpace(ls[i])
+		name, ok := declName(ls[i])
+		if !ok || !names[name] {
+			m := callRe.FindStringSubmatchIndex(t)
+			if m == nil || !names[t[m[2]:m[3]]] || strings.TrimLeft(t[:m[2]], "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_$.") != "" {
+				continue
+			}
+		}
+		ind := indentOf(ls[i])
+		if indentOf(ls[at]) < ind {
+			continue
+		}
+		inside := true
+		for j := i + 1; j < at; j++ {
+			if strings.TrimSpace(ls[j]) != "" && indentOf(ls[j]) < ind {
+				inside = false
+				break
+			}
+		}
+		if inside {
+			out = append(out, i)
+		}
+	}
+	return out
 }

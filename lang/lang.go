@@ -256,6 +256,48 @@ type PlatformBranches interface {
 	OtherPlatformLines(p string, data []byte) [][2]int
 }
 
+// ImportAliases is implemented by languages whose imports can rename
+// what they import (from m import a as b, import {a as b}, const {a: b} =
+// require(…), use m::a as b): the cross-file call walk follows a call of
+// b to the declaration of a.
+type ImportAliases interface {
+	// ImportAliases maps the local names source file p (its content is
+	// data) gives imported declarations to the names they are declared
+	// under; nil for files that are not this language's.
+	ImportAliases(p string, data []byte) map[string]string
+}
+
+// TestHelpers is implemented by languages whose test files call helpers
+// declared in other test files without importing them (Go's _test.go
+// files of one directory share their package).
+type TestHelpers interface {
+	// TestHelperFiles lists the other files whose declarations test file
+	// p can call by name alone; nil for files that are not this
+	// language's.
+	TestHelperFiles(snap *sandbox.Snapshot, p string) []string
+}
+
+// TestSetup is implemented by languages whose test frameworks run setup
+// code before each test (unittest's setUp, pytest's setup_method,
+// mocha's and jest's beforeEach): what it calls, the failing test runs
+// too.
+type TestSetup interface {
+	// TestSetupNames are the names of the setup methods, functions or
+	// hook calls of the language's test frameworks.
+	TestSetupNames() []string
+}
+
+// Headers is implemented by languages whose source files open with a
+// header: the package clause, imports, crate attributes, a module's
+// docstring. An excerpt of a long file shows it (an edit often adds an
+// import, or a declaration right after them).
+type Headers interface {
+	// HeaderLines returns how many of the first lines of source file p
+	// (its content is data) are its header; 0 for files that are not
+	// this language's or that open with a declaration.
+	HeaderLines(p string, data []byte) int
+}
+
 // Prompter is implemented by languages with prompt hints.
 type Prompter interface {
 	// PropertyHint is the solve-mode sentence on property-based tests.

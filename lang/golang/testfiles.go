@@ -2,10 +2,12 @@ package golang
 
 import (
 	"bytes"
+	"path"
 	"regexp"
 	"strings"
 
 	"github.com/fixpoint-dev/fixpoint/lang"
+	"github.com/fixpoint-dev/fixpoint/sandbox"
 )
 
 var (
@@ -47,4 +49,20 @@ func testMainBody(src []byte) []byte {
 		rest = rest[:end[1]]
 	}
 	return rest
+}
+
+// TestHelperFiles lists the other _test.go files of a Go test file's
+// directory: its package's test helpers (executeCommand in one test file,
+// called from every other) are declared there.
+func (Language) TestHelperFiles(snap *sandbox.Snapshot, p string) []string {
+	if !strings.HasSuffix(p, "_test.go") {
+		return nil
+	}
+	var out []string
+	for _, q := range snap.Paths() {
+		if q != p && path.Dir(q) == path.Dir(p) && strings.HasSuffix(q, "_test.go") {
+			out = append(out, q)
+		}
+	}
+	return out
 }

@@ -112,6 +112,17 @@ func resolveModule(snap *sandbox.Snapshot, rel string) string {
 				return c
 			}
 		}
+		// TypeScript's ESM imports name the file they compile to
+		// (import … from './v1.js' in src/v1.ts's neighbour): the source
+		// is the .ts beside it.
+		ext := path.Ext(rel)
+		if ts, ok := map[string][]string{".js": {".ts", ".tsx"}, ".jsx": {".tsx"}, ".mjs": {".mts"}, ".cjs": {".cts"}}[ext]; ok {
+			for _, e := range ts {
+				if c := strings.TrimSuffix(rel, ext) + e; hasFile(snap, c) {
+					return c
+				}
+			}
+		}
 	}
 	dir := rel
 	if pkg, ok := snap.Text(path.Join(dir, "package.json")); ok {
@@ -171,4 +182,9 @@ func exportsDot(raw json.RawMessage) string {
 		}
 	}
 	return ""
+}
+
+func hasFile(snap *sandbox.Snapshot, p string) bool {
+	_, ok := snap.Files[p]
+	return ok
 }

@@ -262,6 +262,60 @@ func OtherPlatformLines(p string, data []byte) [][2]int {
 	return nil
 }
 
+// ImportAliases maps the local names a source file gives what it imports
+// to the names they are declared under ([lang.ImportAliases]); nil when
+// no language knows the file or it renames nothing.
+func ImportAliases(p string, data []byte) map[string]string {
+	for _, l := range All() {
+		if a, ok := l.(lang.ImportAliases); ok {
+			if m := a.ImportAliases(p, data); len(m) > 0 {
+				return m
+			}
+		}
+	}
+	return nil
+}
+
+// TestHelperFiles lists the files whose declarations test file p calls
+// without importing them ([lang.TestHelpers]).
+func TestHelperFiles(snap *sandbox.Snapshot, p string) []string {
+	var out []string
+	for _, l := range All() {
+		if h, ok := l.(lang.TestHelpers); ok {
+			out = append(out, h.TestHelperFiles(snap, p)...)
+		}
+	}
+	return out
+}
+
+// TestSetupNames are the names of every language's test setup methods
+// and hooks ([lang.TestSetup]).
+func TestSetupNames() map[string]bool {
+	out := map[string]bool{}
+	for _, l := range All() {
+		if t, ok := l.(lang.TestSetup); ok {
+			for _, n := range t.TestSetupNames() {
+				out[n] = true
+			}
+		}
+	}
+	return out
+}
+
+// HeaderLines returns how many of the first lines of a source file are
+// its header: package clause, imports, crate attributes
+// ([lang.Headers]); 0 when no language knows the file.
+func HeaderLines(p string, data []byte) int {
+	for _, l := range All() {
+		if h, ok := l.(lang.Headers); ok {
+			if n := h.HeaderLines(p, data); n > 0 {
+				return n
+			}
+		}
+	}
+	return 0
+}
+
 // PropertyHint is the solve-mode hint on property-based tests of the
 // language called name ([lang.Prompter]); "" when it has none.
 func PropertyHint(name string) string {

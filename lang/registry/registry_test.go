@@ -193,12 +193,16 @@ func TestConfiguredGoRunner(t *testing.T) {
 		args string // "" = a custom command
 		env  string
 	}{
-		{"go test ./...", "go test -json ./...", ""},
-		{"env FOO=1 go test ./...", "go test -json ./...", "FOO=1"},
-		{"FOO=1 BAR='a b' go test -run TestX ./pkg", "go test -json -run TestX ./pkg", "FOO=1,BAR=a b"},
-		{"go test -json -v ./...", "go test -json -v ./...", ""},
-		{"go test ./... -args -json", "go test -json ./... -args -json", ""},
-		{"go -C v5 test ./...", "go -C v5 test -json ./...", ""},
+		// CGO_ENABLED empty is go's default, over the image's 0 (as the
+		// detected command); the command's own variables come after it,
+		// so a CGO_ENABLED=0 of the user's wins.
+		{"go test ./...", "go test -json ./...", "CGO_ENABLED="},
+		{"env FOO=1 go test ./...", "go test -json ./...", "CGO_ENABLED=,FOO=1"},
+		{"FOO=1 BAR='a b' go test -run TestX ./pkg", "go test -json -run TestX ./pkg", "CGO_ENABLED=,FOO=1,BAR=a b"},
+		{"CGO_ENABLED=0 go test ./...", "go test -json ./...", "CGO_ENABLED=,CGO_ENABLED=0"},
+		{"go test -json -v ./...", "go test -json -v ./...", "CGO_ENABLED="},
+		{"go test ./... -args -json", "go test -json ./... -args -json", "CGO_ENABLED="},
+		{"go -C v5 test ./...", "go -C v5 test -json ./...", "CGO_ENABLED="},
 		{"env -i go test ./...", "", ""},
 		{"go test ./... | tee out.txt", "", ""},
 		{"go vet ./...", "", ""},

@@ -24,6 +24,8 @@ import argparse, hashlib, json, os, re, subprocess, sys, tempfile, time
 
 SRC_EXT = {"go": (".go",), "python": (".py",), "node": (".js", ".mjs", ".cjs", ".ts", ".mts", ".cts"), "rust": (".rs",)}
 MAX_ARCHIVE = 1_500_000
+MAX_ARCHIVE_ROUND6 = 1_000_000  # the size rule: from round 6 a new instance's archive is at most 1.0 MB
+CANDIDATE_BUDGET = 600  # the time rule: from round 6 a candidate's runs get 10 minutes, then it and its repository stop
 
 
 def is_test(lang, p):
@@ -279,13 +281,13 @@ NATIVE = {"go": "go test -count=1 ./...", "python": "python3 -m pytest -q -p no:
           "node": "(test -d node_modules || npm install --no-audit --no-fund >/dev/null 2>&1) && npm test", "rust": "cargo test --offline"}
 
 
-def native_time(lang, d, test_cmd=None):
+def native_time(lang, d, test_cmd=None, timeout=900):
     """Wall time of the project's own test command (or the instance's test_cmd) run natively (not in a sandbox)."""
     if lang == "node":
-        subprocess.run("npm install --no-audit --no-fund", shell=True, cwd=d, capture_output=True, timeout=900)
+        subprocess.run("npm install --no-audit --no-fund", shell=True, cwd=d, capture_output=True, timeout=timeout)
     cmd = test_cmd or (NATIVE[lang].split(" && ")[-1] if lang == "node" else NATIVE[lang])
     start = time.time()
-    subprocess.run(cmd, shell=True, cwd=d, capture_output=True, timeout=900)
+    subprocess.run(cmd, shell=True, cwd=d, capture_output=True, timeout=timeout)
     return time.time() - start
 
 
@@ -484,7 +486,7 @@ def main():
     ap.add_argument("--out", default=os.path.dirname(os.path.abspath(__file__)))
     ap.add_argument("--fixpoint", default="bin/fixpoint")
     ap.add_argument("--rename", action="store_true", help="re-derive the test names of the kept instances with a test_cmd (see rename)")
-    ap.add_argument("--round", type=int, default=5, help="the round that adds the instances (the instance's round)")
+    ap.add_argument("--round", type=int, default=6, help="the round that adds the instances (the instance's round)")
     if sys.argv[1:] == ["--self-test"]:
         return self_test()
     if sys.argv[1:2] == ["--refresh"]:
@@ -530,6 +532,12 @@ def main():
             reject("git archive of the base fails: " + e.stderr.decode("utf-8", "replace").strip()[:150]); continue
         if len(archive) > MAX_ARCHIVE:
             reject("archive %d bytes > %d" % (len(archive), MAX_ARCHIVE)); continue
+        if a.round >= 6 and len(archive) > MAX_ARCHIVE_ROUND6:
+            reject("archive %d bytes > %d (round 6 size rule)" % (len(archive), MAX_ARCHIVE_ROUND6)); continue
+        # The time rule (from round 6): the candidate's runs share one budget; past it the candidate is rejected and
+        # the repository stopped. Before round 6 each run had 900 s of its own.
+        started = time.time()
+        budget = (lambda: max(1, CANDIDATE_BUDGET - (time.time() - started))) if a.round >= 6 else (lambda: 900)
         with tempfile.TemporaryDirectory() as d:
             subprocess.run(["tar", "-xzf", "-", "-C", d], input=archive, check=True)
             if a.lang == "go" and go_module(d, a.repo):
@@ -547,23 +555,20 @@ def main():
                 # The same command before and after the fix: the names of both runs come from one format (before
                 # round 5 the run before used `npm test`, judged by its exit code alone, so every test of a
                 # test_cmd instance counted as missing before, hence failing-to-passing).
-                before, secs, err = native(fixpoint, d, backend=BACKEND.get(a.lang, "bwrap"), test_cmd=test_cmd)
+                before, secs, err = native(fixpoint, d, timeout=budget(), backend=BACKEND.get(a.lang, "bwrap"), test_cmd=test_cmd)
+                if before is None:
+                    reject("native run before the fix: " + err[:200]); continue
+                if not apply(gold_patch):
+                    reject("gold patch does not apply"); continue
+                after, _, err = native(fixpoint, d, timeout=budget(), backend=BACKEND.get(a.lang, "bwrap"), test_cmd=test_cmd)
+                if after is None:
+                    reject("native run after the fix: " + err[:200]); continue
+                secs = native_time(a.lang, d, test_cmd, timeout=budget())
             except subprocess.TimeoutExpired:
+                if a.round >= 6:
+                    reject("native runs passed %d seconds (round 6 time rule); repository stopped" % CANDIDATE_BUDGET)
+                    break
                 reject("native run timed out"); continue
-            if before is None:
-                reject("native run before the fix: " + err[:200]); continue
-            if not apply(gold_patch):
-                reject("gold patch does not apply"); continue
-            try:
-                after, _, err = native(fixpoint, d, backend=BACKEND.get(a.lang, "bwrap"), test_cmd=test_cmd)
-            except subprocess.TimeoutExpired:
-                reject("native run after the fix timed out"); continue
-            if after is None:
-                reject("native run after the fix: " + err[:200]); continue
-            try:
-                secs = native_time(a.lang, d, test_cmd)
-            except subprocess.TimeoutExpired:
-                reject("native timing run timed out"); continue
         f2p, p2p, why = decide(before, after, a.lang)
         if why:
             reject(why); continue

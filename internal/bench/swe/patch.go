@@ -9,7 +9,11 @@ import (
 // FilePatch is one file of a unified diff (git's format).
 type FilePatch struct {
 	Old, New string // paths without a/ b/; "" for /dev/null
-	Hunks    []Hunk
+	// Mode is git's mode of the file after the patch when its header
+	// gives one ("new file mode", "new mode"): 100644, 100755 (an
+	// executable), 120000 (a symbolic link, whose text is its target).
+	Mode  string
+	Hunks []Hunk
 }
 
 // Path is the file the patch edits (its new path, or the old one for a
@@ -51,13 +55,18 @@ func ParsePatch(text string) ([]FilePatch, error) {
 		lines = lines[:n-1]
 	}
 	var cur *FilePatch
+	mode := "" // the mode line of the file whose header is being read
 	for i := 0; i < len(lines); i++ {
 		l := lines[i]
 		switch {
+		case strings.HasPrefix(l, "diff --git "):
+			cur, mode = nil, ""
+		case cur == nil && (strings.HasPrefix(l, "new file mode ") || strings.HasPrefix(l, "new mode ")):
+			mode = strings.TrimSpace(l[strings.LastIndexByte(l, ' ')+1:])
 		case strings.HasPrefix(l, "Binary files ") || strings.HasPrefix(l, "GIT binary patch"):
 			return nil, fmt.Errorf("line %d: binary patches are not supported", i+1)
 		case strings.HasPrefix(l, "--- ") && i+1 < len(lines) && strings.HasPrefix(lines[i+1], "+++ "):
-			out = append(out, FilePatch{Old: patchPath(l[4:]), New: patchPath(lines[i+1][4:])})
+			out = append(out, FilePatch{Old: patchPath(l[4:]), New: patchPath(lines[i+1][4:]), Mode: mode})
 			cur = &out[len(out)-1]
 			i++
 		case strings.HasPrefix(l, "@@ "):

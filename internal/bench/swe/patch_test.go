@@ -2,6 +2,8 @@ package swe
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -235,6 +237,68 @@ func TestEnvPrefixed(t *testing.T) {
 	} {
 		if got := envPrefixed(in); got != want {
 			t.Errorf("envPrefixed(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// A test patch's symbolic links and executables are laid out as git
+// would: distro's fixtures link etc/os-release, and a file holding the
+// link's path instead made its tests fail before and after the fix. A
+// link out of the tree is refused.
+func TestApplyFileModes(t *testing.T) {
+	const patch = `diff --git a/etc/os-release b/etc/os-release
+new file mode 120000
+index 0000000..1111111
+--- /dev/null
++++ b/etc/os-release
+@@ -0,0 +1 @@
++../usr/lib/os-release
+\ No newline at end of file
+diff --git a/usr/lib/os-release b/usr/lib/os-release
+new file mode 100644
+index 0000000..2222222
+--- /dev/null
++++ b/usr/lib/os-release
+@@ -0,0 +1 @@
++ID=armbian
+diff --git a/run.sh b/run.sh
+new file mode 100755
+index 0000000..3333333
+--- /dev/null
++++ b/run.sh
+@@ -0,0 +1 @@
++#!/bin/sh
+`
+	files, err := ParsePatch(patch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	for _, f := range files {
+		if err := applyFile(root, f); err != nil {
+			t.Fatalf("%s: %v", f.Path(), err)
+		}
+	}
+	if target, err := os.Readlink(filepath.Join(root, "etc", "os-release")); err != nil || target != "../usr/lib/os-release" {
+		t.Errorf("etc/os-release: link to %q (%v), want ../usr/lib/os-release", target, err)
+	}
+	if b, err := os.ReadFile(filepath.Join(root, "etc", "os-release")); err != nil || string(b) != "ID=armbian\n" {
+		t.Errorf("through the link: %q, %v", b, err)
+	}
+	if st, err := os.Stat(filepath.Join(root, "run.sh")); err != nil || st.Mode().Perm()&0o111 == 0 {
+		t.Errorf("run.sh is not executable: %v %v", st, err)
+	}
+	if st, err := os.Stat(filepath.Join(root, "usr", "lib", "os-release")); err != nil || st.Mode().Perm()&0o111 != 0 {
+		t.Errorf("a 100644 file became executable: %v %v", st, err)
+	}
+	for _, target := range []string{"../../outside", "/etc/passwd"} {
+		escape := strings.ReplaceAll(patch[:strings.Index(patch, "diff --git a/usr")], "../usr/lib/os-release", target)
+		files, err := ParsePatch(escape)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := applyFile(t.TempDir(), files[0]); err == nil || !strings.Contains(err.Error(), "outside the tree") {
+			t.Errorf("a link to %s: %v, want it refused", target, err)
 		}
 	}
 }

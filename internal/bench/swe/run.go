@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -301,30 +302,63 @@ func prepare(ctx context.Context, root string, in Instance) ([]FilePatch, error)
 	return ParsePatch(in.GoldPatch)
 }
 
-// applyFile applies one file's patch in root (creating or deleting it).
+// applyFile applies one file's patch in root (creating or deleting it),
+// with the mode git's header gives: a symbolic link (120000) is made a
+// link to the patch's text, as git does (distro's test fixtures link
+// etc/os-release to ../usr/lib/os-release: written as a file holding
+// that path, its tests failed before and after the fix alike), and an
+// executable (100755) gets its x bits. A link's target must stay in root.
 func applyFile(root string, f FilePatch) error {
 	if f.Path() == "" || filepath.IsAbs(f.Path()) || strings.Contains("/"+f.Path()+"/", "/../") {
 		return fmt.Errorf("bad path %q", f.Path())
 	}
 	p := filepath.Join(root, filepath.FromSlash(f.Path()))
-	var before []byte
+	var before string
 	if f.Old != "" {
-		var err error
-		if before, err = os.ReadFile(filepath.Join(root, filepath.FromSlash(f.Old))); err != nil {
-			return err
+		old := filepath.Join(root, filepath.FromSlash(f.Old))
+		if st, err := os.Lstat(old); err == nil && st.Mode()&os.ModeSymlink != 0 {
+			if before, err = os.Readlink(old); err != nil {
+				return err
+			}
+		} else {
+			b, err := os.ReadFile(old)
+			if err != nil {
+				return err
+			}
+			before = string(b)
 		}
 	}
 	if f.New == "" {
 		return os.Remove(p)
 	}
-	after, err := f.Apply(string(before))
+	after, err := f.Apply(before)
 	if err != nil {
 		return err
 	}
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return err
 	}
-	return os.WriteFile(p, []byte(after), 0o644)
+	if f.Mode == "120000" {
+		target := strings.TrimSuffix(after, "\n")
+		resolved := filepath.Join(filepath.Dir(p), filepath.FromSlash(target))
+		if target == "" || filepath.IsAbs(target) || (resolved != root && !strings.HasPrefix(resolved, root+string(filepath.Separator))) {
+			return fmt.Errorf("%s: a symbolic link to %q, outside the tree", f.Path(), target)
+		}
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return os.Symlink(filepath.FromSlash(target), p)
+	}
+	if st, err := os.Lstat(p); err == nil && st.Mode()&os.ModeSymlink != 0 {
+		os.Remove(p) // a link the patch turns into a file
+	}
+	if err := os.WriteFile(p, []byte(after), 0o644); err != nil {
+		return err
+	}
+	if f.Mode == "100755" {
+		return os.Chmod(p, 0o755)
+	}
+	return nil
 }
 
 // goldReply is the oracle's reply: a plan line and the gold patch as

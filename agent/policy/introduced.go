@@ -7,7 +7,7 @@ import "strings"
 // before the edit (an existing `import socket`) is the user's, and an edit
 // elsewhere in the file must not be blocked for it. Findings are matched
 // by rule, the text of their line and of the nearest non-blank line
-// before it (trimmed), as a multiset: a finding shifted by lines added
+// before it (trimmed), or else after it, as a multiset: a finding shifted by lines added
 // elsewhere is the same finding, while a second copy of an existing
 // construct, or an existing line moved somewhere else (an exit call moved
 // from main() to module level), is a new one. A finding without a line is
@@ -37,12 +37,44 @@ func Introduced(before, after []byte, old, cur Findings) Findings {
 		k := key(before, f)
 		had[k] = append(had[k], i)
 	}
-	var unmatched Findings
+	var first Findings
 	for _, f := range cur {
 		k := key(after, f)
 		if idx := had[k]; len(idx) > 0 {
 			had[k] = idx[1:]
 			continue
+		}
+		first = append(first, f)
+	}
+	if len(first) == 0 {
+		return nil
+	}
+	// Second pass: the same line whose line before changed but whose line
+	// after did not is the same construct too (an import kept when the
+	// import above it was removed: golang/term's fix dropped "io" above
+	// an existing "syscall"). A line moved elsewhere changes both.
+	next := func(src []byte, f Finding) string {
+		return f.Rule + "\x00" + lineText(src, f.Line) + "\x00" + nextText(src, f.Line)
+	}
+	hadNext := map[string][]int{}
+	for _, idx := range had {
+		for _, i := range idx {
+			if old[i].Line > 0 {
+				k := next(before, old[i])
+				hadNext[k] = append(hadNext[k], i)
+			}
+		}
+	}
+	used := map[int]bool{}
+	var unmatched Findings
+	for _, f := range first {
+		if f.Line > 0 {
+			k := next(after, f)
+			if idx := hadNext[k]; len(idx) > 0 {
+				hadNext[k] = idx[1:]
+				used[idx[0]] = true
+				continue
+			}
 		}
 		unmatched = append(unmatched, f)
 	}
@@ -52,7 +84,9 @@ func Introduced(before, after []byte, old, cur Findings) Findings {
 	var spare []Finding // old findings no new one matched
 	for _, idx := range had {
 		for _, i := range idx {
-			spare = append(spare, old[i])
+			if !used[i] {
+				spare = append(spare, old[i])
+			}
 		}
 	}
 	beforeLines, afterLines := lineSet(before), lineSet(after)
@@ -110,6 +144,18 @@ func lineText(src []byte, n int) string {
 		s = s[:j]
 	}
 	return strings.TrimSpace(s)
+}
+
+// nextText is the trimmed text of the nearest non-blank line after the
+// 1-based line n of src, or "" at the end.
+func nextText(src []byte, n int) string {
+	lines := strings.Count(string(src), "\n") + 1
+	for i := n + 1; i <= lines; i++ {
+		if t := lineText(src, i); t != "" {
+			return t
+		}
+	}
+	return ""
 }
 
 // prevText is the trimmed text of the nearest non-blank line before the

@@ -32,6 +32,18 @@ func TestIntroduced(t *testing.T) {
 	if got := Introduced(beforeExit, afterExit, oldExit, Findings{{Rule: "python.exit", Line: 2}}); len(got) != 1 {
 		t.Errorf("a moved line: Introduced = %v, want it blocked again", got)
 	}
+	// golang/term's fix: the import above an existing one removed. The
+	// line before changed, the line after did not: still the user's.
+	beforeImp := []byte("package t\n\nimport (\n\t\"io\"\n\t\"syscall\"\n\t\"unsafe\"\n)\n")
+	afterImp := []byte("package t\n\nimport (\n\t\"syscall\"\n\t\"unsafe\"\n)\n")
+	if got := Introduced(beforeImp, afterImp, Findings{{Rule: "go.syscall", Line: 5}}, Findings{{Rule: "go.syscall", Line: 4}}); len(got) != 0 {
+		t.Errorf("an existing import whose neighbour above was removed: Introduced = %v, want none", got)
+	}
+	// ... but a second copy of it is still new, once.
+	afterTwo := []byte("package t\n\nimport (\n\t\"syscall\"\n\t\"unsafe\"\n)\n\nimport \"syscall\"\n")
+	if got := Introduced(beforeImp, afterTwo, Findings{{Rule: "go.syscall", Line: 5}}, Findings{{Rule: "go.syscall", Line: 4}, {Rule: "go.syscall", Line: 8}}); len(got) != 1 {
+		t.Errorf("a second import next to a kept one: Introduced = %v, want one", got)
+	}
 	// A new file: everything is new.
 	if got := Introduced(nil, after, nil, moved); len(got) != 1 {
 		t.Errorf("new file: Introduced = %v, want the finding", got)

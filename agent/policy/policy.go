@@ -111,7 +111,14 @@ func (fs Findings) Feedback() string {
 		return ""
 	}
 	var sb strings.Builder
-	sb.WriteString("Your edit was not run: it is blocked by project policy.\n")
+	// The first line alone reaches progress and stop reasons: it names
+	// the first finding, its place and its rule, so that a user sees what
+	// was refused and which key of .fixpoint.toml decides it.
+	more := ""
+	if len(b) > 1 {
+		more = fmt.Sprintf(" and %d more", len(b)-1)
+	}
+	fmt.Fprintf(&sb, "Your edit was not run: it is blocked by project policy (%s: %s, rule %q%s).\n", locString(b[0]), b[0].Message, b[0].Rule, more)
 	for _, f := range b {
 		fmt.Fprintf(&sb, "- blocked by project policy: %s is not allowed (%s); see .fixpoint.toml [policy.rules] %q\n",
 			f.Message, locString(f), f.Rule)

@@ -209,10 +209,14 @@ func (Language) RuntimeFix(req *lang.Requirement) string {
 // hypothesis (property tests, PropertyHint); pip and venv for the setup
 // phase (pip install into /deps/venv); freezegun because time-freezing
 // tests commonly need it and PyPI may be out of reach. No other image has
-// Python's tools.
+// Python's tools. A C compiler and Python's headers, as a developer's
+// machine has them: pip builds a C extension from source with them, and
+// projects test through the C preprocessor (pycparser runs cpp; its
+// tests failed in the image and passed natively); less, because a
+// command-line library's pager tests call it (click's 24 pager tests).
 func (Language) Image() lang.Image {
 	return lang.Image{
-		Extra: []string{"python3", "python3-pytest", "python3-hypothesis", "python3-pip", "python3-venv", "python3-freezegun"},
+		Extra: []string{"python3", "python3-pytest", "python3-hypothesis", "python3-pip", "python3-venv", "python3-freezegun", "python3-dev", "gcc", "libc6-dev", "less"},
 		Env:   []string{"PYTHONDONTWRITEBYTECODE=1"},
 	}
 }

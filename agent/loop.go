@@ -340,6 +340,13 @@ func (r *run) loop(ctx context.Context) {
 				return
 			}
 			r.res.Final = fresh
+			if direct {
+				// The fresh run is the iteration's only test run (a
+				// short suite, or tests that cannot run alone): its
+				// time and counts are the iteration's, not overhead.
+				iter.TestTime = fresh.Duration
+				iter.Passed, iter.Failed = fresh.Passed, fresh.Failed
+			}
 			if why = verdict(r.req.Mode, r.res.Baseline, fresh); len(why) > 0 {
 				adopt()
 				// After a run of the failing tests only, the fresh run is

@@ -376,6 +376,10 @@ func TestShortSuiteGoesStraightToTheVerifyingRun(t *testing.T) {
 	}
 	if len(res.Iterations) != 1 || res.Iterations[0].Targeted {
 		t.Errorf("iterations %+v: want one that did not run the failing tests alone", res.Iterations)
+	} else if it := res.Iterations[0]; it.TestTime <= 0 || it.Passed != res.Final.Passed || it.Passed == 0 {
+		// The fresh run is the iteration's run: its time and counts are
+		// the iteration's (the loop bench's overhead is what is left).
+		t.Errorf("iteration test time %v, passed %d (final %d): want the fresh run's", it.TestTime, it.Passed, res.Final.Passed)
 	}
 	if !said {
 		t.Error("no progress line says why the failing tests did not run first (agent.narrow_min)")

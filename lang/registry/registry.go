@@ -142,6 +142,14 @@ func configuredRunner(l lang.Language, snap *sandbox.Snapshot, override string) 
 	for _, c := range langs {
 		if cr, ok := c.(lang.ConfiguredRunners); ok {
 			if r, ok := cr.ConfiguredRunner(snap, words); ok {
+				// The command's own variables win over the runner's
+				// (`CGO_ENABLED=0 go test` over go's default): the
+				// runner's copy of a key the command sets is dropped,
+				// so no exec layer has two values to choose from.
+				r.Env = slices.DeleteFunc(r.Env, func(e string) bool {
+					k, _, _ := strings.Cut(e, "=")
+					return slices.ContainsFunc(env, func(c string) bool { return strings.HasPrefix(c, k+"=") })
+				})
 				r.Env = append(r.Env, env...)
 				return r, true
 			}

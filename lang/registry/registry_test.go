@@ -194,12 +194,11 @@ func TestConfiguredGoRunner(t *testing.T) {
 		env  string
 	}{
 		// CGO_ENABLED empty is go's default, over the image's 0 (as the
-		// detected command); the command's own variables come after it,
-		// so a CGO_ENABLED=0 of the user's wins.
+		// detected command); a CGO_ENABLED=0 of the command's replaces it.
 		{"go test ./...", "go test -json ./...", "CGO_ENABLED="},
 		{"env FOO=1 go test ./...", "go test -json ./...", "CGO_ENABLED=,FOO=1"},
 		{"FOO=1 BAR='a b' go test -run TestX ./pkg", "go test -json -run TestX ./pkg", "CGO_ENABLED=,FOO=1,BAR=a b"},
-		{"CGO_ENABLED=0 go test ./...", "go test -json ./...", "CGO_ENABLED=,CGO_ENABLED=0"},
+		{"CGO_ENABLED=0 go test ./...", "go test -json ./...", "CGO_ENABLED=0"},
 		{"go test -json -v ./...", "go test -json -v ./...", "CGO_ENABLED="},
 		{"go test ./... -args -json", "go test -json ./... -args -json", "CGO_ENABLED="},
 		{"go -C v5 test ./...", "go -C v5 test -json ./...", "CGO_ENABLED="},

@@ -583,7 +583,16 @@ func TestTAPStartedLinesOnlyWhenCutShort(t *testing.T) {
 			t.Errorf("unexpected test %+v", r)
 		}
 	}
-	if note := rep.Timeout.Note; !strings.Contains(note, "does not say which test was running") || !strings.Contains(note, "(1 passed, 0 failed)") {
+	if note := rep.Timeout.Note; !strings.Contains(note, "does not say which test was running") || strings.Contains(note, "building") || !strings.Contains(note, "(1 passed, 0 failed)") {
 		t.Errorf("Note = %q", note)
+	}
+}
+
+// TestTimeoutBeforeAnyResult: a run stopped before any test reported (go
+// test still compiling) says where the time likely went.
+func TestTimeoutBeforeAnyResult(t *testing.T) {
+	rep := Parse(Runner{Name: RunnerGo, Format: GoTestJSON("example.com/m", nil)}, &sandbox.Result{ExitCode: 124, TimedOut: true}, nil)
+	if rep.Timeout == nil || !strings.Contains(rep.Timeout.Note, "no test had reported a result") || !strings.Contains(rep.Timeout.Note, "raise sandbox.timeout") {
+		t.Errorf("Timeout = %+v", rep.Timeout)
 	}
 }

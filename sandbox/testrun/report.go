@@ -145,8 +145,21 @@ func (t *Timeout) Sentence(rep *Report) string {
 		}
 		fmt.Fprintf(&b, "; results read before it are kept (%d passed, %d failed)", rep.Passed, failed)
 	}
+	reported := false
+	if rep != nil {
+		for _, r := range rep.Tests {
+			reported = reported || r.ID != ExitID
+		}
+	}
 	switch len(t.Running) {
 	case 0:
+		if rep != nil && !reported {
+			// go test prints nothing until its build is done, pytest until
+			// it has collected: a cold build cache or a slow setup spent the
+			// whole limit.
+			b.WriteString("; no test had reported a result, so the limit was likely spent building or starting the suite (a cold build cache, many packages)")
+			break
+		}
 		b.WriteString("; the runner's output does not say which test was running")
 	case 1:
 		fmt.Fprintf(&b, "; still running: %s", t.Running[0])

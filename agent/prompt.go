@@ -225,7 +225,12 @@ func renderFailure(rep *testrun.Report, max int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Command: %s — exit code %d; %d passed, %d failed, %d skipped.\n", strings.Join(rep.Command, " "), rep.ExitCode, rep.Passed, rep.Failed, rep.Skipped)
 	if rep.TimedOut {
-		b.WriteString("The test command timed out.\n")
+		b.WriteString("The test command timed out")
+		if t := rep.Timeout; t != nil && len(t.Running) > 0 {
+			// What the runner's output says was running: the test that hung.
+			fmt.Fprintf(&b, " while running %s", strings.Join(t.Running, ", "))
+		}
+		b.WriteString(".\n")
 	}
 	fails := rep.Failures()
 	per := max / (min(len(fails), 5) + 1)

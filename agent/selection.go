@@ -130,7 +130,7 @@ func targetVerdict(targets []testrun.Result, rep *testrun.Report) []string {
 				why = append(why, "the results disagree with the test runner's own output: "+m)
 			}
 		case rep.TimedOut:
-			why = append(why, "the test command timed out")
+			why = append(why, timedOutWhy(rep))
 		case rep.Failed > 0:
 			why = append(why, fmt.Sprintf("%d test(s) fail", rep.Failed))
 		default:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/fixpoint-dev/fixpoint/lang"
 	"github.com/fixpoint-dev/fixpoint/lang/registry"
@@ -57,4 +58,13 @@ func trimOutput(s string, n int) string {
 		return s
 	}
 	return s[:n/2] + "\n… (trimmed) …\n" + s[len(s)-n/2:]
+}
+
+// timedOutWhy says why a timed-out run does not count, with the test
+// that was running and the setting to raise (testrun.Timeout) when known.
+func timedOutWhy(rep *testrun.Report) string {
+	if rep.Timeout != nil && rep.Timeout.Note != "" {
+		return "the test command " + strings.TrimPrefix(rep.Timeout.Note, "timed out: the test command ")
+	}
+	return "the test command timed out"
 }

@@ -93,7 +93,7 @@ func verdict(mode Mode, baseline, final *testrun.Report) []string {
 				why = append(why, "the results disagree with the test runner's own output: "+m)
 			}
 		case final.TimedOut:
-			why = append(why, "the test command timed out")
+			why = append(why, timedOutWhy(final))
 		case final.Failed > 0:
 			why = append(why, fmt.Sprintf("%d test(s) fail", final.Failed))
 		default:

@@ -63,7 +63,11 @@ Example:
 			return a.fail(err)
 		}
 		var rep *testrun.Report
-		if *keepWarm > 0 {
+		if *keepWarm > 0 && sf.timeout != 0 {
+			// The daemon's sessions run under the configured limit.
+			fmt.Fprintln(a.stderr, "fixpoint: --timeout: running the tests in this process, not through the keep-warm daemon")
+		}
+		if *keepWarm > 0 && sf.timeout == 0 {
 			rep, err = a.testThroughDaemon(ctx, warmd.Request{Op: warmd.OpTest, Root: root, Backend: sf.backend, Image: sf.image, TestCmd: *testCmd, Idle: *keepWarm})
 			if errors.Is(err, errDaemonFailed) {
 				fmt.Fprintf(a.stderr, "fixpoint: %v; running the tests in this process\n", err)
@@ -128,8 +132,10 @@ func printReport(w io.Writer, rep *testrun.Report) {
 	}
 	extra := ""
 	switch {
+	case rep.TimedOut && rep.Timeout != nil:
+		extra = " · " + termsafe.Strip(rep.Timeout.Note)
 	case rep.TimedOut:
-		extra = fmt.Sprintf(" · timed out after %s: the test command hit its time limit ([sandbox] timeout in your fixpoint config); tests still running then are marked \"timed out\", results read before it are kept", rep.Duration.Round(time.Second))
+		extra = fmt.Sprintf(" · timed out after %s: the test command hit its time limit (sandbox.timeout in your fixpoint config, or --timeout)", rep.Duration.Round(time.Second))
 	case len(rep.Tests) == 0 && rep.ExitCode == 0 || rep.Runner == "pytest" && rep.ExitCode == 5:
 		extra = fmt.Sprintf(" · no tests found: %q ran and reported no test (set test_cmd if that is not how the project runs its tests)", strings.Join(rep.Command, " "))
 	case rep.OOM:

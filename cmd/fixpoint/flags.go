@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/fixpoint-dev/fixpoint/config"
 	"github.com/fixpoint-dev/fixpoint/sandbox/backends"
@@ -52,11 +53,13 @@ func parseFlags(fs *flag.FlagSet, args []string) (done bool, code int) {
 type sandboxFlags struct {
 	backend, image string
 	retrySetup     bool
+	timeout        time.Duration
 }
 
 func (f *sandboxFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.backend, "sandbox", "", "sandbox `backend`: "+config.BackendChoices()+" (overrides FIXPOINT_SANDBOX and [sandbox] backend)")
 	fs.StringVar(&f.image, "image", "", "docker `image` for the sandbox (overrides FIXPOINT_IMAGE and [sandbox] image)")
+	fs.DurationVar(&f.timeout, "timeout", 0, "wall-clock `limit` of each test command run, e.g. 10m (overrides [sandbox] timeout; default 120s)")
 	fs.BoolVar(&f.retrySetup, "retry-setup", false, "run a dependency setup that failed before again, although its inputs (manifests, lockfiles, setup command, image) did not change")
 }
 
@@ -77,6 +80,9 @@ func (f *sandboxFlags) apply(c *config.Config) {
 	}
 	if f.image != "" {
 		c.Sandbox.Image = f.image
+	}
+	if f.timeout != 0 {
+		c.Sandbox.Timeout = config.Duration(f.timeout)
 	}
 }
 

@@ -27,6 +27,25 @@ func (Language) TestCommand(snap *sandbox.Snapshot) testrun.Runner {
 // which npm passes to the script's last command; the runner's own output
 // stays as it is. The environment is left alone: nothing is injected that
 // could change what the tests see (NO_COLOR, FORCE_COLOR, CI, TERM).
+// startedReporter is a node --test reporter, given inline as a data: URL
+// (nothing is written to the workspace), that prints a line to stderr
+// when a test starts: node's TAP reporter names a test only once it has
+// finished, so a suite stopped at its time limit would not say which test
+// hung (testrun.TAPStartedPrefix). node 18.19+ emits test:dequeue; an
+// older node emits none, and the reporter prints nothing. The source
+// holds no '?', '#', '"' or backslash: it is a URL, and it also travels
+// double-quoted in NODE_OPTIONS.
+const startedReporter = "data:text/javascript,export default async function*(s){for await(const e of s){" +
+	"if(e.type==='test:dequeue')yield '" + testrun.TAPStartedPrefix + "'+JSON.stringify({n:e.data.name,f:e.data.file,l:e.data.nesting})+String.fromCharCode(10);" +
+	"else yield ''}}"
+
+// tapReporters are node --test's reporter flags: TAP on stdout, which
+// the results are read from, and startedReporter on stderr.
+var tapReporters = []string{"--test-reporter=tap", "--test-reporter-destination=stdout", "--test-reporter=" + startedReporter, "--test-reporter-destination=stderr"}
+
+// tapReportersOption is tapReporters as NODE_OPTIONS carries them.
+var tapReportersOption = `--test-reporter=tap --test-reporter-destination=stdout --test-reporter="` + startedReporter + `" --test-reporter-destination=stderr`
+
 func nodeRunner(pkgJSON []byte) testrun.Runner {
 	var pkg struct {
 		Scripts         map[string]string `json:"scripts"`
@@ -50,7 +69,7 @@ func nodeRunner(pkgJSON []byte) testrun.Runner {
 				return r
 			}
 		}
-		return testrun.Runner{Name: testrun.RunnerNode, Args: []string{"node", "--test", "--test-reporter=tap"}, Format: testrun.TAP}
+		return testrun.Runner{Name: testrun.RunnerNode, Args: append([]string{"node", "--test"}, tapReporters...), Format: testrun.TAP}
 	}
 	npmTest := []string{"npm", "test", "--silent"}
 	prog, words := scriptRunner(script)
@@ -60,9 +79,9 @@ func nodeRunner(pkgJSON []byte) testrun.Runner {
 			// "node --test test/": node reads a flag after a file as
 			// another file ("Could not find '--test-reporter=tap'"), so the
 			// reporter goes through NODE_OPTIONS, which allows it.
-			return testrun.Runner{Name: testrun.RunnerNPM, Args: npmTest, Env: []string{"NODE_OPTIONS=--test-reporter=tap"}, Format: testrun.NPM("")}
+			return testrun.Runner{Name: testrun.RunnerNPM, Args: npmTest, Env: []string{"NODE_OPTIONS=" + tapReportersOption}, Format: testrun.NPM("")}
 		}
-		return testrun.Runner{Name: testrun.RunnerNPM, Args: append(npmTest, "--", "--test-reporter=tap"), Format: testrun.NPM("")}
+		return testrun.Runner{Name: testrun.RunnerNPM, Args: append(append(npmTest, "--"), tapReporters...), Format: testrun.NPM("")}
 	case prog == "" || !declared(prog):
 		// A runner the package does not declare would come from a global
 		// install the sandbox does not have; read whatever it prints.

@@ -15,7 +15,7 @@ func (Language) TestCommand(snap *sandbox.Snapshot) testrun.Runner {
 	if isPytest(snap) {
 		return testrun.Runner{
 			Name:       testrun.RunnerPytest,
-			Args:       []string{"python3", "-m", "pytest", "-q", "-rA", "--junitxml=" + testrun.Pytest.Report, "-p", "no:cacheprovider"},
+			Args:       []string{"python3", "-m", "pytest", "-v", "-rA", "--junitxml=" + testrun.Pytest.Report, "-p", "no:cacheprovider"},
 			Env:        []string{"PYTHONDONTWRITEBYTECODE=1"},
 			Format:     testrun.Pytest,
 			ReportPath: testrun.Pytest.Report,

@@ -10,10 +10,18 @@ import (
 	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
 )
 
+// nodeStarted is lang/node's inline reporter of started tests.
+const nodeStarted = "data:text/javascript,export default async function*(s){for await(const e of s){" +
+	"if(e.type==='test:dequeue')yield 'fixpoint-started '+JSON.stringify({n:e.data.name,f:e.data.file,l:e.data.nesting})+String.fromCharCode(10);" +
+	"else yield ''}}"
+
 func TestTestCommand(t *testing.T) {
-	pytest := []string{"python3", "-m", "pytest", "-q", "-rA", "--junitxml=.fixpoint/junit.xml", "-p", "no:cacheprovider"}
+	pytest := []string{"python3", "-m", "pytest", "-v", "-rA", "--junitxml=.fixpoint/junit.xml", "-p", "no:cacheprovider"}
 	unittest := []string{"python3", "-m", "unittest", "discover", "-v"}
-	nodeTAP := []string{"node", "--test", "--test-reporter=tap"}
+	// TAP on stdout, and on stderr the reporter that names each test as it
+	// starts (so that a suite stopped at its time limit names the test that hung).
+	reporters := []string{"--test-reporter=tap", "--test-reporter-destination=stdout", "--test-reporter=" + nodeStarted, "--test-reporter-destination=stderr"}
+	nodeTAP := append([]string{"node", "--test"}, reporters...)
 	jest := []string{"npm", "test", "--silent", "--", "--json", "--outputFile=.fixpoint/jest.json"}
 	mocha := []string{"npm", "test", "--silent", "--", "--reporter", "json", "--reporter-option", "output=.fixpoint/mocha.json"}
 	vitest := func(run ...string) []string {
@@ -49,7 +57,7 @@ func TestTestCommand(t *testing.T) {
 		{name: "default test script, mocha declared", files: map[string]string{"package.json": `{"scripts":{"test":"echo \"Error: no test specified\" && exit 1"},"devDependencies":{"mocha":"10"}}`}, want: testrun.Runner{Name: testrun.RunnerMocha, Args: []string{"npx", "--no", "--", "mocha", "--reporter", "json", "--reporter-option", "output=.fixpoint/mocha.json"}, ReportPath: testrun.MochaReportPath}},
 		{name: "npm default test script", files: map[string]string{"package.json": `{"scripts":{"test":"echo \"Error: no test specified\" && exit 1"}}`}, want: testrun.Runner{Name: testrun.RunnerNode, Args: nodeTAP}},
 		{name: "broken package.json", files: map[string]string{"package.json": `{"scripts":`}, want: testrun.Runner{Name: testrun.RunnerNode, Args: nodeTAP}},
-		{name: "npm script node --test", files: map[string]string{"package.json": `{"scripts":{"test":"node --test"}}`}, want: testrun.Runner{Name: testrun.RunnerNPM, Args: []string{"npm", "test", "--silent", "--", "--test-reporter=tap"}}},
+		{name: "npm script node --test", files: map[string]string{"package.json": `{"scripts":{"test":"node --test"}}`}, want: testrun.Runner{Name: testrun.RunnerNPM, Args: append([]string{"npm", "test", "--silent", "--"}, reporters...)}},
 		{name: "npm script node --test with files", files: map[string]string{"package.json": `{"scripts":{"test":"node --test test/"}}`}, want: testrun.Runner{Name: testrun.RunnerNPM, Args: []string{"npm", "test", "--silent"}}},
 		{name: "npm script jest without the dependency", files: map[string]string{"package.json": `{"scripts":{"test":"jest"}}`}, want: testrun.Runner{Name: testrun.RunnerNPM, Args: []string{"npm", "test", "--silent"}}},
 		{name: "npm script jest", files: map[string]string{"package.json": `{"scripts":{"test":"jest"},"devDependencies":{"jest":"^27","ts-jest":"^27"}}`}, want: testrun.Runner{Name: testrun.RunnerJest, Args: jest, ReportPath: testrun.JestReportPath}},
@@ -71,7 +79,7 @@ func TestTestCommand(t *testing.T) {
 		{name: "ava with --tap already", files: map[string]string{"package.json": `{"scripts":{"test":"ava --tap"},"devDependencies":{"ava":"6"}}`}, want: testrun.Runner{Name: "ava", Args: []string{"npm", "test", "--silent", "--"}}},
 		{name: "ava in watch mode", files: map[string]string{"package.json": `{"scripts":{"test":"ava --watch"},"devDependencies":{"ava":"6"}}`}, want: testrun.Runner{Name: testrun.RunnerNPM, Args: []string{"npm", "test", "--silent"}}},
 		{name: "no test script, ava declared", files: map[string]string{"package.json": `{"devDependencies":{"ava":"6"}}`}, want: testrun.Runner{Name: "ava", Args: []string{"npx", "--no", "--", "ava", "--tap"}}},
-		{name: "lint then node --test", files: map[string]string{"package.json": `{"scripts":{"test":"eslint . && node --test"}}`}, want: testrun.Runner{Name: testrun.RunnerNPM, Args: []string{"npm", "test", "--silent", "--", "--test-reporter=tap"}}},
+		{name: "lint then node --test", files: map[string]string{"package.json": `{"scripts":{"test":"eslint . && node --test"}}`}, want: testrun.Runner{Name: testrun.RunnerNPM, Args: append([]string{"npm", "test", "--silent", "--"}, reporters...)}},
 		{name: "npm script with a reporter already", files: map[string]string{"package.json": `{"scripts":{"test":"node --test --test-reporter=spec"}}`}, want: testrun.Runner{Name: testrun.RunnerNPM, Args: []string{"npm", "test", "--silent"}}},
 		{name: "nothing", files: map[string]string{"README": "hi"}, want: testrun.Runner{Name: testrun.RunnerCustom}},
 		{name: "override wins", files: map[string]string{"go.mod": "module m\n"}, override: `make test ARGS="-run 'Test A'"`, want: testrun.Runner{Name: testrun.RunnerCustom, Args: []string{"make", "test", "ARGS=-run 'Test A'"}}},
@@ -140,8 +148,9 @@ func TestTestCommandEnv(t *testing.T) {
 	}
 	// node --test with files takes its reporter from NODE_OPTIONS: after a
 	// file node reads a flag as another file.
-	if r := TestCommand(snap(map[string]string{"package.json": `{"scripts":{"test":"node --test test/"}}`}), ""); !contains(r.Env, "NODE_OPTIONS=--test-reporter=tap") {
-		t.Errorf("node --test test/: Env = %q, want NODE_OPTIONS=--test-reporter=tap", r.Env)
+	want := `NODE_OPTIONS=--test-reporter=tap --test-reporter-destination=stdout --test-reporter="` + nodeStarted + `" --test-reporter-destination=stderr`
+	if r := TestCommand(snap(map[string]string{"package.json": `{"scripts":{"test":"node --test test/"}}`}), ""); !contains(r.Env, want) {
+		t.Errorf("node --test test/: Env = %q, want %s", r.Env, want)
 	}
 	for _, files := range []map[string]string{
 		{"package.json": "{}"},

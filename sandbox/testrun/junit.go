@@ -18,7 +18,14 @@ import (
 var Pytest = &Format{
 	Name: RunnerPytest,
 	Parse: func(in Input) Parsed {
-		return Parsed{Tests: parsePytest(in.Report, in.Stdout, in.paths())}
+		tests := parsePytest(in.Report, in.Stdout, in.paths())
+		if len(tests) == 0 {
+			// Killed before its report and summary: the verbose progress
+			// lines (-v) say what had finished and what was running.
+			tests, running := pytestProgress(in.Stdout)
+			return Parsed{Tests: tests, Running: running}
+		}
+		return Parsed{Tests: tests}
 	},
 	Sniff: func(_, _, report []byte) bool {
 		return len(report) > 0 && bytes.Contains(report, []byte("<testsuite"))
@@ -40,7 +47,66 @@ func pytestResultLine(l []byte) bool {
 	case l[0] >= '0' && l[0] <= '9':
 		return pytestSummaryLineRe.Match(l)
 	}
+	if bytes.Contains(l, []byte("::")) && pytestProgressRe.Match(l) {
+		return true
+	}
 	return (l[0] == 'F' || l[0] == 'E' || l[0] == 'P' || l[0] == 'S' || l[0] == 'X') && pytestShortRe.Match(l)
+}
+
+var (
+	// pytestProgressRe is a verbose (-v) progress line: the node id, then
+	// the outcome once the test finished ("t.py::test_a PASSED  [ 25%]");
+	// pytest prints (and flushes) the id before it runs the test, so an
+	// id alone on the last line is the test that was running. xdist's
+	// workers print "[gw0] [ 25%] PASSED t.py::test_a".
+	pytestProgressRe     = regexp.MustCompile(`^(?:\[gw\d+\] \[\s*\d+%\] (PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS) (\S+::\S+)|(\S+::\S+)(?: (PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\b.*)?)\s*$`)
+	pytestProgressStatus = map[string]Status{"PASSED": StatusPass, "FAILED": StatusFail, "ERROR": StatusError, "SKIPPED": StatusSkip, "XFAIL": StatusSkip, "XPASS": StatusPass}
+)
+
+// pytestProgress reads pytest's verbose progress lines: what finished
+// before the run was stopped, and the test that had started and not
+// finished (its id printed without an outcome after it).
+func pytestProgress(stdout []byte) ([]Result, []int) {
+	var out []Result
+	index := map[string]int{}
+	started := ""
+	for _, l := range splitLines(stdout) {
+		m := pytestProgressRe.FindStringSubmatch(strings.TrimRight(l, "\r"))
+		if m == nil {
+			continue
+		}
+		id, word := m[2], m[1]
+		if id == "" {
+			id, word = m[3], m[4]
+		}
+		if word == "" {
+			started = id
+			continue
+		}
+		if id == started {
+			started = ""
+		}
+		r := Result{ID: clip(id, maxID), Status: pytestProgressStatus[word]}
+		r.Package, r.Name, _ = strings.Cut(r.ID, "::")
+		if i, ok := index[r.ID]; ok { // a teardown error repeats the test
+			if worse(r.Status, out[i].Status) {
+				out[i].Status = r.Status
+			}
+			continue
+		}
+		if len(out) < maxTests {
+			index[r.ID] = len(out)
+			out = append(out, r)
+		}
+	}
+	var running []int
+	if _, done := index[started]; started != "" && !done && len(out) < maxTests {
+		r := Result{ID: clip(started, maxID)}
+		r.Package, r.Name, _ = strings.Cut(r.ID, "::")
+		running = append(running, len(out))
+		out = append(out, r)
+	}
+	return out, running
 }
 
 // junitCase is one <testcase> with its outcome element.

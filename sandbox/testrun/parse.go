@@ -76,6 +76,14 @@ func Parse(r Runner, res *sandbox.Result, report []byte) *Report {
 		unfinished = f.Unfinished
 	}
 	markUnfinished(rep, p.Running, unfinished)
+	if rep.TimedOut {
+		rep.Timeout = &Timeout{Setting: TimeoutSetting}
+		for _, i := range p.Running {
+			if i >= 0 && i < len(rep.Tests) && len(rep.Timeout.Running) < 16 {
+				rep.Timeout.Running = append(rep.Timeout.Running, rep.Tests[i].ID)
+			}
+		}
+	}
 	if res.ExitCode != 0 && !hasFailure(rep.Tests) && len(rep.Tests) < maxTests {
 		o, e := stdout, stderr
 		if p.FailureOnStdout && len(bytes.TrimSpace(stdout)) > 0 {
@@ -92,6 +100,9 @@ func Parse(r Runner, res *sandbox.Result, report []byte) *Report {
 		rep.Failed = max(rep.Failed, c.Failed)
 	}
 	rep.Mismatch = crossCheck(f, rep, stdout, stderr, res.Truncated)
+	if rep.Timeout != nil {
+		rep.Timeout.Note = rep.Timeout.Sentence(rep)
+	}
 	return rep
 }
 

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 )
@@ -35,6 +37,11 @@ var rawCases = []rawCase{
 	{"pytest-pass", "pypass", RunnerPytest},
 	{"pytest-fail", "pyfail", RunnerPytest},
 	{"pytest-collect", "pycollect", RunnerPytest},
+	// Suites stopped at the sandbox's time limit (gen.sh kills them; the
+	// "timedout" file marks the run as the sandbox reports it).
+	{"pytest-hang", "pyhang", RunnerPytest},
+	{"node-hang", "nodehang", RunnerNode},
+	{"npm-hang", "npmhang", RunnerNPM},
 	{"unittest-fail", "pyunit", RunnerUnittest},
 	{"unittest-syntax", "pyunitsyntax", RunnerUnittest},
 	{"node-pass", "nodepass", RunnerNode},
@@ -86,7 +93,8 @@ func loadRaw(t testing.TB, c rawCase) (Runner, *sandbox.Result, []byte) {
 	case RunnerMocha:
 		r.ReportPath = MochaReportPath
 	}
-	return r, &sandbox.Result{ExitCode: code, Stdout: read("stdout"), Stderr: read("stderr")}, read("report")
+	_, err = os.Stat(filepath.Join(dir, "timedout"))
+	return r, &sandbox.Result{ExitCode: code, TimedOut: err == nil, Stdout: read("stdout"), Stderr: read("stderr")}, read("report")
 }
 
 func snapshot(t testing.TB, dir string) *sandbox.Snapshot {
@@ -490,5 +498,101 @@ func TestParseNativeCounts(t *testing.T) {
 				t.Errorf("Parse(%s) found no tests of its own: %+v", tt.name, got.Tests)
 			}
 		})
+	}
+}
+
+// TestParseTimedOutSuites: real suites stopped at the sandbox's time limit
+// (gen.sh's *-hang cases: pytest -v, node --test with lang/node's started-
+// test reporter, the same through npm test) keep what finished before it,
+// name the test that was running, and say which setting to raise.
+func TestParseTimedOutSuites(t *testing.T) {
+	tests := []struct {
+		raw, project, runner string
+		passed, failed       int // failed includes the running test
+		finished             []want
+		running              string
+	}{
+		{"pytest-hang", "pyhang", RunnerPytest, 1, 2, []want{
+			{id: "test_hang.py::test_passes", status: StatusPass},
+			{id: "test_hang.py::test_fails", status: StatusFail},
+		}, "test_hang.py::TestGroup::test_hangs"},
+		{"node-hang", "nodehang", RunnerNode, 2, 2, []want{
+			{id: "passes", status: StatusPass},
+			{id: "fails", status: StatusFail, message: "AssertionError"},
+			{id: "group > inner passes", status: StatusPass},
+		}, "group > hangs"},
+		{"npm-hang", "npmhang", RunnerNPM, 2, 2, []want{
+			{id: "passes", status: StatusPass},
+			{id: "group > inner passes", status: StatusPass},
+		}, "group > hangs"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.raw, func(t *testing.T) {
+			r, res, report := loadRaw(t, rawCase{tt.raw, tt.project, tt.runner})
+			if !res.TimedOut || res.ExitCode != 124 {
+				t.Fatalf("stored run: timed out %v, exit %d; want a sandbox timeout", res.TimedOut, res.ExitCode)
+			}
+			rep := Parse(r, res, report)
+			if rep.Passed != tt.passed || rep.Failed != tt.failed {
+				t.Errorf("passed/failed = %d/%d, want %d/%d: %+v", rep.Passed, rep.Failed, tt.passed, tt.failed, rep.Tests)
+			}
+			for _, w := range tt.finished {
+				checkResult(t, rep, w)
+			}
+			checkResult(t, rep, want{id: tt.running, status: StatusError, message: "timed out"})
+			if len(rep.Mismatch) > 0 {
+				t.Errorf("Mismatch = %q: a stopped runner's missing summary proves nothing", rep.Mismatch)
+			}
+			to := rep.Timeout
+			if to == nil || to.Setting != "sandbox.timeout" || len(to.Running) != 1 || to.Running[0] != tt.running {
+				t.Fatalf("Timeout = %+v, want the setting and %q running", to, tt.running)
+			}
+			to.Limit = 90 * time.Second
+			note := to.Sentence(rep)
+			for _, s := range []string{"time limit of 1m30s", fmt.Sprintf("(%d passed, %d failed)", tt.passed, tt.failed-1), "still running: " + tt.running, `raise sandbox.timeout (now "1m30s")`, "--timeout"} {
+				if !strings.Contains(note, s) {
+					t.Errorf("Sentence() = %q, want it to contain %q", note, s)
+				}
+			}
+		})
+	}
+}
+
+// TestTAPStartedLinesOnlyWhenCutShort: the started-test lines on stderr
+// (which the code under test can also print) are read only when the TAP
+// stream never reached its summary: a finished run is read as its TAP says.
+func TestTAPStartedLinesOnlyWhenCutShort(t *testing.T) {
+	stdout := "TAP version 13\n# Subtest: a\nok 1 - a\n  ---\n  duration_ms: 1\n  ...\n1..1\n# tests 1\n# pass 1\n# fail 0\n"
+	stderr := TAPStartedPrefix + `{"n":"a","f":"/workspace/t.js","l":0}` + "\n" + TAPStartedPrefix + `{"n":"forged","f":"/workspace/t.js","l":0}` + "\n"
+	rep := Parse(Runner{Name: RunnerNode, Format: TAP}, &sandbox.Result{ExitCode: 1, Stdout: []byte(stdout), Stderr: []byte(stderr)}, nil)
+	for _, r := range rep.Tests {
+		if r.ID == "forged" {
+			t.Errorf("a started line after the TAP summary became a test: %+v", rep.Tests)
+		}
+	}
+	// Cut short, with a started line for a test TAP already finished and
+	// one that is not a test: neither is named running.
+	cut := "TAP version 13\n# Subtest: a\nok 1 - a\n"
+	stderr = TAPStartedPrefix + `{"n":"a","f":"/workspace/t.js","l":0}` + "\n" + TAPStartedPrefix + `{"n":"t.js","f":"/workspace/t.js","l":0}` + "\n" + TAPStartedPrefix + "{broken\n"
+	rep = Parse(Runner{Name: RunnerNode, Format: TAP}, &sandbox.Result{ExitCode: 124, TimedOut: true, Stdout: []byte(cut), Stderr: []byte(stderr)}, nil)
+	if rep.Passed != 1 || rep.Tests[0].ID != "a" || rep.Timeout == nil || len(rep.Timeout.Running) != 0 {
+		t.Fatalf("tests %+v, timeout %+v; want a passed, nothing running", rep.Tests, rep.Timeout)
+	}
+	for _, r := range rep.Tests[1:] {
+		if r.ID != ExitID {
+			t.Errorf("unexpected test %+v", r)
+		}
+	}
+	if note := rep.Timeout.Note; !strings.Contains(note, "does not say which test was running") || strings.Contains(note, "building") || !strings.Contains(note, "(1 passed, 0 failed)") {
+		t.Errorf("Note = %q", note)
+	}
+}
+
+// TestTimeoutBeforeAnyResult: a run stopped before any test reported (go
+// test still compiling) says where the time likely went.
+func TestTimeoutBeforeAnyResult(t *testing.T) {
+	rep := Parse(Runner{Name: RunnerGo, Format: GoTestJSON("example.com/m", nil)}, &sandbox.Result{ExitCode: 124, TimedOut: true}, nil)
+	if rep.Timeout == nil || !strings.Contains(rep.Timeout.Note, "no test had reported a result") || !strings.Contains(rep.Timeout.Note, "raise sandbox.timeout") {
+		t.Errorf("Timeout = %+v", rep.Timeout)
 	}
 }

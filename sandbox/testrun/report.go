@@ -42,6 +42,7 @@ package testrun
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -102,6 +103,75 @@ type Report struct {
 	// lines the runner itself printed (crosscheck.go); a report with any
 	// is not OK, whatever its counts say.
 	Mismatch []string `json:"mismatch,omitempty"`
+	// Timeout is set when the sandbox stopped the run at its time limit:
+	// the limit, the setting that raises it, and the tests still running.
+	// The results read before it are kept in Tests.
+	Timeout *Timeout `json:"timeout,omitempty"`
+}
+
+// Timeout describes a run the sandbox stopped at its time limit.
+type Timeout struct {
+	Limit   time.Duration `json:"limit"`             // the wall-clock limit the run had; 0 = the backend default
+	Setting string        `json:"setting"`           // the configuration key that sets it: "sandbox.timeout"
+	Running []string      `json:"running,omitempty"` // ids of the tests that had started and not finished
+	Note    string        `json:"note"`              // the sentence shown to people (Timeout.Sentence)
+}
+
+// TimeoutSetting is the configuration key of the test command's time limit.
+const TimeoutSetting = "sandbox.timeout"
+
+// Sentence says what stopped the run, what had been read before it, which
+// test was running where the runner's output says so, and what to change.
+func (t *Timeout) Sentence(rep *Report) string {
+	if t == nil {
+		return ""
+	}
+	limit := "its time limit"
+	if t.Limit > 0 {
+		limit = "its time limit of " + t.Limit.String()
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "timed out: the test command hit %s", limit)
+	if rep != nil {
+		running := map[string]bool{ExitID: true}
+		for _, id := range t.Running {
+			running[id] = true
+		}
+		failed := 0
+		for _, r := range rep.Tests {
+			if (r.Status == StatusFail || r.Status == StatusError) && !running[r.ID] {
+				failed++
+			}
+		}
+		fmt.Fprintf(&b, "; results read before it are kept (%d passed, %d failed)", rep.Passed, failed)
+	}
+	reported := false
+	if rep != nil {
+		for _, r := range rep.Tests {
+			reported = reported || r.ID != ExitID
+		}
+	}
+	switch len(t.Running) {
+	case 0:
+		if rep != nil && !reported {
+			// go test prints nothing until its build is done, pytest until
+			// it has collected: a cold build cache or a slow setup spent the
+			// whole limit.
+			b.WriteString("; no test had reported a result, so the limit was likely spent building or starting the suite (a cold build cache, many packages)")
+			break
+		}
+		b.WriteString("; the runner's output does not say which test was running")
+	case 1:
+		fmt.Fprintf(&b, "; still running: %s", t.Running[0])
+	default:
+		fmt.Fprintf(&b, "; still running: %s", strings.Join(t.Running, ", "))
+	}
+	fmt.Fprintf(&b, ". If the suite needs longer, raise %s", t.Setting)
+	if t.Limit > 0 {
+		fmt.Fprintf(&b, " (now %q)", t.Limit.String())
+	}
+	b.WriteString(" in your fixpoint config, or pass --timeout to fixpoint test / fix")
+	return b.String()
 }
 
 // OutputCut says how far the output cap cut a run's text.

@@ -83,6 +83,10 @@ func Run(ctx context.Context, sess sandbox.Session, r Runner, limits sandbox.Lim
 		}
 	}
 	rep := Parse(r, res, report)
+	if rep.Timeout != nil {
+		rep.Timeout.Limit = limits.Timeout
+		rep.Timeout.Note = rep.Timeout.Sentence(rep)
+	}
 	if shown.Truncated {
 		rep.OutputCut = &OutputCut{
 			Cap:         limits.OutputCap,

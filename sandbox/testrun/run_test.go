@@ -142,7 +142,7 @@ var projectRunners = map[string]Runner{
 	"gopanic":   {Name: RunnerGo, Args: []string{"go", "test", "-json", "./..."}},
 	"gotimeout": {Name: RunnerGo, Args: []string{"go", "test", "-json", "./..."}},
 	"gofail":    {Name: RunnerGo, Args: []string{"go", "test", "-json", "./..."}},
-	"pyfail": {Name: RunnerPytest, Args: []string{"python3", "-m", "pytest", "-q", "-rA", "--junitxml=" + JUnitPath, "-p", "no:cacheprovider"},
+	"pyfail": {Name: RunnerPytest, Args: []string{"python3", "-m", "pytest", "-v", "-rA", "--junitxml=" + JUnitPath, "-p", "no:cacheprovider"},
 		Env: []string{"PYTHONDONTWRITEBYTECODE=1"}, ReportPath: JUnitPath},
 	"nodefail": {Name: RunnerNode, Args: []string{"node", "--test", "--test-reporter=tap"}},
 }

@@ -2,6 +2,7 @@ package testrun
 
 import (
 	"bytes"
+	"encoding/json"
 	"regexp"
 	"strconv"
 	"strings"
@@ -25,6 +26,7 @@ var TAP = &Format{
 	Name: RunnerNode,
 	Parse: func(in Input) Parsed {
 		tests, running := parseTAP(in.Stdout, in.paths(), nil)
+		tests, running = tapStarted(in.Stdout, in.Stderr, tests, running)
 		return Parsed{Tests: tests, Running: running}
 	},
 	Sniff: func(stdout, _, _ []byte) bool {
@@ -49,6 +51,7 @@ func ParseTAP(in Input, diag TAPDiagnostics) Parsed {
 		hook = func(r *Result, y map[string]string) { diag(in, r, y) }
 	}
 	tests, running := parseTAP(in.Stdout, in.paths(), hook)
+	tests, running = tapStarted(in.Stdout, in.Stderr, tests, running)
 	return Parsed{Tests: tests, Running: running}
 }
 
@@ -69,10 +72,88 @@ func tapResultLine(l []byte) bool {
 		return tapSubtestRe.Match(l) || tapSummaryRe.Match(bytes.TrimRight(t, " \r"))
 	case 'T':
 		return bytes.HasPrefix(t, []byte("TAP version"))
+	case 'f':
+		return bytes.HasPrefix(t, []byte(TAPStartedPrefix))
 	case '1':
 		return bytes.HasPrefix(t, []byte("1.."))
 	}
 	return false
+}
+
+// TAPStartedPrefix starts the line a second node --test reporter writes
+// to stderr when a test starts (lang/node adds it: node's TAP reporter
+// names a test only once it finished), followed by a JSON object: the
+// test's name "n", its file "f" and its nesting level "l". Only a run
+// that never printed its TAP summary reads them, to name the tests that
+// were running when it was stopped.
+const TAPStartedPrefix = "fixpoint-started "
+
+// tapStarted adds to tests, when the TAP stream was cut short (no
+// "# tests" summary), the last test each file started that has no
+// result: the test that was running. An unfinished test the TAP opened
+// itself (a suite's "# Subtest:") gives way to the deeper one it contains.
+func tapStarted(stdout, stderr []byte, tests []Result, running []int) ([]Result, []int) {
+	if !bytes.Contains(stderr, []byte(TAPStartedPrefix)) {
+		return tests, running
+	}
+	for _, l := range splitLines(stdout) {
+		if strings.HasPrefix(l, "# tests ") {
+			return tests, running
+		}
+	}
+	type start struct {
+		Name  string `json:"n"`
+		File  string `json:"f"`
+		Level int    `json:"l"`
+	}
+	stacks := map[string][]string{}
+	last := map[string][]string{}
+	var files []string
+	for _, l := range splitLines(stderr) {
+		rest, ok := strings.CutPrefix(strings.TrimSpace(l), TAPStartedPrefix)
+		var st start
+		if !ok || json.Unmarshal([]byte(rest), &st) != nil || st.Name == "" || st.Level < 0 {
+			continue
+		}
+		if st.Level == 0 && st.File != "" && (st.Name == st.File || strings.HasSuffix(st.File, "/"+st.Name)) {
+			continue // the file itself
+		}
+		stack := stacks[st.File]
+		if st.Level > len(stack) || st.Level > 64 {
+			continue
+		}
+		stack = append(stack[:st.Level:st.Level], clip(st.Name, maxName))
+		stacks[st.File] = stack
+		if _, ok := last[st.File]; !ok && len(files) < 64 {
+			files = append(files, st.File)
+		}
+		last[st.File] = stack
+	}
+	done := map[string]bool{}
+	for _, t := range tests {
+		done[t.ID] = true
+	}
+	for _, f := range files {
+		stack := last[f]
+		id := clip(strings.Join(stack, " > "), maxID)
+		if done[id] || len(tests) >= maxTests {
+			continue
+		}
+		done[id] = true
+		deeper := false
+		for _, i := range running {
+			if strings.HasPrefix(id, tests[i].ID+" > ") {
+				tests[i].ID, tests[i].Name, deeper = id, stack[len(stack)-1], true
+				break
+			}
+		}
+		if deeper {
+			continue
+		}
+		running = append(running, len(tests))
+		tests = append(tests, Result{ID: id, Name: stack[len(stack)-1]})
+	}
+	return tests, running
 }
 
 type tapOpen struct {

@@ -31,6 +31,9 @@ case_() {
 	if [ "$report" != - ] && [ -f "$ws/$report" ]; then
 		sed "s#$ws#/workspace#g" "$ws/$report" >"$out/report"
 	fi
+	case $name in *-hang) # killed as the sandbox kills at its time limit
+		echo 124 >"$out/exit" && touch "$out/timedout" ;;
+	esac
 	echo "$name: exit $(cat "$out/exit")"
 }
 only=${1:-}
@@ -46,10 +49,11 @@ case_ go-timeout gotimeout - go test -json -timeout=3s ./...
 case_ go-nomod gonomod - go test -json ./...
 
 junit=.fixpoint/junit.xml
-pytest="python3 -m pytest -q -rA --junitxml=$junit -p no:cacheprovider"
+pytest="python3 -m pytest -v -rA --junitxml=$junit -p no:cacheprovider"
 case_ pytest-pass pypass $junit $pytest
 case_ pytest-fail pyfail $junit $pytest
 case_ pytest-collect pycollect $junit $pytest
+case_ pytest-hang pyhang - timeout -s KILL 5 $pytest
 case_ unittest-fail pyunit - python3 -m unittest discover -v
 case_ unittest-syntax pyunitsyntax - python3 -m unittest discover -v
 
@@ -57,6 +61,11 @@ case_ node-pass nodepass - node --test --test-reporter=tap
 case_ node-fail nodefail - node --test --test-reporter=tap
 case_ node-syntax nodesyntax - node --test --test-reporter=tap
 case_ npm-fail npmfail - npm test --silent -- --test-reporter=tap
+# node --test's reporters as lang/node gives them: TAP on stdout, the tests
+# that started on stderr (testrun.TAPStartedPrefix).
+started="data:text/javascript,export default async function*(s){for await(const e of s){if(e.type==='test:dequeue')yield 'fixpoint-started '+JSON.stringify({n:e.data.name,f:e.data.file,l:e.data.nesting})+String.fromCharCode(10);else yield ''}}"
+case_ node-hang nodehang - timeout -s KILL 5 node --test --test-reporter=tap --test-reporter-destination=stdout "--test-reporter=$started" --test-reporter-destination=stderr
+case_ npm-hang npmhang - timeout -s KILL 5 npm test --silent -- --test-reporter=tap --test-reporter-destination=stdout "--test-reporter=$started" --test-reporter-destination=stderr
 
 # The JavaScript runner cases (jest-*, mocha-*, vitest-*, node-sniffer) come
 # from real projects in /work/shared/realworld, which need their npm

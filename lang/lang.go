@@ -155,6 +155,11 @@ type Image struct {
 	Path []string
 	// Env is KEY=VALUE set in the image after LANG, HOME and PATH.
 	Env []string
+	// GoCacheEnvs, with GoRoot, are the environments (KEY=VALUE over Env)
+	// besides the image's own that its prebuilt Go build cache also holds
+	// the standard library for: those the language's test command runs go
+	// with. A first run in any other configuration compiles it again.
+	GoCacheEnvs [][]string
 }
 
 // TestFiles is implemented by languages with test-file conventions.

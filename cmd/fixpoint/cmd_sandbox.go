@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -85,22 +86,31 @@ func defaultImages() string {
 	return "default by language: " + strings.Join(names, ", ") + " (" + image.ImageName(exampleLang()) + " for a workspace in none)"
 }
 
+// imageTagRe is a Docker tag.
+var imageTagRe = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$`)
+
 func sandboxImagesBuild(ctx context.Context, a *app, args []string) int {
-	c := &command{name: "sandbox images build", usage: `Usage: fixpoint sandbox images build [--lang ` + langChoices() + `] [--force]
+	c := &command{name: "sandbox images build", usage: `Usage: fixpoint sandbox images build [--lang ` + langChoices() + `] [--force] [--tag T]
 
 Builds fixpoint-sandbox-<lang> offline: debootstrap from the machine's apt
 mirror into a cached root filesystem, then docker import. An image whose
 recipe did not change is skipped. Needs root (debootstrap) and a Docker engine.
+--tag T builds fixpoint-sandbox-<lang>:T instead, leaving the images in use
+alone (try it with --image or FIXPOINT_IMAGE).
 Example:
   fixpoint sandbox images build --lang ` + exampleLang()}
 	fs := newFlags(c, a.stderr)
 	langFlag := fs.String("lang", "all", strings.Join(registry.Names(), ", ")+" or all")
 	force := fs.Bool("force", false, "rebuild even when the image is up to date")
+	tag := fs.String("tag", "", "build fixpoint-sandbox-<lang>:`tag` instead of the default images")
 	if done, code := parseFlags(fs, args); done {
 		return code
 	}
 	if fs.NArg() > 0 {
 		return a.fail(usagef("sandbox images build: unexpected argument %q", fs.Arg(0)))
+	}
+	if *tag != "" && !imageTagRe.MatchString(*tag) {
+		return a.fail(usagef("--tag %q: want a Docker tag (letters, digits, _ . -, not starting with . or -, at most 128)", *tag))
 	}
 	langs := registry.All()
 	if *langFlag != "all" {
@@ -125,7 +135,7 @@ Example:
 		failed []string
 	)
 	for _, l := range langs {
-		b, err := image.NewBuilder(&image.Options{Progress: progress, Logger: a.logger, CacheDir: image.DefaultCacheDir(a.getenv)})
+		b, err := image.NewBuilder(&image.Options{Progress: progress, Logger: a.logger, CacheDir: image.DefaultCacheDir(a.getenv), Tag: *tag})
 		if err != nil {
 			return a.fail(err)
 		}

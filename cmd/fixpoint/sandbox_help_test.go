@@ -72,3 +72,14 @@ func TestREADMEImageTableListsEveryLanguage(t *testing.T) {
 		t.Errorf("README.md's image table has a row for %s, which no registered language builds", image.ImageName(name))
 	}
 }
+
+// A --tag that is no Docker tag is a usage error naming the flag, before
+// any engine is asked.
+func TestSandboxImagesBuildTagUsage(t *testing.T) {
+	for _, bad := range []string{"-x", ".hidden", "a:b", "a/b", strings.Repeat("t", 129)} {
+		code, _, stderr := runCLI(t, nil, "sandbox", "images", "build", "--tag="+bad)
+		if code != exitUsage || !strings.Contains(stderr, "--tag") {
+			t.Errorf("--tag=%q: exit %d, stderr %q; want a usage error naming --tag", bad, code, stderr)
+		}
+	}
+}

@@ -12,6 +12,10 @@ import (
 
 var goModuleRe = regexp.MustCompile(`(?m)^\s*module\s+("?)([^\s"]+)("?)\s*(?://.*)?$`)
 
+// cgoDefault leaves cgo to go's own default (on where a C compiler is on
+// PATH); the go image's build cache is prebuilt for it too (Image).
+const cgoDefault = "CGO_ENABLED="
+
 // TestCommand is `go test -json ./...`, read per test in the go test
 // JSON format (testrun.GoTestJSON). go.mod's module path turns the
 // package-relative file names of go test into workspace-relative ones.
@@ -33,7 +37,7 @@ func (Language) TestCommand(snap *sandbox.Snapshot) testrun.Runner {
 	if CgoFile(snap) != "" {
 		r.Env = append(r.Env, "CGO_ENABLED=1")
 	} else {
-		r.Env = append(r.Env, "CGO_ENABLED=")
+		r.Env = append(r.Env, cgoDefault)
 	}
 	if mods, patterns := workspaceModules(snap); len(mods) > 0 {
 		// A workspace: every member module, as `go test` in each would.

@@ -3,6 +3,8 @@ package node
 import (
 	"regexp"
 	"strings"
+
+	"github.com/fixpoint-dev/fixpoint/lang"
 )
 
 // jsRequireRe is a declaration whose value is a require() (const x =
@@ -18,19 +20,12 @@ func (Language) HeaderLines(p string, data []byte) int {
 	if !isSource(p) {
 		return 0
 	}
-	ls := strings.Split(string(data), "\n")
-	last := 0
-	for i := 0; i < len(ls); i++ {
-		t := strings.TrimSpace(ls[i])
+	return lang.ScanHeader(data, func(ls []string, i int, t string) (int, bool) {
 		switch {
-		case t == "":
-			continue
-		case strings.HasPrefix(t, "//") || strings.HasPrefix(t, "#!"):
-		case strings.HasPrefix(t, "/*"):
-			for !strings.Contains(ls[i], "*/") && i+1 < len(ls) {
-				i++
-			}
+		case strings.HasPrefix(t, "#!"):
+			return i, true
 		case t == "'use strict';" || t == `"use strict";` || t == "'use strict'" || t == `"use strict"`:
+			return i, true
 		case strings.HasPrefix(t, "import ") || strings.HasPrefix(t, "import{") || strings.HasPrefix(t, "export ") && (strings.Contains(t, " from") || strings.HasSuffix(t, "{")) || strings.HasPrefix(t, "export *") ||
 			(strings.HasPrefix(t, "const ") || strings.HasPrefix(t, "let ") || strings.HasPrefix(t, "var ")) && (jsRequireRe.MatchString(t) || strings.HasSuffix(t, "{")):
 			// A statement over several lines (import {\n a,\n} from 'x')
@@ -41,16 +36,10 @@ func (Language) HeaderLines(p string, data []byte) int {
 				j++
 				stmt += " " + strings.TrimSpace(ls[j])
 			}
-			if !importStmt(stmt) {
-				return last
-			}
-			i = j
-		default:
-			return last
+			return j, importStmt(stmt)
 		}
-		last = i + 1
-	}
-	return last
+		return i, false
+	})
 }
 
 // importStmt reports whether stmt (one statement, its lines joined) is an

@@ -4,6 +4,8 @@ import (
 	"path"
 	"regexp"
 	"strings"
+
+	"github.com/fixpoint-dev/fixpoint/lang"
 )
 
 // rsHeaderItemRe is an item a Rust file's header holds: a use
@@ -20,20 +22,10 @@ func (Language) HeaderLines(p string, data []byte) int {
 	if path.Ext(p) != ".rs" {
 		return 0
 	}
-	ls := strings.Split(string(data), "\n")
-	last := 0
-	for i := 0; i < len(ls); i++ {
-		t := strings.TrimSpace(ls[i])
+	return lang.ScanHeader(data, func(ls []string, i int, t string) (int, bool) {
 		switch {
-		case t == "":
-			continue
-		case strings.HasPrefix(t, "//"):
-		case strings.HasPrefix(t, "/*"):
-			for !strings.Contains(ls[i], "*/") && i+1 < len(ls) {
-				i++
-			}
 		case strings.HasPrefix(t, "#!["):
-			i = attrEnd(ls, i)
+			return attrEnd(ls, i), true
 		case strings.HasPrefix(t, "#["):
 			// An outer attribute belongs to the item after it: part of the
 			// header only when that item is.
@@ -42,17 +34,14 @@ func (Language) HeaderLines(p string, data []byte) int {
 				j = attrEnd(ls, j) + 1
 			}
 			if j >= len(ls) || !rsHeaderItemRe.MatchString(strings.TrimSpace(ls[j])) {
-				return last
+				return i, false
 			}
-			i = stmtEnd(ls, j)
+			return stmtEnd(ls, j), true
 		case rsHeaderItemRe.MatchString(t):
-			i = stmtEnd(ls, i)
-		default:
-			return last
+			return stmtEnd(ls, i), true
 		}
-		last = i + 1
-	}
-	return last
+		return i, false
+	})
 }
 
 // attrEnd is the line an attribute opened at line i closes on.

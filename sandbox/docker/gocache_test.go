@@ -86,7 +86,7 @@ echo poisoned > "$c/entry3" && echo poisoned > "$c/entry4" && ! echo poisoned 2>
 // goCacheVolumes lists the Go build cache volumes (named and anonymous
 // ones alike have the label only when named: the anonymous ones are
 // removed with their container).
-func goCacheVolumes(t *testing.T, cli interface {
+func goCacheVolumes(t testing.TB, cli interface {
 	VolumeList(context.Context, volume.ListOptions) (volume.ListResponse, error)
 }) map[string]bool {
 	t.Helper()

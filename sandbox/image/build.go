@@ -43,6 +43,10 @@ type Options struct {
 	Progress io.Writer
 	// Logger receives debug logs; nil = discard.
 	Logger *slog.Logger
+	// Tag, when set, names the images built and inspected
+	// fixpoint-sandbox-<language>:<Tag> instead of the default (latest)
+	// ones: a new recipe can be built and tried beside the images in use.
+	Tag string
 }
 
 // Builder builds the default sandbox images. It is safe for one goroutine.
@@ -147,6 +151,15 @@ type Status struct {
 	Size     int64
 }
 
+// ref is the image a recipe builds: its name, tagged Options.Tag when
+// set. The tag is not part of the recipe's hash.
+func (b *Builder) ref(r Recipe) string {
+	if b.opts.Tag != "" {
+		return r.Name + ":" + b.opts.Tag
+	}
+	return r.Name
+}
+
 // Status inspects the default image of l without building anything.
 func (b *Builder) Status(ctx context.Context, l lang.Language) (Status, error) {
 	r := RecipeFor(l)
@@ -154,13 +167,13 @@ func (b *Builder) Status(ctx context.Context, l lang.Language) (Status, error) {
 	if err != nil {
 		return Status{}, err
 	}
-	st := Status{Name: r.Name, Want: r.Hash(in)}
-	insp, err := b.cli.ImageInspect(ctx, r.Name)
+	st := Status{Name: b.ref(r), Want: r.Hash(in)}
+	insp, err := b.cli.ImageInspect(ctx, b.ref(r))
 	if isNotFound(err) {
 		return st, nil
 	}
 	if err != nil {
-		return st, fmt.Errorf("inspect %s: %w", r.Name, err)
+		return st, fmt.Errorf("inspect %s: %w", b.ref(r), err)
 	}
 	st.Present, st.ID, st.Size = true, insp.ID, insp.Size
 	if insp.Config != nil {
@@ -214,7 +227,7 @@ func (b *Builder) Build(ctx context.Context, l lang.Language, force bool) (*Outc
 	if r.GoRoot {
 		goroot, _ := b.goRoot(ctx)
 		trees = append(trees, tree{Src: goroot, Dst: strings.TrimPrefix(GoRootInImage, "/"), Skip: skipGoRoot, Root: true})
-		cache, err := b.ensureGoCache(ctx, goroot, in.GoVersion)
+		cache, err := b.ensureGoCache(ctx, r, in, goroot, rootfs)
 		if err != nil {
 			return nil, err
 		}
@@ -254,7 +267,7 @@ func (b *Builder) importTar(ctx context.Context, r Recipe, hash string, trees []
 		pw.CloseWithError(err)
 		writeErr <- err
 	}()
-	body, err := b.cli.ImageImport(ctx, image.ImportSource{Source: pr, SourceName: "-"}, r.Name,
+	body, err := b.cli.ImageImport(ctx, image.ImportSource{Source: pr, SourceName: "-"}, b.ref(r),
 		image.ImportOptions{Changes: r.Changes(hash), Message: "fixpoint sandbox image " + r.Lang})
 	if err == nil {
 		err = jsonmessage.DisplayJSONMessagesStream(body, io.Discard, 0, false, nil)
@@ -263,7 +276,7 @@ func (b *Builder) importTar(ctx context.Context, r Recipe, hash string, trees []
 	pr.CloseWithError(errors.New("import finished")) // unblocks the writer on early failure
 	werr := <-writeErr
 	if err != nil {
-		return fmt.Errorf("import %s: %w", r.Name, err)
+		return fmt.Errorf("import %s: %w", b.ref(r), err)
 	}
 	if werr != nil {
 		return fmt.Errorf("write %s layer: %w", r.Name, werr)

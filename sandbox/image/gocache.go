@@ -2,6 +2,7 @@ package image
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -56,29 +57,61 @@ func TestWarm(t *testing.T) {}
 func FuzzWarm(f *testing.F) { f.Fuzz(func(t *testing.T, s string) {}) }
 `
 
-// goCacheEnv is the environment the cache is built with. It must match the
-// image's Go environment, or the cached actions would not be reused.
-func goCacheEnv(goroot, cache string) []string {
-	return []string{
-		"PATH=" + filepath.Join(goroot, "bin") + ":/usr/bin:/bin",
-		"GOROOT=" + goroot, "GOCACHE=" + cache, "HOME=" + filepath.Dir(cache),
-		"GOPATH=" + filepath.Join(filepath.Dir(cache), "gopath"), "GOMODCACHE=" + filepath.Join(filepath.Dir(cache), "gomodcache"),
-		"CGO_ENABLED=0", "GOTOOLCHAIN=local", "GOPROXY=off", "GOFLAGS=-buildvcs=false", "GOENV=off",
+// goCacheVersion changes when the way the prebuilt Go build cache is made
+// changes; it is part of the go image's recipe hash.
+//
+// 2: built inside the image's own root filesystem (its gcc and C headers,
+// GOROOT at GoRootInImage, the image's environment), for the image's
+// environment and each of Recipe.GoCacheEnvs (cgo on: the test command's
+// default), instead of on the host with CGO_ENABLED=0 only.
+const goCacheVersion = "2"
+
+// goWarmDir is where the warm-up module is while the cache is prebuilt.
+const goWarmDir = "/tmp/fixpoint-warm"
+
+// goPrebuildScript compiles the standard library, the warm-up test and
+// its vet run in the image's environment, then again in each of envs (a
+// list of KEY=VALUE set over it), and drops testexpire.txt (an image
+// built later must not expire the test results it carries).
+func goPrebuildScript(cache string, envs [][]string) string {
+	steps := "go build std && go test -json -count=1 ./... >/dev/null && go vet ./..."
+	script := "cd " + goWarmDir + " && " + steps
+	for _, env := range envs {
+		prefix := ""
+		for _, kv := range env {
+			prefix += shellQuote(kv) + " "
+		}
+		script += " && env " + prefix + "sh -c " + shellQuote(steps)
 	}
+	return script + " && rm -f " + cache + "/testexpire.txt"
 }
 
-// ensureGoCache builds (once per Go version) the standard library and a
-// warm-up test into a cache directory on the host, with the same GOROOT
-// path and environment as the image, and returns it.
-func (b *Builder) ensureGoCache(ctx context.Context, goroot, goVersion string) (string, error) {
-	dir := filepath.Join(b.cacheDir, "gocache-"+shortHash("gocache", builderVersion, goVersion, goroot))
+// shellQuote quotes s for sh.
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// ensureGoCache builds (once per recipe) the standard library and a
+// warm-up test into a cache directory on the host, and returns it. It runs
+// under bwrap with the image's root filesystem (rootfs) as its root, the
+// host's GOROOT at GoRootInImage, the cache at GoCacheDir and the image's
+// environment: the C compiler, headers, paths and variables a session's
+// go sees, so that every action it caches (cgo's included, whose keys
+// hold gcc's version) is one a session's first run finds.
+func (b *Builder) ensureGoCache(ctx context.Context, r Recipe, in Inputs, goroot, rootfs string) (string, error) {
+	dir := filepath.Join(b.cacheDir, "gocache-"+shortHash("gocache", builderVersion, r.Hash(in)))
 	cache := filepath.Join(dir, "cache")
 	if _, err := os.Stat(filepath.Join(dir, "done")); err == nil {
 		return cache, nil
 	}
+	bwrap, err := exec.LookPath("bwrap")
+	if err != nil {
+		return "", errors.New("bwrap not found: prebuilding the go image's build cache needs it; install it with `apt-get install bubblewrap`")
+	}
 	os.RemoveAll(dir)
 	warm := filepath.Join(dir, "warm")
 	if err := os.MkdirAll(warm, 0o755); err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(cache, 0o755); err != nil {
 		return "", err
 	}
 	files := map[string]string{"go.mod": "module warm\n\ngo 1.21\n", "warm_test.go": warmSource}
@@ -87,20 +120,57 @@ func (b *Builder) ensureGoCache(ctx context.Context, goroot, goVersion string) (
 			return "", err
 		}
 	}
-	b.progressf("fixpoint-sandbox-go: prebuilding the Go build cache (standard library and test deps; once per Go version)")
-	env := goCacheEnv(goroot, cache)
-	for _, args := range [][]string{{"build", "std"}, {"test", "-json", "-count=1", "./..."}, {"vet", "./..."}} {
-		cmd := exec.CommandContext(ctx, filepath.Join(goroot, "bin", "go"), args...)
-		cmd.Dir, cmd.Env = warm, env
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return "", fmt.Errorf("prebuild Go cache (go %s): %v\n%s", strings.Join(args, " "), err, tail(out, 2000))
-		}
+	b.progressf("%s: prebuilding the Go build cache (standard library and test deps, cgo off and on; once per recipe)", r.Name)
+	args, err := goCacheBwrapArgs(rootfs, goroot, cache, warm, r.Env)
+	if err != nil {
+		return "", err
 	}
-	os.RemoveAll(filepath.Join(cache, "testexpire.txt"))
+	args = append(args, "--", "/bin/sh", "-c", goPrebuildScript(GoCacheDir, r.GoCacheEnvs))
+	cmd := exec.CommandContext(ctx, bwrap, args...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("prebuild the go image's build cache: %v\n%s", err, tail(out, 2000))
+	}
 	if err := os.WriteFile(filepath.Join(dir, "done"), nil, 0o644); err != nil {
 		return "", err
 	}
 	return cache, nil
+}
+
+// goCacheBwrapArgs lays out the image for the cache's build: an empty
+// root holding the root filesystem's top-level entries read-only, then
+// GOROOT (read-only) over an empty /usr/local, the cache and the warm-up
+// module writable, nothing of the host's, no network.
+func goCacheBwrapArgs(rootfs, goroot, cache, warm string, env []string) ([]string, error) {
+	ents, err := os.ReadDir(rootfs)
+	if err != nil {
+		return nil, fmt.Errorf("read the go image's root filesystem: %w", err)
+	}
+	args := []string{"--unshare-all", "--die-with-parent", "--tmpfs", "/"}
+	for _, e := range ents {
+		name := e.Name()
+		switch name {
+		case "proc", "dev", "sys", "tmp", "home", "go", strings.TrimPrefix(GoCacheDir, "/"):
+			continue
+		}
+		src := filepath.Join(rootfs, name)
+		if e.Type()&os.ModeSymlink != 0 {
+			target, err := os.Readlink(src)
+			if err != nil {
+				return nil, err
+			}
+			args = append(args, "--symlink", target, "/"+name)
+			continue
+		}
+		args = append(args, "--ro-bind", src, "/"+name)
+	}
+	args = append(args, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/home", "--dir", Home,
+		"--dir", GoModCache, "--tmpfs", "/usr/local", "--ro-bind", goroot, GoRootInImage,
+		"--bind", cache, GoCacheDir, "--bind", warm, goWarmDir, "--chdir", goWarmDir, "--clearenv")
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		args = append(args, "--setenv", k, v)
+	}
+	return args, nil
 }
 
 func tail(b []byte, n int) []byte {
@@ -126,9 +196,10 @@ func goWarmFiles() []entry {
 // ensureGoCache does for the image's own Go. Without it the first session
 // of every project compiles the standard library before the first test
 // (minutes on two cores). It runs as the image's user with the image's
-// environment, so the cached actions match a session's. A failure only
-// costs that time later, so it does not fail the build.
-func goPrebuildStep(cache string) string {
-	return "COPY warm /tmp/fixpoint-warm\n" +
-		"RUN cd /tmp/fixpoint-warm && go build std && go test -json -count=1 ./... >/dev/null && go vet ./... && rm -f " + cache + "/testexpire.txt || echo 'fixpoint: the Go build cache was not prebuilt'\n"
+// environment, so the cached actions match a session's, and again in
+// each of envs (the language's GoCacheEnvs: cgo on). A failure only costs
+// that time later, so it does not fail the build.
+func goPrebuildStep(cache string, envs [][]string) string {
+	return "COPY warm " + goWarmDir + "\n" +
+		"RUN " + goPrebuildScript(cache, envs) + " || echo 'fixpoint: the Go build cache was not prebuilt'\n"
 }

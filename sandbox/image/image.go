@@ -71,6 +71,9 @@ type Recipe struct {
 	Extra  []string
 	GoRoot bool     // copy the host's GOROOT to /usr/local/go
 	Env    []string // KEY=VALUE set in the image
+	// GoCacheEnvs are the environments (over Env) the prebuilt Go build
+	// cache also holds the standard library for ([lang.Image]).
+	GoCacheEnvs [][]string
 }
 
 // ImageName returns the default image name for a language.
@@ -103,6 +106,9 @@ func RecipeFor(l lang.Language) Recipe {
 		GoRoot:   spec.GoRoot,
 		Env:      append(env, spec.Env...),
 	}
+	for _, e := range spec.GoCacheEnvs {
+		r.GoCacheEnvs = append(r.GoCacheEnvs, slices.Clone(e))
+	}
 	sort.Strings(r.Packages)
 	return r
 }
@@ -130,9 +136,20 @@ func (r Recipe) RootfsKey(in Inputs) string {
 func (r Recipe) Hash(in Inputs) string {
 	parts := []string{"image", builderVersion, r.Name, r.RootfsKey(in), strings.Join(r.Env, "\n"), r.changesKey()}
 	if r.GoRoot {
-		parts = append(parts, "go="+in.GoVersion)
+		parts = append(parts, "go="+in.GoVersion, r.goCacheKey())
 	}
 	return shortHash(parts...)
+}
+
+// goCacheKey is what the prebuilt Go build cache depends on besides the
+// toolchain, the root filesystem and Env: how it is built
+// (goCacheVersion) and for which environments.
+func (r Recipe) goCacheKey() string {
+	var envs []string
+	for _, e := range r.GoCacheEnvs {
+		envs = append(envs, strings.Join(e, " "))
+	}
+	return "gocache=" + goCacheVersion + ";" + strings.Join(envs, ";")
 }
 
 func (r Recipe) changesKey() string {

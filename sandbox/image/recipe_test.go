@@ -1,6 +1,7 @@
 package image_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -15,7 +16,9 @@ func TestRecipeHashStable(t *testing.T) {
 	in := image.Inputs{Suite: "bookworm", Mirror: "http://deb.debian.org/debian", GoVersion: "go1.26.8"}
 	// Golden values: a change here means every user's images rebuild, so it
 	// must be deliberate (bump builderVersion and update these).
-	golden := map[string]string{"python": "0b2261198bde", "go": "303ca4ee63db", "node": "9e89da36bf3b"}
+	// go: 303ca4ee63db -> 2a79698317ad in round 7, deliberately: its build
+	// cache is prebuilt in the image's tree for cgo on too (goCacheVersion 2).
+	golden := map[string]string{"python": "0b2261198bde", "go": "2a79698317ad", "node": "9e89da36bf3b"}
 	want := map[string]string{}
 	for _, l := range registry.All() {
 		r := image.RecipeFor(l)
@@ -61,6 +64,12 @@ func TestRecipeHashStable(t *testing.T) {
 		if c.r.Hash(c.in) == c.r.Hash(in) {
 			t.Errorf("changing the %s did not change the %s hash", c.name, c.r.Name)
 		}
+	}
+	// What the Go build cache is prebuilt for is in the go image's hash.
+	noCgo := image.RecipeFor(golang.Language{})
+	noCgo.GoCacheEnvs = nil
+	if noCgo.Hash(in) == goR.Hash(in) {
+		t.Errorf("the go cache's prebuilt environments are not in the go image's hash")
 	}
 	// The Go version must not rebuild the python image.
 	if py.Hash(image.Inputs{Suite: in.Suite, Mirror: in.Mirror, GoVersion: "go9"}) != py.Hash(in) {
@@ -131,5 +140,27 @@ func TestChanges(t *testing.T) {
 	}
 	if labels[image.LabelRecipe] != "abc123abc123" || labels[image.LabelLang] != "go" {
 		t.Errorf("labels from Changes = %v, want %s=abc123abc123 and %s=go", labels, image.LabelRecipe, image.LabelLang)
+	}
+}
+
+// The go image's build cache is prebuilt for the environment its test
+// command runs go with (cgo on), beside the image's own: the recipe says
+// so, and the prebuild script builds std, the warm-up test and vet in
+// both, the second with exactly the language's variables over the image's.
+func TestGoCachePrebuiltForTheTestCommand(t *testing.T) {
+	r := image.RecipeFor(golang.Language{})
+	if len(r.GoCacheEnvs) != 1 || strings.Join(r.GoCacheEnvs[0], " ") != "CGO_ENABLED=" {
+		t.Fatalf("go recipe GoCacheEnvs = %q, want [[CGO_ENABLED=]] (the test command's cgo default)", r.GoCacheEnvs)
+	}
+	if !slices.Contains(r.Env, "CGO_ENABLED=0") {
+		t.Fatalf("go image Env = %q: the image's own CGO_ENABLED=0 is prebuilt too; update this test if it changed", r.Env)
+	}
+	script := image.GoPrebuildScript("/gocache", r.GoCacheEnvs)
+	steps := "go build std && go test -json -count=1 ./... >/dev/null && go vet ./..."
+	if !strings.HasPrefix(script, "cd /tmp/fixpoint-warm && "+steps+" && env 'CGO_ENABLED=' sh -c '"+steps+"'") {
+		t.Errorf("prebuild script = %q, want the steps in the image's environment, then under env 'CGO_ENABLED='", script)
+	}
+	if !strings.HasSuffix(script, "rm -f /gocache/testexpire.txt") {
+		t.Errorf("prebuild script = %q, want it to drop testexpire.txt last", script)
 	}
 }

@@ -142,7 +142,7 @@ func (rt *Runtimes) Ensure(ctx context.Context, l lang.Language, base string, r 
 	if baseImg.Config != nil {
 		baseLabels = baseImg.Config.Labels
 	}
-	dockerfile, trees, files, err := layerContext(base, baseLabels, layer)
+	dockerfile, trees, files, err := layerContext(base, baseLabels, layer, l.Image().GoCacheEnvs)
 	if err != nil {
 		return "", fmt.Errorf("%s %s: %w", runtime, r.Version, err)
 	}
@@ -176,8 +176,9 @@ func runtimeHash(runtime string, r lang.Release, baseID string) string {
 // per-version image on base: every file and tree is one context entry
 // ("layer<i>") copied to its path, then one ENV line. A base whose labels
 // name a prebuilt Go build cache (LabelGoCache) gets it refreshed by the
-// layered toolchain, whose compiled packages differ from the base's.
-func layerContext(base string, baseLabels map[string]string, l *lang.RuntimeLayer) (dockerfile string, trees []tree, files []entry, err error) {
+// layered toolchain, whose compiled packages differ from the base's, for
+// the image's environment and each of goCacheEnvs.
+func layerContext(base string, baseLabels map[string]string, l *lang.RuntimeLayer, goCacheEnvs [][]string) (dockerfile string, trees []tree, files []entry, err error) {
 	var b strings.Builder
 	b.WriteString("FROM " + base + "\n")
 	n := 0
@@ -214,7 +215,7 @@ func layerContext(base string, baseLabels map[string]string, l *lang.RuntimeLaye
 	}
 	if cache := baseLabels[LabelGoCache]; cache != "" {
 		files = append(files, goWarmFiles()...)
-		b.WriteString(goPrebuildStep(cache))
+		b.WriteString(goPrebuildStep(cache, goCacheEnvs))
 	}
 	return b.String(), trees, files, nil
 }

@@ -87,7 +87,7 @@ func TestLayerContext(t *testing.T) {
 			labels: map[string]string{LabelGoCache: "/gocache", LabelLang: "go"},
 			layer: lang.RuntimeLayer{Trees: []lang.LayerTree{{Src: "/cache/go-1.22.12", Path: "/usr/local/go1.22.12"}},
 				Env: []string{"GOROOT=/usr/local/go1.22.12"}},
-			dockerfile: "FROM fixpoint-sandbox-node\nCOPY layer0 /usr/local/go1.22.12\nENV GOROOT=/usr/local/go1.22.12\n" + goPrebuildStep("/gocache"),
+			dockerfile: "FROM fixpoint-sandbox-node\nCOPY layer0 /usr/local/go1.22.12\nENV GOROOT=/usr/local/go1.22.12\n" + goPrebuildStep("/gocache", [][]string{{"CGO_ENABLED="}}),
 			files:      []string{"warm", "warm/go.mod", "warm/warm_test.go"},
 			trees:      []string{"layer0"},
 		},
@@ -99,7 +99,7 @@ func TestLayerContext(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			df, trees, files, err := layerContext("fixpoint-sandbox-node", tt.labels, &tt.layer)
+			df, trees, files, err := layerContext("fixpoint-sandbox-node", tt.labels, &tt.layer, [][]string{{"CGO_ENABLED="}})
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) {
 					t.Fatalf("layerContext = %v, want an error with %q", err, tt.err)

@@ -1,0 +1,4 @@
+package image
+
+// GoPrebuildScript is goPrebuildScript, for the external tests.
+var GoPrebuildScript = goPrebuildScript

@@ -1040,6 +1040,13 @@ type contextHints struct {
 	// Uses are the identifiers the failing tests' bodies use: they rank
 	// the declarations an excerpt adds, but do not force them in.
 	Uses map[string]bool
+	// Frame are the identifiers on and above the failing lines (see
+	// [frameNames]): a declaration they name ranks above one a message
+	// names.
+	Frame map[string]bool
+	// Tests are the declaring lines (0-based) of the failing tests, per
+	// test file.
+	Tests map[string][]int
 	// Reach is the cross-file call walk: the declarations it reached, per
 	// file (see [callReach]); nil when none.
 	Reach *reach
@@ -1060,14 +1067,22 @@ func (h *contextHints) reached(p string) map[int]float64 {
 }
 
 func hintsFor(snap *sandbox.Snapshot, rep *testrun.Report, goal string) *contextHints {
-	h := &contextHints{Lines: map[string][]int{}, Names: failureNames(rep, goal), Uses: testBodyNames(snap, rep)}
-	for n := range frameNames(snap, rep) {
+	h := &contextHints{Lines: map[string][]int{}, Names: failureNames(rep, goal), Uses: testBodyNames(snap, rep),
+		Frame: frameNames(snap, rep), Tests: map[string][]int{}}
+	for n := range h.Frame {
 		h.Names[n] = true
 	}
 	if rep == nil {
 		return h
 	}
 	for _, t := range rep.Failures() {
+		if f := failureFile(snap, t); f != "" {
+			if text, ok := snap.Text(f); ok {
+				if at := testDecl(strings.SplitAfter(text, "\n"), t); at >= 0 && !slices.Contains(h.Tests[f], at) {
+					h.Tests[f] = append(h.Tests[f], at)
+				}
+			}
+		}
 		if t.File != "" && t.Line > 0 {
 			h.Lines[strings.TrimPrefix(t.File, "./")] = append(h.Lines[strings.TrimPrefix(t.File, "./")], t.Line)
 		}
@@ -1528,8 +1543,8 @@ func indentOf(l string) int { return len(l) - len(strings.TrimLeft(l, " \t")) }
 
 // fitContext fills in.RepoMap and in.Files within budget characters, given
 // that the rest of the prompt takes fixed characters. The repo map gets at
-// most a fifth (and repoMapMax); files are taken in rank order while they
-// fit, whole when small, as excerpts (see [fileExcerpt]) when large.
+// most a fifth (and repoMapMax); the files get the rest, up to
+// contextFilesMax, declaration by declaration (see [fillFiles]).
 func fitContext(in *promptInput, snap *sandbox.Snapshot, ranked []string, include func(string) bool, budget, fixed int, hints *contextHints) {
 	if hints == nil {
 		hints = &contextHints{}
@@ -1538,69 +1553,7 @@ func fitContext(in *promptInput, snap *sandbox.Snapshot, ranked []string, includ
 	mapBudget := max(min(avail/5, repoMapMax), 400)
 	in.RepoMap = repomap.Build(snap, &repomap.Options{MaxBytes: mapBudget, Include: include, Relevant: ranked})
 	avail -= len(in.RepoMap)
-	filesLeft := contextFilesMax
-	in.Files, in.Omitted = nil, nil
-	// First pass: every file whole when it fits, else cut to what the
-	// failure points at and names; second pass: the excerpts grow, in rank
-	// order, with the declarations that use those names, while room is
-	// left. The core of each file comes before the extras of any.
-	type excerpted struct {
-		i    int // index in in.Files
-		p    string
-		text string
-	}
-	var grow []excerpted
-	for _, p := range codeFirst(ranked) {
-		text, _ := snap.Text(p)
-		c := redactText(text)
-		title := p
-		// What is left for this file: a file larger is excerpted within
-		// it rather than left out.
-		room := min(wholeFileMax, filesLeft, avail) - len(p) - 80
-		cut := false
-		if len(c) > room || hints.variantOnly(p) {
-			if IsTestFile(p) {
-				// A large test file: the failing tests, in half the room.
-				room = min(room, wholeFileMax/2)
-			}
-			names := hints.Names
-			if hints.variantOnly(p) {
-				// Code for another platform: only the namesakes of what the
-				// run reached, however small the file.
-				names = nil
-			}
-			ex, ok := fileExcerptReach(c, registry.HeaderLines(p, []byte(c)), hints.Lines[p], names, nil, hints.reached(p), room)
-			if !ok || room < 300 {
-				in.Omitted = append(in.Omitted, p)
-				continue
-			}
-			c, title, cut = ex, excerptTitle(p, text), true
-		}
-		cost := len(c) + len(title) + 20
-		if cost > avail || cost > filesLeft {
-			in.Omitted = append(in.Omitted, p)
-			continue
-		}
-		avail -= cost
-		filesLeft -= cost
-		if cut && !IsTestFile(p) && !hints.variantOnly(p) {
-			// A source grows; a test file keeps to the failing tests.
-			grow = append(grow, excerpted{len(in.Files), p, redactText(text)})
-		}
-		in.Files = append(in.Files, promptFile{Path: title, Content: c})
-	}
-	for _, g := range grow {
-		old := len(in.Files[g.i].Content)
-		room := min(wholeFileMax, old+min(filesLeft, avail))
-		if room <= old+200 {
-			break
-		}
-		if ex, ok := fileExcerptReach(g.text, registry.HeaderLines(g.p, []byte(g.text)), hints.Lines[g.p], hints.Names, hints.Uses, hints.reached(g.p), room); ok && len(ex) > old {
-			avail -= len(ex) - old
-			filesLeft -= len(ex) - old
-			in.Files[g.i].Content = ex
-		}
-	}
+	fillFiles(in, snap, ranked, max(min(contextFilesMax, avail), 0), hints)
 }
 
 // excerptTitle is the section title of an excerpt of p.

@@ -1,0 +1,307 @@
+package agent
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/fixpoint-dev/fixpoint/lang/registry"
+	"github.com/fixpoint-dev/fixpoint/sandbox"
+)
+
+// The context's files are filled declaration by declaration, not file by
+// file: a long module contributes the declarations the failing test
+// reaches wherever they are in it, and what does not fit is the
+// lowest-ranked declarations, never a file's tail cut blindly.
+//
+// Three passes share one budget:
+//
+//  1. the core, across all ranked files by score: the windows around the
+//     failing tests' lines and stack frames, the declarations the failure
+//     names, and those the call walk reached at least reachFill (three
+//     calls down from the test; see [callReach]), each with its file's
+//     header (imports) when that fits beside it;
+//  2. the files in rank order, each shown whole when what is left of it
+//     fits (a small package's file is one unit);
+//  3. the rest of the declarations, across files by score: those the walk
+//     reached deeper, those whose bodies use what the failure names, and
+//     what those call (see [declUnits]).
+//
+// A file's score is divided by 1+fillRankStep×its rank, so that between
+// two declarations of the same weight the one in the better-ranked file
+// comes first.
+
+// reachFill is the walk weight from which a reached declaration is part
+// of the first pass (1 = called by the failing test, 1/2 one call below).
+const reachFill = 0.25
+
+// fillRankStep is how much each rank down lowers a file's pieces.
+const fillRankStep = 0.08
+
+// Scores of the first pass's pieces.
+const (
+	scoreTestLine  = 100 // a window around a failing test's line
+	scoreFrameLine = 60  // a window around a stack frame's line in a source
+	scoreTest      = 100 // a failing test's own declaration
+	scoreFramed    = 30  // a declaration named on or above a failing line
+	scoreNamed     = 10  // a declaration a message or a test's name names exactly
+	scoreKeyed     = 4   // one whose name holds a run of a test name's words
+	scoreReached   = 40  // × the walk's weight
+	scoreVariant   = 12  // × the walk's weight of its primary: another platform's namesake
+	scoreUses      = 8   // × what its lines use of the failure's names (see [declUnits])
+)
+
+// markerCost is what a gap marker line (… lines 10-40 not shown) costs.
+const markerCost = 40
+
+// fillFile is one ranked file during the fill.
+type fillFile struct {
+	p       string
+	rank    int
+	text    string // redacted
+	ls      []string
+	keep    []bool
+	size    int // characters of the kept lines
+	started bool
+	test    bool
+	variant bool
+	head    int // lines of its header, 0 none
+	units   []declUnit
+	limit   int // the most it may take (a test file: half a whole file)
+}
+
+// piece is a run of lines of one file the fill may show.
+type piece struct {
+	f        int // index in the fill's files
+	from, to int // 0-based, inclusive
+	score    float64
+}
+
+// declFill is the state of one fill: the files and the room left.
+type declFill struct {
+	files []*fillFile
+	left  int
+}
+
+// cost is what adding lines from..to of f would take, with the section's
+// title when it is f's first piece; header is the range of the header
+// to add with it (from > to: none).
+func (fl *declFill) cost(f *fillFile, from, to int) int {
+	add := 0
+	for i := max0(from); i <= to && i < len(f.ls); i++ {
+		if !f.keep[i] {
+			add += len(f.ls[i])
+		}
+	}
+	if add == 0 {
+		return 0
+	}
+	add += markerCost
+	if !f.started {
+		add += len(f.p) + 80
+	}
+	return add
+}
+
+// take adds lines from..to of f when they fit the budget and f's limit,
+// with f's header on its first piece when that fits too.
+func (fl *declFill) take(f *fillFile, from, to int) bool {
+	c := fl.cost(f, from, to)
+	if c == 0 {
+		return true
+	}
+	if c > fl.left || f.size+c > f.limit {
+		return false
+	}
+	first := !f.started
+	fl.mark(f, from, to)
+	fl.left -= c
+	f.started = true
+	if first && !f.test {
+		if hf, ht, ok := headerLines(f.ls, f.head, wholeFileMax/5); ok {
+			if hc := fl.cost(f, hf, ht); hc > 0 && hc <= fl.left && f.size+hc <= f.limit {
+				fl.mark(f, hf, ht)
+				fl.left -= hc
+			}
+		}
+	}
+	return true
+}
+
+func (fl *declFill) mark(f *fillFile, from, to int) {
+	for i := max0(from); i <= to && i < len(f.ls); i++ {
+		if !f.keep[i] {
+			f.keep[i] = true
+			f.size += len(f.ls[i])
+		}
+	}
+}
+
+// fillFiles fills in.Files (and in.Omitted) from the ranked files within
+// room characters (see the passes above).
+func fillFiles(in *promptInput, snap *sandbox.Snapshot, ranked []string, room int, hints *contextHints) {
+	fl := &declFill{left: room}
+	for _, p := range codeFirst(ranked) {
+		text, ok := snap.Text(p)
+		if !ok {
+			continue
+		}
+		c := redactText(text)
+		ls := strings.SplitAfter(c, "\n")
+		if len(ls) > 0 && ls[len(ls)-1] == "" {
+			ls = ls[:len(ls)-1]
+		}
+		f := &fillFile{p: p, rank: len(fl.files), text: c, ls: ls, keep: make([]bool, len(ls)+1),
+			test: IsTestFile(p), variant: hints.variantOnly(p), limit: room}
+		if f.test {
+			f.limit = wholeFileMax / 2
+		} else {
+			f.head = registry.HeaderLines(p, []byte(c))
+		}
+		f.units = declUnits(ls, hints.Lines[p], hints.Names, hints.Uses)
+		fl.files = append(fl.files, f)
+	}
+	factor := func(f *fillFile) float64 { return 1 / (1 + fillRankStep*float64(f.rank)) }
+	run := func(ps []piece) {
+		sort.SliceStable(ps, func(i, j int) bool { return ps[i].score > ps[j].score })
+		for _, pc := range ps {
+			fl.take(fl.files[pc.f], pc.from, pc.to)
+		}
+	}
+	// 1. The core.
+	var core []piece
+	for fi, f := range fl.files {
+		k := factor(f)
+		for _, n := range hints.Lines[f.p] {
+			if n >= 1 && n <= len(f.ls) {
+				s := scoreFrameLine
+				if f.test {
+					s = scoreTestLine
+				}
+				core = append(core, piece{fi, n - 1 - excerptAround, n - 1 + excerptAround, float64(s) * k})
+			}
+		}
+		if f.test {
+			// A test file: the failing tests, not every test a message
+			// names.
+			for _, u := range f.units {
+				if slices.Contains(hints.Tests[f.p], u.at) {
+					core = append(core, piece{fi, u.from, u.to, scoreTest * k})
+				}
+			}
+			continue
+		}
+		reached := hints.reached(f.p)
+		if f.variant {
+			// Another platform's namesakes of what the run reached, when
+			// their primary is on the path (the fix is often due there
+			// too), below the primary.
+			for _, u := range f.units {
+				if w := reached[u.at] / variantShare; w >= reachFill {
+					core = append(core, piece{fi, u.from, headEnd(f.ls, f.units, u), (scoreVariant*w + scoreUses*u.score) * k})
+				}
+			}
+			continue
+		}
+		for _, u := range f.units {
+			w := reached[u.at]
+			s := 0.0
+			switch {
+			case !u.named:
+			case hints.Frame[u.name]:
+				s += scoreFramed
+			case hints.Names[u.name]:
+				s += scoreNamed
+			default:
+				s += scoreKeyed
+			}
+			if w >= reachFill {
+				s += scoreReached * w
+			}
+			if s > 0 {
+				// What its own lines use of the failure's names breaks
+				// the ties of the walk's layers.
+				s += scoreUses * u.score
+				core = append(core, piece{fi, u.from, headEnd(f.ls, f.units, u), s * k})
+			}
+		}
+	}
+	run(core)
+	// 2. Whole files, in rank order.
+	for _, f := range fl.files {
+		if f.variant || len(f.text) > wholeFileMax || f.test && len(f.text) > wholeFileMax/2 {
+			continue
+		}
+		fl.take(f, 0, len(f.ls)-1)
+	}
+	// 3. The rest, by score.
+	var rest []piece
+	for fi, f := range fl.files {
+		if f.test {
+			continue
+		}
+		k := factor(f)
+		reached := hints.reached(f.p)
+		for _, u := range f.units {
+			s := 2*reached[u.at] + u.score
+			if f.variant {
+				s = 2 * reached[u.at]
+			}
+			if s > 0 {
+				rest = append(rest, piece{fi, u.from, headEnd(f.ls, f.units, u), s * k})
+			}
+		}
+	}
+	run(rest)
+	in.Files, in.Omitted = nil, nil
+	for _, f := range fl.files {
+		if !f.started {
+			in.Omitted = append(in.Omitted, f.p)
+			continue
+		}
+		body, whole := renderKept(f.ls, f.keep)
+		title := f.p
+		if !whole {
+			title = excerptTitle(f.p, f.text)
+		}
+		in.Files = append(in.Files, promptFile{Path: title, Content: body})
+	}
+}
+
+// renderKept writes the kept lines of ls, a marker line for each gap
+// (a gap of a line or two, or of blank lines, is shown rather than
+// marked); whole is true when nothing was left out.
+func renderKept(ls []string, keep []bool) (string, bool) {
+	var b strings.Builder
+	whole := true
+	for i := 0; i < len(ls); {
+		if keep[i] {
+			b.WriteString(ls[i])
+			i++
+			continue
+		}
+		j := i
+		for j < len(ls) && !keep[j] {
+			j++
+		}
+		gap := strings.Join(ls[i:j], "")
+		if strings.TrimSpace(gap) == "" {
+			b.WriteString(gap)
+			i = j
+			continue
+		}
+		whole = false
+		if j == len(ls) {
+			break
+		}
+		if i > 0 && j-i <= 2 && len(gap) <= 160 {
+			b.WriteString(gap)
+			i = j
+			continue
+		}
+		fmt.Fprintf(&b, "… (lines %d-%d not shown)\n", i+1, j)
+		i = j
+	}
+	return b.String(), whole
+}

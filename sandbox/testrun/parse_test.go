@@ -596,3 +596,21 @@ func TestTimeoutBeforeAnyResult(t *testing.T) {
 		t.Errorf("Timeout = %+v", rep.Timeout)
 	}
 }
+
+// TestTAPCommentNotInID: what follows an unescaped '#' in a TAP result
+// line is a directive or a comment (node-tap's "# time=…"), not part of
+// the test's name; a name's own escaped or unspaced '#' is kept.
+func TestTAPCommentNotInID(t *testing.T) {
+	for in, want := range map[string]string{
+		"finds node # time=7736.589ms":   "finds node",
+		"test/bin.js # time=30153.136ms": "test/bin.js",
+		"issue \\# 12":                   "issue \\# 12",
+		"issue#12":                       "issue#12",
+		"plain":                          "plain",
+		"tabs\t# note":                   "tabs",
+	} {
+		if got := cutTAPComment(in); got != want {
+			t.Errorf("cutTAPComment(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -596,3 +596,70 @@ func TestTimeoutBeforeAnyResult(t *testing.T) {
 		t.Errorf("Timeout = %+v", rep.Timeout)
 	}
 }
+
+// TestTAPCommentNotInID: what follows an unescaped '#' in a TAP result
+// line is a directive or a comment (node-tap's "# time=…"), not part of
+// the test's name; a name's own escaped or unspaced '#' is kept.
+func TestTAPCommentNotInID(t *testing.T) {
+	for in, want := range map[string]string{
+		"finds node # time=7736.589ms":   "finds node",
+		"test/bin.js # time=30153.136ms": "test/bin.js",
+		"issue \\# 12":                   "issue \\# 12",
+		"issue#12":                       "issue#12",
+		"plain":                          "plain",
+		"tabs\t# note":                   "tabs",
+	} {
+		if got := cutTAPComment(in); got != want {
+			t.Errorf("cutTAPComment(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestTapSuiteIDsStableAcrossRuns: two real runs of the same node-tap
+// suite (tap 16: npm/node-which; tap 18: a scratch package) give the same
+// test ids with the same statuses, although every "# time=" comment
+// differs: a fix compared run to run is not read as renaming or breaking
+// every test. A subtest's id is its parent's id plus its name.
+func TestTapSuiteIDsStableAcrossRuns(t *testing.T) {
+	for _, tt := range []struct {
+		runs           [2]string
+		passed, failed int
+		parent, child  string
+		failing        string
+	}{
+		{runs: [2]string{"tap16-which-1", "tap16-which-2"}, passed: 120, parent: "test/bin.js > finds node", child: "test/bin.js > finds node > should match pattern provided"},
+		{runs: [2]string{"tap18-1", "tap18-2"}, passed: 5, failed: 4, parent: "test/basic.js > nested > inner two", child: "test/basic.js > nested > inner two > should be equal", failing: "test/basic.js > nested > inner two > should be equal"},
+	} {
+		var ids [2]map[string]Status
+		for i, name := range tt.runs {
+			r, res, report := loadRaw(t, rawCase{name, "", RunnerNPM})
+			rep := Parse(r, res, report)
+			ids[i] = map[string]Status{}
+			for _, x := range rep.Tests {
+				if strings.Contains(x.ID, "time=") || strings.Contains(x.ID, "#") {
+					t.Errorf("%s: id %q carries a TAP comment", name, x.ID)
+				}
+				ids[i][x.ID] = x.Status
+			}
+			if rep.Passed < tt.passed || rep.Failed < tt.failed {
+				t.Errorf("%s: passed/failed = %d/%d, want at least %d/%d", name, rep.Passed, rep.Failed, tt.passed, tt.failed)
+			}
+			for _, id := range []string{tt.parent, tt.child} {
+				if _, ok := ids[i][id]; !ok {
+					t.Errorf("%s: no test %q", name, id)
+				}
+			}
+			if tt.failing != "" && ids[i][tt.failing] != StatusFail {
+				t.Errorf("%s: %q = %q, want fail", name, tt.failing, ids[i][tt.failing])
+			}
+		}
+		for id, st := range ids[0] {
+			if got, ok := ids[1][id]; !ok || got != st {
+				t.Errorf("%s: %q is %q in the first run and %q (present %v) in the second", tt.runs[0], id, st, got, ok)
+			}
+		}
+		if len(ids[0]) != len(ids[1]) {
+			t.Errorf("%s: %d ids in the first run, %d in the second", tt.runs[0], len(ids[0]), len(ids[1]))
+		}
+	}
+}

@@ -206,6 +206,7 @@ func parseTAP(stdout []byte, n *normalizer, diag func(*Result, map[string]string
 			desc = desc[:d[0]]
 			st = StatusSkip
 		}
+		desc = cutTAPComment(desc)
 		yaml, next := tapYAML(lines, i+1, indent)
 		i = next - 1
 		if yaml["type"] == "suite" && yaml["failureType"] != "hookFailed" && yaml["failureType"] != "testCodeFailure" {
@@ -237,6 +238,24 @@ func parseTAP(stdout []byte, n *normalizer, diag func(*Result, map[string]string
 		out = append(out, Result{ID: o.path, Name: o.name})
 	}
 	return out, running
+}
+
+// cutTAPComment drops what follows an unescaped '#' after the
+// description: in TAP everything past it is a directive or a comment, and
+// producers put run-dependent text there (node-tap's "# time=12.3ms"), which
+// would give a test another id on every run. A name's own '#' is written
+// "\#" (node --test, node-tap), or has no space before it: both are kept.
+func cutTAPComment(desc string) string {
+	for i := 1; i < len(desc); i++ {
+		if desc[i] == '#' && (desc[i-1] == ' ' || desc[i-1] == '\t') {
+			j := i - 1
+			for j > 0 && (desc[j-1] == ' ' || desc[j-1] == '\t') {
+				j--
+			}
+			return desc[:j]
+		}
+	}
+	return desc
 }
 
 // tapPath is the id of a test named name at level lv: the path of the

@@ -87,3 +87,10 @@ case_ npm-hang npmhang - timeout -s KILL 5 npm test --silent -- --test-reporter=
 #   html-encoding-sniffer-6.0.0: npm ci && npm test --silent -- --test-reporter=tap
 # Each scratch path was rewritten to /workspace as above; npm's own
 # "npm warn" lines were dropped from stderr.
+#   tap16-which-1/-2: npm/node-which at 297db11 (tap 16.3), run twice as uid 65534 in
+#   fixpoint-sandbox-node:22.23.3 over the node_modules `fixpoint test --sandbox docker` installed,
+#   `npm test --silent` with TAP_TIMEOUT=0 (the load made tap's 30 s per-file limit bite);
+#   tap18-1/-2: a scratch package with tap 18.8 and one test file (2 passing, 1 nested failing,
+#   1 skipped test), two `fixpoint test --sandbox docker --json` runs, stdout taken from the
+#   report's output (npm test --silent printed nothing else). Each pair differs only in
+#   the "# time=" comments, which must not reach the ids.

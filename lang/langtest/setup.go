@@ -62,3 +62,12 @@ func SnapOf(files map[string]string) *sandbox.Snapshot {
 	}
 	return s
 }
+
+// MustVersion parses a version a test spells out, and panics on a typo.
+func MustVersion(s string) lang.Version {
+	x, err := lang.ParseVersion(s)
+	if err != nil {
+		panic(err)
+	}
+	return x
+}

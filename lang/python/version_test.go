@@ -3,16 +3,10 @@ package python
 import (
 	"testing"
 
-	"github.com/fixpoint-dev/fixpoint/lang"
+	"github.com/fixpoint-dev/fixpoint/lang/langtest"
 )
 
-func v(s string) lang.Version {
-	x, err := lang.ParseVersion(s)
-	if err != nil {
-		panic(err)
-	}
-	return x
-}
+var v = langtest.MustVersion
 
 func TestPythonSpec(t *testing.T) {
 	tests := []struct {

@@ -2,7 +2,6 @@ package docker_test
 
 import (
 	"cmp"
-	"context"
 	"fmt"
 	"os"
 	"testing"
@@ -61,14 +60,7 @@ func BenchmarkStart(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer be.Close()
-			before := goCacheVolumes(b, cli)
-			b.Cleanup(func() {
-				for name := range goCacheVolumes(b, cli) {
-					if !before[name] {
-						cli.VolumeRemove(context.Background(), name, true)
-					}
-				}
-			})
+			removeNewGoCaches(b, cli)
 			var start, closing time.Duration
 			for b.Loop() {
 				t0 := time.Now()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/volume"
+	"github.com/docker/docker/client"
 
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/docker"
@@ -31,14 +32,7 @@ func TestGoCacheKinds(t *testing.T) {
 	var id [6]byte
 	rand.Read(id[:])
 	project := hex.EncodeToString(id[:])
-	before := goCacheVolumes(t, cli)
-	t.Cleanup(func() {
-		for name := range goCacheVolumes(t, cli) {
-			if !before[name] {
-				cli.VolumeRemove(context.Background(), name, true)
-			}
-		}
-	})
+	removeNewGoCaches(t, cli)
 	run := func(kind sandbox.BuildCache, script string) *sandbox.Result {
 		t.Helper()
 		s, err := b.Start(t.Context(), sandbox.Spec{Image: image, Labels: map[string]string{sandbox.LabelProject: project}, BuildCache: kind})
@@ -83,6 +77,20 @@ echo poisoned > "$c/entry3" && echo poisoned > "$c/entry4" && ! echo poisoned 2>
 	}
 }
 
+// removeNewGoCaches removes, when the test ends, the Go build cache
+// volumes it created.
+func removeNewGoCaches(t testing.TB, cli *client.Client) {
+	t.Helper()
+	before := goCacheVolumes(t, cli)
+	t.Cleanup(func() {
+		for name := range goCacheVolumes(t, cli) {
+			if !before[name] {
+				cli.VolumeRemove(context.Background(), name, true)
+			}
+		}
+	})
+}
+
 // goCacheVolumes lists the Go build cache volumes (named and anonymous
 // ones alike have the label only when named: the anonymous ones are
 // removed with their container).
@@ -119,14 +127,7 @@ func TestGoCacheDeferredSeed(t *testing.T) {
 	var id [6]byte
 	rand.Read(id[:])
 	project := hex.EncodeToString(id[:])
-	before := goCacheVolumes(t, cli)
-	t.Cleanup(func() {
-		for name := range goCacheVolumes(t, cli) {
-			if !before[name] {
-				cli.VolumeRemove(context.Background(), name, true)
-			}
-		}
-	})
+	removeNewGoCaches(t, cli)
 	start := func(kind sandbox.BuildCache, deferSeed bool) sandbox.Session {
 		t.Helper()
 		s, err := b.Start(t.Context(), sandbox.Spec{Image: image, Labels: map[string]string{sandbox.LabelProject: project}, BuildCache: kind, DeferSeed: deferSeed})

@@ -486,7 +486,7 @@ def main():
     ap.add_argument("--out", default=os.path.dirname(os.path.abspath(__file__)))
     ap.add_argument("--fixpoint", default="bin/fixpoint")
     ap.add_argument("--rename", action="store_true", help="re-derive the test names of the kept instances with a test_cmd (see rename)")
-    ap.add_argument("--round", type=int, default=6, help="the round that adds the instances (the instance's round)")
+    ap.add_argument("--round", type=int, default=7, help="the round that adds the instances (the instance's round)")
     if sys.argv[1:] == ["--self-test"]:
         return self_test()
     if sys.argv[1:2] == ["--refresh"]:

@@ -597,9 +597,9 @@ func TestTimeoutBeforeAnyResult(t *testing.T) {
 	}
 }
 
-// TestTAPCommentNotInID: what follows an unescaped '#' in a TAP result
-// line is a directive or a comment (node-tap's "# time=…"), not part of
-// the test's name; a name's own escaped or unspaced '#' is kept.
+// TestTAPCommentNotInID: node-tap's "# time=…" comment after a result's
+// description is not part of the test's name; any other '#' is kept (ava
+// does not escape one in a name).
 func TestTAPCommentNotInID(t *testing.T) {
 	for in, want := range map[string]string{
 		"finds node # time=7736.589ms":   "finds node",
@@ -607,7 +607,9 @@ func TestTAPCommentNotInID(t *testing.T) {
 		"issue \\# 12":                   "issue \\# 12",
 		"issue#12":                       "issue#12",
 		"plain":                          "plain",
-		"tabs\t# note":                   "tabs",
+		"tabs\t# time=3s":                "tabs",
+		"outputs nothing (fixes #82)":    "outputs nothing (fixes #82)", // ava does not escape a name's #
+		"a # note":                       "a # note",
 	} {
 		if got := cutTAPComment(in); got != want {
 			t.Errorf("cutTAPComment(%q) = %q, want %q", in, got, want)

@@ -240,23 +240,19 @@ func parseTAP(stdout []byte, n *normalizer, diag func(*Result, map[string]string
 	return out, running
 }
 
-// cutTAPComment drops what follows an unescaped '#' after the
-// description: in TAP everything past it is a directive or a comment, and
-// producers put run-dependent text there (node-tap's "# time=12.3ms"), which
-// would give a test another id on every run. A name's own '#' is written
-// "\#" (node --test, node-tap), or has no space before it: both are kept.
+// cutTAPComment drops a trailing run-dependent comment from a result's
+// description: node-tap ends every subtest's line with "# time=12.3ms",
+// which would give a test another id on every run. Only that comment is
+// dropped: producers do not all escape a '#' in a name (ava prints
+// "(fixes #82)" as is), so the rest of the line stays the name.
 func cutTAPComment(desc string) string {
-	for i := 1; i < len(desc); i++ {
-		if desc[i] == '#' && (desc[i-1] == ' ' || desc[i-1] == '\t') {
-			j := i - 1
-			for j > 0 && (desc[j-1] == ' ' || desc[j-1] == '\t') {
-				j--
-			}
-			return desc[:j]
-		}
+	if m := tapTimeComment.FindStringIndex(desc); m != nil {
+		return desc[:m[0]]
 	}
 	return desc
 }
+
+var tapTimeComment = regexp.MustCompile(`\s+#\s*time=[0-9.]+\s*(?:ms|s)?\s*$`)
 
 // tapPath is the id of a test named name at level lv: the path of the
 // innermost open test above it, " > ", the name; clipped to maxID.

@@ -183,3 +183,30 @@ func TestFillShowsTheEndOfALongRustFile(t *testing.T) {
 		t.Errorf("prompt is %d bytes, over 32 KB", len(prompt))
 	}
 }
+
+// A declaration whose signature spans several lines (Python's def style(
+// … ) -> str:, Go's func f(\n…\n) error {) is the whole body, not the
+// signature: a long function's docstring and body are shown.
+func TestFillShowsAFunctionWithAMultilineSignatureWhole(t *testing.T) {
+	mod := "import os\n\n\n" + filler("py", "head_", 120) +
+		"def style(\n    text,\n    fg=None,\n) -> str:\n    \"\"\"Styles text.\n\n    .. versionchanged:: 8.0\n        fg may be a number.\n    \"\"\"\n" +
+		bigBody("py", 40) + "    if fg:  # BUG: 0 is a color\n        return _color(fg) + text\n    return text\n\n\n" +
+		"def _color(fg):\n    return str(fg)\n\n\n" + filler("py", "tail_", 120)
+	test := "from pkg.term import style\n\n\ndef test_style_zero():\n    assert style('x', fg=0) == '0x'\n"
+	snap := files("pkg/__init__.py", "", "pkg/term.py", mod, "tests/test_term.py", test)
+	prompt, _ := firstPrompt(snap, failing("tests/test_term.py::test_style_zero", "tests/test_term.py", 5))
+	for _, want := range []string{"    .. versionchanged:: 8.0\n        fg may be a number.", "    if fg:  # BUG: 0 is a color"} {
+		if !shown(prompt, "pkg/term.py", want) {
+			t.Errorf("prompt lacks %q of style:\n%s", want, sections(prompt))
+		}
+	}
+	ls := strings.SplitAfter(mod, "\n")
+	at := lineOf(mod, "def style(") - 1
+	if end := declEnd(ls, at); !strings.Contains(ls[end], "return text") {
+		t.Errorf("declEnd of style is line %d %q, want its last line", end+1, ls[end])
+	}
+	goSrc := []string{"func f(\n", "\ta int,\n", ") error {\n", "\treturn nil\n", "}\n", "\n", "func g() {}\n"}
+	if end := declEnd(goSrc, 0); end != 4 {
+		t.Errorf("declEnd of a Go function with a multi-line signature is line %d, want 5", end+1)
+	}
+}

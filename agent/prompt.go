@@ -1022,8 +1022,9 @@ const (
 	wholeFileMax    = 12000
 	contextFilesMax = 24000
 	repoMapMax      = 4000
-	excerptAround   = 12  // lines either side of a line the failure names
-	excerptDecl     = 400 // lines a declaration spans at most (a longer one is cut)
+	promptTarget    = 38000 // characters a first prompt should stay within (see [fitContext])
+	excerptAround   = 12    // lines either side of a line the failure names
+	excerptDecl     = 400   // lines a declaration spans at most (a longer one is cut)
 )
 
 // contextHints are the lines of each file the failure points at (test
@@ -1513,7 +1514,9 @@ func max0(n int) int { return max(n, 0) }
 
 // declEnd is the last line of the declaration that starts at line i: the
 // following lines that are blank or indented deeper, and a closing brace or
-// parenthesis at its own indentation; at most excerptDecl lines.
+// parenthesis at its own indentation (but not the one that closes a
+// signature over several lines and opens the body); at most excerptDecl
+// lines.
 func declEnd(ls []string, i int) int {
 	ind := indentOf(ls[i])
 	end := i
@@ -1526,6 +1529,12 @@ func declEnd(ls []string, i int) int {
 			end = j
 			continue
 		case strings.HasPrefix(strings.TrimSpace(l), "}") || strings.HasPrefix(strings.TrimSpace(l), ")"):
+			// The end of a signature written over several lines
+			// (`) -> str:`, `) (int, error) {`) opens the body: go on.
+			if t := strings.TrimSpace(l); strings.HasPrefix(t, ")") && (strings.HasSuffix(t, ":") || strings.HasSuffix(t, "{")) {
+				end = j
+				continue
+			}
 			return j
 		default:
 			return end
@@ -1548,7 +1557,11 @@ func fitContext(in *promptInput, snap *sandbox.Snapshot, ranked []string, includ
 	mapBudget := max(min(avail/5, repoMapMax), 400)
 	in.RepoMap = repomap.Build(snap, &repomap.Options{MaxBytes: mapBudget, Include: include, Relevant: ranked})
 	avail -= len(in.RepoMap)
-	fillFiles(in, snap, ranked, max(min(contextFilesMax, avail), 0), hints)
+	// A long failure (dozens of failing cases) takes room from the files
+	// rather than growing the prompt past promptTarget, down to half
+	// their share.
+	room := min(contextFilesMax, avail, max(promptTarget-fixed-len(in.RepoMap), contextFilesMax/2))
+	fillFiles(in, snap, ranked, max(room, 0), hints)
 }
 
 // excerptTitle is the section title of an excerpt of p.

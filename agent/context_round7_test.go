@@ -210,3 +210,32 @@ func TestFillShowsAFunctionWithAMultilineSignatureWhole(t *testing.T) {
 		t.Errorf("declEnd of a Go function with a multi-line signature is line %d, want 5", end+1)
 	}
 }
+
+// A long failure (dozens of failing cases) takes room from the files, down
+// to half their share, rather than growing the prompt past promptTarget.
+func TestFillYieldsToALongFailure(t *testing.T) {
+	var fs []string
+	for i := range 8 {
+		fs = append(fs, fmt.Sprintf("pkg/m%d.py", i), "import os\n\n\n"+filler("py", fmt.Sprintf("f%d_", i), 30))
+	}
+	snap := files(fs...)
+	var ranked []string
+	for i := range 8 {
+		ranked = append(ranked, fmt.Sprintf("pkg/m%d.py", i))
+	}
+	size := func(fixed int) int {
+		in := &promptInput{Mode: ModeFix}
+		fitContext(in, snap, ranked, allFiles, 24000*charsPerToken, fixed, &contextHints{})
+		n := len(in.RepoMap)
+		for _, f := range in.Files {
+			n += len(f.Path) + len(f.Content)
+		}
+		return n
+	}
+	if n := size(4000); n < contextFilesMax {
+		t.Fatalf("with a short failure the files and map take %d characters, want the files' whole share", n)
+	}
+	if n := size(20000); n+20000 > promptTarget+1000 || n < contextFilesMax/2 {
+		t.Errorf("with a 20 000-character failure the files and map take %d characters: want the prompt near %d, files at least %d", n, promptTarget, contextFilesMax/2)
+	}
+}

@@ -274,15 +274,15 @@ func TestHeaderLinesKeepTheImportsOfALongHeader(t *testing.T) {
 func TestExcerptHeaderYieldsToTheCore(t *testing.T) {
 	src := "package w\n\nimport (\n" + strings.Repeat("\t\"example.com/some/long/import/path\"\n", 20) + ")\n\n" +
 		filler("go", "skip", 30) + "func handleEvent(name string) {\n" + strings.Repeat("\tname = strings.TrimSpace(name) // named work\n", 40) + "\tif strings.HasPrefix(w.path, name) { // BUG\n\t}\n}\n"
-	core, ok := fileExcerptReach(src, 0, nil, map[string]bool{"handleEvent": true}, nil, nil, 100000)
+	core, ok := excerptOf(src, 0, nil, map[string]bool{"handleEvent": true}, nil, nil, 100000)
 	if !ok {
 		t.Fatal("no excerpt")
 	}
-	ex, _ := fileExcerptReach(src, 23, nil, map[string]bool{"handleEvent": true}, nil, nil, len(core)+200)
+	ex, _ := excerptOf(src, 23, nil, map[string]bool{"handleEvent": true}, nil, nil, len(core)+200)
 	if !strings.Contains(ex, "if strings.HasPrefix(w.path, name) { // BUG") {
 		t.Errorf("the header pushed the named code out of the excerpt:\n%s", ex)
 	}
-	if whole, _ := fileExcerptReach(src, 23, nil, map[string]bool{"handleEvent": true}, nil, nil, 100000); !strings.Contains(whole, "import (\n") {
+	if whole, _ := excerptOf(src, 23, nil, map[string]bool{"handleEvent": true}, nil, nil, 100000); !strings.Contains(whole, "import (\n") {
 		t.Errorf("with room, the excerpt lacks the header:\n%s", whole)
 	}
 }

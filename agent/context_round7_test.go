@@ -183,3 +183,59 @@ func TestFillShowsTheEndOfALongRustFile(t *testing.T) {
 		t.Errorf("prompt is %d bytes, over 32 KB", len(prompt))
 	}
 }
+
+// A declaration whose signature spans several lines (Python's def style(
+// … ) -> str:, Go's func f(\n…\n) error {) is the whole body, not the
+// signature: a long function's docstring and body are shown.
+func TestFillShowsAFunctionWithAMultilineSignatureWhole(t *testing.T) {
+	mod := "import os\n\n\n" + filler("py", "head_", 120) +
+		"def style(\n    text,\n    fg=None,\n) -> str:\n    \"\"\"Styles text.\n\n    .. versionchanged:: 8.0\n        fg may be a number.\n    \"\"\"\n" +
+		bigBody("py", 40) + "    if fg:  # BUG: 0 is a color\n        return _color(fg) + text\n    return text\n\n\n" +
+		"def _color(fg):\n    return str(fg)\n\n\n" + filler("py", "tail_", 120)
+	test := "from pkg.term import style\n\n\ndef test_style_zero():\n    assert style('x', fg=0) == '0x'\n"
+	snap := files("pkg/__init__.py", "", "pkg/term.py", mod, "tests/test_term.py", test)
+	prompt, _ := firstPrompt(snap, failing("tests/test_term.py::test_style_zero", "tests/test_term.py", 5))
+	for _, want := range []string{"    .. versionchanged:: 8.0\n        fg may be a number.", "    if fg:  # BUG: 0 is a color"} {
+		if !shown(prompt, "pkg/term.py", want) {
+			t.Errorf("prompt lacks %q of style:\n%s", want, sections(prompt))
+		}
+	}
+	ls := strings.SplitAfter(mod, "\n")
+	at := lineOf(mod, "def style(") - 1
+	if end := declEnd(ls, at); !strings.Contains(ls[end], "return text") {
+		t.Errorf("declEnd of style is line %d %q, want its last line", end+1, ls[end])
+	}
+	goSrc := []string{"func f(\n", "\ta int,\n", ") error {\n", "\treturn nil\n", "}\n", "\n", "func g() {}\n"}
+	if end := declEnd(goSrc, 0); end != 4 {
+		t.Errorf("declEnd of a Go function with a multi-line signature is line %d, want 5", end+1)
+	}
+}
+
+// A long failure (dozens of failing cases) takes room from the files, down
+// to half their share, rather than growing the prompt past promptTarget.
+func TestFillYieldsToALongFailure(t *testing.T) {
+	var fs []string
+	for i := range 8 {
+		fs = append(fs, fmt.Sprintf("pkg/m%d.py", i), "import os\n\n\n"+filler("py", fmt.Sprintf("f%d_", i), 30))
+	}
+	snap := files(fs...)
+	var ranked []string
+	for i := range 8 {
+		ranked = append(ranked, fmt.Sprintf("pkg/m%d.py", i))
+	}
+	size := func(fixed int) int {
+		in := &promptInput{Mode: ModeFix}
+		fitContext(in, snap, ranked, allFiles, 24000*charsPerToken, fixed, &contextHints{})
+		n := len(in.RepoMap)
+		for _, f := range in.Files {
+			n += len(f.Path) + len(f.Content)
+		}
+		return n
+	}
+	if n := size(4000); n < contextFilesMax {
+		t.Fatalf("with a short failure the files and map take %d characters, want the files' whole share", n)
+	}
+	if n := size(20000); n+20000 > promptTarget+1000 || n < contextFilesMax/2 {
+		t.Errorf("with a 20 000-character failure the files and map take %d characters: want the prompt near %d, files at least %d", n, promptTarget, contextFilesMax/2)
+	}
+}

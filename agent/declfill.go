@@ -69,6 +69,10 @@ type fillFile struct {
 	head    int // lines of its header, 0 none
 	units   []declUnit
 	limit   int // the most it may take (a test file: half a whole file)
+	// headerRoom is the most its header may take (0: a fifth of a whole
+	// file); excerptOnly keeps it out of the whole-file pass.
+	headerRoom  int
+	excerptOnly bool
 }
 
 // piece is a run of lines of one file the fill may show.
@@ -119,7 +123,11 @@ func (fl *declFill) take(f *fillFile, from, to int) bool {
 	fl.left -= c
 	f.started = true
 	if first && !f.test {
-		if hf, ht, ok := headerLines(f.ls, f.head, wholeFileMax/5); ok {
+		room := f.headerRoom
+		if room == 0 {
+			room = wholeFileMax / 5
+		}
+		if hf, ht, ok := headerLines(f.ls, f.head, room); ok {
 			if hc := fl.cost(f, hf, ht); hc > 0 && hc <= fl.left && f.size+hc <= f.limit {
 				fl.mark(f, hf, ht)
 				fl.left -= hc
@@ -162,6 +170,24 @@ func fillFiles(in *promptInput, snap *sandbox.Snapshot, ranked []string, room in
 		f.units = declUnits(ls, hints.Lines[p], hints.Names, hints.Uses)
 		fl.files = append(fl.files, f)
 	}
+	fl.fill(hints)
+	in.Files, in.Omitted = nil, nil
+	for _, f := range fl.files {
+		if !f.started {
+			in.Omitted = append(in.Omitted, f.p)
+			continue
+		}
+		body, whole := renderKept(f.ls, f.keep)
+		title := f.p
+		if !whole {
+			title = excerptTitle(f.p, f.text)
+		}
+		in.Files = append(in.Files, promptFile{Path: title, Content: body})
+	}
+}
+
+// fill runs the three passes over fl.files.
+func (fl *declFill) fill(hints *contextHints) {
 	factor := func(f *fillFile) float64 { return 1 / (1 + fillRankStep*float64(f.rank)) }
 	run := func(ps []piece) {
 		sort.SliceStable(ps, func(i, j int) bool { return ps[i].score > ps[j].score })
@@ -230,7 +256,7 @@ func fillFiles(in *promptInput, snap *sandbox.Snapshot, ranked []string, room in
 	run(core)
 	// 2. Whole files, in rank order.
 	for _, f := range fl.files {
-		if f.variant || len(f.text) > wholeFileMax || f.test && len(f.text) > wholeFileMax/2 {
+		if f.variant || f.excerptOnly || len(f.text) > wholeFileMax || f.test && len(f.text) > wholeFileMax/2 {
 			continue
 		}
 		fl.take(f, 0, len(f.ls)-1)
@@ -254,19 +280,28 @@ func fillFiles(in *promptInput, snap *sandbox.Snapshot, ranked []string, room in
 		}
 	}
 	run(rest)
-	in.Files, in.Omitted = nil, nil
-	for _, f := range fl.files {
-		if !f.started {
-			in.Omitted = append(in.Omitted, f.p)
-			continue
-		}
-		body, whole := renderKept(f.ls, f.keep)
-		title := f.p
-		if !whole {
-			title = excerptTitle(f.p, f.text)
-		}
-		in.Files = append(in.Files, promptFile{Path: title, Content: body})
+}
+
+// excerptOf is the fill of one file's content within max characters:
+// lines holds the failure's lines in it (1-based), reached the walk's
+// weights of its declarations, head the lines of its header. ok is false
+// when nothing in it is hinted, named, reached or used.
+func excerptOf(content string, head int, lines []int, names, uses map[string]bool, reached map[int]float64, max int) (string, bool) {
+	const p = "excerpt"
+	hints := &contextHints{Lines: map[string][]int{p: lines}, Names: names, Uses: uses, Reach: &reach{Decls: map[string]map[int]float64{p: reached}}}
+	ls := strings.SplitAfter(content, "\n")
+	if len(ls) > 0 && ls[len(ls)-1] == "" {
+		ls = ls[:len(ls)-1]
 	}
+	f := &fillFile{p: p, text: content, ls: ls, keep: make([]bool, len(ls)+1), head: head, limit: max, headerRoom: max / 5, excerptOnly: true}
+	f.units = declUnits(ls, lines, names, uses)
+	fl := &declFill{left: max, files: []*fillFile{f}}
+	fl.fill(hints)
+	if !f.started {
+		return "", false
+	}
+	body, _ := renderKept(f.ls, f.keep)
+	return body, true
 }
 
 // renderKept writes the kept lines of ls, a marker line for each gap

@@ -1027,8 +1027,9 @@ const (
 	wholeFileMax    = 12000
 	contextFilesMax = 24000
 	repoMapMax      = 4000
-	excerptAround   = 12  // lines either side of a line the failure names
-	excerptDecl     = 400 // lines a declaration spans at most (a longer one is cut)
+	promptTarget    = 38000 // characters a first prompt should stay within (see [fitContext])
+	excerptAround   = 12    // lines either side of a line the failure names
+	excerptDecl     = 400   // lines a declaration spans at most (a longer one is cut)
 )
 
 // contextHints are the lines of each file the failure points at (test
@@ -1135,147 +1136,11 @@ var declRe = regexp.MustCompile(`^\s*(?:export\s+)?(?:default\s+)?(?:async\s+)?(
 // fileExcerpt cuts content down to the windows around the hinted lines and the
 // declarations of named symbols, then adds the other declarations that use
 // what the failure names (see [declUnits]), most telling first, while they
-// fit in max characters. Lines are copied exactly so that SEARCH parts can
-// quote them. ok is false when nothing in the file is hinted, named or used.
+// fit in max characters: the fill of [fillFiles] on one file. Lines are
+// copied exactly so that SEARCH parts can quote them. ok is false when
+// nothing in the file is hinted, named or used.
 func fileExcerpt(content string, lines []int, names, uses map[string]bool, max int) (string, bool) {
-	return fileExcerptReach(content, 0, lines, names, uses, nil, max)
-}
-
-// fileExcerptReach is [fileExcerpt] that also shows the declarations the
-// cross-file call walk reached (reached: declaring line, 0-based, to
-// weight; see [callReach]): the best of them and those at least reachCore
-// with the core, the rest ranked with the extras. head is the number of
-// lines of the file's header (package clause, imports: see
-// [registry.HeaderLines]), shown with the core when anything is (see
-// [headerLines]).
-func fileExcerptReach(content string, head int, lines []int, names, uses map[string]bool, reached map[int]float64, max int) (string, bool) {
-	ls := strings.SplitAfter(content, "\n")
-	keep := make([]bool, len(ls)+1)
-	size := 0
-	mark := func(from, to int) {
-		for i := max0(from); i <= to && i < len(ls); i++ {
-			if !keep[i] {
-				keep[i] = true
-				size += len(ls[i])
-			}
-		}
-	}
-	any := false
-	for _, n := range lines {
-		if n >= 1 && n <= len(ls) {
-			mark(n-1-excerptAround, n-1+excerptAround)
-			any = true
-		}
-	}
-	units := declUnits(ls, lines, names, uses)
-	for _, u := range units {
-		if u.named {
-			mark(u.from, headEnd(ls, units, u))
-			any = true
-		}
-	}
-	// The file's header, when it fits beside what the failure points at
-	// (the excerpt is cut at max, from the end: the header, first in the
-	// file, must not push out the code).
-	if from, to, ok := headerLines(ls, head, max/5); ok {
-		add := 0
-		for i := from; i <= to && i < len(ls); i++ {
-			if !keep[i] {
-				add += len(ls[i])
-			}
-		}
-		if size+add+64 <= max {
-			mark(from, to)
-		}
-	}
-	// What the call walk reached: the heaviest declaration, and those
-	// reached at least reachCore, heaviest first, each whole (a class or
-	// impl: its head, up to its first member) while they fit.
-	if len(reached) > 0 {
-		var rs []int
-		for i, u := range units {
-			if reached[u.at] > 0 && !u.named {
-				rs = append(rs, i)
-			}
-		}
-		sort.SliceStable(rs, func(a, b int) bool { return reached[units[rs[a]].at] > reached[units[rs[b]].at] })
-		for k, i := range rs {
-			u := units[i]
-			if k > 0 && reached[u.at] < reachCore {
-				break
-			}
-			to := headEnd(ls, units, u)
-			add := 0
-			for j := u.from; j <= to && j < len(ls); j++ {
-				if !keep[j] {
-					add += len(ls[j])
-				}
-			}
-			if size+add+64 > max {
-				continue
-			}
-			mark(u.from, to)
-			any = true
-		}
-		for i := range units {
-			units[i].score += 2 * reached[units[i].at]
-		}
-	}
-	// The declarations whose bodies use what the failure names, best
-	// first, each whole or not at all, while the excerpt has room (a
-	// marker line per gap included).
-	sort.SliceStable(units, func(i, j int) bool { return units[i].score > units[j].score })
-	for _, u := range units {
-		if u.named || u.score <= 0 {
-			continue
-		}
-		to := headEnd(ls, units, u)
-		add := 0
-		for i := u.from; i <= to && i < len(ls); i++ {
-			if !keep[i] {
-				add += len(ls[i])
-			}
-		}
-		if size+add+64 > max {
-			continue
-		}
-		mark(u.from, to)
-		any = true
-	}
-	if !any {
-		return "", false
-	}
-	var b strings.Builder
-	for i := 0; i < len(ls); {
-		if keep[i] {
-			if b.Len()+len(ls[i]) > max-64 { // room for the marker below
-				fmt.Fprintf(&b, "… (excerpt cut at line %d of %d)\n", i+1, len(ls))
-				break
-			}
-			b.WriteString(ls[i])
-			i++
-			continue
-		}
-		j := i
-		for j < len(ls) && !keep[j] {
-			j++
-		}
-		gap := strings.Join(ls[i:j], "")
-		if j == len(ls) && strings.TrimSpace(gap) == "" {
-			break
-		}
-		// A gap of a line or two (a blank line between two declarations
-		// shown, a closing brace) is shown rather than marked: the marker
-		// would cost as much and split the code around it.
-		if j < len(ls) && i > 0 && (j-i <= 2 && len(gap) <= 160 || strings.TrimSpace(gap) == "") && b.Len()+len(gap) <= max {
-			b.WriteString(gap)
-			i = j
-			continue
-		}
-		fmt.Fprintf(&b, "… (lines %d-%d not shown)\n", i+1, j)
-		i = j
-	}
-	return b.String(), true
+	return excerptOf(content, 0, lines, names, uses, nil, max)
 }
 
 // The header an excerpt shows: at most headerMaxLines and headerMaxBytes;
@@ -1518,7 +1383,9 @@ func max0(n int) int { return max(n, 0) }
 
 // declEnd is the last line of the declaration that starts at line i: the
 // following lines that are blank or indented deeper, and a closing brace or
-// parenthesis at its own indentation; at most excerptDecl lines.
+// parenthesis at its own indentation (but not the one that closes a
+// signature over several lines and opens the body); at most excerptDecl
+// lines.
 func declEnd(ls []string, i int) int {
 	ind := indentOf(ls[i])
 	end := i
@@ -1531,6 +1398,12 @@ func declEnd(ls []string, i int) int {
 			end = j
 			continue
 		case strings.HasPrefix(strings.TrimSpace(l), "}") || strings.HasPrefix(strings.TrimSpace(l), ")"):
+			// The end of a signature written over several lines
+			// (`) -> str:`, `) (int, error) {`) opens the body: go on.
+			if t := strings.TrimSpace(l); strings.HasPrefix(t, ")") && (strings.HasSuffix(t, ":") || strings.HasSuffix(t, "{")) {
+				end = j
+				continue
+			}
 			return j
 		default:
 			return end
@@ -1553,7 +1426,11 @@ func fitContext(in *promptInput, snap *sandbox.Snapshot, ranked []string, includ
 	mapBudget := max(min(avail/5, repoMapMax), 400)
 	in.RepoMap = repomap.Build(snap, &repomap.Options{MaxBytes: mapBudget, Include: include, Relevant: ranked})
 	avail -= len(in.RepoMap)
-	fillFiles(in, snap, ranked, max(min(contextFilesMax, avail), 0), hints)
+	// A long failure (dozens of failing cases) takes room from the files
+	// rather than growing the prompt past promptTarget, down to half
+	// their share.
+	room := min(contextFilesMax, avail, max(promptTarget-fixed-len(in.RepoMap), contextFilesMax/2))
+	fillFiles(in, snap, ranked, max(room, 0), hints)
 }
 
 // excerptTitle is the section title of an excerpt of p.

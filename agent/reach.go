@@ -36,11 +36,6 @@ const (
 // reachScopeMax bounds the files the walk reads.
 const reachScopeMax = 600
 
-// reachCore is the weight from which a reached declaration is part of its
-// file's core excerpt (two calls down from the test, or one when its name
-// is shared by two declarations).
-const reachCore = 0.5
-
 // variantShare is the share of a reached declaration's weight that its
 // namesakes in code built or run only on another platform get: the fix
 // is often repeated there, but the failing run never executed them, so

@@ -30,8 +30,8 @@ two native runs of the suite (the setup phase runs first, untimed, unless
 --cold-setup), and how many times the whole suite and the failing tests
 alone ran. The corpus's native times were measured when it was built, on
 another load: --reference (on by default) also times each instance's test
-command once more after its fix, in one session of the same backend, and
-reports the wall against that too ("sandboxed suite"), with the phases
+command after its fix, on the tree before it and on the tree the fix
+leaves, in sessions of the same backend, and reports the wall against that too ("sandboxed suite"), with the phases
 the wall went to. --oracle replies with the maintainers' patch
 (measures everything but the model). --prompt-only stops each instance at
 its first prompt (set up, test patch applied, failing tests run, first
@@ -60,7 +60,7 @@ Example:
 		limit := fs.Int("limit", 0, "only the first `K` instances (0 = all)")
 		out := fs.String("out", "", "output `dir` for results.jsonl and summary.md (default bench-out/swe-<time>)")
 		write := fs.String("write", "", "also replace the swe table of a Markdown `file` (docs/BENCHMARKS.md)")
-		reference := fs.Bool("reference", true, "also time each instance's test command once more after its fix, in one session of the same backend: the suite's cost at this run's load (the \"sandboxed suite\" columns), beside the corpus's native time")
+		reference := fs.Bool("reference", true, "also time each instance's test command after its fix, on the tree before it and the tree it leaves, in sessions of the same backend: the suite's cost at this run's load (the \"sandboxed suite\" columns), beside the corpus's native time")
 		parallel := fs.Int("parallel", 1, "instances run at once, each with its own sandbox sessions (on the kubernetes backend the cluster places their pods)")
 		var sf sandboxFlags
 		sf.register(fs)

@@ -121,7 +121,7 @@ func Markdown(backend string, oracle bool, res []Result) string {
 		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d | %d | %.1f KB | %s | %s | %d | %d | %d |\n", name, s.Instances, s.Repos,
 			s.Reproduced, s.Verified, s.TargetInPrompt, float64(s.MedianPrompt)/1024, ratio, sratio, s.FullRuns, s.TargetedRuns, s.Errors)
 	}
-	b.WriteString("\n| instance | split | reproduced | verified | target in prompt | first prompt | requests | full runs | targeted runs | wall | phases (start / baseline / model / targeted / verify / end) | native ×2 | wall / native | sandboxed suite ×2 | wall / sandboxed | note |\n")
+	b.WriteString("\n| instance | split | reproduced | verified | target in prompt | first prompt | requests | full runs | targeted runs | wall | phases (start / baseline / model / targeted / verify / end) | native ×2 | wall / native | sandboxed suite (before + after) | wall / sandboxed | note |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range res {
 		note := r.Error

@@ -83,12 +83,18 @@ type Result struct {
 	// Native is twice the instance's native suite time (before and after
 	// the fix), the work a fix replaces; 0 when unknown.
 	Native float64 `json:"native_seconds,omitempty"`
-	// Sandboxed is twice the test command's own time (the run inside the
-	// sandbox, without the session's start or sync) in one session of the
-	// same backend, on the unfixed tree, timed right after the fix in the
-	// same run (Options.Reference): the two suite runs a fix replaces, at
-	// this run's load and with its caches warm; 0 when not measured.
+	// Sandboxed is the test command's own time (the run inside the
+	// sandbox, without the session's start or sync) on the unfixed tree
+	// plus on the fixed one (twice the first when the fix was not
+	// verified), in sessions of the same backend, timed right after the
+	// fix in the same run (Options.Reference): the two suite runs a fix
+	// replaces, at this run's load and with its caches warm; 0 when not
+	// measured.
 	Sandboxed float64 `json:"sandboxed_suite_seconds,omitempty"`
+	// SandboxedFailed counts the tests that failed in the reference's run
+	// of the fixed tree: not 0 means the reference did not time a passing
+	// suite.
+	SandboxedFailed int `json:"sandboxed_failed,omitempty"`
 	// FullRuns and TargetedRuns count the runs of the whole suite and of
 	// the failing tests only (agent.Result); a fix that costs what the
 	// native runs it replaces runs the whole suite twice.
@@ -255,9 +261,10 @@ func runInstance(ctx context.Context, cfg *config.Config, backend sandbox.Backen
 	if opts.Reference && !opts.PromptOnly {
 		// After the fix, never before: it would fill the caches the fix's
 		// baseline fills (the user's build cache) and make the fix cheaper.
-		if rep, err := e.Test(ctx, root, nil); err == nil && rep.Duration > 0 {
-			r.Sandboxed = 2 * rep.Duration.Seconds()
-		}
+		// The two runs a fix replaces: the tree it started from, then the
+		// tree it leaves, written as a user's apply would (a suite that
+		// hangs before the fix times its limit once, not twice).
+		r.Sandboxed, r.SandboxedFailed = reference(ctx, e, root, res)
 	}
 	r.StopReason = res.StopReason
 	r.FullRuns, r.TargetedRuns = res.FullRuns, res.TargetedRuns
@@ -512,4 +519,25 @@ func envPrefixed(cmd string) string {
 		return "env " + trimmed
 	}
 	return cmd
+}
+
+// reference times the suite on root as the fix found it and, when the
+// fix was verified, with its changes written; it returns the two times
+// added and the failures of the fixed tree's run.
+func reference(ctx context.Context, e *agent.Engine, root string, res *agent.Result) (float64, int) {
+	before, err := e.Test(ctx, root, nil)
+	if err != nil || before.Duration <= 0 {
+		return 0, 0
+	}
+	if !res.Verified || len(res.Changes) == 0 {
+		return 2 * before.Duration.Seconds(), 0
+	}
+	if err := agent.WriteChanges(root, res.Changes); err != nil {
+		return 0, 0
+	}
+	after, err := e.Test(ctx, root, nil)
+	if err != nil || after.Duration <= 0 {
+		return 0, 0
+	}
+	return before.Duration.Seconds() + after.Duration.Seconds(), after.Failed
 }

@@ -130,6 +130,11 @@ func TestOracleRun(t *testing.T) {
 			if r.Sandboxed <= 0 {
 				t.Errorf("no sandboxed reference time: %+v", r)
 			}
+			// ... of the tree the fix leaves: its run passes (before, the
+			// reference timed the unfixed tree twice).
+			if r.SandboxedFailed != 0 {
+				t.Errorf("the reference's run of the fixed tree failed %d tests: it did not time the fix", r.SandboxedFailed)
+			}
 			md := Markdown(backend, true, res)
 			if !strings.Contains(md, "| heldout | 1 | 1 | 1 | 1 | 1 |") {
 				t.Errorf("Markdown lacks the held-out summary row:\n%s", md)

@@ -191,6 +191,14 @@ def self_test():
     assert runner_step(sc["test"], sc, 0) == "npx mocha --reporter tap test/*.js", runner_step(sc["test"], sc, 0)
     assert runner_step("xo && ava && tsd", {}, 0) == "npx ava --tap"
     assert runner_step("npm run lint && tsd", {"lint": "eslint ."}, 0) is None
+    # A run before the fix cut by its time limit: only what it reported failing, or the test still running,
+    # fails before; a test it never reached decides nothing.
+    before = {"timed_out": True, "timeout": {"running": ["t3"]}, "tests": [{"id": "t1", "status": "pass"}, {"id": "t2", "status": "fail"}]}
+    after = {"tests": [{"id": t, "status": "pass"} for t in ("t1", "t2", "t3", "t4")]}
+    f2p, p2p, why = decide(before, after)
+    assert (f2p, p2p, why) == (["t2", "t3"], ["t1"], ""), (f2p, p2p, why)
+    del before["timed_out"], before["timeout"]
+    assert decide(before, after)[0] == ["t2", "t3", "t4"]
     # No test block: nothing moves.
     assert rust_split("fn a() {}\n", "fn a() { 1 }\n") == "fn a() {}\n"
     print("ok")
@@ -374,7 +382,18 @@ def decide(before, after, lang=""):
     """The naming rule: fail_to_pass and pass_to_pass by id from the runs before and after the fix (one command,
     one format), or why the candidate is rejected."""
     b, f = statuses(before), statuses(after)
-    f2p = sorted(t for t, s in f.items() if s == "pass" and b.get(t) != "pass" and not fix_written(lang, t, b))
+    # A run before the fix that its time limit stopped decides nothing about the tests it never reached: a test
+    # is failing before the fix only if that run reported it failing, or it was the one still running (it hung).
+    # Round 7 took glob-parent-f923116's 16 tests as failing from a run that timed out as a whole at load 20;
+    # 15 of them pass before the fix.
+    cut = before.get("timed_out") or before.get("timeout")
+    hung = set(((before.get("timeout") or {}).get("running")) or [])
+
+    def failing_before(t):
+        if cut:
+            return b.get(t) not in (None, "pass", "skip") or t in hung
+        return b.get(t) != "pass"
+    f2p = sorted(t for t, s in f.items() if s == "pass" and failing_before(t) and not fix_written(lang, t, b))
     p2p = sorted(t for t, s in f.items() if s == "pass" and b.get(t) == "pass")
     broken = sorted(t for t, s in b.items() if s == "pass" and f.get(t) not in ("pass", "skip"))
     if not f2p:

@@ -239,3 +239,35 @@ func TestFillYieldsToALongFailure(t *testing.T) {
 		t.Errorf("with a 20 000-character failure the files and map take %d characters: want the prompt near %d, files at least %d", n, promptTarget, contextFilesMax/2)
 	}
 }
+
+// A build error in a package whose first-ranked file is a little over a
+// whole file's room: that file is shown nearly whole (less its
+// lowest-ranked declarations) before the package's smaller, lower-ranked
+// files are shown whole, so the function that uses the limit the test
+// patch renames is shown although nothing the test calls reaches it.
+func TestFillShowsTheFirstRankedFileNearlyWhole(t *testing.T) {
+	parse := "package conf\n\nimport \"fmt\"\n\n// maxExpansions caps imports.\nconst maxExpansions = 1000\n\n" +
+		"func Parse(s string) error {\n\tp := &parser{}\n\t_ = lexStep0(jsonStep0(dispStep0(1)))\n\treturn p.next(s)\n}\n\n" +
+		"type parser struct{ fileExpansions int }\n\n" +
+		"func (p *parser) next(s string) error {\n\tif s == \"\" {\n\t\treturn fmt.Errorf(\"empty\")\n\t}\n\treturn nil\n}\n\n" +
+		filler("go", "parseStep", 20) +
+		"func (p *parser) doImport() error {\n\tif p.fileExpansions >= maxExpansions { // BUG: its own limit\n\t\treturn fmt.Errorf(\"too deep\")\n\t}\n\tp.fileExpansions++\n\treturn nil\n}\n\n" +
+		filler("go", "parseTail", 20)
+	if len(parse) <= wholeFileMax || len(parse) > nearlyWholeMax {
+		t.Fatalf("parse.go is %d characters: the test wants a little over a whole file's %d", len(parse), wholeFileMax)
+	}
+	test := "package conf\n\nimport \"testing\"\n\nfunc TestImportDepth(t *testing.T) {\n\tmaxFileExpansions = 2\n\tif err := Parse(\"import a\"); err == nil {\n\t\tt.Fatal(\"want an error\")\n\t}\n}\n"
+	snap := files("conf/parse.go", parse, "conf/parse_test.go", test,
+		"conf/lexer.go", "package conf\n\n"+filler("go", "lexStep", 28),
+		"conf/json.go", "package conf\n\n"+filler("go", "jsonStep", 28),
+		"conf/dispenser.go", "package conf\n\n"+filler("go", "dispStep", 28))
+	rep := failing("conf.TestImportDepth", "conf/parse_test.go", 6)
+	rep.Tests[0].Message = "conf/parse_test.go:6:2: undefined: maxFileExpansions"
+	prompt, ranked := firstPrompt(snap, rep)
+	if !shown(prompt, "conf/parse.go", "func (p *parser) doImport() error {\n\tif p.fileExpansions >= maxExpansions { // BUG: its own limit") {
+		t.Errorf("prompt lacks doImport of the first-ranked file (ranked %v):\n%s", ranked, sections(prompt))
+	}
+	if n := filesSize(prompt); n > contextFilesMax+2000 {
+		t.Errorf("file sections take %d characters, over the budget %d", n, contextFilesMax)
+	}
+}

@@ -23,7 +23,9 @@ import (
 //     calls down from the test; see [callReach]), each with its file's
 //     header (imports) when that fits beside it;
 //  2. the files in rank order, each shown whole when what is left of it
-//     fits (a small package's file is one unit);
+//     fits (a small package's file is one unit), or nearly whole when
+//     the first pass started it and it is at most nearlyWholeMax: less
+//     its lowest-ranked declarations, to a whole file's room;
 //  3. the rest of the declarations, across files by score: those the walk
 //     reached deeper, those whose bodies use what the failure names, and
 //     what those call (see [declUnits]).
@@ -35,6 +37,10 @@ import (
 // reachFill is the walk weight from which a reached declaration is part
 // of the first pass (1 = called by the failing test, 1/2 one call below).
 const reachFill = 0.25
+
+// nearlyWholeMax is the largest file the whole-file pass shows nearly
+// whole (a whole file's room of it, less its lowest-ranked declarations).
+const nearlyWholeMax = wholeFileMax * 3 / 2
 
 // fillRankStep is how much each rank down lowers a file's pieces.
 const fillRankStep = 0.08
@@ -254,12 +260,42 @@ func (fl *declFill) fill(hints *contextHints) {
 		}
 	}
 	run(core)
-	// 2. Whole files, in rank order.
-	for _, f := range fl.files {
-		if f.variant || f.excerptOnly || len(f.text) > wholeFileMax || f.test && len(f.text) > wholeFileMax/2 {
+	// 2. Whole files, in rank order, and nearly whole ones: a file the
+	// first pass started that is a little over a whole file's room is
+	// shown less its lowest-ranked declarations (by score, then the last
+	// first) before a lower-ranked file is shown whole, so that a smaller
+	// file further down never takes the better-ranked one's room; only
+	// while no better-ranked source file was left an excerpt. A long
+	// module stays an excerpt of what is reached (pass 3).
+	passed := false // a better-ranked source file was left an excerpt
+	for fi, f := range fl.files {
+		if f.variant || f.excerptOnly || f.test && len(f.text) > wholeFileMax/2 {
 			continue
 		}
-		fl.take(f, 0, len(f.ls)-1)
+		if len(f.text) <= wholeFileMax {
+			fl.take(f, 0, len(f.ls)-1)
+			continue
+		}
+		if f.test {
+			continue
+		}
+		if passed || !f.started || len(f.text) > nearlyWholeMax {
+			// Its unreached declarations would come before the
+			// better-ranked file's reached ones (pass 3).
+			passed = true
+			continue
+		}
+		reached := hints.reached(f.p)
+		var own []piece
+		for _, u := range f.units {
+			own = append(own, piece{fi, u.from, headEnd(f.ls, f.units, u), 2*reached[u.at] + u.score})
+		}
+		sort.SliceStable(own, func(i, j int) bool { return own[i].score > own[j].score })
+		for _, pc := range own {
+			if f.size+fl.cost(f, pc.from, pc.to) <= wholeFileMax {
+				fl.take(f, pc.from, pc.to)
+			}
+		}
 	}
 	// 3. The rest, by score.
 	var rest []piece

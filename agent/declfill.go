@@ -288,7 +288,7 @@ func (fl *declFill) fill(hints *contextHints) {
 		reached := hints.reached(f.p)
 		var own []piece
 		for _, u := range f.units {
-			own = append(own, piece{fi, u.from, headEnd(f.ls, f.units, u), 2*reached[u.at] + u.score})
+			own = append(own, piece{fi, u.from, headEnd(f.ls, f.units, u), f.restScore(u, reached)})
 		}
 		sort.SliceStable(own, func(i, j int) bool { return own[i].score > own[j].score })
 		for _, pc := range own {
@@ -306,16 +306,23 @@ func (fl *declFill) fill(hints *contextHints) {
 		k := factor(f)
 		reached := hints.reached(f.p)
 		for _, u := range f.units {
-			s := 2*reached[u.at] + u.score
-			if f.variant {
-				s = 2 * reached[u.at]
-			}
-			if s > 0 {
+			if s := f.restScore(u, reached); s > 0 {
 				rest = append(rest, piece{fi, u.from, headEnd(f.ls, f.units, u), s * k})
 			}
 		}
 	}
 	run(rest)
+}
+
+// restScore is a declaration's score after the first pass (the
+// nearly-whole files of pass 2, and pass 3): the walk's weight, twice,
+// and what its lines use of the failure's names; another platform's
+// namesake scores by the walk alone.
+func (f *fillFile) restScore(u declUnit, reached map[int]float64) float64 {
+	if f.variant {
+		return 2 * reached[u.at]
+	}
+	return 2*reached[u.at] + u.score
 }
 
 // excerptOf is the fill of one file's content within max characters:

@@ -69,6 +69,8 @@
 //   - [TestSelector]: the test runner narrowed to some tests (the ones that
 //     failed at a fix run's baseline), run first in each iteration so that
 //     the whole suite runs once, as the verification.
+//   - [Tracer]: the failing tests run once more before the first prompt,
+//     recording the code they executed, which ranks the context.
 //   - [PolicyParser] (through [PolicyOptions]): a long-lived parser a
 //     language's policy check may use instead of a process per file
 //     (lang/python's Parser); [PolicyParsers] starts one for a batch of
@@ -393,6 +395,40 @@ type ClosingPolicyParser interface {
 type TestSelector interface {
 	SelectTests(r testrun.Runner, tests []testrun.Result) (testrun.Runner, bool)
 }
+
+// Tracer is implemented by languages whose test runner can record the
+// code a run executed. Before a fix's first prompt the agent runs the
+// tests that failed at baseline once more, traced, in the baseline's
+// session (the user's own code, before any model edit), and the
+// declarations they executed rank higher in the prompt's context
+// (fault localisation by the failing tests' spectrum). A traced run
+// never decides a verdict and is not a test run the user sees counted.
+//
+// TraceTests returns r narrowed to tests (as [TestSelector] does, results
+// of the baseline run) and set to write what it executed to
+// r.TracePath ([TracePath]), and false when it cannot trace r (a runner
+// it does not know, a composed script). ParseTrace reads that file back:
+// root is the workspace directory as the command saw it (Report.Trace's
+// Root). The file is written by project code, so it is read as untrusted:
+// bounded, and only paths of source files in snap are kept.
+type Tracer interface {
+	TraceTests(snap *sandbox.Snapshot, r testrun.Runner, tests []testrun.Result) (testrun.Runner, bool)
+	ParseTrace(snap *sandbox.Snapshot, root string, data []byte) (Trace, error)
+}
+
+// TracePath is the workspace-relative file a traced runner writes
+// ([Tracer]); its format is the language's own.
+const TracePath = ".fixpoint/trace"
+
+// Trace is what a traced run executed: for each workspace-relative slash
+// path of a source file, the spans of lines that ran.
+type Trace map[string][]Span
+
+// Span is lines From..To (1-based, inclusive) that ran Count times; Count
+// 0 means they ran a number of times the tracer does not know. A tracer
+// that records only which functions ran gives each function's first line
+// (From == To).
+type Span struct{ From, To, Count int }
 
 // ConfiguredRunners is implemented by languages that recognise their own
 // runner in a configured test command (test_cmd, --test-cmd): args are

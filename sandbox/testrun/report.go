@@ -107,6 +107,15 @@ type Report struct {
 	// the limit, the setting that raises it, and the tests still running.
 	// The results read before it are kept in Tests.
 	Timeout *Timeout `json:"timeout,omitempty"`
+	// Trace is the file a traced run wrote (Runner.TracePath), nil when
+	// it wrote none. It is never stored with the report.
+	Trace *TraceFile `json:"-"`
+}
+
+// TraceFile is a traced run's trace file as read back from the session.
+type TraceFile struct {
+	Root string // the workspace directory as the command saw it
+	Data []byte
 }
 
 // Timeout describes a run the sandbox stopped at its time limit.

@@ -43,6 +43,9 @@ func Run(ctx context.Context, sess sandbox.Session, r Runner, limits sandbox.Lim
 	if r.ReportPath != "" {
 		args = freshReport(r.ReportPath, args)
 	}
+	if r.TracePath != "" {
+		args = freshReport(r.TracePath, args)
+	}
 	if r.Git != nil {
 		args = r.Git.WrapArgs(args)
 	}
@@ -83,6 +86,20 @@ func Run(ctx context.Context, sess sandbox.Session, r Runner, limits sandbox.Lim
 		}
 	}
 	rep := Parse(r, res, report)
+	if r.TracePath != "" && !res.OOMKilled {
+		// Removed before the command started: what is there is this run's.
+		data, err := readReport(ctx, sess, r.TracePath)
+		switch {
+		case err == nil:
+			root := r.Root
+			if root == "" {
+				root = "/workspace"
+			}
+			rep.Trace = &TraceFile{Root: root, Data: data}
+		case ctx.Err() != nil:
+			return nil, fmt.Errorf("read trace %s: %w", r.TracePath, ctx.Err())
+		}
+	}
 	if rep.Timeout != nil {
 		rep.Timeout.Limit = limits.Timeout
 		rep.Timeout.Note = rep.Timeout.Sentence(rep)

@@ -325,3 +325,34 @@ func TestRunNoRunner(t *testing.T) {
 		t.Errorf("Run without a command: %v, want ErrNoRunner", err)
 	}
 }
+
+// A traced run's file is this run's: an earlier one (left by the
+// workspace, or a run that wrote none) is removed before the command
+// starts, and what the command writes comes back in Report.Trace.
+func TestRunReadsBackThisRunsTrace(t *testing.T) {
+	s := newLocalSession(t)
+	const trace = ".fixpoint/trace"
+	planted := filepath.Join(s.dir, ".fixpoint", "trace")
+	if err := os.MkdirAll(filepath.Dir(planted), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(planted, []byte("planted"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	silent := Runner{Args: []string{"true"}, TracePath: trace}
+	rep, err := Run(t.Context(), s, silent, sandbox.Limits{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Trace != nil {
+		t.Fatalf("a run that wrote no trace read back %q: the planted file was not removed", rep.Trace.Data)
+	}
+	writes := Runner{Args: []string{"sh", "-c", `printf 'ran' > "$0"`, trace}, TracePath: trace}
+	rep, err = Run(t.Context(), s, writes, sandbox.Limits{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Trace == nil || string(rep.Trace.Data) != "ran" || rep.Trace.Root == "" {
+		t.Fatalf("trace read back = %+v, want this run's \"ran\" with the workspace root", rep.Trace)
+	}
+}

@@ -56,6 +56,11 @@ type Runner struct {
 	// command (JUnit XML, a JSON report), "" if none. Run removes an
 	// earlier run's file before the command starts.
 	ReportPath string
+	// TracePath is a workspace-relative file a traced run writes what it
+	// executed to (lang.Tracer), "" if none. Run removes an earlier run's
+	// file before the command starts and reads this run's back into
+	// Report.Trace.
+	TracePath string
 	// Env holds extra KEY=VALUE pairs for the command (added field: quiet,
 	// colourless, reproducible output).
 	Env []string

@@ -1,0 +1,290 @@
+package golang
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/fixpoint-dev/fixpoint/lang"
+	"github.com/fixpoint-dev/fixpoint/sandbox"
+	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
+)
+
+var _ lang.Tracer = Language{}
+
+// A traced Go run is the narrowed run of the failing tests (SelectTests)
+// with a coverage profile: `-coverprofile` written to lang.TracePath and
+// `-coverpkg` naming the workspace's own modules (`mod/...` for the main
+// module, or each go.work member), so that what a test executes in
+// another package of the module counts too, and nothing outside it (the
+// standard library, dependencies, vendor/) is instrumented. The profile
+// names files by import path; ParseTrace maps them back to workspace
+// paths through the go.mod files of the snapshot. -json stays, so the
+// run's report parses as any other.
+
+// Bounds on what ParseTrace reads of a profile (written by project code):
+// the bytes it reads, and the spans it keeps.
+const (
+	maxTraceBytes = 32 << 20
+	maxTraceSpans = 50000
+)
+
+// TraceTests narrows r to tests as SelectTests does and adds the coverage
+// flags ([lang.Tracer]). It does not trace a runner that has a coverage
+// profile or mode of its own, nor one SelectTests does not narrow. A
+// nested module's runner (`go -C dir test`) is narrowed the same way,
+// its profile written relative to dir.
+func (l Language) TraceTests(snap *sandbox.Snapshot, r testrun.Runner, tests []testrun.Result) (testrun.Runner, bool) {
+	head := []string{"go"}
+	dir := ""
+	if len(r.Args) >= 4 && r.Args[0] == "go" && r.Args[1] == "-C" {
+		head, dir = []string{"go", "-C", r.Args[2]}, path.Clean(r.Args[2])
+		if path.IsAbs(dir) || dir == ".." || strings.HasPrefix(dir, "../") {
+			return r, false
+		}
+		plain := r
+		plain.Args = append([]string{"go"}, r.Args[3:]...)
+		r = plain
+	}
+	for _, a := range r.Args {
+		if strings.HasPrefix(strings.TrimLeft(a, "-"), "cover") && strings.HasPrefix(a, "-") {
+			return r, false // a profile or mode of its own
+		}
+	}
+	sel, ok := l.SelectTests(r, tests)
+	if !ok {
+		return r, false
+	}
+	pkgs := coverPackages(snap)
+	if len(pkgs) == 0 {
+		return r, false
+	}
+	mode := "count"
+	for _, a := range sel.Args {
+		if a == "-race" {
+			mode = "atomic" // what -race requires
+		}
+	}
+	profile := lang.TracePath
+	if dir != "" && dir != "." {
+		profile = strings.Repeat("../", strings.Count(dir, "/")+1) + lang.TracePath
+	}
+	args := append([]string(nil), head...)
+	args = append(args, sel.Args[1:2]...) // test
+	args = append(args, "-covermode="+mode, "-coverpkg="+strings.Join(pkgs, ","), "-coverprofile="+profile)
+	sel.Args = append(args, sel.Args[2:]...)
+	sel.TracePath = lang.TracePath
+	return sel, true
+}
+
+// coverPackages are the -coverpkg patterns of the workspace's own
+// modules: each go.work member's, or the main module's (at the root or
+// the one nested module).
+func coverPackages(snap *sandbox.Snapshot) []string {
+	var out []string
+	if mods, _ := workspaceModules(snap); len(mods) > 0 {
+		for m := range mods {
+			out = append(out, m+"/...")
+		}
+		sort.Strings(out)
+		return out
+	}
+	d := moduleDir(snap)
+	if d == "" {
+		return nil
+	}
+	gomod, ok := snap.Text(path.Join(d, "go.mod"))
+	if !ok {
+		return nil
+	}
+	m := goModuleRe.FindStringSubmatch(gomod)
+	if m == nil || strings.ContainsAny(m[2], ", \t") {
+		return nil
+	}
+	return []string{m[2] + "/..."}
+}
+
+// traceModules maps the module path of every go.mod in the snapshot
+// (outside vendor/, testdata/ and directories go ignores) to its
+// workspace directory.
+func traceModules(snap *sandbox.Snapshot) map[string]string {
+	mods := map[string]string{}
+	for p := range snap.Files {
+		if path.Base(p) != "go.mod" {
+			continue
+		}
+		d := path.Dir(p)
+		if d != "." && goIgnored(d) {
+			continue
+		}
+		text, ok := snap.Text(p)
+		if !ok {
+			continue
+		}
+		if m := goModuleRe.FindStringSubmatch(text); m != nil {
+			if prev, ok := mods[m[2]]; !ok || len(d) < len(prev) {
+				mods[m[2]] = d
+			}
+		}
+	}
+	return mods
+}
+
+// ParseTrace reads a coverage profile (`mode: count`, then
+// `importpath/file.go:l1.c1,l2.c2 stmts count` a line) into the spans of
+// lines that ran (count > 0), per workspace path ([lang.Tracer]). An
+// import path maps to a file through the longest module path that
+// prefixes it; a path under root (a package outside any module) maps
+// by its directory. Files not in snap (the standard library, a module
+// cache, a path that leaves the workspace) are dropped. At most
+// maxTraceBytes of data are read and maxTraceSpans spans kept; the
+// same block profiled by several test binaries counts once per binary.
+func (Language) ParseTrace(snap *sandbox.Snapshot, root string, data []byte) (lang.Trace, error) {
+	if len(data) > maxTraceBytes {
+		data = data[:maxTraceBytes]
+	}
+	mods := traceModules(snap)
+	var names []string
+	for m := range mods {
+		names = append(names, m)
+	}
+	// Longest first: a nested module's path is more specific than its
+	// parent's.
+	sort.Slice(names, func(i, j int) bool { return len(names[i]) > len(names[j]) })
+	resolved := map[string]string{} // profile file → workspace path, "" dropped
+	resolve := func(f string) string {
+		if p, ok := resolved[f]; ok {
+			return p
+		}
+		p := ""
+		if rel, ok := underRoot(f, root); ok {
+			p = rel
+		} else {
+			for _, m := range names {
+				if rest, ok := strings.CutPrefix(f, m+"/"); ok {
+					p = path.Join(mods[m], rest)
+					break
+				}
+			}
+		}
+		if p != "" {
+			p = path.Clean(p)
+			if path.IsAbs(p) || p == ".." || strings.HasPrefix(p, "../") {
+				p = ""
+			} else if _, ok := snap.Files[p]; !ok || !strings.HasSuffix(p, ".go") {
+				p = ""
+			}
+		}
+		resolved[f] = p
+		return p
+	}
+	type key struct {
+		p        string
+		from, to int
+	}
+	counts := map[key]int{}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 0, 64<<10), 64<<10)
+	first := true
+	for sc.Scan() {
+		line := sc.Text()
+		if first {
+			first = false
+			if !strings.HasPrefix(line, "mode:") {
+				return nil, errors.New("not a Go coverage profile: no mode: line")
+			}
+			continue
+		}
+		if strings.HasPrefix(line, "mode:") || strings.TrimSpace(line) == "" {
+			continue // a profile merged from several
+		}
+		f, from, to, n, ok := profileLine(line)
+		if !ok || n <= 0 {
+			continue
+		}
+		p := resolve(f)
+		if p == "" {
+			continue
+		}
+		k := key{p, from, to}
+		if _, ok := counts[k]; !ok && len(counts) >= maxTraceSpans {
+			continue
+		}
+		counts[k] += n
+	}
+	if first {
+		return nil, errors.New("empty Go coverage profile")
+	}
+	out := lang.Trace{}
+	for k, n := range counts {
+		out[k.p] = append(out[k.p], lang.Span{From: k.from, To: k.to, Count: n})
+	}
+	for p := range out {
+		sort.Slice(out[p], func(i, j int) bool {
+			a, b := out[p][i], out[p][j]
+			if a.From != b.From {
+				return a.From < b.From
+			}
+			return a.To < b.To
+		})
+	}
+	return out, nil
+}
+
+// underRoot is f's workspace-relative path when f is an absolute path
+// under root (with go's "_" prefix for a directory outside GOPATH).
+func underRoot(f, root string) (string, bool) {
+	if root == "" || root == "/" {
+		return "", false
+	}
+	root = strings.TrimSuffix(root, "/")
+	f = strings.TrimPrefix(f, "_")
+	rel, ok := strings.CutPrefix(f, root+"/")
+	return rel, ok
+}
+
+// profileLine splits `file:l1.c1,l2.c2 stmts count`.
+func profileLine(line string) (file string, from, to, count int, ok bool) {
+	sp := strings.LastIndexByte(line, ' ')
+	if sp < 0 {
+		return
+	}
+	count, err := strconv.Atoi(line[sp+1:])
+	if err != nil {
+		return
+	}
+	rest := line[:sp]
+	sp = strings.LastIndexByte(rest, ' ')
+	if sp < 0 {
+		return
+	}
+	rest = rest[:sp]
+	colon := strings.LastIndexByte(rest, ':')
+	if colon <= 0 {
+		return
+	}
+	file = rest[:colon]
+	a, b, found := strings.Cut(rest[colon+1:], ",")
+	if !found {
+		return
+	}
+	from, err1 := lineOfPos(a)
+	to, err2 := lineOfPos(b)
+	if err1 != nil || err2 != nil || from <= 0 || to < from {
+		return
+	}
+	return file, from, to, count, true
+}
+
+func lineOfPos(s string) (int, error) {
+	l, _, ok := strings.Cut(s, ".")
+	if !ok {
+		return 0, fmt.Errorf("position %q", s)
+	}
+	return strconv.Atoi(l)
+}

@@ -56,6 +56,10 @@ const (
 	// PhaseMemory announces the remembered failures a run's prompts use
 	// ("using 1 past fix from memory: <signature> (<date>)").
 	PhaseMemory Phase = "memory"
+	// PhaseTrace is the traced run of the failing tests before the first
+	// prompt (agent/trace.go): a key of Result.Phases, never an event's
+	// phase (its progress lines are PhaseTest's).
+	PhaseTrace  Phase = "trace"
 	PhaseDone   Phase = "done"
 	PhaseGaveUp Phase = "gave_up"
 )
@@ -170,4 +174,11 @@ type Result struct {
 	// because those failed: not in FullRuns.
 	CancelledRuns  int       `json:"cancelled_runs,omitempty"`
 	BaselineReused time.Time `json:"baseline_reused,omitzero"`
+	// TraceTime is the traced run of the failing tests before the first
+	// prompt (agent.trace; lang.Tracer), its session's command included;
+	// TracedFiles the workspace files its trace says ran. Zero when no
+	// trace ran (the language has no tracer, a reused baseline's trace,
+	// a given baseline). Not a test run: in neither count above.
+	TraceTime   time.Duration `json:"trace_time,omitempty"`
+	TracedFiles int           `json:"traced_files,omitempty"`
 }

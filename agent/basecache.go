@@ -21,6 +21,7 @@ import (
 
 	"github.com/fixpoint-dev/fixpoint/agent/runlog"
 	"github.com/fixpoint-dev/fixpoint/config"
+	"github.com/fixpoint-dev/fixpoint/lang"
 	"github.com/fixpoint-dev/fixpoint/lang/registry"
 	"github.com/fixpoint-dev/fixpoint/memory"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
@@ -54,7 +55,11 @@ type baselineEntry struct {
 	Key     string          `json:"key"`
 	Created time.Time       `json:"created"`
 	Report  json.RawMessage `json:"report"`
-	MAC     string          `json:"mac"`
+	// Trace is what the failing tests executed at baseline (agent/trace.go),
+	// parsed and bounded, when a trace ran: reused with the report,
+	// signed with it.
+	Trace json.RawMessage `json:"trace,omitempty"`
+	MAC   string          `json:"mac"`
 }
 
 // baselineInputs is what a baseline report depends on; its hash is the key.
@@ -238,10 +243,11 @@ func (c baselineCache) key(create bool) ([]byte, error) {
 	return b, nil
 }
 
-func mac(secret []byte, key string, created time.Time, report []byte) string {
+func mac(secret []byte, key string, created time.Time, report, trace []byte) string {
 	h := hmac.New(sha256.New, secret)
-	fmt.Fprintf(h, "fixpoint baseline v1\x00%s\x00%s\x00", key, created.UTC().Format(time.RFC3339Nano))
+	fmt.Fprintf(h, "fixpoint baseline v2\x00%s\x00%s\x00%d\x00", key, created.UTC().Format(time.RFC3339Nano), len(report))
 	h.Write(report)
+	h.Write(trace)
 	return hex.EncodeToString(h.Sum(nil))
 }
 
@@ -250,30 +256,36 @@ func (c baselineCache) path(key string) string { return filepath.Join(c.dir, key
 // load returns the cached report for key: nil and no error when there is
 // none; an error wrapping errBaselineRejected when the entry is not one
 // fixpoint wrote for key (it is then removed).
-func (c baselineCache) load(key string) (*testrun.Report, time.Time, error) {
+func (c baselineCache) load(key string) (*cachedBaseline, error) {
 	b, err := readNoFollow(c.path(key), 64<<20)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, time.Time{}, nil
+		return nil, nil
 	}
 	if err != nil {
-		return nil, time.Time{}, c.reject(key, err.Error())
+		return nil, c.reject(key, err.Error())
 	}
 	secret, err := c.key(false)
 	if err != nil {
-		return nil, time.Time{}, c.reject(key, fmt.Sprintf("no cache key: %v", err))
+		return nil, c.reject(key, fmt.Sprintf("no cache key: %v", err))
 	}
 	var ent baselineEntry
 	if err := json.Unmarshal(b, &ent); err != nil {
-		return nil, time.Time{}, c.reject(key, "unreadable: "+err.Error())
+		return nil, c.reject(key, "unreadable: "+err.Error())
 	}
-	if ent.Key != key || !hmac.Equal([]byte(ent.MAC), []byte(mac(secret, key, ent.Created, ent.Report))) {
-		return nil, time.Time{}, c.reject(key, "its signature does not match: it was changed or copied from another state")
+	if ent.Key != key || !hmac.Equal([]byte(ent.MAC), []byte(mac(secret, key, ent.Created, ent.Report, ent.Trace))) {
+		return nil, c.reject(key, "its signature does not match: it was changed or copied from another state")
 	}
 	var rep testrun.Report
 	if err := json.Unmarshal(ent.Report, &rep); err != nil {
-		return nil, time.Time{}, c.reject(key, "unreadable report: "+err.Error())
+		return nil, c.reject(key, "unreadable report: "+err.Error())
 	}
-	return &rep, ent.Created, nil
+	out := &cachedBaseline{rep: &rep, when: ent.Created}
+	if len(ent.Trace) > 0 {
+		if err := json.Unmarshal(ent.Trace, &out.trace); err != nil {
+			return nil, c.reject(key, "unreadable trace: "+err.Error())
+		}
+	}
+	return out, nil
 }
 
 func (c baselineCache) reject(key, why string) error {
@@ -283,7 +295,7 @@ func (c baselineCache) reject(key, why string) error {
 
 // store writes rep as key's entry (atomically: a temporary file renamed
 // over it) and drops the project's oldest entries past maxBaselines.
-func (c baselineCache) store(key string, rep *testrun.Report, now time.Time) error {
+func (c baselineCache) store(key string, rep *testrun.Report, trace lang.Trace, now time.Time) error {
 	secret, err := c.key(true)
 	if err != nil {
 		return err
@@ -296,7 +308,12 @@ func (c baselineCache) store(key string, rep *testrun.Report, now time.Time) err
 		return err
 	}
 	ent := baselineEntry{Key: key, Created: now.UTC(), Report: body}
-	ent.MAC = mac(secret, key, ent.Created, body)
+	if len(trace) > 0 {
+		if ent.Trace, err = json.Marshal(trace); err != nil {
+			return err
+		}
+	}
+	ent.MAC = mac(secret, key, ent.Created, body, ent.Trace)
 	b, err := json.Marshal(ent)
 	if err != nil {
 		return err
@@ -374,10 +391,12 @@ func storable(rep *testrun.Report) bool {
 	return rep != nil && !rep.TimedOut && !rep.OOM && len(rep.Mismatch) == 0
 }
 
-// cachedBaseline is a reused baseline report and when it was recorded.
+// cachedBaseline is a reused baseline report, when it was recorded, and
+// the trace of its failing tests (nil: none ran).
 type cachedBaseline struct {
-	rep  *testrun.Report
-	when time.Time
+	rep   *testrun.Report
+	when  time.Time
+	trace lang.Trace
 }
 
 // cachedBaseline looks the run's snapshot up in the cache; nil when the
@@ -387,24 +406,22 @@ func (r *run) cachedBaseline() *cachedBaseline {
 		return nil
 	}
 	r.baseKey = r.e.baselineKey(r.setupProj)
-	rep, when, err := r.e.baselineCache(r.req.Root).load(r.baseKey)
+	cb, err := r.e.baselineCache(r.req.Root).load(r.baseKey)
 	if err != nil {
 		r.e.warnf("%v; running the baseline", err)
 		r.log.Write(runlog.KindWarning, 0, map[string]string{"message": err.Error()})
 		return nil
 	}
-	if rep == nil {
-		return nil
-	}
-	return &cachedBaseline{rep: rep, when: when}
+	return cb
 }
 
-// storeBaseline caches a baseline report that ran on the run's snapshot.
-func (r *run) storeBaseline(rep *testrun.Report) {
+// storeBaseline caches a baseline report that ran on the run's snapshot,
+// with the trace of its failing tests (nil: none).
+func (r *run) storeBaseline(rep *testrun.Report, trace lang.Trace) {
 	if r.baseKey == "" || !storable(rep) {
 		return
 	}
-	if err := r.e.baselineCache(r.req.Root).store(r.baseKey, rep, time.Now()); err != nil {
+	if err := r.e.baselineCache(r.req.Root).store(r.baseKey, rep, trace, time.Now()); err != nil {
 		r.e.warnf("the baseline is not cached: %v", err)
 	}
 }

@@ -3,6 +3,7 @@ package agent
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fixpoint-dev/fixpoint/config"
+	"github.com/fixpoint-dev/fixpoint/lang"
 	"github.com/fixpoint-dev/fixpoint/lang/registry"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
@@ -80,16 +82,20 @@ func TestBaselineCacheEntries(t *testing.T) {
 		{ID: "m.TestA", Status: testrun.StatusPass}, {ID: "m.TestB", Status: testrun.StatusPass}, {ID: "m.TestC", Status: testrun.StatusFail, Message: "want 2"},
 	}}
 	keyA, keyB := strings.Repeat("a", 64), strings.Repeat("b", 64)
-	if got, _, err := c.load(keyA); got != nil || err != nil {
+	if got, err := c.load(keyA); got != nil || err != nil {
 		t.Fatalf("empty cache: %v, %v", got, err)
 	}
 	now := time.Date(2026, 11, 27, 1, 2, 3, 0, time.UTC)
-	if err := c.store(keyA, rep, now); err != nil {
+	trace := lang.Trace{"calc/calc.go": {{From: 9, To: 11, Count: 1}}}
+	if err := c.store(keyA, rep, trace, now); err != nil {
 		t.Fatal(err)
 	}
-	got, when, err := c.load(keyA)
-	if err != nil || got == nil || !when.Equal(now) || got.Failed != 1 || len(got.Tests) != 3 || got.Tests[2].Message != "want 2" {
-		t.Fatalf("load = %+v, %v, %v", got, when, err)
+	cb, err := c.load(keyA)
+	if err != nil || cb == nil || !cb.when.Equal(now) || cb.rep.Failed != 1 || len(cb.rep.Tests) != 3 || cb.rep.Tests[2].Message != "want 2" {
+		t.Fatalf("load = %+v, %v", cb, err)
+	}
+	if fmt.Sprint(cb.trace) != fmt.Sprint(trace) {
+		t.Errorf("the trace stored with the baseline loads as %v, want %v", cb.trace, trace)
 	}
 	if fi, err := os.Stat(c.secret); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("secret: %v %v", fi, err)
@@ -100,7 +106,7 @@ func TestBaselineCacheEntries(t *testing.T) {
 	}
 	rejected := func(what, key string) {
 		t.Helper()
-		got, _, err := c.load(key)
+		got, err := c.load(key)
 		if got != nil || !errors.Is(err, errBaselineRejected) {
 			t.Errorf("%s: load = %v, %v; want rejected", what, got, err)
 		}
@@ -120,8 +126,14 @@ func TestBaselineCacheEntries(t *testing.T) {
 	}
 	os.WriteFile(c.path(keyA), []byte(forged), 0o600)
 	rejected("a changed report", keyA)
+	// A trace pointed at another file: the signature covers the trace too.
+	if !strings.Contains(string(raw), `"calc/calc.go"`) {
+		t.Fatalf("the entry holds no trace: %s", raw)
+	}
+	os.WriteFile(c.path(keyA), []byte(strings.Replace(string(raw), `"calc/calc.go"`, `"calc/other.go"`, 1)), 0o600)
+	rejected("a changed trace", keyA)
 	// An honest entry of another state, copied under this key.
-	if err := c.store(keyB, rep, now); err != nil {
+	if err := c.store(keyB, rep, nil, now); err != nil {
 		t.Fatal(err)
 	}
 	b, _ := os.ReadFile(c.path(keyB))
@@ -137,17 +149,17 @@ func TestBaselineCacheEntries(t *testing.T) {
 	rejected("a symlink", keyA)
 	// Signed under another secret (a forger who does not hold this one).
 	other := baselineCache{dir: c.dir, secret: filepath.Join(t.TempDir(), "key")}
-	if err := other.store(keyA, rep, now); err != nil {
+	if err := other.store(keyA, rep, nil, now); err != nil {
 		t.Fatal(err)
 	}
 	rejected("another secret", keyA)
 	// The honest entry still loads.
-	if got, _, err := c.load(keyB); err != nil || got == nil {
+	if got, err := c.load(keyB); err != nil || got == nil || got.trace != nil {
 		t.Errorf("honest entry: %v, %v", got, err)
 	}
 	// A secret of the wrong size is an error, not a new secret.
 	os.WriteFile(c.secret, []byte("short"), 0o600)
-	if _, _, err := c.load(keyB); err == nil {
+	if _, err := c.load(keyB); err == nil {
 		t.Error("a broken secret was accepted")
 	}
 }

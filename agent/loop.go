@@ -89,6 +89,10 @@ type run struct {
 	repTargeted  bool
 	lastTargeted bool
 	baseKey      string // the baseline's cache key, "" when not cached (basecache.go)
+	// trace is what the failing tests executed at baseline (trace.go),
+	// of the files of traceSnap; nil when untraced.
+	trace     lang.Trace
+	traceSnap *sandbox.Snapshot
 }
 
 // Run drives one request to DONE or GAVE_UP. It returns an error only when
@@ -205,13 +209,10 @@ func (r *run) setup(ctx context.Context) error {
 		r.prestartEarly(ctx, baselineDone)
 	}
 	rep, err := r.baseline(ctx, cached)
-	ended()
-	// The working session starts when an iteration first runs tests in
-	// it (testPhase): a run whose failing tests cannot be run alone
-	// never needs one, its fresh verifying run being its only one.
-	r.closeSession()
 	r.res.Phases[PhaseTest] += time.Since(t0)
 	if err != nil {
+		ended()
+		r.closeSession()
 		if ctx.Err() != nil {
 			return fmt.Errorf("run: %w", context.Cause(ctx))
 		}
@@ -228,13 +229,29 @@ func (r *run) setup(ctx context.Context) error {
 		what = "baseline (reused from " + r.res.BaselineReused.Local().Format("2006-01-02 15:04:05") + "): "
 	}
 	r.emit(PhaseTest, 0, what+counts(rep), rep)
+	// The failing tests once more, traced, in the baseline's session
+	// (trace.go); a reused baseline brings the trace stored with it.
+	if cached != nil && cached.trace != nil {
+		r.setTrace(keepTrace(r.cur, cached.trace, r.include), r.cur)
+	} else {
+		r.traceBaseline(ctx, rep)
+	}
+	if cached == nil && r.req.Baseline == nil && ctx.Err() == nil {
+		r.storeBaseline(rep, r.trace)
+	}
+	ended()
+	// The working session starts when an iteration first runs tests in
+	// it (testPhase): a run whose failing tests cannot be run alone
+	// never needs one, its fresh verifying run being its only one.
+	r.closeSession()
 	r.memoryObserve(ctx, 0, rep)
 	return nil
 }
 
 // baseline runs the tests on the unchanged workspace, unless the request
 // gives their report (Request.Baseline) or the cache holds it (cached).
-// A finished run is cached for the next run of the same state.
+// A finished run is cached for the next run of the same state, with its
+// trace (setup).
 func (r *run) baseline(ctx context.Context, cached *cachedBaseline) (*testrun.Report, error) {
 	if r.req.Baseline != nil {
 		return r.req.Baseline, nil
@@ -247,11 +264,8 @@ func (r *run) baseline(ctx context.Context, cached *cachedBaseline) (*testrun.Re
 		return cached.rep, nil
 	}
 	r.emit(PhaseTest, 0, "running the baseline tests", nil)
-	rep, err := r.test(ctx, r.cur)
-	if err == nil && ctx.Err() == nil {
-		r.storeBaseline(rep)
-	}
-	return rep, err
+	// Cached by setup once its trace, if any, is in (storeBaseline).
+	return r.test(ctx, r.cur)
 }
 
 // logTest writes a test report to the run log, and a warning in words

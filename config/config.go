@@ -196,6 +196,11 @@ type Agent struct {
 	// cost a session and a test process more than it saves. 0 = always
 	// run them first. Default 5s. It changes what runs, never the verdict.
 	NarrowMin Duration `toml:"narrow_min" json:"narrowMin"`
+	// Trace: in fix mode the tests that failed at baseline run once more,
+	// traced (lang.Tracer), before the first prompt, and the code they
+	// executed ranks the context. nil = true. It changes what the model
+	// is shown, never the verdict.
+	Trace *bool `toml:"trace" json:"trace"`
 }
 
 // Memory configures the failure memory.

@@ -322,3 +322,6 @@ func (c *Config) Validate() error {
 
 // MemoryEnabled reports whether failure memory is on.
 func (c *Config) MemoryEnabled() bool { return c.Memory.Enabled == nil || *c.Memory.Enabled }
+
+// TraceEnabled reports agent.trace (default true).
+func (c *Config) TraceEnabled() bool { return c.Agent.Trace == nil || *c.Agent.Trace }

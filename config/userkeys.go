@@ -57,7 +57,7 @@ func projectKeys() []string {
 		"test_cmd", "test.env",
 		"sandbox.include", "sandbox.exclude", "sandbox.setup",
 		"agent.max_iterations", "agent.token_budget", "agent.wall_budget", "agent.max_malformed", "agent.context_tokens",
-		"agent.narrow_min",
+		"agent.narrow_min", "agent.trace",
 		"memory.enabled", "memory.k", "memory.threshold", "memory.cap",
 		"policy.rules", // a rule set to warn or off is user-only: see UserOnlySet
 		// sandbox.setup: only "off" from a workspace; a command is user-only

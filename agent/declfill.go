@@ -79,6 +79,9 @@ type fillFile struct {
 	// file); excerptOnly keeps it out of the whole-file pass.
 	headerRoom  int
 	excerptOnly bool
+	// traced is the trace's weight of its declarations (by index in
+	// units) that ran (tracerank.go); nil when untraced.
+	traced map[int]float64
 }
 
 // piece is a run of lines of one file the fill may show.
@@ -174,6 +177,9 @@ func fillFiles(in *promptInput, snap *sandbox.Snapshot, ranked []string, room in
 			f.head = registry.HeaderLines(p, []byte(c))
 		}
 		f.units = declUnits(ls, hints.Lines[p], hints.Names, hints.Uses)
+		if !f.test && tracedSource(p) {
+			f.traced = traceWeights(len(ls), f.units, hints.Trace[p])
+		}
 		fl.files = append(fl.files, f)
 	}
 	fl.fill(hints)
@@ -202,7 +208,7 @@ func (fl *declFill) fill(hints *contextHints) {
 		}
 	}
 	// 1. The core.
-	var core []piece
+	var core, tracedOnly []piece
 	for fi, f := range fl.files {
 		k := factor(f)
 		for _, n := range hints.Lines[f.p] {
@@ -236,7 +242,7 @@ func (fl *declFill) fill(hints *contextHints) {
 			}
 			continue
 		}
-		for _, u := range f.units {
+		for ui, u := range f.units {
 			w := reached[u.at]
 			s := 0.0
 			switch {
@@ -251,6 +257,17 @@ func (fl *declFill) fill(hints *contextHints) {
 			if w >= reachFill {
 				s += scoreReached * w
 			}
+			if tw := f.traced[ui]; tw > 0 {
+				if s == 0 {
+					// Only the trace points at it: among the best
+					// traceCoreMax (below).
+					if tw >= traceCoreMin {
+						tracedOnly = append(tracedOnly, piece{fi, u.from, headEnd(f.ls, f.units, u), (scoreTraced*tw + scoreUses*u.score) * k})
+					}
+					continue
+				}
+				s += scoreTraced * tw
+			}
 			if s > 0 {
 				// What its own lines use of the failure's names breaks
 				// the ties of the walk's layers.
@@ -259,6 +276,8 @@ func (fl *declFill) fill(hints *contextHints) {
 			}
 		}
 	}
+	sort.SliceStable(tracedOnly, func(i, j int) bool { return tracedOnly[i].score > tracedOnly[j].score })
+	core = append(core, tracedOnly[:min(len(tracedOnly), traceCoreMax)]...)
 	run(core)
 	// 2. Whole files, in rank order, and nearly whole ones: a file the
 	// first pass started that is a little over a whole file's room is
@@ -287,8 +306,8 @@ func (fl *declFill) fill(hints *contextHints) {
 		}
 		reached := hints.reached(f.p)
 		var own []piece
-		for _, u := range f.units {
-			own = append(own, piece{fi, u.from, headEnd(f.ls, f.units, u), f.restScore(u, reached)})
+		for ui, u := range f.units {
+			own = append(own, piece{fi, u.from, headEnd(f.ls, f.units, u), f.restScore(ui, u, reached)})
 		}
 		sort.SliceStable(own, func(i, j int) bool { return own[i].score > own[j].score })
 		for _, pc := range own {
@@ -305,8 +324,8 @@ func (fl *declFill) fill(hints *contextHints) {
 		}
 		k := factor(f)
 		reached := hints.reached(f.p)
-		for _, u := range f.units {
-			if s := f.restScore(u, reached); s > 0 {
+		for ui, u := range f.units {
+			if s := f.restScore(ui, u, reached); s > 0 {
 				rest = append(rest, piece{fi, u.from, headEnd(f.ls, f.units, u), s * k})
 			}
 		}
@@ -316,13 +335,14 @@ func (fl *declFill) fill(hints *contextHints) {
 
 // restScore is a declaration's score after the first pass (the
 // nearly-whole files of pass 2, and pass 3): the walk's weight, twice,
-// and what its lines use of the failure's names; another platform's
-// namesake scores by the walk alone.
-func (f *fillFile) restScore(u declUnit, reached map[int]float64) float64 {
+// what its lines use of the failure's names, and the trace's weight
+// (tracerank.go), twice; another platform's namesake scores by the walk
+// alone. ui is u's index in f.units.
+func (f *fillFile) restScore(ui int, u declUnit, reached map[int]float64) float64 {
 	if f.variant {
 		return 2 * reached[u.at]
 	}
-	return 2*reached[u.at] + u.score
+	return 2*reached[u.at] + u.score + 2*f.traced[ui]
 }
 
 // excerptOf is the fill of one file's content within max characters:

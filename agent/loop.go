@@ -444,9 +444,11 @@ func (r *run) budget() int { return max(r.e.cfg.Agent.ContextTokens, 1000) * cha
 // fit fills the context into in within the budget and renders the prompt.
 func (r *run) fit(in *promptInput, render func(*promptInput) string) string {
 	fixed := len(systemPrompt(r.req.Mode, r.lang)) + len(render(in))
-	ranked, reached := contextRank(r.cur, &r.req, r.lastRep, r.include)
+	trace := r.currentTrace(r.cur)
+	ranked, reached := contextRankTraced(r.cur, &r.req, r.lastRep, r.include, trace)
 	hints := hintsFor(r.cur, r.lastRep, r.req.Goal)
 	hints.Reach = reached
+	hints.Trace = trace
 	fitContext(in, r.cur, ranked, r.include, r.budget(), fixed, hints)
 	return r.mask(render(in))
 }

@@ -10,6 +10,7 @@ import (
 	"unicode"
 
 	"github.com/fixpoint-dev/fixpoint/agent/repomap"
+	"github.com/fixpoint-dev/fixpoint/lang"
 	"github.com/fixpoint-dev/fixpoint/lang/registry"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
@@ -289,6 +290,13 @@ func contextFiles(snap *sandbox.Snapshot, req *Request, rep *testrun.Report, inc
 // contextRank is [contextFiles] that also returns the cross-file call
 // walk (see [callReach]) for the excerpts of the files it ranks.
 func contextRank(snap *sandbox.Snapshot, req *Request, rep *testrun.Report, include func(string) bool) ([]string, *reach) {
+	return contextRankTraced(snap, req, rep, include, nil)
+}
+
+// contextRankTraced is [contextRank] with the failing tests' trace (see
+// tracerank.go): the traced files rank right after the failing tests'
+// own files.
+func contextRankTraced(snap *sandbox.Snapshot, req *Request, rep *testrun.Report, include func(string) bool, trace lang.Trace) ([]string, *reach) {
 	seen := map[string]bool{}
 	var out []string
 	add := func(p string) {
@@ -323,6 +331,7 @@ func contextRank(snap *sandbox.Snapshot, req *Request, rep *testrun.Report, incl
 			}
 		}
 	}
+	nFail := len(out) // the failing tests' own files, and those their failures name
 	for _, p := range req.Focus {
 		add(p)
 	}
@@ -451,6 +460,32 @@ func contextRank(snap *sandbox.Snapshot, req *Request, rep *testrun.Report, incl
 	}
 	for _, p := range otherImported {
 		add(p)
+	}
+	// What the failing tests executed (trace.go), right after their own
+	// files.
+	if len(trace) > 0 {
+		testDirs := map[string]bool{}
+		for _, p := range out[:nFail] {
+			testDirs[path.Dir(p)] = true
+		}
+		var traced []string
+		for _, p := range traceFiles(snap, trace, testDirs) {
+			if include(p) {
+				traced = append(traced, p)
+			}
+		}
+		if len(traced) > 0 {
+			head := append(append([]string(nil), out[:nFail]...), traced...)
+			for _, p := range out[nFail:] {
+				if !slices.Contains(traced, p) {
+					head = append(head, p)
+				}
+			}
+			out = head
+			for _, p := range traced {
+				seen[p] = true
+			}
+		}
 	}
 	// Nothing named (solve mode from scratch, or a run that failed before
 	// any test: the runner or the build): the project's own sources first —
@@ -1051,6 +1086,9 @@ type contextHints struct {
 	// Reach is the cross-file call walk: the declarations it reached, per
 	// file (see [callReach]); nil when none.
 	Reach *reach
+	// Trace is what the failing tests executed (trace.go, tracerank.go);
+	// nil when untraced.
+	Trace lang.Trace
 }
 
 // variantOnly reports a file the walk ranks only as another platform's

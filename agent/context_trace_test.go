@@ -1,0 +1,213 @@
+package agent
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fixpoint-dev/fixpoint/lang"
+	"github.com/fixpoint-dev/fixpoint/sandbox"
+	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
+)
+
+// Round 8: the failing tests' trace (trace.go, tracerank.go). A Go
+// package whose one long file (well over a whole file's room) holds
+// thirty implementations of an unexported interface, each of whose put
+// methods is long; the failing test calls Save, which reaches the buggy
+// diskSink.put through a table of sinks: no name on the test's path
+// tells the thirty put methods apart, and they do not all fit. Only the
+// trace says which one ran.
+
+// sinkKinds are the sink types, the buggy one last (the static fill,
+// which keeps the file's order among equals, reaches it last).
+func sinkKinds() []string {
+	var ks []string
+	for i := range 29 {
+		ks = append(ks, fmt.Sprintf("mem%02d", i))
+	}
+	return append(ks, "disk")
+}
+
+const diskBug = "\treturn len(v) + 1"
+
+// sinkProject is the project's files.
+func sinkProject() map[string]string {
+	var b strings.Builder
+	b.WriteString("package store\n\ntype sink interface {\n\tput(v string) int\n}\n\n")
+	b.WriteString("var sinks = map[string]sink{\n")
+	for _, k := range sinkKinds() {
+		fmt.Fprintf(&b, "\t%q: &%sSink{},\n", k, k)
+	}
+	b.WriteString("}\n\n// Save stores v in the configured sink and returns the bytes written.\nfunc Save(v string) int {\n\treturn sinks[current].put(v)\n}\n\nvar current = \"disk\"\n\n")
+	for _, k := range sinkKinds() {
+		fmt.Fprintf(&b, "type %sSink struct{ n int }\n\n", k)
+		fmt.Fprintf(&b, "// put writes v to the %s sink.\nfunc (s *%sSink) put(v string) int {\n", k, k)
+		for i := range 30 {
+			fmt.Fprintf(&b, "\ts.n = s.n*31 + %d // mix the %s sink's state, step %d\n", i, k, i)
+		}
+		if k == "disk" {
+			b.WriteString(diskBug + "\n}\n\n")
+		} else {
+			b.WriteString("\treturn len(v)\n}\n\n")
+		}
+	}
+	test := "package store\n\nimport \"testing\"\n\nfunc TestSaveCountsBytes(t *testing.T) {\n\tif got := Save(\"abc\"); got != 3 {\n\t\tt.Fatalf(\"Save wrote %d bytes, want 3\", got)\n\t}\n}\n"
+	return map[string]string{
+		"go.mod":              "module example.com/store\n\ngo 1.22\n",
+		"store/store.go":      b.String(),
+		"store/store_test.go": test,
+	}
+}
+
+// The context builder alone: with the trace of the failing test (the
+// lines of Save and of diskSink.put ran), the prompt shows the buggy
+// method; without it, it does not.
+func TestContextTraceFindsAnIndirectMethod(t *testing.T) {
+	src := sinkProject()
+	if n := len(src["store/store.go"]); n < 3*wholeFileMax {
+		t.Fatalf("store.go has %d bytes: the test wants a file well over a whole file's room", n)
+	}
+	snap := files("go.mod", src["go.mod"], "store/store.go", src["store/store.go"], "store/store_test.go", src["store/store_test.go"])
+	rep := failing("example.com/store.TestSaveCountsBytes", "store/store_test.go", 7)
+	rep.Tests[0].Message = "Save wrote 4 bytes, want 3"
+	mod := src["store/store.go"]
+	put := lineOf(mod, "func (s *diskSink) put(")
+	save := lineOf(mod, "func Save(")
+	trace := lang.Trace{"store/store.go": {{From: save, To: save + 2, Count: 1}, {From: put, To: put + 32, Count: 1}}}
+	untraced, _ := firstPrompt(snap, rep)
+	if shown(untraced, "store/store.go", diskBug) {
+		t.Fatalf("the untraced prompt already shows diskSink.put: the test does not test the trace")
+	}
+	traced := tracedPrompt(snap, rep, trace)
+	if !shown(traced, "store/store.go", "func (s *diskSink) put(v string) int {") || !shown(traced, "store/store.go", diskBug) {
+		t.Errorf("the traced prompt lacks diskSink.put:\n%s", sections(traced))
+	}
+	if !shown(traced, "store/store.go", "func Save(v string) int {\n\treturn sinks[current].put(v)") {
+		t.Errorf("the traced prompt lacks Save, which the test calls")
+	}
+	if len(traced) > 32*1024 {
+		t.Errorf("the traced prompt's context is %d bytes, over 32 KB", len(traced))
+	}
+}
+
+// A trace of many declarations (the framework, a test helper, vendored
+// code, and sixty functions of another long file) does not crowd the
+// package under test out: peripheral files and test files never rank,
+// and a file where much ran weighs each declaration less.
+func TestContextTraceSpecificity(t *testing.T) {
+	src := sinkProject()
+	noisy := "package util\n\n" + filler("go", "step", 60)
+	snap := files("go.mod", src["go.mod"], "store/store.go", src["store/store.go"], "store/store_test.go", src["store/store_test.go"],
+		"util/util.go", noisy, "vendor/example.com/dep/dep.go", "package dep\n\nfunc Dep() int {\n\treturn 1\n}\n",
+		"store/helpers_test.go", "package store\n\nfunc helper() int {\n\treturn 2\n}\n")
+	rep := failing("example.com/store.TestSaveCountsBytes", "store/store_test.go", 7)
+	mod := src["store/store.go"]
+	put := lineOf(mod, "func (s *diskSink) put(")
+	trace := lang.Trace{
+		"store/store.go":                {{From: put, To: put + 32, Count: 1}},
+		"vendor/example.com/dep/dep.go": {{From: 3, To: 5, Count: 1}},
+		"store/helpers_test.go":         {{From: 3, To: 5, Count: 1}},
+	}
+	for i := range 60 {
+		l := lineOf(noisy, fmt.Sprintf("func step%d(", i))
+		trace["util/util.go"] = append(trace["util/util.go"], lang.Span{From: l, To: l + 9, Count: 50})
+	}
+	ranked, _ := contextRankTraced(snap, &Request{Mode: ModeFix}, rep, allFiles, trace)
+	if len(ranked) < 2 || ranked[0] != "store/store_test.go" || ranked[1] != "store/store.go" {
+		t.Errorf("ranked = %q, want the failing test's file, then the traced file of its package", ranked)
+	}
+	for _, p := range ranked {
+		if p == "vendor/example.com/dep/dep.go" {
+			t.Errorf("vendored code ranks: %q", ranked)
+		}
+	}
+	w := traceWeights(strings.Count(noisy, "\n")+1, declUnits(strings.SplitAfter(noisy, "\n"), nil, nil, nil), trace["util/util.go"])
+	one := traceWeights(strings.Count(mod, "\n")+1, declUnits(strings.SplitAfter(mod, "\n"), nil, nil, nil), trace["store/store.go"])
+	if len(w) != 60 || len(one) != 1 {
+		t.Fatalf("traced declarations: %d in util.go, %d in store.go; want 60 and 1", len(w), len(one))
+	}
+	for _, x := range one {
+		for _, y := range w {
+			if y >= x/4 {
+				t.Fatalf("a declaration of sixty that ran 50 times weighs %.3f, the only one of its file %.3f: want far less", y, x)
+			}
+		}
+	}
+	prompt := tracedPrompt(snap, rep, trace)
+	if !shown(prompt, "store/store.go", diskBug) {
+		t.Errorf("the noisy trace crowded diskSink.put out:\n%s", sections(prompt))
+	}
+}
+
+// tracedPrompt is firstPrompt with a trace.
+func tracedPrompt(snap *sandbox.Snapshot, rep *testrun.Report, trace lang.Trace) string {
+	ranked, rc := contextRankTraced(snap, &Request{Mode: ModeFix}, rep, allFiles, trace)
+	h := hintsFor(snap, rep, "")
+	h.Reach = rc
+	h.Trace = trace
+	in := &promptInput{Mode: ModeFix}
+	fitContext(in, snap, ranked, allFiles, 24000*charsPerToken, 4000, h)
+	var b strings.Builder
+	in.contextSections(&b)
+	return b.String()
+}
+
+// The whole run: the real Go tracer runs the failing test in the
+// baseline's session, and the first prompt shows diskSink.put; with
+// agent.trace off it does not. The trace is not a test run.
+func TestRunTraceShowsTheExecutedMethod(t *testing.T) {
+	skipShort(t)
+	first := func(trace bool) (string, *Result) {
+		root := t.TempDir()
+		for p, c := range sinkProject() {
+			full := filepath.Join(root, filepath.FromSlash(p))
+			if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cfg := testConfig(t)
+		cfg.Agent.MaxIterations = 1
+		cfg.Agent.Trace = &trace
+		m := &scripted{}
+		e := New(cfg, &Options{Model: m, Backend: testBackend(t)})
+		defer e.Close()
+		var lines []string
+		res, err := e.Run(t.Context(), Request{Mode: ModeFix, Root: root}, func(ev Event) {
+			if ev.Delta == "" {
+				lines = append(lines, ev.Message)
+			}
+		})
+		if err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+		if len(m.calls) == 0 {
+			t.Fatalf("no prompt was sent; progress: %q", lines)
+		}
+		if trace && !strings.Contains(strings.Join(lines, "\n"), "tracing the 1 failing test") {
+			t.Errorf("no progress line for the trace: %q", lines)
+		}
+		return m.calls[0], res
+	}
+	prompt, res := first(true)
+	if !shown(prompt, "store/store.go", diskBug) {
+		t.Errorf("the first prompt lacks diskSink.put with the trace (traced %d files in %s):\n%s", res.TracedFiles, res.TraceTime, sections(prompt))
+	}
+	if res.TraceTime <= 0 || res.TracedFiles != 1 || res.Phases[PhaseTrace] != res.TraceTime {
+		t.Errorf("TraceTime %s, TracedFiles %d, Phases[trace] %s: want the trace's time and one file", res.TraceTime, res.TracedFiles, res.Phases[PhaseTrace])
+	}
+	if res.FullRuns != 1 || res.TargetedRuns != 0 {
+		t.Errorf("FullRuns %d, TargetedRuns %d: the trace counted as a test run", res.FullRuns, res.TargetedRuns)
+	}
+	prompt, res = first(false)
+	if shown(prompt, "store/store.go", diskBug) {
+		t.Errorf("the first prompt shows diskSink.put with agent.trace off: the test does not test the trace")
+	}
+	if res.TraceTime != 0 || res.TracedFiles != 0 {
+		t.Errorf("agent.trace = false still traced: %s, %d files", res.TraceTime, res.TracedFiles)
+	}
+}

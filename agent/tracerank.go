@@ -1,0 +1,140 @@
+package agent
+
+import (
+	"math"
+	"path"
+	"sort"
+
+	"github.com/fixpoint-dev/fixpoint/lang"
+	"github.com/fixpoint-dev/fixpoint/sandbox"
+)
+
+// How the trace (trace.go) ranks the context. A failing test may execute
+// hundreds of declarations: the test framework, helpers its own file
+// defines, vendored code, the package's plumbing. So:
+//
+//   - only the project's own sources count: not test files, not
+//     peripheral code (vendor/, testdata/, examples/, tools/; see
+//     [peripheral]);
+//   - files: the traced files of the failing tests' own directories
+//     first, then the others, each group by how much of it ran (the code
+//     under test runs most of the failing test's path), at most
+//     traceRankMax of them, right after the failing tests' own files in
+//     [contextRank];
+//   - declarations: one that ran scores by specificity, 1/√(the
+//     declarations that ran in its file) (the one function that ran in a
+//     long module is a strong pointer, one of eighty a weak one), less
+//     for one that ran very often (a helper called in a loop), see
+//     [traceWeights]; the first pass takes at most traceCoreMax of the
+//     declarations only the trace points at, best first, and the rest
+//     rank in the last pass above what nothing points at.
+//
+// The static signals stay: a declaration the failure names and the trace
+// saw gets both scores.
+
+// traceRankMax is how many traced files rank right after the failing
+// tests' own files.
+const traceRankMax = 4
+
+// traceCoreMax is how many declarations only the trace points at are part
+// of the fill's first pass.
+const traceCoreMax = 12
+
+// scoreTraced is a declaration that ran, × its weight (1 when it is the
+// only one that ran in its file): between a name on the failing line
+// (scoreFramed) and one a message names (scoreNamed).
+const scoreTraced = 24
+
+// traceCoreMin is the least weight of a traced-only declaration in the
+// first pass: one of more than about 40 that ran in its file is not.
+const traceCoreMin = 0.15
+
+// tracedSource reports whether the trace of p may rank the context.
+func tracedSource(p string) bool { return isSource(p) && !peripheral(p) }
+
+// traceFiles ranks the traced files (see above): those in dirs (the
+// failing tests' directories) first, then by the lines that ran.
+func traceFiles(snap *sandbox.Snapshot, trace lang.Trace, dirs map[string]bool) []string {
+	type tf struct {
+		p     string
+		near  bool
+		lines int
+	}
+	var fs []tf
+	for p, spans := range trace {
+		if _, ok := snap.Files[p]; !ok || !tracedSource(p) {
+			continue
+		}
+		lines := map[int]bool{}
+		for _, s := range spans {
+			for l := s.From; l <= s.To && l-s.From < 400; l++ {
+				lines[l] = true
+			}
+		}
+		fs = append(fs, tf{p, dirs[path.Dir(p)], len(lines)})
+	}
+	sort.Slice(fs, func(i, j int) bool {
+		a, b := fs[i], fs[j]
+		if a.near != b.near {
+			return a.near
+		}
+		if a.lines != b.lines {
+			return a.lines > b.lines
+		}
+		return a.p < b.p
+	})
+	var out []string
+	for _, f := range fs {
+		if len(out) == traceRankMax {
+			break
+		}
+		out = append(out, f.p)
+	}
+	return out
+}
+
+// traceWeights is the trace's weight of each declaration of a file (by
+// index in units) whose own lines ran (the innermost declaration holding
+// a span's first line): 1/√(the declarations that ran in the file),
+// divided by 1+log10 of how often it ran when the tracer counts.
+func traceWeights(nlines int, units []declUnit, spans []lang.Span) map[int]float64 {
+	if len(spans) == 0 || len(units) == 0 {
+		return nil
+	}
+	owner := make([]int, nlines)
+	for i := range owner {
+		owner[i] = -1
+	}
+	for ui, u := range units {
+		for j := u.from; j <= u.to && j < nlines; j++ {
+			owner[j] = ui
+		}
+	}
+	count := map[int]int{} // unit → the count of its first span
+	first := map[int]int{}
+	for _, s := range spans {
+		if s.From < 1 || s.From > nlines {
+			continue
+		}
+		u := owner[s.From-1]
+		if u < 0 {
+			continue
+		}
+		if f, ok := first[u]; !ok || s.From < f {
+			first[u], count[u] = s.From, s.Count
+		}
+	}
+	if len(first) == 0 {
+		return nil
+	}
+	base := 1 / math.Sqrt(float64(len(first)))
+	out := make(map[int]float64, len(first))
+	for u := range first {
+		w := base
+		if c := count[u]; c > 1 {
+			w /= 1 + math.Log10(float64(c))
+		}
+		out[u] = w
+	}
+	return out
+}

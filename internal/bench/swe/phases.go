@@ -16,6 +16,9 @@ type Phases struct {
 	Start float64 `json:"start"`
 	// Baseline: the baseline run of the whole suite.
 	Baseline float64 `json:"baseline"`
+	// Trace: the traced run of the failing tests before the first prompt
+	// (agent.trace), 0 when none ran.
+	Trace float64 `json:"trace,omitempty"`
 	// Model: from the request to the model to the next test run (the
 	// prompt, the reply, applying it, and waiting for the working
 	// session when it has not started yet).
@@ -38,6 +41,8 @@ func phaseOf(msg string) string {
 		return "start"
 	case strings.Contains(msg, "running the baseline tests"):
 		return "baseline"
+	case strings.Contains(msg, "tracing the "):
+		return "trace"
 	case strings.Contains(msg, "asking the model"):
 		return "model"
 	case strings.Contains(msg, "running the tests that failed at baseline"):
@@ -58,7 +63,7 @@ func phaseOf(msg string) string {
 func phasesOf(timeline []Step, wall float64) Phases {
 	var p Phases
 	slot := map[string]*float64{
-		"start": &p.Start, "baseline": &p.Baseline, "model": &p.Model,
+		"start": &p.Start, "baseline": &p.Baseline, "trace": &p.Trace, "model": &p.Model,
 		"targeted": &p.Targeted, "verify": &p.Verify, "end": &p.End,
 	}
 	cur, from := "start", 0.0

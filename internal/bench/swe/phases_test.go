@@ -85,3 +85,26 @@ func TestSandboxedReferenceReported(t *testing.T) {
 		}
 	}
 }
+
+// The trace of the failing tests before the first prompt (agent.trace) is
+// a phase of its own, between the baseline's result and the model, and
+// the per-instance line names its time.
+func TestPhasesOfTracedRun(t *testing.T) {
+	tl := []Step{
+		{0, "starting the sandbox"},
+		{1, "running the baseline tests"},
+		{3, "baseline: 51 passed, 2 failed"},
+		{3.5, "tracing the 2 failing tests (the code they run ranks the context)"},
+		{5.5, "traced in 2.0s: 7 files ran"},
+		{5.5, "Iteration 1/6 · asking the model for edits"},
+	}
+	p := phasesOf(tl, 6)
+	want := Phases{Start: 1, Baseline: 2, Trace: 2, Model: 1}
+	if !near(p, want) || math.Abs(p.Trace-2) > 1e-9 {
+		t.Fatalf("phases = %+v, want %+v", p, want)
+	}
+	line := progressLine(1, 1, Instance{ID: "x"}, Result{TraceSeconds: 2, TracedFiles: 7}, &Options{PromptOnly: true})
+	if !strings.Contains(line, "traced 7 files in 2.0s") {
+		t.Errorf("progress line %q does not name the trace", line)
+	}
+}

@@ -100,7 +100,12 @@ type Result struct {
 	// native runs it replaces runs the whole suite twice.
 	FullRuns     int    `json:"full_runs"`
 	TargetedRuns int    `json:"targeted_runs"`
-	StopReason   string `json:"stop_reason"`
+	// TraceSeconds is the traced run of the failing tests before the
+	// first prompt (agent.Result.TraceTime; 0: none ran), TracedFiles the
+	// workspace files it says ran.
+	TraceSeconds float64 `json:"trace_seconds,omitempty"`
+	TracedFiles  int     `json:"traced_files,omitempty"`
+	StopReason   string  `json:"stop_reason"`
 	Error        string `json:"error,omitempty"`
 	// Timeline is the run's progress lines with the seconds since it
 	// started: where a fix's wall time goes (session starts, the
@@ -197,8 +202,12 @@ func progressLine(done, total int, in Instance, r Result, opts *Options) string 
 	if len(r.Missing) > 0 {
 		missing = " (not shown: " + strings.Join(r.Missing, ", ") + ")"
 	}
-	return fmt.Sprintf("[%d/%d] %s: %s · reproduced %v · target in prompt %v%s · %d KB · %.1fs · %d full + %d targeted runs",
-		done, total, in.ID, status, r.Reproduced, r.TargetInPrompt, missing, r.PromptBytes/1024, r.Wall, r.FullRuns, r.TargetedRuns)
+	trace := ""
+	if r.TraceSeconds > 0 {
+		trace = fmt.Sprintf(" · traced %d files in %.1fs", r.TracedFiles, r.TraceSeconds)
+	}
+	return fmt.Sprintf("[%d/%d] %s: %s · reproduced %v · target in prompt %v%s · %d KB · %.1fs · %d full + %d targeted runs%s",
+		done, total, in.ID, status, r.Reproduced, r.TargetInPrompt, missing, r.PromptBytes/1024, r.Wall, r.FullRuns, r.TargetedRuns, trace)
 }
 
 func runInstance(ctx context.Context, cfg *config.Config, backend sandbox.Backend, in Instance, opts *Options) Result {
@@ -268,6 +277,7 @@ func runInstance(ctx context.Context, cfg *config.Config, backend sandbox.Backen
 	}
 	r.StopReason = res.StopReason
 	r.FullRuns, r.TargetedRuns = res.FullRuns, res.TargetedRuns
+	r.TraceSeconds, r.TracedFiles = res.TraceTime.Seconds(), res.TracedFiles
 	if opts.PromptOnly {
 		r.StopReason = stopPromptOnly
 	}

@@ -98,15 +98,15 @@ type Result struct {
 	// FullRuns and TargetedRuns count the runs of the whole suite and of
 	// the failing tests only (agent.Result); a fix that costs what the
 	// native runs it replaces runs the whole suite twice.
-	FullRuns     int    `json:"full_runs"`
-	TargetedRuns int    `json:"targeted_runs"`
+	FullRuns     int `json:"full_runs"`
+	TargetedRuns int `json:"targeted_runs"`
 	// TraceSeconds is the traced run of the failing tests before the
 	// first prompt (agent.Result.TraceTime; 0: none ran), TracedFiles the
 	// workspace files it says ran.
 	TraceSeconds float64 `json:"trace_seconds,omitempty"`
 	TracedFiles  int     `json:"traced_files,omitempty"`
 	StopReason   string  `json:"stop_reason"`
-	Error        string `json:"error,omitempty"`
+	Error        string  `json:"error,omitempty"`
 	// Timeline is the run's progress lines with the seconds since it
 	// started: where a fix's wall time goes (session starts, the
 	// baseline, the targeted and the verifying runs).

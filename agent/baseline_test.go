@@ -43,7 +43,7 @@ func TestRequestBaselineSkipsTheBaselineRun(t *testing.T) {
 	skipShort(t)
 	// The run without a given baseline counts the commands of a run that
 	// tests twice; the one with it must run one command fewer.
-	var ran, ranTargeted int64
+	var ran, ranTargeted, ranTrace int64
 	tests := []struct {
 		name     string
 		baseline *testrun.Report
@@ -67,6 +67,9 @@ func TestRequestBaselineSkipsTheBaselineRun(t *testing.T) {
 			}
 			if tt.baseline == nil {
 				ran, ranTargeted = runs.Load(), int64(res.TargetedRuns)
+				if res.TraceTime > 0 {
+					ranTrace = 1 // the failing tests, traced (agent/trace.go)
+				}
 				return
 			}
 			// Two commands fewer for the baseline (it runs in a session of
@@ -75,8 +78,12 @@ func TestRequestBaselineSkipsTheBaselineRun(t *testing.T) {
 			// targeted run the given report leaves out: a whole-run exit
 			// status names no test to narrow an iteration to, so the fresh
 			// run of the whole suite is the iteration's only run, and no
-			// working session starts (nor runs its runtime check).
-			want := ran - 2 - 2*(ranTargeted-int64(res.TargetedRuns))
+			// working session starts (nor runs its runtime check). A
+			// given baseline is not traced: one fewer for the trace.
+			if res.TraceTime != 0 {
+				t.Errorf("a given baseline was traced (%s)", res.TraceTime)
+			}
+			want := ran - 2 - ranTrace - 2*(ranTargeted-int64(res.TargetedRuns))
 			if got := runs.Load(); got != want || res.FullRuns != 1 {
 				t.Errorf("sandbox commands = %d, full runs %d; want %d commands (the run's %d, less its baseline session's two and two per targeted run left out: %d) and 1 full run",
 					got, res.FullRuns, want, ran, ranTargeted-int64(res.TargetedRuns))

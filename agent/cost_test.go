@@ -157,6 +157,12 @@ func TestBaselineReusedWhenNothingChanged(t *testing.T) {
 	if !slices.ContainsFunc(msgs, func(s string) bool { return strings.Contains(s, "baseline reused from") }) {
 		t.Errorf("no event says the baseline was reused: %q", msgs)
 	}
+	// The trace of the failing tests comes back with the baseline, not
+	// run again (agent/trace.go).
+	if first.TracedFiles == 0 || first.TraceTime == 0 || second.TracedFiles != first.TracedFiles || second.TraceTime != 0 {
+		t.Errorf("trace: first run %d files in %s, second %d files in %s; want the first's trace reused, not run",
+			first.TracedFiles, first.TraceTime, second.TracedFiles, second.TraceTime)
+	}
 	if second.Baseline.Failed != first.Baseline.Failed || second.Baseline.Passed != first.Baseline.Passed {
 		t.Errorf("reused baseline %d/%d, first %d/%d", second.Baseline.Passed, second.Baseline.Failed, first.Baseline.Passed, first.Baseline.Failed)
 	}

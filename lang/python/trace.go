@@ -1,0 +1,159 @@
+package python
+
+import (
+	"bytes"
+	"slices"
+	"strings"
+
+	"github.com/fixpoint-dev/fixpoint/lang"
+	"github.com/fixpoint-dev/fixpoint/sandbox"
+	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
+)
+
+var _ lang.Tracer = Language{}
+
+// traceScript runs a module as `python -m` would (argv: trace file,
+// module, the module's arguments) while recording each Python function
+// that starts, and writes them at exit as lang.ParseSpansJSON reads them.
+// Only the standard library is used. On 3.12+ it registers a PY_START
+// callback with sys.monitoring (the profiler tool id) that disables
+// itself per function after the first call, so a function costs one
+// callback; before 3.12, or when another tool holds that id, a
+// sys.setprofile function (and threading.setprofile for later threads)
+// that ignores every event but "call". No settrace: no per-line cost, and
+// coverage.py or a debugger a test starts keeps its own hook.
+//
+// Kept: code objects that make a new scope (functions, methods, lambdas;
+// not module or class bodies, whose import says little, nor
+// comprehensions, which run inside a function already kept) whose file is
+// under the directory the command started in and not under an installed
+// package's (site-packages, dist-packages, .venv, node_modules, .tox,
+// .nox). A test that installs its own profiler replaces this one from
+// then on; subprocesses are not traced. The trace holds at most 50000
+// functions. Nothing is printed; the trace is written by this process only
+// (not a fork's child), in a finally block, so SystemExit (pytest's exit
+// code) and exceptions pass through unchanged; a failed write is ignored.
+const traceScript = `import sys, os, json, threading, runpy
+def _fixpoint_trace():
+    out, mod = sys.argv[1], sys.argv[2]
+    del sys.argv[1:3]
+    root = os.getcwd()
+    out = os.path.join(root, out)
+    if sys.path and sys.path[0] == '':
+        sys.path[0] = root
+    skip = {'site-packages', 'dist-packages', '.venv', 'node_modules', '.tox', '.nox', '__pycache__'}
+    seen, hits, pid, limit = {}, [], os.getpid(), 50000
+    def note(c):
+        r = None
+        f = c.co_filename
+        if (c.co_flags & 2) and f and f[0] != '<' and (c.co_name == '<lambda>' or c.co_name[:1] != '<'):
+            f = f if os.path.isabs(f) else os.path.join(root, f)
+            r = os.path.relpath(os.path.normpath(f), root)
+            if r == '..' or r.startswith('..' + os.sep) or os.path.isabs(r) or skip.intersection(r.split(os.sep)):
+                r = None
+        seen[c] = r
+        if r is not None and len(hits) < limit:
+            hits.append((r.replace(os.sep, '/'), c.co_firstlineno))
+    def prof(frame, event, arg):
+        if event == 'call':
+            c = frame.f_code
+            if c not in seen:
+                note(c)
+    mon = getattr(sys, 'monitoring', None)
+    tool = None
+    if mon is not None:
+        try:
+            mon.use_tool_id(mon.PROFILER_ID, 'fixpoint-trace')
+            tool = mon.PROFILER_ID
+        except Exception:
+            tool = None
+    if tool is not None:
+        def start(code, offset):
+            if code not in seen:
+                note(code)
+            return mon.DISABLE
+        mon.register_callback(tool, mon.events.PY_START, start)
+        mon.set_events(tool, mon.events.PY_START)
+    else:
+        threading.setprofile(prof)
+        sys.setprofile(prof)
+    try:
+        runpy.run_module(mod, run_name='__main__', alter_sys=True)
+    finally:
+        if tool is not None:
+            try:
+                mon.set_events(tool, 0)
+            except Exception:
+                pass
+        else:
+            sys.setprofile(None)
+            threading.setprofile(None)
+        if os.getpid() == pid:
+            try:
+                files = {}
+                for r, line in hits:
+                    files.setdefault(r, []).append([line, line, 0])
+                os.makedirs(os.path.dirname(out), exist_ok=True)
+                with open(out, 'w') as fh:
+                    json.dump({'files': files}, fh)
+            except Exception:
+                pass
+_fixpoint_trace()
+`
+
+// TraceTests runs the tests SelectTests narrows pytest or unittest to
+// under traceScript: the same interpreter, module and arguments, with the
+// functions they ran written to lang.TracePath. Other runners (a
+// configured command, a custom module) are not traced.
+func (l Language) TraceTests(_ *sandbox.Snapshot, r testrun.Runner, tests []testrun.Result) (testrun.Runner, bool) {
+	sel, ok := l.SelectTests(r, tests)
+	if !ok || len(sel.Args) < 3 || sel.Args[1] != "-m" {
+		return r, false
+	}
+	out := sel
+	out.Args = append([]string{sel.Args[0], "-c", traceScript, lang.TracePath}, sel.Args[2:]...)
+	out.TracePath = lang.TracePath
+	return out, true
+}
+
+// ParseTrace reads traceScript's file: each function that ran, as a span
+// of the line of its def (or class method's def) with an unknown count.
+// Python gives a decorated function's first decorator line; the span is
+// moved to the def line that follows, which is the declaration's.
+func (Language) ParseTrace(snap *sandbox.Snapshot, root string, data []byte) (lang.Trace, error) {
+	tr, err := lang.ParseSpansJSON(snap, root, data, func(rel string) bool { return strings.HasSuffix(rel, ".py") })
+	if err != nil {
+		return nil, err
+	}
+	for rel, spans := range tr {
+		src, err := snap.Read(rel)
+		if err != nil {
+			delete(tr, rel)
+			continue
+		}
+		lines := bytes.Split(src, []byte("\n"))
+		for i, s := range spans {
+			d := defAfterDecorators(lines, s.From)
+			spans[i].From, spans[i].To = d, max(s.To, d)
+		}
+		tr[rel] = slices.CompactFunc(spans, func(a, b lang.Span) bool { return a == b })
+	}
+	return tr, nil
+}
+
+// defAfterDecorators is the 1-based line of the def or class a decorator
+// at line n belongs to, n itself when line n is no decorator.
+func defAfterDecorators(lines [][]byte, n int) int {
+	if n < 1 || n > len(lines) || !bytes.HasPrefix(bytes.TrimSpace(lines[n-1]), []byte("@")) {
+		return n
+	}
+	for i := n; i < len(lines) && i < n+50; i++ {
+		t := bytes.TrimSpace(lines[i])
+		for _, kw := range []string{"def ", "async def ", "class "} {
+			if bytes.HasPrefix(t, []byte(kw)) {
+				return i + 1
+			}
+		}
+	}
+	return n
+}

@@ -15,24 +15,30 @@ var _ lang.Tracer = Language{}
 // traceScript runs a module as `python -m` would (argv: trace file,
 // module, the module's arguments) while recording each Python function
 // that starts, and writes them at exit as lang.ParseSpansJSON reads them.
-// Only the standard library is used. On 3.12+ it registers a PY_START
-// callback with sys.monitoring (the profiler tool id) that disables
-// itself per function after the first call, so a function costs one
-// callback; before 3.12, or when another tool holds that id, a
-// sys.setprofile function (and threading.setprofile for later threads)
-// that ignores every event but "call". No settrace: no per-line cost, and
-// coverage.py or a debugger a test starts keeps its own hook.
+// Only the standard library is used, and no Python code runs per call:
+//   - 3.12+: a PY_START callback of sys.monitoring that disables itself
+//     per function after its first call (one callback per function). It
+//     takes tool id 4 or 3, which Python leaves unassigned, so that a
+//     test's cProfile (PROFILER_ID), coverage.py (COVERAGE_ID) or debugger
+//     still gets its own.
+//   - Before 3.12 (or with both ids taken): cProfile, a C profiler over
+//     sys.setprofile, without builtins or caller pairs, which counts calls
+//     per function; threads started later get their own through
+//     threading.setprofile, whose hook replaces itself with one. A test
+//     that installs its own profiler (sys.setprofile, cProfile) replaces
+//     this one from then on.
 //
-// Kept: code objects that make a new scope (functions, methods, lambdas;
-// not module or class bodies, whose import says little, nor
-// comprehensions, which run inside a function already kept) whose file is
-// under the directory the command started in and not under an installed
-// package's (site-packages, dist-packages, .venv, node_modules, .tox,
-// .nox). A test that installs its own profiler replaces this one from
-// then on; subprocesses are not traced. The trace holds at most 50000
-// functions. Nothing is printed; the trace is written by this process only
-// (not a fork's child), in a finally block, so SystemExit (pytest's exit
-// code) and exceptions pass through unchanged; a failed write is ignored.
+// No settrace: no per-line cost, and coverage.py or a debugger a test
+// starts keeps its own hook. Kept: code objects that make a new scope
+// (functions, methods, lambdas; not module or class bodies, whose import
+// says little, nor comprehensions, which run inside a function already
+// kept) whose file is under the directory the command started in and not
+// under an installed package's (site-packages, dist-packages, .venv,
+// node_modules, .tox, .nox). Subprocesses are not traced. The trace holds
+// at most 50000 functions. Nothing is printed; the file is written by
+// this process only (not a fork's child), in a finally block, so
+// SystemExit (pytest's exit code) and exceptions pass through unchanged;
+// a failed write is ignored.
 const traceScript = `import sys, os, json, threading, runpy
 def _fixpoint_trace():
     out, mod = sys.argv[1], sys.argv[2]
@@ -41,58 +47,67 @@ def _fixpoint_trace():
     out = os.path.join(root, out)
     if sys.path and sys.path[0] == '':
         sys.path[0] = root
-    skip = {'site-packages', 'dist-packages', '.venv', 'node_modules', '.tox', '.nox', '__pycache__'}
-    seen, hits, pid, limit = {}, [], os.getpid(), 50000
-    def note(c):
-        r = None
-        f = c.co_filename
-        if (c.co_flags & 2) and f and f[0] != '<' and (c.co_name == '<lambda>' or c.co_name[:1] != '<'):
-            f = f if os.path.isabs(f) else os.path.join(root, f)
-            r = os.path.relpath(os.path.normpath(f), root)
-            if r == '..' or r.startswith('..' + os.sep) or os.path.isabs(r) or skip.intersection(r.split(os.sep)):
-                r = None
-        seen[c] = r
-        if r is not None and len(hits) < limit:
-            hits.append((r.replace(os.sep, '/'), c.co_firstlineno))
-    def prof(frame, event, arg):
-        if event == 'call':
-            c = frame.f_code
-            if c not in seen:
-                note(c)
-    mon = getattr(sys, 'monitoring', None)
-    tool = None
-    if mon is not None:
+    pid = os.getpid()
+    counts = {}
+    mon, tool, profs = getattr(sys, 'monitoring', None), None, []
+    for t in (4, 3):
         try:
-            mon.use_tool_id(mon.PROFILER_ID, 'fixpoint-trace')
-            tool = mon.PROFILER_ID
+            mon.use_tool_id(t, 'fixpoint-trace')
+            tool = t
+            break
         except Exception:
-            tool = None
+            pass
     if tool is not None:
         def start(code, offset):
-            if code not in seen:
-                note(code)
+            counts[code] = 0
             return mon.DISABLE
         mon.register_callback(tool, mon.events.PY_START, start)
         mon.set_events(tool, mon.events.PY_START)
     else:
-        threading.setprofile(prof)
-        sys.setprofile(prof)
+        import cProfile
+        def thread_hook(frame, event, arg):
+            p = cProfile.Profile(subcalls=False, builtins=False)
+            profs.append(p)
+            p.enable()
+        try:
+            p = cProfile.Profile(subcalls=False, builtins=False)
+            p.enable()
+            profs.append(p)
+            threading.setprofile(thread_hook)
+        except Exception:
+            pass
     try:
         runpy.run_module(mod, run_name='__main__', alter_sys=True)
     finally:
         if tool is not None:
             try:
                 mon.set_events(tool, 0)
+                mon.free_tool_id(tool)
             except Exception:
                 pass
-        else:
-            sys.setprofile(None)
-            threading.setprofile(None)
+        for p in list(profs):
+            try:
+                p.disable()
+                for e in p.getstats():
+                    if not isinstance(e.code, str) and e.callcount > 0:
+                        counts[e.code] = counts.get(e.code, 0) + e.callcount
+            except Exception:
+                pass
         if os.getpid() == pid:
             try:
-                files = {}
-                for r, line in hits:
-                    files.setdefault(r, []).append([line, line, 0])
+                threading.setprofile(None)
+                skip = {'site-packages', 'dist-packages', '.venv', 'node_modules', '.tox', '.nox', '__pycache__'}
+                files, n = {}, 0
+                for c, k in counts.items():
+                    f = c.co_filename
+                    if n >= 50000 or not (c.co_flags & 2) or not f or f[0] == '<' or (c.co_name[:1] == '<' and c.co_name != '<lambda>'):
+                        continue
+                    f = f if os.path.isabs(f) else os.path.join(root, f)
+                    r = os.path.relpath(os.path.normpath(f), root)
+                    if r == '..' or r.startswith('..' + os.sep) or os.path.isabs(r) or skip.intersection(r.split(os.sep)):
+                        continue
+                    files.setdefault(r.replace(os.sep, '/'), []).append([c.co_firstlineno, c.co_firstlineno, k])
+                    n += 1
                 os.makedirs(os.path.dirname(out), exist_ok=True)
                 with open(out, 'w') as fh:
                     json.dump({'files': files}, fh)
@@ -117,7 +132,8 @@ func (l Language) TraceTests(_ *sandbox.Snapshot, r testrun.Runner, tests []test
 }
 
 // ParseTrace reads traceScript's file: each function that ran, as a span
-// of the line of its def (or class method's def) with an unknown count.
+// of the line of its def, with its call count before Python 3.12 and 0
+// (not known: the callback stops after the first call) from 3.12 on.
 // Python gives a decorated function's first decorator line; the span is
 // moved to the def line that follows, which is the declaration's.
 func (Language) ParseTrace(snap *sandbox.Snapshot, root string, data []byte) (lang.Trace, error) {

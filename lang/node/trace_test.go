@@ -1,0 +1,152 @@
+package node
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/fixpoint-dev/fixpoint/lang"
+	"github.com/fixpoint-dev/fixpoint/lang/langtest"
+	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
+)
+
+// libJS: used at line 2, unused 5, arrow 8, K.method 10, onlyOther 13.
+const libJS = `'use strict';
+function used(a) {
+  return a + 1;
+}
+function unused(a) {
+  return a - 1;
+}
+const arrow = (x) => used(x) * 2;
+class K {
+  method() { return 3; }
+}
+
+function onlyOther() { return unused(2); }
+module.exports = { used, unused, arrow, K, onlyOther };
+`
+
+// traceProject: test/a.test.js fails (arrow -> used, and an ESM import
+// of em); test/b.test.js passes and runs onlyOther -> unused and never,
+// which node --test runs in a process of its own that the trace leaves
+// out. bom.js starts with a BOM, which node strips before V8 sees the
+// text: b's offset is one less than in the file, and mapped without the
+// shift it would land on line 1.
+func traceProject(pkgJSON string) map[string]string {
+	return map[string]string{
+		"package.json": pkgJSON,
+		"lib.js":       libJS,
+		"esm.mjs":      "export function em(x) { return x; }\nexport function never() { return 0; }\n",
+		"bom.js":       "\ufeff'use strict';\nfunction b() {\n  return 1;\n}\nexports.b = b;\n",
+		"test/a.test.js": `const test = require('node:test');
+const assert = require('node:assert');
+const { arrow } = require('../lib.js');
+const { b } = require('../bom.js');
+test('fails', async () => {
+  const { em } = await import('../esm.mjs');
+  em(b());
+  assert.strictEqual(arrow(1), 5);
+});
+`,
+		"test/b.test.js": `const test = require('node:test');
+const { onlyOther } = require('../lib.js');
+test('other', async () => {
+  const { never } = await import('../esm.mjs');
+  never();
+  onlyOther();
+});
+`,
+	}
+}
+
+func TestTraceNodeTestInBwrap(t *testing.T) {
+	for _, tt := range []struct{ name, pkg, runner string }{
+		{name: "no script", pkg: `{"name":"p","version":"1.0.0"}`, runner: testrun.RunnerNode},
+		{name: "npm test script", pkg: `{"name":"p","version":"1.0.0","scripts":{"test":"node --test"}}`, runner: testrun.RunnerNPM},
+		{name: "npm test script with a directory", pkg: `{"name":"p","version":"1.0.0","scripts":{"test":"node --test test/"}}`, runner: testrun.RunnerNPM},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			files := traceProject(tt.pkg)
+			r := Language{}.TestCommand(langtest.SnapOf(files))
+			if r.Name != tt.runner {
+				t.Fatalf("TestCommand = %q %q, want runner %q", r.Name, r.Args, tt.runner)
+			}
+			got := langtest.RunTraced(t, Language{}, files, r)
+			if f := got.Baseline.Failures(); len(f) != 1 || f[0].Package != "test/a.test.js" {
+				t.Fatalf("baseline failures = %+v, want the one of test/a.test.js", f)
+			}
+			want := map[string][]int{"lib.js": {2, 8}, "esm.mjs": {1}, "bom.js": {2}, "test/a.test.js": {5}}
+			not := map[string][]int{"lib.js": {5, 10, 13}, "esm.mjs": {2}}
+			for f, lines := range want {
+				for _, l := range lines {
+					if !langtest.HasLine(got.Trace[f], l) {
+						t.Errorf("trace of %s = %v, want a span at line %d", f, got.Trace[f], l)
+					}
+				}
+			}
+			for f, lines := range not {
+				for _, l := range lines {
+					if langtest.HasLine(got.Trace[f], l) {
+						t.Errorf("trace of %s = %v, want none at line %d (run by the passing file only, or never)", f, got.Trace[f], l)
+					}
+				}
+			}
+			if s := got.Trace["lib.js"]; len(s) > 0 && s[0].Count < 1 {
+				t.Errorf("trace of lib.js = %v, want call counts", s)
+			}
+			if _, ok := got.Trace["test/b.test.js"]; ok {
+				t.Errorf("trace holds test/b.test.js, whose process ran no failing test: %v", got.Trace)
+			}
+			for _, f := range got.Workspace {
+				if _, ok := files[f]; !ok && f != lang.TracePath {
+					t.Errorf("the traced run left %s in the workspace", f)
+				}
+			}
+			t.Logf("selected run %v, traced %v", got.Untraced, got.TracedWall)
+		})
+	}
+}
+
+// Only node --test is traced: the runners whose modules are transformed
+// (jest, vitest), mocha (one process, not narrowed), ava and scripts
+// fixpoint cannot read are not; nor is a failure without a test file.
+func TestTraceTestsRunners(t *testing.T) {
+	failed := []testrun.Result{{ID: "fails", Package: "test/a.test.js", Status: testrun.StatusFail}}
+	for _, tt := range []struct {
+		name  string
+		pkg   string
+		tests []testrun.Result
+		want  bool
+	}{
+		{name: "node --test", pkg: `{}`, tests: failed, want: true},
+		{name: "npm node --test", pkg: `{"scripts":{"test":"node --test"}}`, tests: failed, want: true},
+		{name: "no failing tests", pkg: `{}`, tests: nil},
+		{name: "a failure without a file", pkg: `{}`, tests: []testrun.Result{{ID: "fails", Status: testrun.StatusFail}}},
+		{name: "a file outside the workspace", pkg: `{}`, tests: []testrun.Result{{ID: "x", Package: "../x.test.js"}}},
+		{name: "jest", pkg: `{"scripts":{"test":"jest"},"devDependencies":{"jest":"29"}}`, tests: failed},
+		{name: "vitest", pkg: `{"scripts":{"test":"vitest"},"devDependencies":{"vitest":"1"}}`, tests: failed},
+		{name: "mocha", pkg: `{"scripts":{"test":"mocha"},"devDependencies":{"mocha":"10"}}`, tests: failed},
+		{name: "ava", pkg: `{"scripts":{"test":"ava"},"devDependencies":{"ava":"6"}}`, tests: []testrun.Result{{ID: "adds", Package: "test/a.js"}}},
+		{name: "unknown script", pkg: `{"scripts":{"test":"tape test/*.js"}}`, tests: failed},
+		{name: "composed node --test", pkg: `{"scripts":{"test":"node --test | tap-spec"}}`, tests: failed},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := nodeRunner([]byte(tt.pkg))
+			got, ok := Language{}.TraceTests(nil, r, tt.tests)
+			if ok != tt.want {
+				t.Fatalf("TraceTests(%q) ok = %v, want %v", r.Args, ok, tt.want)
+			}
+			if !ok {
+				if got.TracePath != "" || !slices.Equal(got.Args, r.Args) {
+					t.Errorf("TraceTests(%q) = %q with trace %q, want r unchanged", r.Args, got.Args, got.TracePath)
+				}
+				return
+			}
+			if got.TracePath != lang.TracePath || !slices.Equal(got.Args[len(got.Args)-len(r.Args):], r.Args) ||
+				!slices.Equal(got.Env, r.Env) || got.ReportPath != r.ReportPath || !strings.Contains(got.Args[6], `"test/a.test.js"`) {
+				t.Errorf("TraceTests(%q) = %+v, want the same command, env and report, wrapped, with the failing file", r.Args, got)
+			}
+		})
+	}
+}

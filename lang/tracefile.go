@@ -59,7 +59,7 @@ func ParseSpansJSON(snap *sandbox.Snapshot, root string, data []byte, keep func(
 		if !ok || !keep(rel) {
 			continue
 		}
-		var rows [][]json.Number
+		var rows [][]json.RawMessage
 		if json.Unmarshal(doc.Files[name], &rows) != nil {
 			continue
 		}
@@ -103,13 +103,15 @@ func traceRel(snap *sandbox.Snapshot, root, name string) (string, bool) {
 	return rel, true
 }
 
-func traceSpan(row []json.Number) (Span, bool) {
+// traceSpan reads [from, to, count] (count optional, later cells
+// ignored); each a JSON number that is an integer.
+func traceSpan(row []json.RawMessage) (Span, bool) {
 	if len(row) < 2 {
 		return Span{}, false
 	}
-	num := func(n json.Number) (int, bool) {
-		f, err := n.Float64()
-		if err != nil || math.IsNaN(f) || f != math.Trunc(f) {
+	num := func(raw json.RawMessage) (int, bool) {
+		var f float64
+		if json.Unmarshal(raw, &f) != nil || f != math.Trunc(f) {
 			return 0, false
 		}
 		return int(max(min(f, math.MaxInt32), math.MinInt32)), true

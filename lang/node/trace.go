@@ -83,13 +83,13 @@ function add(r, fns) {
   if (end !== src.s.length) {
     if (src.s.charCodeAt(0) === 0xfeff && end === src.s.length - 1) shift = 1; else return;
   }
-  let m = files.get(r);
-  if (!m) { m = new Map(); files.set(r, m); }
   for (const f of fns) {
     if (f === top || !f || !Array.isArray(f.ranges) || !f.ranges[0]) continue;
     const { startOffset, count } = f.ranges[0];
     if (!(count > 0) || !Number.isInteger(startOffset) || startOffset < 0 || startOffset >= end) continue;
     const line = lineOf(src.starts, startOffset + shift);
+    let m = files.get(r);
+    if (!m) { m = new Map(); files.set(r, m); }
     if (!m.has(line)) { if (spans >= 200000) continue; spans++; }
     m.set(line, Math.min((m.get(line) || 0) + count, 2147483647));
   }

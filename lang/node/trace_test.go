@@ -1,12 +1,17 @@
 package node
 
 import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/fixpoint-dev/fixpoint/lang"
 	"github.com/fixpoint-dev/fixpoint/lang/langtest"
+	"github.com/fixpoint-dev/fixpoint/sandbox/sandboxtest"
 	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
 )
 
@@ -148,5 +153,75 @@ func TestTraceTestsRunners(t *testing.T) {
 				t.Errorf("TraceTests(%q) = %+v, want the same command, env and report, wrapped, with the failing file", r.Args, got)
 			}
 		})
+	}
+}
+
+// mergeScript keeps only what it can map: file:// scripts under the
+// working directory, outside node_modules, whose top-level range spans
+// the file on disk exactly (a transformed or wrapped source does not),
+// from processes that loaded a listed test file; called functions only.
+func TestMergeScript(t *testing.T) {
+	sandboxtest.RequireCommand(t, "node")
+	root := t.TempDir()
+	outside := t.TempDir()
+	write := func(dir, rel, text string) {
+		t.Helper()
+		p := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lib := "function a() {}\nfunction b() {}\n" // a at 0, b at 16; 32 long
+	write(root, "lib.js", lib)
+	write(root, "ts.ts", lib) // its coverage claims a longer (transpiled) text
+	write(root, "node_modules/dep/i.js", lib)
+	write(root, "test/t.test.js", "x\n")
+	write(root, "test/other.test.js", "x\n")
+	write(outside, "o.js", lib)
+	script := func(p string, end int, fns ...[3]int) map[string]any {
+		list := []any{map[string]any{"functionName": "", "ranges": []any{map[string]any{"startOffset": 0, "endOffset": end, "count": 1}}}}
+		for _, f := range fns {
+			list = append(list, map[string]any{"functionName": "f", "ranges": []any{map[string]any{"startOffset": f[0], "endOffset": f[1], "count": f[2]}}})
+		}
+		return map[string]any{"url": "file://" + p, "functions": list}
+	}
+	cov := t.TempDir()
+	dump := func(name string, scripts ...map[string]any) {
+		t.Helper()
+		data, err := json.Marshal(map[string]any{"result": scripts})
+		if err != nil {
+			t.Fatal(err)
+		}
+		write(cov, name, string(data))
+	}
+	dump("coverage-1-1-0.json",
+		script(filepath.Join(root, "test/t.test.js"), 2),
+		script(filepath.Join(root, "lib.js"), len(lib), [3]int{0, 15, 2}, [3]int{16, 31, 0}, [3]int{-5, 3, 1}, [3]int{900, 901, 1}),
+		script(filepath.Join(root, "ts.ts"), len(lib)+40, [3]int{0, 15, 1}),
+		script(filepath.Join(root, "node_modules/dep/i.js"), len(lib), [3]int{0, 15, 1}),
+		script(filepath.Join(outside, "o.js"), len(lib), [3]int{0, 15, 1}),
+		map[string]any{"url": "node:internal/x", "functions": []any{}},
+		map[string]any{"url": 42})
+	dump("coverage-2-1-0.json", // a passing file's process
+		script(filepath.Join(root, "test/other.test.js"), 2),
+		script(filepath.Join(root, "lib.js"), len(lib), [3]int{16, 31, 5}))
+	dump("coverage-3-1-0.json", script(filepath.Join(root, "test/t.test.js"), 2), script(filepath.Join(root, "lib.js"), len(lib), [3]int{0, 15, 1}))
+	write(cov, "coverage-4-1-0.json", "{not json")
+	write(cov, "other.json", `{"result":[]}`)
+	cmd := exec.CommandContext(t.Context(), "node", "-e", mergeScript, cov, lang.TracePath, `["test/t.test.js"]`)
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil || len(out) > 0 {
+		t.Fatalf("merge: %v, printed %q", err, out)
+	}
+	data, err := os.ReadFile(filepath.Join(root, lang.TracePath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = `{"files":{"lib.js":[[1,1,3]]}}`
+	if string(data) != want {
+		t.Errorf("merged trace = %s, want %s", data, want)
 	}
 }

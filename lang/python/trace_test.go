@@ -184,3 +184,68 @@ func TestParseTraceDecorators(t *testing.T) {
 		t.Errorf("ParseTrace(%s) = %v, want %v", data, got, want)
 	}
 }
+
+// What a test may do to the tracer: run code in a thread (traced: the
+// thread gets its own profiler), fork a child that exits (the child
+// writes nothing), install its own cProfile (the test still works; the
+// tracer may lose what runs after it), and end the run with its own
+// exit status (kept).
+func TestTracePytestEdgesInBwrap(t *testing.T) {
+	files := map[string]string{
+		"conftest.py": "",
+		"pkg/__init__.py": `def in_thread():
+    return 1
+
+
+def in_child():
+    return 2
+
+
+def profiled():
+    return 3
+`,
+		"tests/test_edges.py": `import os, threading, cProfile
+import pkg
+
+
+def test_a_thread():
+    out = []
+    th = threading.Thread(target=lambda: out.append(pkg.in_thread()))
+    th.start()
+    th.join()
+    assert out == [2]
+
+
+def test_b_fork():
+    pid = os.fork()
+    if pid == 0:
+        pkg.in_child()
+        os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    assert status == 1
+
+
+def test_c_own_profiler():
+    p = cProfile.Profile()
+    p.enable()
+    v = pkg.profiled()
+    p.disable()
+    assert v == 4
+
+
+def test_passes():
+    assert True
+`,
+	}
+	r := Language{}.TestCommand(langtest.SnapOf(files))
+	got := langtest.RunTraced(t, Language{}, files, r)
+	if got.Selected.Failed != 3 || got.Selected.Passed != 0 {
+		t.Fatalf("selected run: %d failed, %d passed; want the three failing tests", got.Selected.Failed, got.Selected.Passed)
+	}
+	if spans := got.Trace["pkg/__init__.py"]; !langtest.HasLine(spans, 1) || langtest.HasLine(spans, 5) {
+		t.Errorf("trace of pkg/__init__.py = %v, want in_thread (line 1), run in a thread, and not in_child (5), run in a forked child only", spans)
+	}
+	if spans := got.Trace["tests/test_edges.py"]; !langtest.HasLine(spans, 5) || !langtest.HasLine(spans, 13) {
+		t.Errorf("trace of tests/test_edges.py = %v, want the tests at lines 5 and 13", spans)
+	}
+}

@@ -2,6 +2,7 @@ package langtest
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -32,7 +33,7 @@ type TracedRun struct {
 // SelectTests (or the whole runner when it does not narrow r), untraced,
 // then traced by tr. It checks what every tracer must keep: the traced
 // run's exit code, counts and failing test ids equal the untraced ones,
-// and a trace file was read back. The trace is parsed with tr.ParseTrace.
+// its output (numbers aside), and a trace file was read back. The trace is parsed with tr.ParseTrace.
 func RunTraced(t *testing.T, l interface {
 	lang.Tracer
 	lang.TestSelector
@@ -83,6 +84,9 @@ func RunTraced(t *testing.T, l interface {
 	if got, want := reportShape(out.Traced), reportShape(out.Selected); got != want {
 		t.Errorf("traced report = %s, want the untraced selected run's %s\ntraced output:\n%s", got, want, out.Traced.Output)
 	}
+	if got, want := numbersOut.ReplaceAllString(out.Traced.Output, "#"), numbersOut.ReplaceAllString(out.Selected.Output, "#"); got != want {
+		t.Errorf("traced output differs from the untraced selected run's (numbers aside):\n%s\nwant:\n%s", got, want)
+	}
 	if out.Traced.Trace == nil {
 		t.Fatalf("traced run wrote no %s; output:\n%s", lang.TracePath, out.Traced.Output)
 	}
@@ -100,6 +104,10 @@ func RunTraced(t *testing.T, l interface {
 	sort.Strings(out.Workspace)
 	return out
 }
+
+// numbersOut are the parts of a run's output that differ between two runs
+// of the same tests: durations, addresses, process ids.
+var numbersOut = regexp.MustCompile(`0x[0-9a-fA-F]+|[0-9]+`)
 
 // reportShape is what a traced run must not change: the exit code, the
 // counts and each test's id and status.

@@ -15,18 +15,20 @@ var _ lang.Tracer = Language{}
 // traceScript runs a module as `python -m` would (argv: trace file,
 // module, the module's arguments) while recording each Python function
 // that starts, and writes them at exit as lang.ParseSpansJSON reads them.
-// Only the standard library is used, and no Python code runs per call:
+// Only the standard library is used:
 //   - 3.12+: a PY_START callback of sys.monitoring that disables itself
 //     per function after its first call (one callback per function). It
 //     takes tool id 4 or 3, which Python leaves unassigned, so that a
 //     test's cProfile (PROFILER_ID), coverage.py (COVERAGE_ID) or debugger
 //     still gets its own.
-//   - Before 3.12 (or with both ids taken): cProfile, a C profiler over
-//     sys.setprofile, without builtins or caller pairs, which counts calls
-//     per function; threads started later get their own through
-//     threading.setprofile, whose hook replaces itself with one. A test
-//     that installs its own profiler (sys.setprofile, cProfile) replaces
-//     this one from then on.
+//   - Before 3.12 (or with both ids taken): a sys.setprofile function
+//     (threading.setprofile for threads started later) that returns at
+//     once on every event but "call" and looks the code object up in a
+//     dict. A test that installs its own profiler (sys.setprofile,
+//     cProfile) replaces this one from then on. Not cProfile, which costs
+//     less per call: when a test enables and disables its own cProfile,
+//     3.11 prints a SystemError at exit ("bad argument to internal
+//     function") and loses the stats, which would change the run's stderr.
 //
 // No settrace: no per-line cost, and coverage.py or a debugger a test
 // starts keeps its own hook. Kept: code objects that make a new scope
@@ -48,8 +50,8 @@ def _fixpoint_trace():
     if sys.path and sys.path[0] == '':
         sys.path[0] = root
     pid = os.getpid()
-    counts = {}
-    mon, tool, profs = getattr(sys, 'monitoring', None), None, []
+    seen = {}
+    mon, tool = getattr(sys, 'monitoring', None), None
     for t in (4, 3):
         try:
             mon.use_tool_id(t, 'fixpoint-trace')
@@ -59,23 +61,18 @@ def _fixpoint_trace():
             pass
     if tool is not None:
         def start(code, offset):
-            counts[code] = 0
+            seen[code] = 0
             return mon.DISABLE
         mon.register_callback(tool, mon.events.PY_START, start)
         mon.set_events(tool, mon.events.PY_START)
     else:
-        import cProfile
-        def thread_hook(frame, event, arg):
-            p = cProfile.Profile(subcalls=False, builtins=False)
-            profs.append(p)
-            p.enable()
-        try:
-            p = cProfile.Profile(subcalls=False, builtins=False)
-            p.enable()
-            profs.append(p)
-            threading.setprofile(thread_hook)
-        except Exception:
-            pass
+        def prof(frame, event, arg):
+            if event == 'call':
+                c = frame.f_code
+                if c not in seen:
+                    seen[c] = 0
+        threading.setprofile(prof)
+        sys.setprofile(prof)
     try:
         runpy.run_module(mod, run_name='__main__', alter_sys=True)
     finally:
@@ -85,20 +82,14 @@ def _fixpoint_trace():
                 mon.free_tool_id(tool)
             except Exception:
                 pass
-        for p in list(profs):
-            try:
-                p.disable()
-                for e in p.getstats():
-                    if not isinstance(e.code, str) and e.callcount > 0:
-                        counts[e.code] = counts.get(e.code, 0) + e.callcount
-            except Exception:
-                pass
+        else:
+            sys.setprofile(None)
+            threading.setprofile(None)
         if os.getpid() == pid:
             try:
-                threading.setprofile(None)
                 skip = {'site-packages', 'dist-packages', '.venv', 'node_modules', '.tox', '.nox', '__pycache__'}
                 files, n = {}, 0
-                for c, k in counts.items():
+                for c in list(seen):
                     f = c.co_filename
                     if n >= 50000 or not (c.co_flags & 2) or not f or f[0] == '<' or (c.co_name[:1] == '<' and c.co_name != '<lambda>'):
                         continue
@@ -106,7 +97,7 @@ def _fixpoint_trace():
                     r = os.path.relpath(os.path.normpath(f), root)
                     if r == '..' or r.startswith('..' + os.sep) or os.path.isabs(r) or skip.intersection(r.split(os.sep)):
                         continue
-                    files.setdefault(r.replace(os.sep, '/'), []).append([c.co_firstlineno, c.co_firstlineno, k])
+                    files.setdefault(r.replace(os.sep, '/'), []).append([c.co_firstlineno, c.co_firstlineno, 0])
                     n += 1
                 os.makedirs(os.path.dirname(out), exist_ok=True)
                 with open(out, 'w') as fh:
@@ -132,8 +123,8 @@ func (l Language) TraceTests(_ *sandbox.Snapshot, r testrun.Runner, tests []test
 }
 
 // ParseTrace reads traceScript's file: each function that ran, as a span
-// of the line of its def, with its call count before Python 3.12 and 0
-// (not known: the callback stops after the first call) from 3.12 on.
+// of the line of its def, with count 0 (not known: the tracer records a
+// function's first call only).
 // Python gives a decorated function's first decorator line; the span is
 // moved to the def line that follows, which is the declaration's.
 func (Language) ParseTrace(snap *sandbox.Snapshot, root string, data []byte) (lang.Trace, error) {

@@ -109,34 +109,48 @@ fs.mkdirSync(path.dirname(path.join(root, out)), { recursive: true });
 fs.writeFileSync(path.join(root, out), JSON.stringify({ files: o }));
 `
 
-// TraceTests traces node --test runs (node's own runner, directly or as
-// the test script's), with V8's coverage (coverageWrap, mergeScript):
-// node's built-ins only, nothing installed. node --test is not narrowed
-// (see SelectTests): the whole suite runs, and only the processes that
-// loaded a failing test's file (Result.Package, read from the TAP
-// location) are kept, which is the failing files' spectrum; a failing
-// result without a file gives no trace.
+// TraceTests traces node --test and ava runs with V8's coverage
+// (coverageWrap, mergeScript): node's built-ins only, nothing installed.
+//   - node --test (node's own runner, directly or as the test script) is
+//     not narrowed (see SelectTests): the whole suite runs, and only the
+//     processes that loaded a failing test's file (Result.Package, read
+//     from the TAP location) are kept, which is the failing files'
+//     spectrum; a failing result without a file gives no trace.
+//   - ava is narrowed as SelectTests narrows it (--match with the
+//     titles). Its TAP names no file, so every worker's coverage is kept:
+//     the other test files still load (their top-level code runs), but
+//     none of their tests do. Checked by hand with ava 6.4.1 under bwrap
+//     (its package is in no cache the tests can count on).
 //
 // Not traced: jest (it runs each module through its own vm wrapper and
 // babel-jest's transform, so V8's offsets are not the file's), vitest
 // (vite transforms every module, TypeScript or not), mocha (every file
 // runs in one process and SelectTests does not narrow it, so the trace
-// would be the whole suite's), ava (narrowed by title with --match, but
-// not tested here: its package is not in the offline caches) and
-// composed or unknown scripts.
-func (Language) TraceTests(_ *sandbox.Snapshot, r testrun.Runner, tests []testrun.Result) (testrun.Runner, bool) {
-	if len(tests) == 0 || !nodeTestRunner(r) {
+// would be the whole suite's), composed and unknown scripts.
+func (l Language) TraceTests(_ *sandbox.Snapshot, r testrun.Runner, tests []testrun.Result) (testrun.Runner, bool) {
+	if len(tests) == 0 {
 		return r, false
 	}
-	var files []string
-	for _, t := range tests {
-		f := t.Package
-		if f == "" || strings.HasPrefix(f, "/") || strings.HasPrefix(f, "../") || strings.ContainsAny(f, "\n\x00") || !isSource(f) {
+	files := []string{}
+	switch {
+	case r.Name == RunnerAva || avaArgs(r.Args):
+		sel, ok := l.SelectTests(r, tests)
+		if !ok {
 			return r, false
 		}
-		if f = path.Clean(f); !slices.Contains(files, f) {
-			files = append(files, f)
+		r = sel
+	case nodeTestRunner(r):
+		for _, t := range tests {
+			f := t.Package
+			if f == "" || strings.HasPrefix(f, "/") || strings.HasPrefix(f, "../") || strings.ContainsAny(f, "\n\x00") || !isSource(f) {
+				return r, false
+			}
+			if f = path.Clean(f); !slices.Contains(files, f) {
+				files = append(files, f)
+			}
 		}
+	default:
+		return r, false
 	}
 	list, err := json.Marshal(files)
 	if err != nil {

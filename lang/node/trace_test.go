@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/fixpoint-dev/fixpoint/lang"
@@ -113,9 +112,10 @@ func TestTraceNodeTestInBwrap(t *testing.T) {
 	}
 }
 
-// Only node --test is traced: the runners whose modules are transformed
-// (jest, vitest), mocha (one process, not narrowed), ava and scripts
-// fixpoint cannot read are not; nor is a failure without a test file.
+// node --test and ava are traced: not the runners whose modules are
+// transformed (jest, vitest), mocha (one process, not narrowed) and
+// scripts fixpoint cannot read; nor a node --test failure without a test
+// file.
 func TestTraceTestsRunners(t *testing.T) {
 	failed := []testrun.Result{{ID: "fails", Package: "test/a.test.js", Status: testrun.StatusFail}}
 	for _, tt := range []struct {
@@ -132,7 +132,7 @@ func TestTraceTestsRunners(t *testing.T) {
 		{name: "jest", pkg: `{"scripts":{"test":"jest"},"devDependencies":{"jest":"29"}}`, tests: failed},
 		{name: "vitest", pkg: `{"scripts":{"test":"vitest"},"devDependencies":{"vitest":"1"}}`, tests: failed},
 		{name: "mocha", pkg: `{"scripts":{"test":"mocha"},"devDependencies":{"mocha":"10"}}`, tests: failed},
-		{name: "ava", pkg: `{"scripts":{"test":"ava"},"devDependencies":{"ava":"6"}}`, tests: []testrun.Result{{ID: "adds", Package: "test/a.js"}}},
+		{name: "ava", pkg: `{"scripts":{"test":"ava"},"devDependencies":{"ava":"6"}}`, tests: []testrun.Result{{ID: "math › adds", Name: "math › adds"}}, want: true},
 		{name: "unknown script", pkg: `{"scripts":{"test":"tape test/*.js"}}`, tests: failed},
 		{name: "composed node --test", pkg: `{"scripts":{"test":"node --test | tap-spec"}}`, tests: failed},
 	} {
@@ -148,9 +148,17 @@ func TestTraceTestsRunners(t *testing.T) {
 				}
 				return
 			}
-			if got.TracePath != lang.TracePath || !slices.Equal(got.Args[len(got.Args)-len(r.Args):], r.Args) ||
-				!slices.Equal(got.Env, r.Env) || got.ReportPath != r.ReportPath || !strings.Contains(got.Args[6], `"test/a.test.js"`) {
-				t.Errorf("TraceTests(%q) = %+v, want the same command, env and report, wrapped, with the failing file", r.Args, got)
+			sel, narrowed := Language{}.SelectTests(r, tt.tests)
+			if !narrowed {
+				sel = r
+			}
+			files := `["test/a.test.js"]`
+			if tt.name == "ava" {
+				files = "[]" // ava's TAP names no file: every worker is kept
+			}
+			if got.TracePath != lang.TracePath || !slices.Equal(got.Args[7:], sel.Args) || got.Args[6] != files ||
+				!slices.Equal(got.Env, r.Env) || got.ReportPath != r.ReportPath {
+				t.Errorf("TraceTests(%q) = %+v, want the selected command %q, env and report, wrapped, with files %s", r.Args, got, sel.Args, files)
 			}
 		})
 	}

@@ -1,0 +1,126 @@
+package langtest
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fixpoint-dev/fixpoint/lang"
+	"github.com/fixpoint-dev/fixpoint/sandbox"
+	"github.com/fixpoint-dev/fixpoint/sandbox/bwrap"
+	"github.com/fixpoint-dev/fixpoint/sandbox/sandboxtest"
+	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
+)
+
+// TracedRun is what RunTraced saw.
+type TracedRun struct {
+	Baseline, Selected, Traced *testrun.Report
+	Trace                      lang.Trace
+	// Workspace lists the regular files in the session's workspace after
+	// the traced run (slash paths, sorted).
+	Workspace []string
+	// Untraced and TracedWall are the wall times of the selected and the
+	// traced runs, for a note (never asserted).
+	Untraced, TracedWall time.Duration
+}
+
+// RunTraced runs a tiny project in a bubblewrap session the way a fix
+// does: the whole suite (baseline), then the failing tests narrowed by
+// SelectTests (or the whole runner when it does not narrow r), untraced,
+// then traced by tr. It checks what every tracer must keep: the traced
+// run's exit code, counts and failing test ids equal the untraced ones,
+// its output (numbers aside), and a trace file was read back. The trace is parsed with tr.ParseTrace.
+func RunTraced(t *testing.T, l interface {
+	lang.Tracer
+	lang.TestSelector
+}, files map[string]string, r testrun.Runner) TracedRun {
+	t.Helper()
+	sandboxtest.RequireCommand(t, "bwrap")
+	b, err := bwrap.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess, err := b.Start(t.Context(), sandbox.Spec{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sess.Close() })
+	snap := SnapOf(files)
+	if _, err := sess.Sync(t.Context(), snap); err != nil {
+		t.Fatal(err)
+	}
+	run := func(r testrun.Runner) (*testrun.Report, time.Duration) {
+		t.Helper()
+		start := time.Now()
+		rep, err := testrun.Run(t.Context(), sess, r, sandbox.Limits{Timeout: 5 * time.Minute}, nil)
+		if err != nil {
+			t.Fatalf("run %q: %v", r.Args, err)
+		}
+		return rep, time.Since(start)
+	}
+	var out TracedRun
+	out.Baseline, _ = run(r)
+	failed := out.Baseline.Failures()
+	if len(failed) == 0 {
+		t.Fatalf("baseline %q: no failing test (exit %d): %s", r.Args, out.Baseline.ExitCode, out.Baseline.Output)
+	}
+	sel, ok := l.SelectTests(r, failed)
+	if !ok {
+		sel = r
+	}
+	traced, ok := l.TraceTests(snap, r, failed)
+	if !ok {
+		t.Fatalf("TraceTests(%q) = false, want a traced runner", r.Args)
+	}
+	if traced.TracePath != lang.TracePath {
+		t.Errorf("traced runner's TracePath = %q, want %q", traced.TracePath, lang.TracePath)
+	}
+	out.Selected, out.Untraced = run(sel)
+	out.Traced, out.TracedWall = run(traced)
+	if got, want := reportShape(out.Traced), reportShape(out.Selected); got != want {
+		t.Errorf("traced report = %s, want the untraced selected run's %s\ntraced output:\n%s", got, want, out.Traced.Output)
+	}
+	if got, want := numbersOut.ReplaceAllString(out.Traced.Output, "#"), numbersOut.ReplaceAllString(out.Selected.Output, "#"); got != want {
+		t.Errorf("traced output differs from the untraced selected run's (numbers aside):\n%s\nwant:\n%s", got, want)
+	}
+	if out.Traced.Trace == nil {
+		t.Fatalf("traced run wrote no %s; output:\n%s", lang.TracePath, out.Traced.Output)
+	}
+	out.Trace, err = l.ParseTrace(snap, out.Traced.Trace.Root, out.Traced.Trace.Data)
+	if err != nil {
+		t.Fatalf("ParseTrace(%q): %v", out.Traced.Trace.Data, err)
+	}
+	res, err := sess.Run(t.Context(), sandbox.Command{Args: []string{"find", ".", "-type", "f"}})
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("list the workspace: %v %+v", err, res)
+	}
+	for _, f := range strings.Fields(string(res.Stdout)) {
+		out.Workspace = append(out.Workspace, strings.TrimPrefix(f, "./"))
+	}
+	sort.Strings(out.Workspace)
+	return out
+}
+
+// numbersOut are the parts of a run's output that differ between two runs
+// of the same tests: durations, addresses, process ids.
+var numbersOut = regexp.MustCompile(`0x[0-9a-fA-F]+|[0-9]+`)
+
+// reportShape is what a traced run must not change: the exit code, the
+// counts and each test's id and status.
+func reportShape(r *testrun.Report) string {
+	var ids []string
+	for _, t := range r.Tests {
+		ids = append(ids, fmt.Sprintf("%s=%v", t.ID, t.Status))
+	}
+	slices.Sort(ids)
+	return fmt.Sprintf("exit %d, passed %d, failed %d, skipped %d, %q", r.ExitCode, r.Passed, r.Failed, r.Skipped, ids)
+}
+
+// HasLine reports whether spans hold a span starting at line.
+func HasLine(spans []lang.Span, line int) bool {
+	return slices.ContainsFunc(spans, func(s lang.Span) bool { return s.From == line })
+}

@@ -1,0 +1,251 @@
+package python
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/fixpoint-dev/fixpoint/lang"
+	"github.com/fixpoint-dev/fixpoint/lang/langtest"
+	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
+)
+
+// calcPy is the module under test: line 4 helper, 8 never_called, 12 the
+// decorator of cached (13), 17 Box, 18 __init__, 21 get, 24 unused, 28
+// doubled.
+const calcPy = `import functools
+
+
+def helper(x):
+    return x * 2
+
+
+def never_called(x):
+    return x - 1
+
+
+@functools.lru_cache(maxsize=None)
+def cached(x):
+    return helper(x) + 1
+
+
+class Box:
+    def __init__(self, v):
+        self.v = v
+
+    def get(self):
+        return cached(self.v)
+
+    def unused(self):
+        return 0
+
+
+def doubled(x):
+    return helper(x)
+`
+
+// The failing test runs get -> cached -> helper; the passing tests (one
+// in the same file, one in another) run doubled and never_called, which
+// the trace must not hold: SelectTests narrows pytest to the failing
+// node id.
+func TestTracePytestInBwrap(t *testing.T) {
+	files := map[string]string{
+		"pkg/__init__.py": "",
+		"pkg/calc.py":     calcPy,
+		"tests/test_calc.py": `from pkg.calc import Box, doubled
+
+
+def test_box():
+    assert Box(2).get() == 6
+
+
+def test_doubled():
+    assert doubled(2) == 4
+`,
+		"tests/test_other.py": "from pkg.calc import never_called\n\n\ndef test_never():\n    assert never_called(1) == 0\n",
+	}
+	r := Language{}.TestCommand(langtest.SnapOf(files))
+	if r.Name != testrun.RunnerPytest {
+		t.Fatalf("TestCommand = %q, want pytest", r.Name)
+	}
+	got := langtest.RunTraced(t, Language{}, files, r)
+	if f := got.Selected.Failures(); len(f) != 1 || f[0].ID != "tests/test_calc.py::test_box" || got.Selected.Passed != 0 {
+		t.Fatalf("selected run = %d passed, failures %+v; want test_box alone", got.Selected.Passed, f)
+	}
+	checkCalcTrace(t, got)
+	if want := "tests/test_calc.py"; !langtest.HasLine(got.Trace[want], 4) || langtest.HasLine(got.Trace[want], 8) {
+		t.Errorf("trace of %s = %v, want test_box (4) and not test_doubled (8)", want, got.Trace[want])
+	}
+	if _, ok := got.Trace["tests/test_other.py"]; ok {
+		t.Errorf("trace holds tests/test_other.py, which the selected run did not run: %v", got.Trace)
+	}
+	t.Logf("selected run %v, traced %v", got.Untraced, got.TracedWall)
+}
+
+// unittest is narrowed to the failing test's dotted id and traced the
+// same way.
+func TestTraceUnittestInBwrap(t *testing.T) {
+	files := map[string]string{
+		"pkg/__init__.py":   "",
+		"pkg/calc.py":       calcPy,
+		"tests/__init__.py": "",
+		"tests/testcalc.py": `import unittest
+from pkg.calc import Box, doubled, never_called
+
+
+class CalcTest(unittest.TestCase):
+    def test_box(self):
+        self.assertEqual(Box(2).get(), 6)
+
+    def test_doubled(self):
+        self.assertEqual(doubled(2), 4)
+
+    def test_never(self):
+        self.assertEqual(never_called(1), 0)
+`,
+	}
+	r := Language{}.TestCommand(langtest.SnapOf(files))
+	if r.Name != testrun.RunnerUnittest {
+		t.Fatalf("TestCommand = %q, want unittest", r.Name)
+	}
+	got := langtest.RunTraced(t, Language{}, files, r)
+	if f := got.Selected.Failures(); len(f) != 1 || !strings.Contains(f[0].ID, "test_box") {
+		t.Fatalf("selected run failures = %+v, want test_box alone", f)
+	}
+	checkCalcTrace(t, got)
+}
+
+// checkCalcTrace checks the trace of a run of test_box alone: calcPy's
+// functions it ran, with the decorated one at its def line, and none of
+// the others.
+func checkCalcTrace(t *testing.T, got langtest.TracedRun) {
+	t.Helper()
+	calc := got.Trace["pkg/calc.py"]
+	for _, line := range []int{4, 13, 18, 21} {
+		if !langtest.HasLine(calc, line) {
+			t.Errorf("trace of pkg/calc.py = %v, want a span at line %d", calc, line)
+		}
+	}
+	for _, line := range []int{8, 12, 24, 28} {
+		if langtest.HasLine(calc, line) {
+			t.Errorf("trace of pkg/calc.py = %v, want no span at line %d (not run by test_box, or a decorator line)", calc, line)
+		}
+	}
+	for _, f := range got.Workspace {
+		if strings.HasPrefix(f, ".fixpoint/") && f != lang.TracePath && f != testrun.JUnitPath {
+			t.Errorf("the traced run left %s in the workspace", f)
+		}
+		if strings.Contains(f, "__pycache__") {
+			t.Errorf("the traced run left %s in the workspace", f)
+		}
+	}
+	if !slices.Contains(got.Workspace, lang.TracePath) {
+		t.Errorf("workspace = %q, want %s", got.Workspace, lang.TracePath)
+	}
+}
+
+// Runners SelectTests does not narrow are not traced.
+func TestTraceTestsOnlyNarrowedRunners(t *testing.T) {
+	failed := []testrun.Result{{ID: "tests/test_x.py::test_y", Package: "tests/test_x.py", Status: testrun.StatusFail}}
+	for _, r := range []testrun.Runner{
+		{Name: testrun.RunnerCustom, Args: []string{"make", "test"}},
+		{Name: testrun.RunnerPytest, Args: []string{"pytest", "-q"}},
+		{Name: testrun.RunnerPytest, Args: []string{"python3", "-m", "pytest"}, TracePath: ""},
+	} {
+		got, ok := Language{}.TraceTests(nil, r, nil)
+		if ok || got.TracePath != "" {
+			t.Errorf("TraceTests(%q, no tests) = %v, %v; want false", r.Args, got.Args, ok)
+		}
+		if r.Name == testrun.RunnerCustom || r.Args[0] == "pytest" {
+			if _, ok := (Language{}).TraceTests(nil, r, failed); ok {
+				t.Errorf("TraceTests(%q) = true, want false", r.Args)
+			}
+		}
+	}
+	r := Language{}.TestCommand(langtest.SnapOf(map[string]string{"test_x.py": ""}))
+	got, ok := Language{}.TraceTests(nil, r, failed)
+	if !ok || got.Args[0] != r.Args[0] || got.Args[1] != "-c" || got.Args[3] != lang.TracePath || got.Args[4] != "pytest" ||
+		!slices.Equal(got.Args[5:], append(slices.Clone(r.Args[3:]), "tests/test_x.py::test_y")) || got.ReportPath != r.ReportPath {
+		t.Errorf("TraceTests(%q) = %q, %v; want the same interpreter, module and narrowed arguments under the trace script", r.Args, got.Args, ok)
+	}
+}
+
+// ParseTrace moves a decorated function's span from its first decorator
+// line to its def, and keeps only .py files.
+func TestParseTraceDecorators(t *testing.T) {
+	snap := langtest.SnapOf(map[string]string{"pkg/calc.py": calcPy, "data.txt": "x\n"})
+	data := `{"files":{"pkg/calc.py":[[12,12,0],[4,4,0],[13,13,0]],"data.txt":[[1,1,0]]}}`
+	got, err := Language{}.ParseTrace(snap, "/workspace", []byte(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := lang.Trace{"pkg/calc.py": {{From: 4, To: 4}, {From: 13, To: 13}}}
+	if len(got) != 1 || !slices.Equal(got["pkg/calc.py"], want["pkg/calc.py"]) {
+		t.Errorf("ParseTrace(%s) = %v, want %v", data, got, want)
+	}
+}
+
+// What a test may do to the tracer: run code in a thread (traced: the
+// thread gets its own profiler), fork a child that exits (the child
+// writes nothing), install its own cProfile (the test still works; the
+// tracer may lose what runs after it), and end the run with its own
+// exit status (kept).
+func TestTracePytestEdgesInBwrap(t *testing.T) {
+	files := map[string]string{
+		"conftest.py": "",
+		"pkg/__init__.py": `def in_thread():
+    return 1
+
+
+def in_child():
+    return 2
+
+
+def profiled():
+    return 3
+`,
+		"tests/test_edges.py": `import os, threading, cProfile
+import pkg
+
+
+def test_a_thread():
+    out = []
+    th = threading.Thread(target=lambda: out.append(pkg.in_thread()))
+    th.start()
+    th.join()
+    assert out == [2]
+
+
+def test_b_fork():
+    pid = os.fork()
+    if pid == 0:
+        pkg.in_child()
+        os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    assert status == 1
+
+
+def test_c_own_profiler():
+    p = cProfile.Profile()
+    p.enable()
+    v = pkg.profiled()
+    p.disable()
+    assert v == 4
+
+
+def test_passes():
+    assert True
+`,
+	}
+	r := Language{}.TestCommand(langtest.SnapOf(files))
+	got := langtest.RunTraced(t, Language{}, files, r)
+	if got.Selected.Failed != 3 || got.Selected.Passed != 0 {
+		t.Fatalf("selected run: %d failed, %d passed; want the three failing tests", got.Selected.Failed, got.Selected.Passed)
+	}
+	if spans := got.Trace["pkg/__init__.py"]; !langtest.HasLine(spans, 1) || langtest.HasLine(spans, 5) {
+		t.Errorf("trace of pkg/__init__.py = %v, want in_thread (line 1), run in a thread, and not in_child (5), run in a forked child only", spans)
+	}
+	if spans := got.Trace["tests/test_edges.py"]; !langtest.HasLine(spans, 5) || !langtest.HasLine(spans, 13) {
+		t.Errorf("trace of tests/test_edges.py = %v, want the tests at lines 5 and 13", spans)
+	}
+}

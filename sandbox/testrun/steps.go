@@ -49,7 +49,8 @@ type StepShell struct {
 
 // wrap returns args run after StepShellPath is written and s.Env exported.
 func (s *StepShell) wrap(args []string) []string {
-	const script = `mkdir -p -- "$(dirname -- "$3")" && printf '%s' "$1" > "$3" && chmod 755 -- "$3" && ` +
+	// rm first: an earlier run in the session may have left a link there.
+	const script = `mkdir -p -- "$(dirname -- "$3")" && rm -f -- "$3" && printf '%s' "$1" > "$3" && chmod 755 -- "$3" && ` +
 		`export "$2=$(pwd)/$3" && shift 3 && exec "$@"`
 	return append([]string{"sh", "-c", script, "sh", s.Script, s.Env, StepShellPath}, args...)
 }

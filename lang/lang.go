@@ -585,6 +585,25 @@ type Requirement struct {
 	// runtime (bwrap runs the host's) then runs the tests with a warning,
 	// as a native run would, instead of refusing to.
 	Advisory string
+	// Channel is a release channel besides the numbered releases that
+	// the project pins ("nightly", "beta": Rust's rust-toolchain.toml),
+	// "" for none. No numbered release meets it (Range allows none): the
+	// sandbox's runtime meets it when the language reads that channel in
+	// its version command's output (ChannelRuntime).
+	Channel string
+	// ProbeEnv is KEY=VALUE the version command runs with to select the
+	// runtime the project pins (RUSTUP_TOOLCHAIN: the check runs before
+	// the workspace, whose toolchain file rustup reads, is in the
+	// session).
+	ProbeEnv []string
+}
+
+// ChannelRuntime is implemented by languages whose runtime has release
+// channels besides the numbered releases (Rust's nightly and beta).
+type ChannelRuntime interface {
+	// Channel is the channel of the runtime whose version command printed
+	// out ("nightly", "beta"), "" for a numbered (stable) release.
+	Channel(out string) string
 }
 
 func (r *Requirement) String() string {

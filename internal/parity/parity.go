@@ -106,6 +106,7 @@ func Fixtures(testdata string) []Project {
 		fx("rust-pkg-config", "Rust tests that run pkg-config", Counts{2, 0, 0}),
 		fx("node-engines-advisory", "engines.node above the host's node, npm without engine-strict", Counts{2, 0, 1}),
 		fx("go-nested-runs", "Go tests that run tests inside themselves, and the go command (testify)", Counts{2, 0, 0}),
+		fx("node-npm-hooks", "npm pretest/posttest and an `npm run X` test script with a preX (browserify/resolve)", Counts{3, 0, 1}),
 	}
 }
 

@@ -18,7 +18,17 @@ const npmDefaultTest = `echo "Error: no test specified" && exit 1`
 // nodeRunner), or node --test when there is no script.
 func (Language) TestCommand(snap *sandbox.Snapshot) testrun.Runner {
 	pkg, _ := snap.Text("package.json")
-	return nodeRunner([]byte(pkg))
+	r := nodeRunner([]byte(pkg))
+	if len(r.Args) > 1 && r.Args[0] == "npm" && r.Args[1] == "test" {
+		// npm runs the pre and post scripts around the tests (hooks.go).
+		var p struct {
+			Scripts map[string]string `json:"scripts"`
+		}
+		_ = json.Unmarshal([]byte(pkg), &p)
+		npmrc, _ := snap.Text(".npmrc")
+		r.StepShell = hooksFor(p.Scripts, npmrc)
+	}
+	return r
 }
 
 // nodeRunner runs the package's test script through npm, as its authors

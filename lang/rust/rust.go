@@ -140,18 +140,47 @@ func toolchainChannel(data []byte) (string, error) {
 }
 
 // channelRequirement turns a channel ("1.70", "1.70.0",
-// "nightly-2024-01-01", "beta") into a requirement.
+// "nightly-2024-01-01", "beta") into a requirement. A numbered channel is
+// a minimum. A nightly or beta channel is met by no numbered release:
+// only by a toolchain of that channel, which rustup selects by name
+// (ProbeEnv: the version check runs before the toolchain file is in the
+// session) and whose `rustc --version` says so (Channel).
 func channelRequirement(channel, source string) (*lang.Requirement, error) {
 	if v, err := lang.ParseVersion(channel); err == nil && channel[0] >= '0' && channel[0] <= '9' {
 		return &lang.Requirement{Runtime: "rust", Constraint: ">= " + channel, Source: source, Range: lang.AtLeast(v)}, nil
 	}
-	// No stable rustc is a nightly or beta toolchain.
 	none := lang.AnyOf([]lang.Bound{{Op: "<", V: lang.Version{}}})
-	return &lang.Requirement{Runtime: "rust", Constraint: strings.SplitN(channel, "-", 2)[0] + " toolchain", Source: source, Range: none}, nil
+	req := &lang.Requirement{Runtime: "rust", Constraint: channel + " toolchain", Source: source, Range: none,
+		Channel: strings.SplitN(channel, "-", 2)[0]}
+	if toolchainNameRe.MatchString(channel) && !strings.Contains(channel, "..") {
+		// RUSTUP_AUTO_INSTALL=0: rustup (1.28+) would otherwise try to
+		// download a missing toolchain, which no sandbox can.
+		req.ProbeEnv = []string{"RUSTUP_TOOLCHAIN=" + channel, "RUSTUP_AUTO_INSTALL=0"}
+	}
+	return req, nil
+}
+
+// rustcChannelRe reads the channel of `rustc --version`: "rustc
+// 1.97.0-nightly (e50aa6fba 2026-05-19)", "rustc 1.96.0-beta.3 (…)".
+var rustcChannelRe = regexp.MustCompile(`rustc [0-9]+\.[0-9]+\.[0-9]+-(nightly|beta|dev)\b`)
+
+// Channel is the channel of the rustc that printed out: "nightly",
+// "beta", "dev" (a source build), "" for a stable release.
+func (Language) Channel(out string) string {
+	if m := rustcChannelRe.FindStringSubmatch(out); m != nil {
+		return m[1]
+	}
+	return ""
 }
 
 // RuntimeFix says how to get a toolchain that satisfies req.
 func (Language) RuntimeFix(req *lang.Requirement) string {
+	if req.Channel != "" {
+		name := strings.TrimSuffix(req.Constraint, " toolchain")
+		return fmt.Sprintf("install it on this machine with `rustup toolchain install %s` (bwrap and none run the host's rustup toolchains, docker copies the one a native `cargo test` runs; "+
+			"nothing is downloaded into a sandbox), or set [sandbox] image (or sandbox.dockerfile) to an image with a %s toolchain, "+
+			"or remove the pin from %s to test on stable", printable(name), printable(req.Channel), printable(strings.SplitN(req.Source, " (", 2)[0]))
+	}
 	return "fixpoint-sandbox-rust has Debian's stable rustc and nothing can be downloaded; change " + req.Source +
 		", or set [sandbox] image (or sandbox.dockerfile) to an image with a matching Rust toolchain"
 }

@@ -198,3 +198,82 @@ func TestSetupStep(t *testing.T) {
 		t.Error("cache key ignores the vendored crates' checksums")
 	}
 }
+
+// TestToolchainChannel: the channel of rust-toolchain.toml in its forms
+// (channel alone; with components, targets and profile, which are
+// ignored; `path =`, which names no channel) and of the legacy
+// rust-toolchain file (the name alone, a trailing newline or comment-free
+// whitespace).
+func TestToolchainChannel(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{"[toolchain]\nchannel = \"nightly\"\n", "nightly"},
+		{"[toolchain]\nchannel = \"nightly-2024-05-01\"\ncomponents = [\"rustfmt\", \"clippy\"]\ntargets = [\"wasm32-unknown-unknown\"]\nprofile = \"minimal\"\n", "nightly-2024-05-01"},
+		{"[toolchain]\nchannel = \"beta\"\n", "beta"},
+		{"[toolchain]\nchannel = \"1.78.0\"\n", "1.78.0"},
+		{"[toolchain]\npath = \"/opt/rust\"\n", ""},
+		{"[toolchain]\ncomponents = [\"miri\"]\n", ""},
+		{"nightly-2024-05-01\n", "nightly-2024-05-01"},
+		{"  beta  \n", "beta"},
+		{"1.78.0", "1.78.0"},
+		{"", ""},
+	}
+	for _, c := range cases {
+		got, err := toolchainChannel([]byte(c.in))
+		if err != nil || got != c.want {
+			t.Errorf("toolchainChannel(%q) = %q, %v; want %q", c.in, got, err, c.want)
+		}
+	}
+	if _, err := toolchainChannel([]byte("[toolchain\nchannel = 1")); err == nil {
+		t.Errorf("a broken rust-toolchain.toml parsed")
+	}
+}
+
+// TestChannelRequirement: a numbered pin is a minimum, as before; a
+// nightly or beta pin is met by no numbered release, carries its channel
+// and selects the pinned toolchain for the version check (rustup, never
+// downloading); a pin that is no toolchain name selects nothing.
+func TestChannelRequirement(t *testing.T) {
+	req, err := Language{}.Requirement(snapOf(map[string]string{"Cargo.toml": "[package]\n", "rust-toolchain.toml": "[toolchain]\nchannel = \"1.78.0\"\n"}))
+	if err != nil || req.Channel != "" || req.ProbeEnv != nil || !req.Range.Allows(lang.Version{Major: 1, Minor: 95}) || req.Range.Allows(lang.Version{Major: 1, Minor: 77}) {
+		t.Errorf("1.78.0: %+v, %v; want a minimum without a channel", req, err)
+	}
+	for file, text := range map[string]string{"rust-toolchain.toml": "[toolchain]\nchannel = \"nightly-2024-05-01\"\ncomponents = [\"clippy\"]\n", "rust-toolchain": "nightly-2024-05-01\n"} {
+		req, err := Language{}.Requirement(snapOf(map[string]string{"Cargo.toml": "[package]\n", file: text}))
+		if err != nil || req.Channel != "nightly" || req.Range.Allows(lang.Version{Major: 1, Minor: 97}) {
+			t.Fatalf("%s: %+v, %v; want the nightly channel, no numbered release", file, req, err)
+		}
+		if strings.Join(req.ProbeEnv, " ") != "RUSTUP_TOOLCHAIN=nightly-2024-05-01 RUSTUP_AUTO_INSTALL=0" {
+			t.Errorf("%s: ProbeEnv %q", file, req.ProbeEnv)
+		}
+		if req.Source != file+" (channel nightly-2024-05-01)" {
+			t.Errorf("%s: Source %q", file, req.Source)
+		}
+	}
+	req, _ = Language{}.Requirement(snapOf(map[string]string{"Cargo.toml": "[package]\n", "rust-toolchain": "beta/../../x\n"}))
+	if req == nil || req.ProbeEnv != nil {
+		t.Errorf("a pin that is no toolchain name: %+v, want no RUSTUP_TOOLCHAIN", req)
+	}
+	for out, want := range map[string]string{
+		"rustc 1.97.0-nightly (e50aa6fba 2026-05-19)\n": "nightly",
+		"rustc 1.96.0-beta.3 (1234abcd 2026-05-01)":     "beta",
+		"rustc 1.95.0 (59807616e 2026-04-14)":           "",
+		"rustc 1.63.0":                                  "",
+	} {
+		if got := (Language{}).Channel(out); got != want {
+			t.Errorf("Channel(%q) = %q, want %q", out, got, want)
+		}
+	}
+}
+
+// TestChannelFix: the fix for a channel pin names the install command
+// with the pinned name, what docker can do, and the file to remove the
+// pin from.
+func TestChannelFix(t *testing.T) {
+	req, _ := Language{}.Requirement(snapOf(map[string]string{"Cargo.toml": "[package]\n", "rust-toolchain.toml": "[toolchain]\nchannel = \"beta\"\n"}))
+	fix := Language{}.RuntimeFix(req)
+	for _, want := range []string{"rustup toolchain install beta", "bwrap and none", "docker copies", "[sandbox] image", "remove the pin from rust-toolchain.toml"} {
+		if !strings.Contains(fix, want) {
+			t.Errorf("fix %q lacks %q", fix, want)
+		}
+	}
+}

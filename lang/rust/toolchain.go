@@ -190,7 +190,14 @@ func dockerToolchain(getenv func(string) string, lookPath func(string) (string, 
 	}
 	if snap != nil {
 		req, err := Language{}.Requirement(snap)
-		if err == nil && req != nil && !req.Range.Allows(tc.Version) {
+		if err == nil && req != nil && req.Channel != "" {
+			// A nightly or beta pin: met by the host's toolchain of that
+			// very name, which rustup would run natively.
+			pin := strings.TrimSuffix(req.Constraint, " toolchain")
+			if tc.Name != pin && tc.Name != pin+"-"+hostTriple() {
+				return &sandbox.HostTool{Copy: true, Note: fmt.Sprintf("the host's toolchain %s is not the %s toolchain %s pins", tc.Name, printable(pin), printable(req.Source))}
+			}
+		} else if err == nil && req != nil && !req.Range.Allows(tc.Version) {
 			return &sandbox.HostTool{Copy: true, Note: fmt.Sprintf("the host's toolchain %s (rustc %s) does not satisfy %s (%s)", tc.Name, tc.Version, printable(req.Source), printable(req.Constraint))}
 		}
 	}

@@ -88,7 +88,10 @@ func TestDockerToolchain(t *testing.T) {
 		{name: "directory override", root: "/work/overridden/sub", wantDir: tcDir(pinned)},
 		{name: "rust-version satisfied", files: map[string]string{"Cargo.toml": "[package]\nname = \"c\"\nrust-version = \"1.90\"\n"}, wantDir: tcDir(stable)},
 		{name: "rust-version above the host's", files: map[string]string{"Cargo.toml": "[package]\nname = \"c\"\nrust-version = \"1.99\"\n"}, wantWhy: "does not satisfy"},
-		{name: "nightly channel", files: map[string]string{"rust-toolchain.toml": "[toolchain]\nchannel = \"nightly\"\n"}, wantWhy: "does not satisfy"},
+		{name: "nightly channel", files: map[string]string{"rust-toolchain.toml": "[toolchain]\nchannel = \"nightly\"\n"}, wantDir: tcDir(nightly)},
+		{name: "nightly channel, RUSTUP_TOOLCHAIN stable", files: map[string]string{"rust-toolchain.toml": "[toolchain]\nchannel = \"nightly\"\n"}, envTC: "stable", wantWhy: "is not the nightly toolchain"},
+		{name: "dated nightly not installed", files: map[string]string{"rust-toolchain.toml": "[toolchain]\nchannel = \"nightly-2024-05-01\"\n"}, wantWhy: "has not installed"},
+		{name: "beta not installed", files: map[string]string{"rust-toolchain": "beta\n"}, wantWhy: "has not installed"},
 		{name: "not installed", files: map[string]string{"rust-toolchain": "1.70\n"}, wantWhy: "has not installed"},
 		// Attacks: a workspace file must not choose a host directory.
 		{name: "toolchain path", files: map[string]string{"rust-toolchain.toml": "[toolchain]\npath = \"/etc\"\n"}, wantWhy: "by path"},

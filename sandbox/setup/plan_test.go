@@ -215,3 +215,64 @@ func TestInstallHintGoProxyMissing(t *testing.T) {
 		t.Errorf("npm E403 hint = %q, want the credential hint", got)
 	}
 }
+
+// rustupSession answers `rustc --version` as the host's rustup does: the
+// toolchain RUSTUP_TOOLCHAIN names when it is installed, an error when it
+// is not, the default (stable) without it.
+type rustupSession struct {
+	versionSession
+	installed map[string]string // toolchain name -> rustc --version output
+}
+
+func (s rustupSession) Run(_ context.Context, cmd sandbox.Command) (*sandbox.Result, error) {
+	for _, e := range cmd.Env {
+		if name, ok := strings.CutPrefix(e, "RUSTUP_TOOLCHAIN="); ok {
+			if out, ok := s.installed[name]; ok {
+				return &sandbox.Result{Stdout: []byte(out)}, nil
+			}
+			return &sandbox.Result{ExitCode: 1, Stderr: []byte("error: toolchain '" + name + "-x86_64-unknown-linux-gnu' is not installed\nhelp: run `rustup toolchain install` to install it\n\nStack backtrace:\n   0: anyhow\n")}, nil
+		}
+	}
+	return &sandbox.Result{Stdout: []byte("rustc 1.95.0 (59807616e 2026-04-14)\n")}, nil
+}
+
+// TestCheckRuntimeChannel: a nightly or beta pin runs when the sandbox's
+// rustup has that toolchain, and otherwise stops before any test with an
+// error that names the file, the pinned channel, what the sandbox has
+// (its stable rustc, and rustup's reason) and the fix.
+func TestCheckRuntimeChannel(t *testing.T) {
+	host := rustupSession{installed: map[string]string{"nightly": "rustc 1.97.0-nightly (e50aa6fba 2026-05-19)\n", "beta": "rustc 1.95.0 (59807616e 2026-04-14)\n"}}
+	plan := func(files map[string]string) *Plan {
+		snap := snapOf(files)
+		return NewPlan(registry.Detect(snap), snap, "")
+	}
+	crate := func(file, text string) map[string]string {
+		return map[string]string{"Cargo.toml": "[package]\nname = \"c\"\nversion = \"0.1.0\"\n", file: text}
+	}
+	if err := CheckRuntime(t.Context(), host, plan(crate("rust-toolchain.toml", "[toolchain]\nchannel = \"nightly\"\n")), "the host", nil); err != nil {
+		t.Errorf("nightly pin, nightly installed: %v", err)
+	}
+	err := CheckRuntime(t.Context(), host, plan(crate("rust-toolchain", "nightly-2024-05-01\n")), "the host (bwrap)", nil)
+	var re *RuntimeError
+	if !errors.As(err, &re) || re.Have != "1.95.0 (stable)" {
+		t.Fatalf("dated nightly not installed: %v, want a RuntimeError with the stable rustc", err)
+	}
+	msg := err.Error()
+	for _, want := range []string{"rust-toolchain (channel nightly-2024-05-01)", "the host (bwrap) has rust 1.95.0 (stable)", "is not installed", "no test was run", "rustup toolchain install nightly-2024-05-01", "remove the pin from rust-toolchain"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error %q lacks %q", msg, want)
+		}
+	}
+	if strings.Contains(msg, "Stack backtrace") {
+		t.Errorf("error carries rustup's backtrace: %q", msg)
+	}
+	// A "beta" toolchain that answers as a stable rustc is not beta.
+	if err := CheckRuntime(t.Context(), host, plan(crate("rust-toolchain.toml", "[toolchain]\nchannel = \"beta\"\n")), "the host", nil); !errors.As(err, &re) {
+		t.Errorf("beta pin answered by a stable rustc: %v, want a RuntimeError", err)
+	}
+	// A numbered pin is a minimum as before: no RUSTUP_TOOLCHAIN, the
+	// stable rustc meets it.
+	if err := CheckRuntime(t.Context(), host, plan(crate("rust-toolchain.toml", "[toolchain]\nchannel = \"1.78.0\"\n")), "the host", nil); err != nil {
+		t.Errorf("1.78.0 pin on rustc 1.95.0: %v", err)
+	}
+}

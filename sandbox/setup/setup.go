@@ -609,7 +609,10 @@ func CheckRuntime(ctx context.Context, sess sandbox.Session, plan *Plan, where s
 	if plan == nil || plan.Requirement == nil || plan.Lang == nil {
 		return nil
 	}
-	res, err := sess.Run(ctx, sandbox.Command{Args: plan.Lang.VersionCommand(), Limits: sandbox.Limits{Timeout: 30 * time.Second}})
+	if plan.Requirement.Channel != "" {
+		return checkChannel(ctx, sess, plan, where)
+	}
+	res, err := sess.Run(ctx, sandbox.Command{Args: plan.Lang.VersionCommand(), Env: plan.Requirement.ProbeEnv, Limits: sandbox.Limits{Timeout: 30 * time.Second}})
 	if err != nil {
 		return fmt.Errorf("read the %s version: %w", plan.Lang.Name(), err)
 	}
@@ -685,4 +688,71 @@ func (p *Preparer) prebuildGo(ctx context.Context, spec *sandbox.Spec, plan *Pla
 		p.warn(fmt.Sprintf("the Go standard library was not prebuilt: %v", err))
 	}
 	return nil
+}
+
+// checkChannel is CheckRuntime for a requirement of a release channel
+// (lang.Requirement.Channel: Rust's nightly or beta): the version command
+// runs with the requirement's ProbeEnv, which selects the pinned
+// toolchain where the sandbox's runtime manager has it (the host's
+// rustup under bwrap and none), and the language reads the channel of
+// what answered (lang.ChannelRuntime). Otherwise the error says what the
+// sandbox has: the runtime it runs without the pin, and why the pinned
+// one did not answer.
+func checkChannel(ctx context.Context, sess sandbox.Session, plan *Plan, where string) error {
+	req := plan.Requirement
+	cr, ok := plan.Lang.(lang.ChannelRuntime)
+	run := func(env []string) (string, bool, error) {
+		res, err := sess.Run(ctx, sandbox.Command{Args: plan.Lang.VersionCommand(), Env: env, Limits: sandbox.Limits{Timeout: 30 * time.Second}})
+		if err != nil {
+			return "", false, fmt.Errorf("read the %s version: %w", plan.Lang.Name(), err)
+		}
+		return string(res.Stdout) + string(res.Stderr), res.ExitCode == 0, nil
+	}
+	out, exited, err := run(req.ProbeEnv)
+	if err != nil {
+		return err
+	}
+	if ok && exited && cr.Channel(out) == req.Channel {
+		return nil
+	}
+	rerr := &RuntimeError{Req: req, Lang: plan.Lang, Where: where}
+	if !exited {
+		rerr.Why = strings.Map(func(r rune) rune {
+			if r < 0x20 || r == 0x7f {
+				return '?'
+			}
+			return r
+		}, firstError(out))
+		if len(rerr.Why) > 300 {
+			rerr.Why = rerr.Why[:300] + " ..."
+		}
+		if out, exited, err = run(nil); err != nil {
+			return err
+		}
+	}
+	if v, perr := plan.Lang.ParseVersion(out); exited && perr == nil {
+		channel := "stable"
+		if ok && cr.Channel(out) != "" {
+			channel = cr.Channel(out)
+		}
+		rerr.Have = v.String() + " (" + channel + ")"
+	}
+	return rerr
+}
+
+// firstError is the line of a failed version command that says why
+// ("error: toolchain 'beta-…' is not installed"), without the lines of
+// a backtrace after it.
+func firstError(out string) string {
+	for _, l := range strings.Split(out, "\n") {
+		if l = strings.TrimSpace(l); strings.HasPrefix(strings.ToLower(l), "error") {
+			return l
+		}
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			return l
+		}
+	}
+	return ""
 }

@@ -84,6 +84,7 @@ func Parse(r Runner, res *sandbox.Result, report []byte) *Report {
 			}
 		}
 	}
+	addSteps(rep, parseSteps(stderr))
 	if res.ExitCode != 0 && !hasFailure(rep.Tests) && len(rep.Tests) < maxTests {
 		o, e := stdout, stderr
 		if p.FailureOnStdout && len(bytes.TrimSpace(stdout)) > 0 {

@@ -107,6 +107,11 @@ type Report struct {
 	// the limit, the setting that raises it, and the tests still running.
 	// The results read before it are kept in Tests.
 	Timeout *Timeout `json:"timeout,omitempty"`
+	// Steps are the steps of the command that are not tests, in the
+	// order they started: the pre and post scripts npm ran around the
+	// tests ("npm:pretest"; steps.go). A failed one is also a failure in
+	// Tests when the command failed.
+	Steps []Step `json:"steps,omitempty"`
 	// Trace is the file a traced run wrote (Runner.TracePath), nil when
 	// it wrote none. It is never stored with the report.
 	Trace *TraceFile `json:"-"`

@@ -46,6 +46,9 @@ func Run(ctx context.Context, sess sandbox.Session, r Runner, limits sandbox.Lim
 	if r.TracePath != "" {
 		args = freshReport(r.TracePath, args)
 	}
+	if r.StepShell != nil {
+		args = r.StepShell.wrap(args)
+	}
 	if r.Git != nil {
 		args = r.Git.WrapArgs(args)
 	}

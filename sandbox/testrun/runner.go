@@ -74,6 +74,10 @@ type Runner struct {
 	// user's clone. See sandbox.GitInfo for what it holds (never
 	// credentials).
 	Git *sandbox.GitInfo
+	// StepShell, when set, is the step-marking shell the command runs
+	// its scripts through (steps.go): Run writes it into the workspace
+	// copy and exports its path before the command starts.
+	StepShell *StepShell
 	// Missing says, for a Runner without Args, why the language found no
 	// command and what to set (Go modules in several sub-directories and
 	// none at the root); Run reports it with ErrNoRunner.

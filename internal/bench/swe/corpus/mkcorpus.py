@@ -25,6 +25,7 @@ import argparse, hashlib, json, os, re, subprocess, sys, tempfile, time
 SRC_EXT = {"go": (".go",), "python": (".py",), "node": (".js", ".mjs", ".cjs", ".ts", ".mts", ".cts"), "rust": (".rs",)}
 MAX_ARCHIVE = 1_500_000
 MAX_ARCHIVE_ROUND6 = 1_000_000  # the size rule: from round 6 a new instance's archive is at most 1.0 MB
+MAX_ARCHIVE_ROUND8 = 500_000  # from round 8 at most 0.5 MB, so that a round of ~20 instances stays near 2.5 MB
 CANDIDATE_BUDGET = 600  # the time rule: from round 6 a candidate's runs get 10 minutes, then it and its repository stop
 
 
@@ -561,6 +562,8 @@ def main():
             reject("archive %d bytes > %d" % (len(archive), MAX_ARCHIVE)); continue
         if a.round >= 6 and len(archive) > MAX_ARCHIVE_ROUND6:
             reject("archive %d bytes > %d (round 6 size rule)" % (len(archive), MAX_ARCHIVE_ROUND6)); continue
+        if a.round >= 8 and len(archive) > MAX_ARCHIVE_ROUND8:
+            reject("archive %d bytes > %d (round 8 size rule)" % (len(archive), MAX_ARCHIVE_ROUND8)); continue
         # The time rule (from round 6): the candidate's runs share one budget; past it the candidate is rejected and
         # the repository stopped. Before round 6 each run had 900 s of its own.
         started = time.time()

@@ -13,11 +13,11 @@ import (
 
 // The bundled corpus keeps the rules its README states: every instance
 // loads, is named owner__repo-<fix sha, 7>, sits in the split its id's
-// sha256 decides, keeps its archive under the size limit, and its test
-// patch and then its gold patch apply to its archive (the order a run
-// applies them in: in Rust a src file's #[cfg(test)] module changes are in
-// the test patch and the rest of the file's in the gold patch). The
-// README's count of instances, repositories and splits is the JSONL's.
+// sha256 decides, keeps its archive under the size limit (0.5 MB from round
+// 8), and its test patch and then its gold patch apply to its archive (the
+// order a run applies them in: in Rust a src file's #[cfg(test)] module
+// changes are in the test patch and the rest of the file's in the gold
+// patch). The README's count of instances, repositories and splits is the JSONL's.
 func TestBundledCorpus(t *testing.T) {
 	const file = "corpus/instances.jsonl"
 	ins, err := Load(file)
@@ -55,6 +55,9 @@ func TestBundledCorpus(t *testing.T) {
 		}
 		if st.Size() > 1_500_000 {
 			t.Errorf("%s: archive %d bytes, over the limit of 1.5 MB", in.ID, st.Size())
+		}
+		if in.Round >= 8 && st.Size() > 500_000 {
+			t.Errorf("%s: archive %d bytes, over round 8's limit of 0.5 MB", in.ID, st.Size())
 		}
 		root := t.TempDir()
 		if out, err := exec.Command("tar", "-xzf", in.Archive, "-C", root).CombinedOutput(); err != nil {

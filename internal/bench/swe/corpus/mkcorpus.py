@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Builds instances of the real-bug corpus from one repository's history.
 
-    mkcorpus.py MIRROR OWNER/NAME LANG [--max 3] [--out DIR] [--fixpoint BIN] [--round N]
+    mkcorpus.py MIRROR OWNER/NAME LANG [--max 3] [--out DIR] [--fixpoint BIN] [--round N] [--redo ID,...]
     mkcorpus.py --rename [--out DIR] [--fixpoint BIN]
     mkcorpus.py --refresh ID [DIR [BIN]]
     mkcorpus.py --self-test
@@ -25,6 +25,7 @@ import argparse, hashlib, json, os, re, subprocess, sys, tempfile, time
 SRC_EXT = {"go": (".go",), "python": (".py",), "node": (".js", ".mjs", ".cjs", ".ts", ".mts", ".cts"), "rust": (".rs",)}
 MAX_ARCHIVE = 1_500_000
 MAX_ARCHIVE_ROUND6 = 1_000_000  # the size rule: from round 6 a new instance's archive is at most 1.0 MB
+MAX_ARCHIVE_ROUND8 = 500_000  # from round 8 at most 0.5 MB, so that a round of ~20 instances stays near 2.5 MB
 CANDIDATE_BUDGET = 600  # the time rule: from round 6 a candidate's runs get 10 minutes, then it and its repository stop
 
 
@@ -505,7 +506,10 @@ def main():
     ap.add_argument("--out", default=os.path.dirname(os.path.abspath(__file__)))
     ap.add_argument("--fixpoint", default="bin/fixpoint")
     ap.add_argument("--rename", action="store_true", help="re-derive the test names of the kept instances with a test_cmd (see rename)")
-    ap.add_argument("--round", type=int, default=7, help="the round that adds the instances (the instance's round)")
+    ap.add_argument("--round", type=int, default=8, help="the round that adds the instances (the instance's round)")
+    ap.add_argument("--redo", default="", help="comma-separated ids: decide again these candidates only (rejected "
+                    "under a rule since changed, e.g. tap ids with node-tap's '# time=' comment, fixed in round 7); "
+                    "every other candidate is skipped")
     if sys.argv[1:] == ["--self-test"]:
         return self_test()
     if sys.argv[1:2] == ["--refresh"]:
@@ -519,6 +523,7 @@ def main():
         ap.error("MIRROR OWNER/NAME LANG are required (or --rename)")
     os.makedirs(os.path.join(a.out, "archives"), exist_ok=True)
     kept = tried = 0
+    redo = set(filter(None, a.redo.split(",")))
     # Candidates decided before are not run again: those kept count towards --max; those rejected are skipped,
     # except for reasons the builder has since removed (no test command detected; Rust on bwrap).
     kept_ids, rejected_ids = set(), set()
@@ -533,6 +538,10 @@ def main():
             break
         tried += 1
         iid = "%s-%s" % (a.repo.replace("/", "__"), sha[:7])
+        if redo:
+            if iid not in redo:
+                continue
+            rejected_ids.discard(iid)
         # A Rust candidate rejected under the file rule is decided again when the hunk rule splits it otherwise.
         if iid in kept_ids or iid in rejected_ids and not splits:
             kept += iid in kept_ids
@@ -553,6 +562,8 @@ def main():
             reject("archive %d bytes > %d" % (len(archive), MAX_ARCHIVE)); continue
         if a.round >= 6 and len(archive) > MAX_ARCHIVE_ROUND6:
             reject("archive %d bytes > %d (round 6 size rule)" % (len(archive), MAX_ARCHIVE_ROUND6)); continue
+        if a.round >= 8 and len(archive) > MAX_ARCHIVE_ROUND8:
+            reject("archive %d bytes > %d (round 8 size rule)" % (len(archive), MAX_ARCHIVE_ROUND8)); continue
         # The time rule (from round 6): the candidate's runs share one budget; past it the candidate is rejected and
         # the repository stopped. Before round 6 each run had 900 s of its own.
         started = time.time()

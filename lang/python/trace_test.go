@@ -10,6 +10,9 @@ import (
 	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
 )
 
+// image is the docker image the traced runs use besides bwrap.
+const image = "fixpoint-sandbox-python"
+
 // calcPy is the module under test: line 4 helper, 8 never_called, 12 the
 // decorator of cached (13), 17 Box, 18 __init__, 21 get, 24 unused, 28
 // doubled.
@@ -48,7 +51,7 @@ def doubled(x):
 // in the same file, one in another) run doubled and never_called, which
 // the trace must not hold: SelectTests narrows pytest to the failing
 // node id.
-func TestTracePytestInBwrap(t *testing.T) {
+func TestTracePytest(t *testing.T) {
 	files := map[string]string{
 		"pkg/__init__.py": "",
 		"pkg/calc.py":     calcPy,
@@ -68,7 +71,12 @@ def test_doubled():
 	if r.Name != testrun.RunnerPytest {
 		t.Fatalf("TestCommand = %q, want pytest", r.Name)
 	}
-	got := langtest.RunTraced(t, Language{}, files, r)
+	for _, b := range langtest.Backends(image) {
+		t.Run(b.Name, func(t *testing.T) { checkPytestTrace(t, langtest.RunTraced(t, b, Language{}, files, r)) })
+	}
+}
+
+func checkPytestTrace(t *testing.T, got langtest.TracedRun) {
 	if f := got.Selected.Failures(); len(f) != 1 || f[0].ID != "tests/test_calc.py::test_box" || got.Selected.Passed != 0 {
 		t.Fatalf("selected run = %d passed, failures %+v; want test_box alone", got.Selected.Passed, f)
 	}
@@ -84,7 +92,7 @@ def test_doubled():
 
 // unittest is narrowed to the failing test's dotted id and traced the
 // same way.
-func TestTraceUnittestInBwrap(t *testing.T) {
+func TestTraceUnittest(t *testing.T) {
 	files := map[string]string{
 		"pkg/__init__.py":   "",
 		"pkg/calc.py":       calcPy,
@@ -108,11 +116,15 @@ class CalcTest(unittest.TestCase):
 	if r.Name != testrun.RunnerUnittest {
 		t.Fatalf("TestCommand = %q, want unittest", r.Name)
 	}
-	got := langtest.RunTraced(t, Language{}, files, r)
-	if f := got.Selected.Failures(); len(f) != 1 || !strings.Contains(f[0].ID, "test_box") {
-		t.Fatalf("selected run failures = %+v, want test_box alone", f)
+	for _, b := range langtest.Backends(image) {
+		t.Run(b.Name, func(t *testing.T) {
+			got := langtest.RunTraced(t, b, Language{}, files, r)
+			if f := got.Selected.Failures(); len(f) != 1 || !strings.Contains(f[0].ID, "test_box") {
+				t.Fatalf("selected run failures = %+v, want test_box alone", f)
+			}
+			checkCalcTrace(t, got)
+		})
 	}
-	checkCalcTrace(t, got)
 }
 
 // checkCalcTrace checks the trace of a run of test_box alone: calcPy's
@@ -190,7 +202,7 @@ func TestParseTraceDecorators(t *testing.T) {
 // writes nothing), install its own cProfile (the test still works; the
 // tracer may lose what runs after it), and end the run with its own
 // exit status (kept).
-func TestTracePytestEdgesInBwrap(t *testing.T) {
+func TestTracePytestEdges(t *testing.T) {
 	files := map[string]string{
 		"conftest.py": "",
 		"pkg/__init__.py": `def in_thread():
@@ -238,7 +250,7 @@ def test_passes():
 `,
 	}
 	r := Language{}.TestCommand(langtest.SnapOf(files))
-	got := langtest.RunTraced(t, Language{}, files, r)
+	got := langtest.RunTraced(t, langtest.Backends(image)[0], Language{}, files, r)
 	if got.Selected.Failed != 3 || got.Selected.Passed != 0 {
 		t.Fatalf("selected run: %d failed, %d passed; want the three failing tests", got.Selected.Failed, got.Selected.Passed)
 	}

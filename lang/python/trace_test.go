@@ -156,29 +156,29 @@ func checkCalcTrace(t *testing.T, got langtest.TracedRun) {
 	}
 }
 
-// Runners SelectTests does not narrow are not traced.
-func TestTraceTestsOnlyNarrowedRunners(t *testing.T) {
+// Runners SelectTests does not narrow are not traced; pytest is run by
+// the same interpreter with the same, narrowed, arguments.
+func TestTraceTestsRunners(t *testing.T) {
 	failed := []testrun.Result{{ID: "tests/test_x.py::test_y", Package: "tests/test_x.py", Status: testrun.StatusFail}}
-	for _, r := range []testrun.Runner{
-		{Name: testrun.RunnerCustom, Args: []string{"make", "test"}},
-		{Name: testrun.RunnerPytest, Args: []string{"pytest", "-q"}},
-		{Name: testrun.RunnerPytest, Args: []string{"python3", "-m", "pytest"}, TracePath: ""},
+	pytest := Language{}.TestCommand(langtest.SnapOf(map[string]string{"test_x.py": ""}))
+	for _, tt := range []struct {
+		name  string
+		r     testrun.Runner
+		tests []testrun.Result
+	}{
+		{name: "no failing tests", r: pytest},
+		{name: "custom command", r: testrun.Runner{Name: testrun.RunnerCustom, Args: []string{"make", "test"}}, tests: failed},
+		{name: "pytest's own script", r: testrun.Runner{Name: testrun.RunnerPytest, Args: []string{"pytest", "-q"}}, tests: failed},
+		{name: "an id that is a flag", r: pytest, tests: []testrun.Result{{ID: "--co", Package: "--co"}}},
 	} {
-		got, ok := Language{}.TraceTests(nil, r, nil)
-		if ok || got.TracePath != "" {
-			t.Errorf("TraceTests(%q, no tests) = %v, %v; want false", r.Args, got.Args, ok)
-		}
-		if r.Name == testrun.RunnerCustom || r.Args[0] == "pytest" {
-			if _, ok := (Language{}).TraceTests(nil, r, failed); ok {
-				t.Errorf("TraceTests(%q) = true, want false", r.Args)
-			}
+		if got, ok := (Language{}).TraceTests(nil, tt.r, tt.tests); ok || got.TracePath != "" || !slices.Equal(got.Args, tt.r.Args) {
+			t.Errorf("%s: TraceTests(%q) = %q, %v; want r unchanged, false", tt.name, tt.r.Args, got.Args, ok)
 		}
 	}
-	r := Language{}.TestCommand(langtest.SnapOf(map[string]string{"test_x.py": ""}))
-	got, ok := Language{}.TraceTests(nil, r, failed)
-	if !ok || got.Args[0] != r.Args[0] || got.Args[1] != "-c" || got.Args[3] != lang.TracePath || got.Args[4] != "pytest" ||
-		!slices.Equal(got.Args[5:], append(slices.Clone(r.Args[3:]), "tests/test_x.py::test_y")) || got.ReportPath != r.ReportPath {
-		t.Errorf("TraceTests(%q) = %q, %v; want the same interpreter, module and narrowed arguments under the trace script", r.Args, got.Args, ok)
+	got, ok := Language{}.TraceTests(nil, pytest, failed)
+	want := append([]string{pytest.Args[0], "-c", traceScript, lang.TracePath, "pytest"}, append(slices.Clone(pytest.Args[3:]), "tests/test_x.py::test_y")...)
+	if !ok || !slices.Equal(got.Args, want) || got.ReportPath != pytest.ReportPath || !slices.Equal(got.Env, pytest.Env) || got.TracePath != lang.TracePath {
+		t.Errorf("TraceTests(%q) = %q, %v; want %q", pytest.Args, got.Args, ok, want)
 	}
 }
 

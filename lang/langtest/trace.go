@@ -12,6 +12,7 @@ import (
 	"github.com/fixpoint-dev/fixpoint/lang"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/bwrap"
+	"github.com/fixpoint-dev/fixpoint/sandbox/docker"
 	"github.com/fixpoint-dev/fixpoint/sandbox/sandboxtest"
 	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
 )
@@ -28,27 +29,62 @@ type TracedRun struct {
 	Untraced, TracedWall time.Duration
 }
 
-// RunTraced runs a tiny project in a bubblewrap session the way a fix
-// does: the whole suite (baseline), then the failing tests narrowed by
-// SelectTests (or the whole runner when it does not narrow r), untraced,
-// then traced by tr. It checks what every tracer must keep: the traced
-// run's exit code, counts and failing test ids equal the untraced ones,
-// its output (numbers aside), and a trace file was read back. The trace is parsed with tr.ParseTrace.
-func RunTraced(t *testing.T, l interface {
-	lang.Tracer
-	lang.TestSelector
-}, files map[string]string, r testrun.Runner) TracedRun {
-	t.Helper()
-	sandboxtest.RequireCommand(t, "bwrap")
-	b, err := bwrap.New(nil)
-	if err != nil {
-		t.Fatal(err)
+// Backend is a sandbox a traced-run test runs in: its name (a subtest's)
+// and how to start it.
+type Backend struct {
+	Name  string
+	Start func(t *testing.T) sandbox.Session
+}
+
+// Backends are bubblewrap and docker (with image, a fixpoint-sandbox-*
+// image), each failing the test under CI=true when it is missing.
+func Backends(image string) []Backend {
+	return []Backend{
+		{Name: "bwrap", Start: func(t *testing.T) sandbox.Session {
+			t.Helper()
+			sandboxtest.RequireCommand(t, "bwrap")
+			b, err := bwrap.New(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return start(t, b, sandbox.Spec{})
+		}},
+		{Name: "docker", Start: func(t *testing.T) sandbox.Session {
+			t.Helper()
+			cli := sandboxtest.RequireDocker(t)
+			sandboxtest.RequireImage(t, cli, image)
+			b, err := docker.New(t.Context(), &docker.Options{Client: cli})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return start(t, b, sandbox.Spec{Image: image})
+		}},
 	}
-	sess, err := b.Start(t.Context(), sandbox.Spec{})
+}
+
+func start(t *testing.T, b sandbox.Backend, spec sandbox.Spec) sandbox.Session {
+	t.Helper()
+	sess, err := b.Start(t.Context(), spec)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { sess.Close() })
+	return sess
+}
+
+// RunTraced runs a tiny project in a session of b the way a fix does:
+// the whole suite (baseline), then the failing tests narrowed by
+// SelectTests (or the whole runner when it does not narrow r), untraced,
+// then traced by tr. It checks what every tracer must keep: the traced
+// run's exit code, counts and failing test ids equal the untraced ones,
+// its output (numbers aside), and a trace file was read back. The trace
+// is parsed with tr.ParseTrace.
+func RunTraced(t *testing.T, b Backend, l interface {
+	lang.Tracer
+	lang.TestSelector
+}, files map[string]string, r testrun.Runner) TracedRun {
+	t.Helper()
+	sess := b.Start(t)
 	snap := SnapOf(files)
 	if _, err := sess.Sync(t.Context(), snap); err != nil {
 		t.Fatal(err)
@@ -90,6 +126,7 @@ func RunTraced(t *testing.T, l interface {
 	if out.Traced.Trace == nil {
 		t.Fatalf("traced run wrote no %s; output:\n%s", lang.TracePath, out.Traced.Output)
 	}
+	var err error
 	out.Trace, err = l.ParseTrace(snap, out.Traced.Trace.Root, out.Traced.Trace.Data)
 	if err != nil {
 		t.Fatalf("ParseTrace(%q): %v", out.Traced.Trace.Data, err)

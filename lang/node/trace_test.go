@@ -64,11 +64,17 @@ test('other', async () => {
 	}
 }
 
-func TestTraceNodeTestInBwrap(t *testing.T) {
-	for _, tt := range []struct{ name, pkg, runner string }{
-		{name: "no script", pkg: `{"name":"p","version":"1.0.0"}`, runner: testrun.RunnerNode},
+func TestTraceNodeTest(t *testing.T) {
+	// docker runs the two shapes of wrapped command (flags in the
+	// arguments, flags in NODE_OPTIONS) and skips the third, to keep the
+	// test's cost down; bwrap runs all three.
+	for _, tt := range []struct {
+		name, pkg, runner string
+		docker            bool
+	}{
+		{name: "no script", pkg: `{"name":"p","version":"1.0.0"}`, runner: testrun.RunnerNode, docker: true},
 		{name: "npm test script", pkg: `{"name":"p","version":"1.0.0","scripts":{"test":"node --test"}}`, runner: testrun.RunnerNPM},
-		{name: "npm test script with a directory", pkg: `{"name":"p","version":"1.0.0","scripts":{"test":"node --test test/"}}`, runner: testrun.RunnerNPM},
+		{name: "npm test script with a directory", pkg: `{"name":"p","version":"1.0.0","scripts":{"test":"node --test test/"}}`, runner: testrun.RunnerNPM, docker: true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			files := traceProject(tt.pkg)
@@ -76,38 +82,46 @@ func TestTraceNodeTestInBwrap(t *testing.T) {
 			if r.Name != tt.runner {
 				t.Fatalf("TestCommand = %q %q, want runner %q", r.Name, r.Args, tt.runner)
 			}
-			got := langtest.RunTraced(t, Language{}, files, r)
-			if f := got.Baseline.Failures(); len(f) != 1 || f[0].Package != "test/a.test.js" {
-				t.Fatalf("baseline failures = %+v, want the one of test/a.test.js", f)
+			backends := langtest.Backends("fixpoint-sandbox-node")
+			if !tt.docker {
+				backends = backends[:1]
 			}
-			want := map[string][]int{"lib.js": {2, 8}, "esm.mjs": {1}, "bom.js": {2}, "test/a.test.js": {5}}
-			not := map[string][]int{"lib.js": {5, 10, 13}, "esm.mjs": {2}}
-			for f, lines := range want {
-				for _, l := range lines {
-					if !langtest.HasLine(got.Trace[f], l) {
-						t.Errorf("trace of %s = %v, want a span at line %d", f, got.Trace[f], l)
+			for _, b := range backends {
+				t.Run(b.Name, func(t *testing.T) {
+					got := langtest.RunTraced(t, b, Language{}, files, r)
+					if f := got.Baseline.Failures(); len(f) != 1 || f[0].Package != "test/a.test.js" {
+						t.Fatalf("baseline failures = %+v, want the one of test/a.test.js", f)
 					}
-				}
-			}
-			for f, lines := range not {
-				for _, l := range lines {
-					if langtest.HasLine(got.Trace[f], l) {
-						t.Errorf("trace of %s = %v, want none at line %d (run by the passing file only, or never)", f, got.Trace[f], l)
+					want := map[string][]int{"lib.js": {2, 8}, "esm.mjs": {1}, "bom.js": {2}, "test/a.test.js": {5}}
+					not := map[string][]int{"lib.js": {5, 10, 13}, "esm.mjs": {2}}
+					for f, lines := range want {
+						for _, l := range lines {
+							if !langtest.HasLine(got.Trace[f], l) {
+								t.Errorf("trace of %s = %v, want a span at line %d", f, got.Trace[f], l)
+							}
+						}
 					}
-				}
+					for f, lines := range not {
+						for _, l := range lines {
+							if langtest.HasLine(got.Trace[f], l) {
+								t.Errorf("trace of %s = %v, want none at line %d (run by the passing file only, or never)", f, got.Trace[f], l)
+							}
+						}
+					}
+					if s := got.Trace["lib.js"]; len(s) > 0 && s[0].Count < 1 {
+						t.Errorf("trace of lib.js = %v, want call counts", s)
+					}
+					if _, ok := got.Trace["test/b.test.js"]; ok {
+						t.Errorf("trace holds test/b.test.js, whose process ran no failing test: %v", got.Trace)
+					}
+					for _, f := range got.Workspace {
+						if _, ok := files[f]; !ok && f != lang.TracePath {
+							t.Errorf("the traced run left %s in the workspace", f)
+						}
+					}
+					t.Logf("selected run %v, traced %v", got.Untraced, got.TracedWall)
+				})
 			}
-			if s := got.Trace["lib.js"]; len(s) > 0 && s[0].Count < 1 {
-				t.Errorf("trace of lib.js = %v, want call counts", s)
-			}
-			if _, ok := got.Trace["test/b.test.js"]; ok {
-				t.Errorf("trace holds test/b.test.js, whose process ran no failing test: %v", got.Trace)
-			}
-			for _, f := range got.Workspace {
-				if _, ok := files[f]; !ok && f != lang.TracePath {
-					t.Errorf("the traced run left %s in the workspace", f)
-				}
-			}
-			t.Logf("selected run %v, traced %v", got.Untraced, got.TracedWall)
 		})
 	}
 }

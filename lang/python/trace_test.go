@@ -10,6 +10,9 @@ import (
 	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
 )
 
+// image is the docker image the traced runs use besides bwrap.
+const image = "fixpoint-sandbox-python"
+
 // calcPy is the module under test: line 4 helper, 8 never_called, 12 the
 // decorator of cached (13), 17 Box, 18 __init__, 21 get, 24 unused, 28
 // doubled.
@@ -48,7 +51,7 @@ def doubled(x):
 // in the same file, one in another) run doubled and never_called, which
 // the trace must not hold: SelectTests narrows pytest to the failing
 // node id.
-func TestTracePytestInBwrap(t *testing.T) {
+func TestTracePytest(t *testing.T) {
 	files := map[string]string{
 		"pkg/__init__.py": "",
 		"pkg/calc.py":     calcPy,
@@ -68,7 +71,12 @@ def test_doubled():
 	if r.Name != testrun.RunnerPytest {
 		t.Fatalf("TestCommand = %q, want pytest", r.Name)
 	}
-	got := langtest.RunTraced(t, Language{}, files, r)
+	for _, b := range langtest.Backends(image) {
+		t.Run(b.Name, func(t *testing.T) { checkPytestTrace(t, langtest.RunTraced(t, b, Language{}, files, r)) })
+	}
+}
+
+func checkPytestTrace(t *testing.T, got langtest.TracedRun) {
 	if f := got.Selected.Failures(); len(f) != 1 || f[0].ID != "tests/test_calc.py::test_box" || got.Selected.Passed != 0 {
 		t.Fatalf("selected run = %d passed, failures %+v; want test_box alone", got.Selected.Passed, f)
 	}
@@ -84,7 +92,7 @@ def test_doubled():
 
 // unittest is narrowed to the failing test's dotted id and traced the
 // same way.
-func TestTraceUnittestInBwrap(t *testing.T) {
+func TestTraceUnittest(t *testing.T) {
 	files := map[string]string{
 		"pkg/__init__.py":   "",
 		"pkg/calc.py":       calcPy,
@@ -108,11 +116,15 @@ class CalcTest(unittest.TestCase):
 	if r.Name != testrun.RunnerUnittest {
 		t.Fatalf("TestCommand = %q, want unittest", r.Name)
 	}
-	got := langtest.RunTraced(t, Language{}, files, r)
-	if f := got.Selected.Failures(); len(f) != 1 || !strings.Contains(f[0].ID, "test_box") {
-		t.Fatalf("selected run failures = %+v, want test_box alone", f)
+	for _, b := range langtest.Backends(image) {
+		t.Run(b.Name, func(t *testing.T) {
+			got := langtest.RunTraced(t, b, Language{}, files, r)
+			if f := got.Selected.Failures(); len(f) != 1 || !strings.Contains(f[0].ID, "test_box") {
+				t.Fatalf("selected run failures = %+v, want test_box alone", f)
+			}
+			checkCalcTrace(t, got)
+		})
 	}
-	checkCalcTrace(t, got)
 }
 
 // checkCalcTrace checks the trace of a run of test_box alone: calcPy's
@@ -144,29 +156,29 @@ func checkCalcTrace(t *testing.T, got langtest.TracedRun) {
 	}
 }
 
-// Runners SelectTests does not narrow are not traced.
-func TestTraceTestsOnlyNarrowedRunners(t *testing.T) {
+// Runners SelectTests does not narrow are not traced; pytest is run by
+// the same interpreter with the same, narrowed, arguments.
+func TestTraceTestsRunners(t *testing.T) {
 	failed := []testrun.Result{{ID: "tests/test_x.py::test_y", Package: "tests/test_x.py", Status: testrun.StatusFail}}
-	for _, r := range []testrun.Runner{
-		{Name: testrun.RunnerCustom, Args: []string{"make", "test"}},
-		{Name: testrun.RunnerPytest, Args: []string{"pytest", "-q"}},
-		{Name: testrun.RunnerPytest, Args: []string{"python3", "-m", "pytest"}, TracePath: ""},
+	pytest := Language{}.TestCommand(langtest.SnapOf(map[string]string{"test_x.py": ""}))
+	for _, tt := range []struct {
+		name  string
+		r     testrun.Runner
+		tests []testrun.Result
+	}{
+		{name: "no failing tests", r: pytest},
+		{name: "custom command", r: testrun.Runner{Name: testrun.RunnerCustom, Args: []string{"make", "test"}}, tests: failed},
+		{name: "pytest's own script", r: testrun.Runner{Name: testrun.RunnerPytest, Args: []string{"pytest", "-q"}}, tests: failed},
+		{name: "an id that is a flag", r: pytest, tests: []testrun.Result{{ID: "--co", Package: "--co"}}},
 	} {
-		got, ok := Language{}.TraceTests(nil, r, nil)
-		if ok || got.TracePath != "" {
-			t.Errorf("TraceTests(%q, no tests) = %v, %v; want false", r.Args, got.Args, ok)
-		}
-		if r.Name == testrun.RunnerCustom || r.Args[0] == "pytest" {
-			if _, ok := (Language{}).TraceTests(nil, r, failed); ok {
-				t.Errorf("TraceTests(%q) = true, want false", r.Args)
-			}
+		if got, ok := (Language{}).TraceTests(nil, tt.r, tt.tests); ok || got.TracePath != "" || !slices.Equal(got.Args, tt.r.Args) {
+			t.Errorf("%s: TraceTests(%q) = %q, %v; want r unchanged, false", tt.name, tt.r.Args, got.Args, ok)
 		}
 	}
-	r := Language{}.TestCommand(langtest.SnapOf(map[string]string{"test_x.py": ""}))
-	got, ok := Language{}.TraceTests(nil, r, failed)
-	if !ok || got.Args[0] != r.Args[0] || got.Args[1] != "-c" || got.Args[3] != lang.TracePath || got.Args[4] != "pytest" ||
-		!slices.Equal(got.Args[5:], append(slices.Clone(r.Args[3:]), "tests/test_x.py::test_y")) || got.ReportPath != r.ReportPath {
-		t.Errorf("TraceTests(%q) = %q, %v; want the same interpreter, module and narrowed arguments under the trace script", r.Args, got.Args, ok)
+	got, ok := Language{}.TraceTests(nil, pytest, failed)
+	want := append([]string{pytest.Args[0], "-c", traceScript, lang.TracePath, "pytest"}, append(slices.Clone(pytest.Args[3:]), "tests/test_x.py::test_y")...)
+	if !ok || !slices.Equal(got.Args, want) || got.ReportPath != pytest.ReportPath || !slices.Equal(got.Env, pytest.Env) || got.TracePath != lang.TracePath {
+		t.Errorf("TraceTests(%q) = %q, %v; want %q", pytest.Args, got.Args, ok, want)
 	}
 }
 
@@ -190,7 +202,7 @@ func TestParseTraceDecorators(t *testing.T) {
 // writes nothing), install its own cProfile (the test still works; the
 // tracer may lose what runs after it), and end the run with its own
 // exit status (kept).
-func TestTracePytestEdgesInBwrap(t *testing.T) {
+func TestTracePytestEdges(t *testing.T) {
 	files := map[string]string{
 		"conftest.py": "",
 		"pkg/__init__.py": `def in_thread():
@@ -238,7 +250,7 @@ def test_passes():
 `,
 	}
 	r := Language{}.TestCommand(langtest.SnapOf(files))
-	got := langtest.RunTraced(t, Language{}, files, r)
+	got := langtest.RunTraced(t, langtest.Backends(image)[0], Language{}, files, r)
 	if got.Selected.Failed != 3 || got.Selected.Passed != 0 {
 		t.Fatalf("selected run: %d failed, %d passed; want the three failing tests", got.Selected.Failed, got.Selected.Passed)
 	}

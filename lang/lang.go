@@ -47,7 +47,9 @@
 //     image "fixpoint-sandbox-<name>:<version>". Without it the runtime
 //     has the one version of the default image.
 //   - [ReleasePicker], [RuntimeHelp]: which published release to run for a
-//     requirement, and how to get a runtime version.
+//     requirement, and how to get a runtime version; [ChannelRuntime]:
+//     the release channel (Rust's nightly, beta) a version output shows,
+//     for a Requirement that pins one.
 //   - [ProtectedFiles]: package manager files a model may not write
 //     (they run code on the host: .yarnrc.yml, .cargo/).
 //   - [ProjectDirs]: directories the language's tools make (node_modules,

@@ -77,21 +77,24 @@ type stepMark struct {
 
 // parseSteps reads the step marks in stderr, in the order the steps
 // started. A step's output is the stderr lines between its marks; a step
-// started twice (a hook run by two npm commands) is two steps.
+// started twice (a hook run by two npm commands) is two steps, and one
+// started inside another of the same name (a posttest that runs `npm
+// test` in a sub-package with its own posttest) ends before it.
 func parseSteps(stderr []byte) []Step {
 	if !strings.Contains(string(stderr), StepPrefix) {
 		return nil
 	}
 	var steps []Step
-	open := map[string]int{} // step name -> index of its unfinished run
-	var out map[int][]string // index -> output lines
-	out = map[int][]string{}
+	open := map[string][]int{} // step name -> indexes of its unfinished runs, innermost last
+	out := map[int][]string{}  // index -> output lines
 	for _, l := range splitLines(stderr) {
 		i := strings.Index(l, StepPrefix)
 		if i < 0 {
-			for _, j := range open {
-				if len(out[j]) < 400 {
-					out[j] = append(out[j], l)
+			for _, js := range open {
+				for _, j := range js {
+					if len(out[j]) < 400 {
+						out[j] = append(out[j], l)
+					}
 				}
 			}
 			continue
@@ -105,22 +108,27 @@ func parseSteps(stderr []byte) []Step {
 			if len(steps) >= maxSteps {
 				continue
 			}
-			open[name] = len(steps)
+			open[name] = append(open[name], len(steps))
 			steps = append(steps, Step{Name: name, Command: clip(m.Command, maxMessage), Exit: -1})
 			continue
 		}
-		j, ok := open[name]
-		if !ok {
+		js := open[name]
+		if len(js) == 0 {
 			continue // an end without a start: not a step shell's
 		}
-		delete(open, name)
+		j := js[len(js)-1]
+		if open[name] = js[:len(js)-1]; len(open[name]) == 0 {
+			delete(open, name)
+		}
 		steps[j].Exit = *m.Exit
 		if *m.Exit != 0 {
 			steps[j].Output = trimExcerpt(strings.Join(out[j], "\n"))
 		}
 	}
-	for _, j := range open { // killed or timed out: the output so far
-		steps[j].Output = trimExcerpt(strings.Join(out[j], "\n"))
+	for _, js := range open { // killed or timed out: the output so far
+		for _, j := range js {
+			steps[j].Output = trimExcerpt(strings.Join(out[j], "\n"))
+		}
 	}
 	return steps
 }

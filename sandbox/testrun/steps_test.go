@@ -122,3 +122,20 @@ func TestStepShellRun(t *testing.T) {
 		t.Errorf("command %q, want the runner's own", rep.Command)
 	}
 }
+
+// TestStepsNested: a posttest that runs `npm test` in a sub-package with
+// a posttest of its own: the inner one ends first, and the outer one's
+// failure carries both outputs.
+func TestStepsNested(t *testing.T) {
+	stderr := mark("npm:posttest", "cd multirepo && npm test", -2) + "outer starts\n" +
+		mark("npm:posttest", "node inner.js", -2) + "inner ok\n" + mark("npm:posttest", "", 0) +
+		"npm error network request failed\n" + mark("npm:posttest", "", 1)
+	rep := Parse(Runner{Name: RunnerNPM, Format: NPM("")}, &sandbox.Result{ExitCode: 1, Stdout: []byte(tapThreePass), Stderr: []byte(stderr)}, nil)
+	if len(rep.Steps) != 2 || rep.Steps[0].Exit != 1 || rep.Steps[1].Exit != 0 || rep.Steps[0].Command != "cd multirepo && npm test" {
+		t.Fatalf("steps %+v, want the outer posttest failed and the inner one passed", rep.Steps)
+	}
+	f := rep.Failures()
+	if len(f) != 1 || !strings.Contains(f[0].Message, "network request failed") || !strings.Contains(f[0].Excerpt, "inner ok") {
+		t.Errorf("failures %+v", f)
+	}
+}

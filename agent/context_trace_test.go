@@ -123,8 +123,8 @@ func TestContextTraceSpecificity(t *testing.T) {
 			t.Errorf("vendored code ranks: %q", ranked)
 		}
 	}
-	w := traceWeights(strings.Count(noisy, "\n")+1, declUnits(strings.SplitAfter(noisy, "\n"), nil, nil, nil), trace["util/util.go"])
-	one := traceWeights(strings.Count(mod, "\n")+1, declUnits(strings.SplitAfter(mod, "\n"), nil, nil, nil), trace["store/store.go"])
+	w, _ := traceWeights(strings.Count(noisy, "\n")+1, declUnits(strings.SplitAfter(noisy, "\n"), nil, nil, nil), trace["util/util.go"])
+	one, _ := traceWeights(strings.Count(mod, "\n")+1, declUnits(strings.SplitAfter(mod, "\n"), nil, nil, nil), trace["store/store.go"])
 	if len(w) != 60 || len(one) != 1 {
 		t.Fatalf("traced declarations: %d in util.go, %d in store.go; want 60 and 1", len(w), len(one))
 	}
@@ -209,5 +209,46 @@ func TestRunTraceShowsTheExecutedMethod(t *testing.T) {
 	}
 	if res.TraceTime != 0 || res.TracedFiles != 0 {
 		t.Errorf("agent.trace = false still traced: %s, %d files", res.TraceTime, res.TracedFiles)
+	}
+}
+
+// A long function only the trace points at, of which the failing test ran
+// one case of sixty: the first pass shows its declaring line and the
+// lines that ran, where the whole function does not fit.
+func TestContextTraceShowsThePathThroughALongFunction(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("package conv\n\n// Dispatch converts v by kind.\nfunc Dispatch(kind, v int) int {\n\tswitch kind {\n")
+	for i := range 60 {
+		fmt.Fprintf(&b, "\tcase %d:\n", i)
+		for j := range 4 {
+			fmt.Fprintf(&b, "\t\tv = v*%d + %d // kind %d, step %d of its conversion\n", i+2, j, i, j)
+		}
+		if i == 37 {
+			b.WriteString("\t\treturn v - 1\n")
+		} else {
+			b.WriteString("\t\treturn v\n")
+		}
+	}
+	b.WriteString("\t}\n\treturn 0\n}\n")
+	mod := b.String()
+	if len(mod) < 2*traceSplitMin {
+		t.Fatalf("Dispatch has %d bytes, want a long one", len(mod))
+	}
+	snap := files("go.mod", "module example.com/conv\n", "conv/conv.go", mod)
+	head := lineOf(mod, "func Dispatch(")
+	c37 := lineOf(mod, "\tcase 37:")
+	trace := lang.Trace{"conv/conv.go": {{From: head, To: head + 1, Count: 1}, {From: c37, To: c37 + 5, Count: 1}}}
+	in := &promptInput{Mode: ModeFix}
+	fillFiles(in, snap, []string{"conv/conv.go"}, 3000, &contextHints{Trace: trace})
+	var sb strings.Builder
+	in.contextSections(&sb)
+	prompt := sb.String()
+	if !shown(prompt, "conv/conv.go", "func Dispatch(kind, v int) int {") ||
+		!shown(prompt, "conv/conv.go", "\tcase 37:\n\t\tv = v*39 + 0 // kind 37, step 0 of its conversion") ||
+		!shown(prompt, "conv/conv.go", "\t\treturn v - 1") {
+		t.Errorf("the excerpt lacks the declaring line or the case that ran:\n%s", prompt)
+	}
+	if strings.Contains(prompt, "kind 5, step") {
+		t.Errorf("the excerpt shows a case that did not run, within 3000 characters:\n%s", prompt)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/fixpoint-dev/fixpoint/lang"
 	"github.com/fixpoint-dev/fixpoint/lang/registry"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 )
@@ -80,8 +81,10 @@ type fillFile struct {
 	headerRoom  int
 	excerptOnly bool
 	// traced is the trace's weight of its declarations (by index in
-	// units) that ran (tracerank.go); nil when untraced.
-	traced map[int]float64
+	// units) that ran, tracedSpans the spans that ran in each
+	// (tracerank.go); nil when untraced.
+	traced      map[int]float64
+	tracedSpans map[int][]lang.Span
 }
 
 // piece is a run of lines of one file the fill may show.
@@ -178,7 +181,7 @@ func fillFiles(in *promptInput, snap *sandbox.Snapshot, ranked []string, room in
 		}
 		f.units = declUnits(ls, hints.Lines[p], hints.Names, hints.Uses)
 		if !f.test && tracedSource(p) {
-			f.traced = traceWeights(len(ls), f.units, hints.Trace[p])
+			f.traced, f.tracedSpans = traceWeights(len(ls), f.units, hints.Trace[p])
 		}
 		fl.files = append(fl.files, f)
 	}
@@ -208,7 +211,12 @@ func (fl *declFill) fill(hints *contextHints) {
 		}
 	}
 	// 1. The core.
-	var core, tracedOnly []piece
+	var core []piece
+	type tracedDecl struct {
+		score  float64
+		pieces []piece
+	}
+	var tracedOnly []tracedDecl
 	for fi, f := range fl.files {
 		k := factor(f)
 		for _, n := range hints.Lines[f.p] {
@@ -262,11 +270,15 @@ func (fl *declFill) fill(hints *contextHints) {
 					// Only the trace points at it: among the best
 					// traceCoreMax (below).
 					if tw >= traceCoreMin {
-						tracedOnly = append(tracedOnly, piece{fi, u.from, headEnd(f.ls, f.units, u), (scoreTraced*tw + scoreUses*u.score) * k})
+						sc := (scoreTraced*tw + scoreUses*u.score) * k
+						tracedOnly = append(tracedOnly, tracedDecl{sc, fl.tracePieces(fi, ui, sc)})
 					}
 					continue
 				}
 				s += scoreTraced * tw
+				// A long one: the lines that ran (tracePieces).
+				core = append(core, fl.tracePieces(fi, ui, (s+scoreUses*u.score)*k)...)
+				continue
 			}
 			if s > 0 {
 				// What its own lines use of the failure's names breaks
@@ -277,7 +289,9 @@ func (fl *declFill) fill(hints *contextHints) {
 		}
 	}
 	sort.SliceStable(tracedOnly, func(i, j int) bool { return tracedOnly[i].score > tracedOnly[j].score })
-	core = append(core, tracedOnly[:min(len(tracedOnly), traceCoreMax)]...)
+	for _, d := range tracedOnly[:min(len(tracedOnly), traceCoreMax)] {
+		core = append(core, d.pieces...)
+	}
 	run(core)
 	// 2. Whole files, in rank order, and nearly whole ones: a file the
 	// first pass started that is a little over a whole file's room is

@@ -25,7 +25,8 @@ import (
 //     declarations that ran in its file) (the one function that ran in a
 //     long module is a strong pointer, one of eighty a weak one), less
 //     for one that ran very often (a helper called in a loop), see
-//     [traceWeights]; the first pass takes at most traceCoreMax of the
+//     [traceWeights]; a long one is shown as the lines that ran
+//     ([tracePieces]); the first pass takes at most traceCoreMax of the
 //     declarations only the trace points at, best first, and the rest
 //     rank in the last pass above what nothing points at.
 //
@@ -96,10 +97,13 @@ func traceFiles(snap *sandbox.Snapshot, trace lang.Trace, dirs map[string]bool) 
 // traceWeights is the trace's weight of each declaration of a file (by
 // index in units) whose own lines ran (the innermost declaration holding
 // a span's first line): 1/√(the declarations that ran in the file),
-// divided by 1+log10 of how often it ran when the tracer counts.
-func traceWeights(nlines int, units []declUnit, spans []lang.Span) map[int]float64 {
-	if len(spans) == 0 || len(units) == 0 {
-		return nil
+// divided by 1+log10/4 of how often it ran when the tracer counts (a
+// helper called a thousand times weighs 4/7 of one called once; not
+// less: the function to fix may be recursive). spans
+// are the spans that ran in each, by line.
+func traceWeights(nlines int, units []declUnit, trace []lang.Span) (weights map[int]float64, spans map[int][]lang.Span) {
+	if len(trace) == 0 || len(units) == 0 {
+		return nil, nil
 	}
 	owner := make([]int, nlines)
 	for i := range owner {
@@ -112,7 +116,8 @@ func traceWeights(nlines int, units []declUnit, spans []lang.Span) map[int]float
 	}
 	count := map[int]int{} // unit → the count of its first span
 	first := map[int]int{}
-	for _, s := range spans {
+	spans = map[int][]lang.Span{}
+	for _, s := range trace {
 		if s.From < 1 || s.From > nlines {
 			continue
 		}
@@ -120,21 +125,64 @@ func traceWeights(nlines int, units []declUnit, spans []lang.Span) map[int]float
 		if u < 0 {
 			continue
 		}
+		spans[u] = append(spans[u], s)
 		if f, ok := first[u]; !ok || s.From < f {
 			first[u], count[u] = s.From, s.Count
 		}
 	}
 	if len(first) == 0 {
-		return nil
+		return nil, nil
 	}
 	base := 1 / math.Sqrt(float64(len(first)))
-	out := make(map[int]float64, len(first))
+	weights = make(map[int]float64, len(first))
 	for u := range first {
 		w := base
 		if c := count[u]; c > 1 {
-			w /= 1 + math.Log10(float64(c))
+			w /= 1 + math.Log10(float64(c))/4
 		}
-		out[u] = w
+		weights[u] = w
+	}
+	return weights, spans
+}
+
+// traceSplitMin is the size from which a declaration only the trace
+// points at is shown, in the first pass, as the lines that ran (its
+// declaring line and each span that ran, with a line of context), not
+// whole: the path the failing test took through a long function (a
+// 200-line switch of which it ran three cases). The last pass may still
+// add the rest.
+const traceSplitMin = wholeFileMax / 4
+
+// tracePieces are the first pass's pieces of unit ui of f, which only the
+// trace points at, with score: the whole declaration, and when it is
+// larger than traceSplitMin and the tracer recorded lines past its
+// first, its head and the spans that ran (at most traceSpanPieces), for
+// when the whole does not fit.
+func (fl *declFill) tracePieces(fi int, ui int, score float64) []piece {
+	f := fl.files[fi]
+	u := f.units[ui]
+	to := headEnd(f.ls, f.units, u)
+	spans := f.tracedSpans[ui]
+	body := false
+	for _, s := range spans {
+		if s.To-1 > u.at {
+			body = true
+		}
+	}
+	whole := piece{fi, u.from, to, score}
+	if !body || fl.cost(f, u.from, to) <= traceSplitMin {
+		return []piece{whole}
+	}
+	// Whole when it fits when its turn comes; else what ran.
+	out := []piece{whole, {fi, u.from, u.at, score}}
+	for _, s := range spans {
+		if len(out) > traceSpanPieces+1 {
+			break
+		}
+		out = append(out, piece{fi, max(u.at, s.From-1), min(to, s.To), score})
 	}
 	return out
 }
+
+// traceSpanPieces bounds the spans of one declaration tracePieces shows.
+const traceSpanPieces = 40

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -60,6 +62,14 @@ func (l Language) TraceTests(snap *sandbox.Snapshot, r testrun.Runner, tests []t
 	if !ok {
 		return r, false
 	}
+	if run := subtestRun(tests); run != "" {
+		for i, a := range sel.Args {
+			if a == "-run" && i+1 < len(sel.Args) {
+				sel.Args = append(append(append([]string(nil), sel.Args[:i+1]...), run), sel.Args[i+2:]...)
+				break
+			}
+		}
+	}
 	pkgs := coverPackages(snap)
 	if len(pkgs) == 0 {
 		return r, false
@@ -80,6 +90,64 @@ func (l Language) TraceTests(snap *sandbox.Snapshot, r testrun.Runner, tests []t
 	sel.Args = append(args, sel.Args[2:]...)
 	sel.TracePath = lang.TracePath
 	return sel, true
+}
+
+// subtestRun is a -run pattern of the failing tests down to their failing
+// subtests (TestDiff/Reporter/NamedPointer → ^(TestDiff)$/^(Reporter)$/
+// ^(NamedPointer)$, one alternation per level), "" when no failing test
+// has a subtest: a table-driven test of five hundred cases executes
+// nearly all of a package, its one failing case a path through it. A
+// failing parent without a failing subtest of its own runs whole: its
+// level's pattern is then not narrowed. The trace only ranks the context:
+// a pattern that also runs a passing sibling costs specificity, nothing
+// else.
+func subtestRun(tests []testrun.Result) string {
+	var leaves [][]string
+	for _, t := range tests {
+		if t.Package == "" || !strings.HasPrefix(t.ID, t.Package+".") {
+			return ""
+		}
+		leaves = append(leaves, strings.Split(strings.TrimPrefix(t.ID, t.Package+"."), "/"))
+	}
+	// Only the leaves: a failing test whose failing subtests are listed
+	// too stands for them.
+	var keep [][]string
+	depth := 0
+	for i, a := range leaves {
+		parent := false
+		for j, b := range leaves {
+			if i != j && len(b) > len(a) && slices.Equal(b[:len(a)], a) {
+				parent = true
+				break
+			}
+		}
+		if !parent {
+			keep = append(keep, a)
+			depth = max(depth, len(a))
+		}
+	}
+	if depth < 2 {
+		return ""
+	}
+	levels := make([][]string, depth)
+	for _, a := range keep {
+		if len(a) < depth {
+			return "" // a failing test at a shallower level runs whole: no narrowing below it
+		}
+		for i, e := range a {
+			if e == "" {
+				return ""
+			}
+			if q := regexp.QuoteMeta(e); !slices.Contains(levels[i], q) {
+				levels[i] = append(levels[i], q)
+			}
+		}
+	}
+	parts := make([]string, depth)
+	for i, l := range levels {
+		parts[i] = "^(" + strings.Join(l, "|") + ")$"
+	}
+	return strings.Join(parts, "/")
 }
 
 // coverPackages are the -coverpkg patterns of the workspace's own

@@ -43,6 +43,19 @@ func TestTraceTestsGo(t *testing.T) {
 	if !ok || !slices.Equal(got.Args, want) || got.TracePath != lang.TracePath {
 		t.Errorf("TraceTests = %q (%v, trace %q), want %q", got.Args, ok, got.TracePath, want)
 	}
+	// A table-driven test: its failing cases only, one alternation per
+	// level; a failing test with no failing subtest keeps the plain
+	// selection.
+	sub := func(id string) testrun.Result {
+		return testrun.Result{ID: "example.com/m/calc." + id, Name: id, Package: "example.com/m/calc", Status: testrun.StatusFail}
+	}
+	cases := []testrun.Result{sub("TestDiff"), sub("TestDiff/Reporter"), sub("TestDiff/Reporter/Named_pointer"), sub("TestDiff/Options/a.b")}
+	if got, ok := (Language{}).TraceTests(snap, base, cases); !ok || !slices.Contains(got.Args, `^(TestDiff)$/^(Reporter|Options)$/^(Named_pointer|a\.b)$`) {
+		t.Errorf("failing subtests traced as %q, %v", got.Args, ok)
+	}
+	if got, _ := (Language{}).TraceTests(snap, base, []testrun.Result{sub("TestA"), sub("TestDiff/Reporter")}); !slices.Contains(got.Args, "^(TestA|TestDiff)$") {
+		t.Errorf("a failing test without subtests beside a failing subtest traced as %q, want the tests whole", got.Args)
+	}
 	race := base
 	race.Args = []string{"go", "test", "-race", "-json", "./..."}
 	if got, ok := (Language{}).TraceTests(snap, race, fail); !ok || !slices.Contains(got.Args, "-covermode=atomic") {

@@ -200,6 +200,10 @@ def self_test():
     assert (f2p, p2p, why) == (["t2", "t3"], ["t1"], ""), (f2p, p2p, why)
     del before["timed_out"], before["timeout"]
     assert decide(before, after)[0] == ["t2", "t3", "t4"]
+    # An entry failing before the fix and absent after it (a tap suite's uncaught exception): fixpoint's verdict
+    # wants every failure to pass by name, so no reply can verify it.
+    before["tests"].append({"id": "TypeError: x is null", "status": "fail"})
+    assert decide(before, after)[2].startswith("1 entries failing before the fix are absent after it"), decide(before, after)
     # No test block: nothing moves.
     assert rust_split("fn a() {}\n", "fn a() { 1 }\n") == "fn a() {}\n"
     print("ok")
@@ -404,6 +408,13 @@ def decide(before, after, lang=""):
         return None, None, "the fix breaks %d passing tests natively" % len(broken)
     if after.get("failed", 0):
         return None, None, "%d tests still fail after the fix (flaky or environment)" % after["failed"]
+    # fixpoint's verdict (agent/verify.go): a failure must reappear by name as a pass, absence is not a pass. An
+    # entry failing before the fix that the run after it does not have (a tap suite's uncaught exception, reported
+    # under its message) leaves the fix unverifiable by any reply (round 8: yallist-82ebcd0, node-which-f3bfeda).
+    gone = sorted(t for t, s in b.items() if s not in ("pass", "skip") and t not in f and not cut)
+    if gone:
+        return None, None, "%d entries failing before the fix are absent after it (%s): fixpoint's verdict needs each to pass by name" % (
+            len(gone), gone[0][:60])
     return f2p, p2p, ""
 
 

@@ -14,30 +14,32 @@ var _ lang.Tracer = Language{}
 
 // traceScript runs a module as `python -m` would (argv: trace file,
 // module, the module's arguments) while recording each Python function
-// that starts, and writes them at exit as lang.ParseSpansJSON reads them.
-// Only the standard library is used:
-//   - 3.12+: a PY_START callback of sys.monitoring that disables itself
-//     per function after its first call (one callback per function). It
-//     takes tool id 4 or 3, which Python leaves unassigned, so that a
-//     test's cProfile (PROFILER_ID), coverage.py (COVERAGE_ID) or debugger
-//     still gets its own.
-//   - Before 3.12 (or with both ids taken): a sys.setprofile function
-//     (threading.setprofile for threads started later) that returns at
-//     once on every event but "call" and looks the code object up in a
-//     dict. A test that installs its own profiler (sys.setprofile,
-//     cProfile) replaces this one from then on. Not cProfile, which costs
-//     less per call: when a test enables and disables its own cProfile,
-//     3.11 prints a SystemError at exit ("bad argument to internal
-//     function") and loses the stats, which would change the run's stderr.
+// that starts and the lines of it that run, and writes them at exit as
+// lang.ParseSpansJSON reads them: a function's def line, then its runs of
+// consecutive lines that ran. Lines matter in long functions: a
+// 300-line method the failing test enters says little; the branch of it
+// that ran says where (round 8: pyasn1's decoder). Only the standard
+// library is used:
+//   - 3.12+: PY_START and LINE callbacks of sys.monitoring that disable
+//     themselves per function and per line after the first event (one
+//     callback each). It takes tool id 4 or 3, which Python leaves
+//     unassigned, so that a test's cProfile (PROFILER_ID), coverage.py
+//     (COVERAGE_ID) or debugger still gets its own.
+//   - Before 3.12 (or with both ids taken): sys.settrace (and
+//     threading.settrace for threads started later) whose global function
+//     records each code object that starts and returns a line tracer only
+//     for frames of files under the root, so lines cost only in the
+//     project's own code. A test that installs its own tracer (coverage.py,
+//     a debugger) replaces this one from then on; a test's profiler
+//     (cProfile) is separate and keeps working.
 //
-// No settrace: no per-line cost, and coverage.py or a debugger a test
-// starts keeps its own hook. Kept: code objects that make a new scope
+// At most 200000 line events are recorded. Kept: code objects that make a new scope
 // (functions, methods, lambdas; not module or class bodies, whose import
 // says little, nor comprehensions, which run inside a function already
 // kept) whose file is under the directory the command started in and not
 // under an installed package's (site-packages, dist-packages, .venv,
 // node_modules, .tox, .nox). Subprocesses are not traced. The trace holds
-// at most 50000 functions. Nothing is printed; the file is written by
+// at most 50000 functions and line runs. Nothing is printed; the file is written by
 // this process only (not a fork's child), in a finally block, so
 // SystemExit (pytest's exit code) and exceptions pass through unchanged;
 // a failed write is ignored.
@@ -59,20 +61,39 @@ def _fixpoint_trace():
             break
         except Exception:
             pass
+    lines, budget = {}, [200000]
     if tool is not None:
         def start(code, offset):
             seen[code] = 0
             return mon.DISABLE
+        def line(code, ln):
+            if budget[0] > 0:
+                budget[0] -= 1
+                lines.setdefault(code, set()).add(ln)
+            return mon.DISABLE
         mon.register_callback(tool, mon.events.PY_START, start)
-        mon.set_events(tool, mon.events.PY_START)
+        mon.register_callback(tool, mon.events.LINE, line)
+        mon.set_events(tool, mon.events.PY_START | mon.events.LINE)
     else:
-        def prof(frame, event, arg):
-            if event == 'call':
-                c = frame.f_code
-                if c not in seen:
-                    seen[c] = 0
-        threading.setprofile(prof)
-        sys.setprofile(prof)
+        mine, sk = {}, ('site-packages', 'dist-packages', '.venv', 'node_modules', '.tox', '.nox')
+        def local(frame, event, arg):
+            if event == 'line' and budget[0] > 0:
+                budget[0] -= 1
+                lines.setdefault(frame.f_code, set()).add(frame.f_lineno)
+            return local
+        def glob(frame, event, arg):
+            c = frame.f_code
+            if c not in seen:
+                seen[c] = 0
+            k = mine.get(c.co_filename)
+            if k is None:
+                f = c.co_filename or '<'
+                a = f if os.path.isabs(f) else os.path.join(root, f)
+                k = f[0] != '<' and (a == root or a.startswith(root + os.sep)) and not any(x in a.split(os.sep) for x in sk)
+                mine[c.co_filename] = k
+            return local if k else None
+        threading.settrace(glob)
+        sys.settrace(glob)
     try:
         runpy.run_module(mod, run_name='__main__', alter_sys=True)
     finally:
@@ -83,8 +104,8 @@ def _fixpoint_trace():
             except Exception:
                 pass
         else:
-            sys.setprofile(None)
-            threading.setprofile(None)
+            sys.settrace(None)
+            threading.settrace(None)
         if os.getpid() == pid:
             try:
                 skip = {'site-packages', 'dist-packages', '.venv', 'node_modules', '.tox', '.nox', '__pycache__'}
@@ -97,8 +118,17 @@ def _fixpoint_trace():
                     r = os.path.relpath(os.path.normpath(f), root)
                     if r == '..' or r.startswith('..' + os.sep) or os.path.isabs(r) or skip.intersection(r.split(os.sep)):
                         continue
-                    files.setdefault(r.replace(os.sep, '/'), []).append([c.co_firstlineno, c.co_firstlineno, 0])
+                    sp = files.setdefault(r.replace(os.sep, '/'), [])
+                    sp.append([c.co_firstlineno, c.co_firstlineno, 0])
                     n += 1
+                    run = None
+                    for ln in sorted(lines.get(c, ())):
+                        if run and ln == run[1] + 1:
+                            run[1] = ln
+                            continue
+                        run = [ln, ln, 0]
+                        sp.append(run)
+                        n += 1
                 os.makedirs(os.path.dirname(out), exist_ok=True)
                 with open(out, 'w') as fh:
                     json.dump({'files': files}, fh)
@@ -123,8 +153,8 @@ func (l Language) TraceTests(_ *sandbox.Snapshot, r testrun.Runner, tests []test
 }
 
 // ParseTrace reads traceScript's file: each function that ran, as a span
-// of the line of its def, with count 0 (not known: the tracer records a
-// function's first call only).
+// of the line of its def, and the runs of its lines that ran, with count 0
+// (not known: the tracer records a line's first run only).
 // Python gives a decorated function's first decorator line; the span is
 // moved to the def line that follows, which is the declaration's.
 func (Language) ParseTrace(snap *sandbox.Snapshot, root string, data []byte) (lang.Trace, error) {

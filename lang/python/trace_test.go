@@ -261,3 +261,38 @@ def test_passes():
 		t.Errorf("trace of tests/test_edges.py = %v, want the tests at lines 5 and 13", spans)
 	}
 }
+
+// The trace holds the lines that ran, not only the functions: in a long
+// function the failing test enters, the branch it took (line 6) is there
+// and the branch it did not take (line 8) is not.
+func TestTracePytestLines(t *testing.T) {
+	files := map[string]string{
+		"pkg/__init__.py": "",
+		"pkg/length.py": `def decode(n):
+    if n < 128:
+        size = n
+        return size
+    else:
+        size = n & 0x7F
+        return size * 1000
+    return -1
+`,
+		"tests/test_length.py": "from pkg.length import decode\n\n\ndef test_long():\n    assert decode(200) == 72\n",
+	}
+	r := Language{}.TestCommand(langtest.SnapOf(files))
+	for _, b := range langtest.Backends(image) {
+		t.Run(b.Name, func(t *testing.T) {
+			got := langtest.RunTraced(t, b, Language{}, files, r)
+			spans := got.Trace["pkg/length.py"]
+			ran := func(l int) bool {
+				return slices.ContainsFunc(spans, func(s lang.Span) bool { return s.From <= l && l <= s.To })
+			}
+			if !ran(1) || !ran(2) || !ran(6) || !ran(7) {
+				t.Errorf("trace of pkg/length.py = %v, want the def (1), the test (2) and the branch that ran (6-7)", spans)
+			}
+			if ran(3) || ran(4) || ran(8) {
+				t.Errorf("trace of pkg/length.py = %v holds lines that did not run (3, 4, 8)", spans)
+			}
+		})
+	}
+}

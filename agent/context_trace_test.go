@@ -252,3 +252,27 @@ func TestContextTraceShowsThePathThroughALongFunction(t *testing.T) {
 		t.Errorf("the excerpt shows a case that did not run, within 3000 characters:\n%s", prompt)
 	}
 }
+
+// A traced namesake of the failing test's file ranks first among the
+// traced files: tests/test_gen.py ran the parser a great deal (it parses
+// the generator's output) and gen.py a little, and the trace confirms
+// that the module its name points at ran.
+func TestContextTraceNamesakeFirst(t *testing.T) {
+	args := []string{"tests/test_gen.py", "from pkg import gen, parse\n\n\ndef test_round_trip():\n    assert parse.parse(gen.emit('x')) == 'x'\n",
+		"pkg/gen.py", "def emit(x):\n    return '(' + x\n"}
+	trace := lang.Trace{"pkg/gen.py": {{From: 1, To: 2}}}
+	for _, name := range []string{"parse", "lex", "yacc", "ast", "util"} {
+		body := filler("py", name+"_rule", 40)
+		args = append(args, "pkg/"+name+".py", body)
+		for i := range 40 {
+			l := lineOf(body, fmt.Sprintf("def %s_rule%d(", name, i))
+			trace["pkg/"+name+".py"] = append(trace["pkg/"+name+".py"], lang.Span{From: l, To: l + 3})
+		}
+	}
+	snap := files(args...)
+	rep := failing("tests/test_gen.py::test_round_trip", "tests/test_gen.py", 5)
+	ranked, _ := contextRankTraced(snap, &Request{Mode: ModeFix}, rep, allFiles, trace)
+	if len(ranked) < 2 || ranked[0] != "tests/test_gen.py" || ranked[1] != "pkg/gen.py" {
+		t.Errorf("ranked = %q, want the failing test's file, then its traced namesake pkg/gen.py", ranked)
+	}
+}

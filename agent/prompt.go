@@ -464,12 +464,15 @@ func contextRankTraced(snap *sandbox.Snapshot, req *Request, rep *testrun.Report
 	// What the failing tests executed (trace.go), right after their own
 	// files.
 	if len(trace) > 0 {
-		testDirs := map[string]bool{}
+		testDirs, stems := map[string]bool{}, map[string]bool{}
 		for _, p := range out[:nFail] {
 			testDirs[path.Dir(p)] = true
+			if k := testStem(p); k != "" {
+				stems[k] = true
+			}
 		}
 		var traced []string
-		for _, p := range traceFiles(snap, trace, testDirs) {
+		for _, p := range traceFiles(snap, trace, testDirs, stems) {
 			if include(p) {
 				traced = append(traced, p)
 			}

@@ -16,8 +16,9 @@ import (
 //   - only the project's own sources count: not test files, not
 //     peripheral code (vendor/, testdata/, examples/, tools/; see
 //     [peripheral]);
-//   - files: the traced files of the failing tests' own directories
-//     first, then the others, each group by how much of it ran (the code
+//   - files: a traced namesake of a failing test's file first (the
+//     trace confirms the module the test's name points at), then the
+//     traced files of the failing tests' own directories, then the others, each group by how much of it ran (the code
 //     under test runs most of the failing test's path), at most
 //     traceRankMax of them, right after the failing tests' own files in
 //     [contextRank];
@@ -53,11 +54,15 @@ const traceCoreMin = 0.15
 // tracedSource reports whether the trace of p may rank the context.
 func tracedSource(p string) bool { return isSource(p) && !peripheral(p) }
 
-// traceFiles ranks the traced files (see above): those in dirs (the
-// failing tests' directories) first, then by the lines that ran.
-func traceFiles(snap *sandbox.Snapshot, trace lang.Trace, dirs map[string]bool) []string {
+// traceFiles ranks the traced files (see above): a namesake of a failing
+// test's file (stems: their [testStem]s; tests/test_c_generator.py names
+// pycparser/c_generator.py) first, since the trace confirms that the test
+// ran the module its name points at; then those in dirs (the failing
+// tests' directories); then by the lines that ran.
+func traceFiles(snap *sandbox.Snapshot, trace lang.Trace, dirs, stems map[string]bool) []string {
 	type tf struct {
 		p     string
+		named bool
 		near  bool
 		lines int
 	}
@@ -72,10 +77,13 @@ func traceFiles(snap *sandbox.Snapshot, trace lang.Trace, dirs map[string]bool) 
 				lines[l] = true
 			}
 		}
-		fs = append(fs, tf{p, dirs[path.Dir(p)], len(lines)})
+		fs = append(fs, tf{p, stems[testStem(p)], dirs[path.Dir(p)], len(lines)})
 	}
 	sort.Slice(fs, func(i, j int) bool {
 		a, b := fs[i], fs[j]
+		if a.named != b.named {
+			return a.named
+		}
 		if a.near != b.near {
 			return a.near
 		}

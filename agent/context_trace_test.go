@@ -6,7 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/fixpoint-dev/fixpoint/config"
 	"github.com/fixpoint-dev/fixpoint/lang"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
@@ -274,5 +276,50 @@ func TestContextTraceNamesakeFirst(t *testing.T) {
 	ranked, _ := contextRankTraced(snap, &Request{Mode: ModeFix}, rep, allFiles, trace)
 	if len(ranked) < 2 || ranked[0] != "tests/test_gen.py" || ranked[1] != "pkg/gen.py" {
 		t.Errorf("ranked = %q, want the failing test's file, then its traced namesake pkg/gen.py", ranked)
+	}
+}
+
+// A baseline stopped at its time limit is not traced: the failing test
+// that hangs would hang traced too, costing one more time limit for no
+// trace (round 8: jonboulle/clockwork, 120 s of baseline, then 120 s of
+// trace). The progress says why.
+func TestRunTraceSkipsATimedOutBaseline(t *testing.T) {
+	skipShort(t)
+	root := t.TempDir()
+	src := sinkProject()
+	src["store/hang_test.go"] = "package store\n\nimport \"testing\"\n\nfunc TestHangs(t *testing.T) {\n\tselect {}\n}\n"
+	for p, c := range src {
+		full := filepath.Join(root, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := testConfig(t)
+	cfg.Agent.MaxIterations = 1
+	cfg.Sandbox.Timeout = config.Duration(20 * time.Second)
+	m := &scripted{}
+	e := New(cfg, &Options{Model: m, Backend: testBackend(t)})
+	defer e.Close()
+	var lines []string
+	res, err := e.Run(t.Context(), Request{Mode: ModeFix, Root: root}, func(ev Event) {
+		if ev.Delta == "" {
+			lines = append(lines, ev.Message)
+		}
+	})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if res.Baseline == nil || res.Baseline.Timeout == nil {
+		t.Fatalf("the baseline did not reach its time limit: %+v; progress %q", res.Baseline, lines)
+	}
+	all := strings.Join(lines, "\n")
+	if strings.Contains(all, "tracing the") || res.TraceTime != 0 || res.Phases[PhaseTrace] != 0 {
+		t.Errorf("a timed-out baseline was traced (%s): %q", res.TraceTime, lines)
+	}
+	if !strings.Contains(all, "no trace of the failing tests (the baseline run reached sandbox.timeout") {
+		t.Errorf("the progress does not say why there is no trace: %q", lines)
 	}
 }

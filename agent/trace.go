@@ -49,6 +49,14 @@ func (r *run) traceBaseline(ctx context.Context, rep *testrun.Report) {
 	if !ok {
 		return
 	}
+	if rep.TimedOut || rep.Timeout != nil {
+		// A failing test that hangs hangs traced too: the trace would
+		// cost one more time limit and end with nothing.
+		msg := "no trace of the failing tests (the baseline run reached " + testrun.TimeoutSetting + "; a traced run of the same tests would too): the context is ranked without it"
+		r.log.Write(runlog.KindWarning, 0, map[string]string{"message": msg})
+		r.emit(PhaseTest, 0, msg, nil)
+		return
+	}
 	runner, ok := tracer.TraceTests(r.cur, r.e.testRunner(r.language, r.cur, true), fails)
 	if !ok || runner.TracePath == "" {
 		return

@@ -162,31 +162,7 @@ func tracedPrompt(snap *sandbox.Snapshot, rep *testrun.Report, trace lang.Trace)
 func TestRunTraceShowsTheExecutedMethod(t *testing.T) {
 	skipShort(t)
 	first := func(trace bool) (string, *Result) {
-		root := t.TempDir()
-		for p, c := range sinkProject() {
-			full := filepath.Join(root, filepath.FromSlash(p))
-			if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		cfg := testConfig(t)
-		cfg.Agent.MaxIterations = 1
-		cfg.Agent.Trace = &trace
-		m := &scripted{}
-		e := New(cfg, &Options{Model: m, Backend: testBackend(t)})
-		defer e.Close()
-		var lines []string
-		res, err := e.Run(t.Context(), Request{Mode: ModeFix, Root: root}, func(ev Event) {
-			if ev.Delta == "" {
-				lines = append(lines, ev.Message)
-			}
-		})
-		if err != nil {
-			t.Fatalf("Run: %v", err)
-		}
+		m, res, lines := runFixOnce(t, sinkProject(), func(cfg *config.Config) { cfg.Agent.Trace = &trace })
 		if len(m.calls) == 0 {
 			t.Fatalf("no prompt was sent; progress: %q", lines)
 		}
@@ -285,10 +261,29 @@ func TestContextTraceNamesakeFirst(t *testing.T) {
 // trace). The progress says why.
 func TestRunTraceSkipsATimedOutBaseline(t *testing.T) {
 	skipShort(t)
-	root := t.TempDir()
 	src := sinkProject()
 	src["store/hang_test.go"] = "package store\n\nimport \"testing\"\n\nfunc TestHangs(t *testing.T) {\n\tselect {}\n}\n"
-	for p, c := range src {
+	_, res, lines := runFixOnce(t, src, func(cfg *config.Config) { cfg.Sandbox.Timeout = config.Duration(20 * time.Second) })
+	if res.Baseline == nil || res.Baseline.Timeout == nil {
+		t.Fatalf("the baseline did not reach its time limit: %+v; progress %q", res.Baseline, lines)
+	}
+	all := strings.Join(lines, "\n")
+	if strings.Contains(all, "tracing the") || res.TraceTime != 0 || res.Phases[PhaseTrace] != 0 {
+		t.Errorf("a timed-out baseline was traced (%s): %q", res.TraceTime, lines)
+	}
+	if !strings.Contains(all, "no trace of the failing tests (the baseline run reached sandbox.timeout") {
+		t.Errorf("the progress does not say why there is no trace: %q", lines)
+	}
+}
+
+// runFixOnce runs one fix iteration over a project of files (written to a
+// temporary directory) on the test backend, with the scripted model and
+// the config tune changes; it returns the model (its calls are the
+// prompts), the result and the progress lines.
+func runFixOnce(t *testing.T, files map[string]string, tune func(*config.Config)) (*scripted, *Result, []string) {
+	t.Helper()
+	root := t.TempDir()
+	for p, c := range files {
 		full := filepath.Join(root, filepath.FromSlash(p))
 		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
 			t.Fatal(err)
@@ -299,7 +294,7 @@ func TestRunTraceSkipsATimedOutBaseline(t *testing.T) {
 	}
 	cfg := testConfig(t)
 	cfg.Agent.MaxIterations = 1
-	cfg.Sandbox.Timeout = config.Duration(20 * time.Second)
+	tune(cfg)
 	m := &scripted{}
 	e := New(cfg, &Options{Model: m, Backend: testBackend(t)})
 	defer e.Close()
@@ -312,14 +307,5 @@ func TestRunTraceSkipsATimedOutBaseline(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	if res.Baseline == nil || res.Baseline.Timeout == nil {
-		t.Fatalf("the baseline did not reach its time limit: %+v; progress %q", res.Baseline, lines)
-	}
-	all := strings.Join(lines, "\n")
-	if strings.Contains(all, "tracing the") || res.TraceTime != 0 || res.Phases[PhaseTrace] != 0 {
-		t.Errorf("a timed-out baseline was traced (%s): %q", res.TraceTime, lines)
-	}
-	if !strings.Contains(all, "no trace of the failing tests (the baseline run reached sandbox.timeout") {
-		t.Errorf("the progress does not say why there is no trace: %q", lines)
-	}
+	return m, res, lines
 }

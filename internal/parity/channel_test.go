@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fixpoint-dev/fixpoint/agent"
 	"github.com/fixpoint-dev/fixpoint/config"
 	"github.com/fixpoint-dev/fixpoint/sandbox/sandboxtest"
 	"github.com/fixpoint-dev/fixpoint/sandbox/setup"
@@ -56,16 +55,7 @@ func TestRustChannelRefused(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cfg, err := config.Load(config.LoadOptions{Root: dir, Getenv: os.Getenv, Flags: func(c *config.Config) { c.Sandbox.Backend = tc.backend }})
-			if err != nil {
-				t.Fatal(err)
-			}
-			eng, err := agent.Open(t.Context(), cfg, dir, &agent.OpenOptions{NoModel: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer eng.Close()
-			rep, err := eng.Test(t.Context(), dir, nil)
+			rep, err := testOn(t, dir, tc.backend)
 			var re *setup.RuntimeError
 			if !errors.As(err, &re) {
 				t.Fatalf("report %+v, error %v; want the run refused with a RuntimeError", rep, err)

@@ -34,16 +34,7 @@ func TestNPMHooksBwrap(t *testing.T) {
 		if edit != nil {
 			edit(dir)
 		}
-		cfg, err := config.Load(config.LoadOptions{Root: dir, Getenv: os.Getenv, Flags: func(c *config.Config) { c.Sandbox.Backend = config.BackendBwrap }})
-		if err != nil {
-			t.Fatal(err)
-		}
-		eng, err := agent.Open(t.Context(), cfg, dir, &agent.OpenOptions{NoModel: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer eng.Close()
-		rep, err := eng.Test(t.Context(), dir, nil)
+		rep, err := testOn(t, dir, config.BackendBwrap)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -97,4 +88,20 @@ func TestNPMHooksBwrap(t *testing.T) {
 			t.Errorf("%d passed, %d skipped, failures %+v; want 3, 1 and npm:posttest with its output\n%s", rep.Passed, rep.Skipped, f, rep.Output)
 		}
 	})
+}
+
+// testOn runs `fixpoint test` on dir with the given sandbox backend and
+// no model, as a user would.
+func testOn(t *testing.T, dir, backend string) (*testrun.Report, error) {
+	t.Helper()
+	cfg, err := config.Load(config.LoadOptions{Root: dir, Getenv: os.Getenv, Flags: func(c *config.Config) { c.Sandbox.Backend = backend }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, err := agent.Open(t.Context(), cfg, dir, &agent.OpenOptions{NoModel: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	return eng.Test(t.Context(), dir, nil)
 }

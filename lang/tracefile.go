@@ -55,7 +55,7 @@ func ParseSpansJSON(snap *sandbox.Snapshot, root string, data []byte, keep func(
 		if len(out) >= MaxTraceFiles || spans >= MaxTraceSpans {
 			break
 		}
-		rel, ok := traceRel(snap, root, name)
+		rel, ok := TraceRel(snap, root, name)
 		if !ok || !keep(rel) {
 			continue
 		}
@@ -78,9 +78,11 @@ func ParseSpansJSON(snap *sandbox.Snapshot, root string, data []byte, keep func(
 	return out, nil
 }
 
-// traceRel is the workspace-relative path name stands for, if it is a
-// regular file of snap inside the workspace.
-func traceRel(snap *sandbox.Snapshot, root, name string) (string, bool) {
+// TraceRel is the workspace-relative path a trace's file name stands for
+// (relative, or absolute under root: the workspace as the traced command
+// saw it), if it is a regular file of snap inside the workspace: every
+// tracer's ParseTrace keeps a file only through it.
+func TraceRel(snap *sandbox.Snapshot, root, name string) (string, bool) {
 	if name == "" || len(name) > maxTracePath || strings.ContainsAny(name, "\x00\\") {
 		return "", false
 	}

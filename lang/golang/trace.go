@@ -230,23 +230,19 @@ func (Language) ParseTrace(snap *sandbox.Snapshot, root string, data []byte) (la
 			return p
 		}
 		p := ""
-		if rel, ok := underRoot(f, root); ok {
-			p = rel
+		if abs := strings.TrimPrefix(f, "_"); path.IsAbs(abs) {
+			// go's "_" prefix marks a directory outside GOPATH.
+			p, _ = lang.TraceRel(snap, root, abs)
 		} else {
 			for _, m := range names {
 				if rest, ok := strings.CutPrefix(f, m+"/"); ok {
-					p = path.Join(mods[m], rest)
+					p, _ = lang.TraceRel(snap, root, path.Join(mods[m], rest))
 					break
 				}
 			}
 		}
-		if p != "" {
-			p = path.Clean(p)
-			if path.IsAbs(p) || p == ".." || strings.HasPrefix(p, "../") {
-				p = ""
-			} else if _, ok := snap.Files[p]; !ok || !strings.HasSuffix(p, ".go") {
-				p = ""
-			}
+		if !strings.HasSuffix(p, ".go") {
+			p = ""
 		}
 		resolved[f] = p
 		return p
@@ -302,18 +298,6 @@ func (Language) ParseTrace(snap *sandbox.Snapshot, root string, data []byte) (la
 		})
 	}
 	return out, nil
-}
-
-// underRoot is f's workspace-relative path when f is an absolute path
-// under root (with go's "_" prefix for a directory outside GOPATH).
-func underRoot(f, root string) (string, bool) {
-	if root == "" || root == "/" {
-		return "", false
-	}
-	root = strings.TrimSuffix(root, "/")
-	f = strings.TrimPrefix(f, "_")
-	rel, ok := strings.CutPrefix(f, root+"/")
-	return rel, ok
 }
 
 // profileLine splits `file:l1.c1,l2.c2 stmts count`.

@@ -227,3 +227,26 @@ func TestTraceGoRunnerBwrap(t *testing.T) {
 		t.Errorf("the trace holds the test file: %v", trace)
 	}
 }
+
+// A profile names files by import path or by absolute path; either way a
+// file is kept only as lang.TraceRel keeps one for every tracer: a
+// symbolic link of the workspace, a path out of it through "..", or one
+// under another root is dropped, whatever the module path says.
+func TestParseTraceGoKeepsOnlyRegularWorkspaceFiles(t *testing.T) {
+	snap := traceSnap("go.mod", "module m\n", "a.go", "package a\n", "b.go", "package a\n")
+	snap.Files["link.go"] = sandbox.File{Link: "/etc/passwd"}
+	profile := "mode: count\n" +
+		"m/a.go:1.1,1.9 1 1\n" +
+		"/workspace/b.go:1.1,1.9 1 1\n" +
+		"m/link.go:1.1,1.9 1 1\n" +
+		"/workspace/link.go:1.1,1.9 1 1\n" +
+		"m/../etc/x.go:1.1,1.9 1 1\n" +
+		"/elsewhere/a.go:1.1,1.9 1 1\n"
+	tr, err := Language{}.ParseTrace(snap, "/workspace", []byte(profile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr) != 2 || len(tr["a.go"]) != 1 || len(tr["b.go"]) != 1 {
+		t.Errorf("trace = %v, want a.go and b.go alone", tr)
+	}
+}

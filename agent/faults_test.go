@@ -28,6 +28,7 @@ import (
 	"github.com/fixpoint-dev/fixpoint/config"
 	"github.com/fixpoint-dev/fixpoint/internal/dockerproxy"
 	"github.com/fixpoint-dev/fixpoint/sandbox/docker"
+	"github.com/fixpoint-dev/fixpoint/sandbox/engine"
 	"github.com/fixpoint-dev/fixpoint/sandbox/sandboxtest"
 )
 
@@ -235,7 +236,7 @@ func ourContainers(t *testing.T, cli *client.Client) map[string]bool {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	list, err := cli.ContainerList(ctx, container.ListOptions{All: true,
+	list, err := engine.ListContainers(ctx, cli, container.ListOptions{All: true,
 		Filters: filters.NewArgs(filters.Arg("label", docker.LabelPID+"="+strconv.Itoa(os.Getpid())))})
 	if err != nil {
 		t.Fatal(err)

@@ -23,6 +23,7 @@ import (
 	"github.com/fixpoint-dev/fixpoint/agent/demo"
 	"github.com/fixpoint-dev/fixpoint/agent/llmtest"
 	"github.com/fixpoint-dev/fixpoint/config"
+	"github.com/fixpoint-dev/fixpoint/sandbox/engine"
 	"github.com/fixpoint-dev/fixpoint/sandbox/sandboxtest"
 )
 
@@ -265,7 +266,7 @@ func TestE2EDisconnectMidRun(t *testing.T) {
 	e.mustCall("workspace/executeCommand", map[string]any{"command": cmdFixTests})
 	e.wait("$/progress", "asking the model for edits") // the sandbox is up; the model hangs
 	label := filters.NewArgs(filters.Arg("label", fmt.Sprintf("fixpoint.pid=%d", cmd.Process.Pid)))
-	if list, err := cli.ContainerList(t.Context(), container.ListOptions{All: true, Filters: label}); err != nil || len(list) == 0 {
+	if list, err := engine.ListContainers(t.Context(), cli, container.ListOptions{All: true, Filters: label}); err != nil || len(list) == 0 {
 		t.Fatalf("no sandbox container for the server during the run (%v)", err)
 	}
 	start := time.Now()
@@ -282,7 +283,7 @@ func TestE2EDisconnectMidRun(t *testing.T) {
 	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
 		t.Errorf("exit = %v, want exit code 1", err)
 	}
-	list, err := cli.ContainerList(t.Context(), container.ListOptions{All: true, Filters: label})
+	list, err := engine.ListContainers(t.Context(), cli, container.ListOptions{All: true, Filters: label})
 	if err != nil || len(list) != 0 {
 		t.Errorf("containers left after disconnect: %d (%v)", len(list), err)
 	}

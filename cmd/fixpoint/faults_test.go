@@ -32,6 +32,7 @@ import (
 	"github.com/fixpoint-dev/fixpoint/config"
 	"github.com/fixpoint-dev/fixpoint/memory"
 	"github.com/fixpoint-dev/fixpoint/sandbox/docker"
+	"github.com/fixpoint-dev/fixpoint/sandbox/engine"
 	"github.com/fixpoint-dev/fixpoint/sandbox/sandboxtest"
 )
 
@@ -191,7 +192,7 @@ func containersOf(t *testing.T, cli *client.Client, pid int) []container.Summary
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	list, err := cli.ContainerList(ctx, container.ListOptions{All: true,
+	list, err := engine.ListContainers(ctx, cli, container.ListOptions{All: true,
 		Filters: filters.NewArgs(filters.Arg("label", docker.LabelPID+"="+strconv.Itoa(pid)))})
 	if err != nil {
 		t.Fatal(err)

@@ -265,7 +265,7 @@ func ownerGone(labels map[string]string) bool {
 // process (on this host) is gone, and returns how many it removed.
 func Reap(ctx context.Context, cli *client.Client) (removed int, err error) {
 	f := filters.NewArgs(filters.Arg("label", LabelPID))
-	list, err := cli.ContainerList(ctx, container.ListOptions{All: true, Filters: f})
+	list, err := engine.ListContainers(ctx, cli, container.ListOptions{All: true, Filters: f})
 	if err != nil {
 		return 0, fmt.Errorf("list sandboxes: %w", err)
 	}

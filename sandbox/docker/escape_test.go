@@ -15,6 +15,7 @@ import (
 	"github.com/docker/docker/client"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/docker"
+	"github.com/fixpoint-dev/fixpoint/sandbox/engine"
 	"github.com/fixpoint-dev/fixpoint/sandbox/sandboxtest"
 )
 
@@ -149,7 +150,7 @@ for l in open("/proc/net/dev").read().splitlines()[2:]:
 func containersOf(t *testing.T, cli *client.Client, session string) []container.Summary {
 	t.Helper()
 	f := filters.NewArgs(filters.Arg("label", docker.LabelSession+"="+session))
-	list, err := cli.ContainerList(t.Context(), container.ListOptions{All: true, Filters: f})
+	list, err := engine.ListContainers(t.Context(), cli, container.ListOptions{All: true, Filters: f})
 	if err != nil {
 		t.Fatalf("list containers: %v", err)
 	}
@@ -160,7 +161,7 @@ func containersOf(t *testing.T, cli *client.Client, session string) []container.
 func runningSessions(t *testing.T, cli *client.Client) []container.Summary {
 	t.Helper()
 	f := filters.NewArgs(filters.Arg("label", docker.LabelPID+"="+strconv.Itoa(os.Getpid())))
-	list, err := cli.ContainerList(t.Context(), container.ListOptions{All: true, Filters: f})
+	list, err := engine.ListContainers(t.Context(), cli, container.ListOptions{All: true, Filters: f})
 	if err != nil {
 		t.Fatalf("list containers: %v", err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/fixpoint-dev/fixpoint/internal/dockerproxy"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/docker"
+	"github.com/fixpoint-dev/fixpoint/sandbox/engine"
 	"github.com/fixpoint-dev/fixpoint/sandbox/sandboxtest"
 )
 
@@ -77,7 +78,7 @@ func TestFaultEngineGone(t *testing.T) {
 	}
 	// The engine is back (the real socket): the container is found by its
 	// owner label and removable; Reap skips it while this process lives.
-	list, err := real.ContainerList(context.Background(), container.ListOptions{All: true,
+	list, err := engine.ListContainers(context.Background(), real, container.ListOptions{All: true,
 		Filters: filters.NewArgs(filters.Arg("label", docker.LabelSession+"="+sess.Name()))})
 	if err != nil {
 		t.Fatal(err)

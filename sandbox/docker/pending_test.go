@@ -11,13 +11,14 @@ import (
 
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/docker"
+	"github.com/fixpoint-dev/fixpoint/sandbox/engine"
 	"github.com/fixpoint-dev/fixpoint/sandbox/sandboxtest"
 )
 
 // sessionContainers counts the containers of a session on the real engine.
 func sessionContainers(t *testing.T, real *client.Client, session string) int {
 	t.Helper()
-	list, err := real.ContainerList(context.Background(), container.ListOptions{All: true,
+	list, err := engine.ListContainers(context.Background(), real, container.ListOptions{All: true,
 		Filters: filters.NewArgs(filters.Arg("label", docker.LabelSession+"="+session))})
 	if err != nil {
 		t.Fatal(err)

@@ -122,7 +122,7 @@ func removeContainers(t *testing.T, host string) {
 	defer cli.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	list, err := cli.ContainerList(ctx, container.ListOptions{All: true})
+	list, err := engine.ListContainers(ctx, cli, container.ListOptions{All: true})
 	if err != nil {
 		t.Logf("list the containers left on podman: %v", err)
 		return

@@ -89,7 +89,7 @@ func RequireNoContainers(t testing.TB, cli *client.Client, key, value string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	list, err := cli.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", key+"="+value))})
+	list, err := engine.ListContainers(ctx, cli, container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", key+"="+value))})
 	if err != nil {
 		t.Fatalf("list containers labelled %s=%s: %v", key, value, err)
 	}

@@ -37,3 +37,32 @@ func TestSelectTestsNode(t *testing.T) {
 		}
 	}
 }
+
+// mocha is narrowed with --grep to the failing tests' full titles,
+// anchored and escaped: a title's regexp characters match themselves, a
+// title clipped in its id matches by its prefix, and a repeated id's
+// " (n)" suffix is optional. Hooks and multi-line titles are not
+// narrowed.
+func TestSelectTestsMocha(t *testing.T) {
+	mocha := nodeRunner([]byte(`{"scripts":{"test":"mocha"},"devDependencies":{"mocha":"10"}}`))
+	got, ok := Language{}.SelectTests(mocha, []testrun.Result{
+		{ID: "test/a.js > ms(1.5h) works", Package: "test/a.js"},
+		{ID: "test/a.js > a very long title ...", Package: "test/a.js"},
+		{ID: "test/b.js > dup (2)", Package: "test/b.js"},
+		{ID: "no file [x]"},
+	})
+	want := append(slices.Clone(mocha.Args), "--grep", `^(?:ms\(1\.5h\) works$|a very long title|(?:dup \(2\)|dup)$|no file \[x\]$)`)
+	if !ok || !slices.Equal(got.Args, want) {
+		t.Errorf("SelectTests(mocha) = %q (ok %v), want %q", got.Args, ok, want)
+	}
+	for _, bad := range []testrun.Result{
+		{ID: `test/a.js > s "before each" hook for "x"`, Package: "test/a.js", Status: testrun.StatusError},
+		{ID: "test/a.js > two\nlines", Package: "test/a.js"},
+		{ID: "other > x", Package: "test/a.js"},
+		{ID: "test/a.js > ", Package: "test/a.js"},
+	} {
+		if got, ok := (Language{}).SelectTests(mocha, []testrun.Result{bad}); ok {
+			t.Errorf("SelectTests(mocha, %q) narrowed to %q, want the whole suite", bad.ID, got.Args)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package node
 
 import (
 	"encoding/json"
+	"fmt"
 	"path"
 	"slices"
 	"strings"
@@ -112,8 +113,45 @@ fs.mkdirSync(path.dirname(path.join(root, out)), { recursive: true });
 fs.writeFileSync(path.join(root, out), JSON.stringify({ files: o }));
 `
 
-// TraceTests traces node --test and ava runs with V8's coverage
-// (coverageWrap, mergeScript): node's built-ins only, nothing installed.
+// istanbulWrap runs a jest or vitest command (after its first two
+// arguments: the runner, "jest" or "vitest", and the trace file) with the
+// runner's own coverage: istanbul's json reporter writes
+// coverage-final.json into istanbulDir, whose line numbers are the
+// original source's (the runner maps its transformed modules back), and
+// the wrapper stores it in the trace file as {"istanbul": map} (see
+// parseIstanbul). It exits with the command's status; a coverage
+// threshold the project configured is set to none for jest (it would
+// fail the run), and a vitest threshold, checked after the report is
+// written, only adds its message. vitest's coverage needs a provider
+// package the project installed (@vitest/coverage-v8, else
+// @vitest/coverage-istanbul, in node_modules: nothing is installed);
+// without one the command runs as it is and writes no trace.
+const istanbulWrap = `k=$1 t=$2; shift 2
+d=` + istanbulDir + `
+rm -rf "$d"
+case $k in
+jest) set -- "$@" --coverage --coverageReporters=json "--coverageDirectory=$d" "--coverageThreshold={}" ;;
+vitest)
+  p=
+  if [ -f node_modules/@vitest/coverage-v8/package.json ]; then p=v8
+  elif [ -f node_modules/@vitest/coverage-istanbul/package.json ]; then p=istanbul; fi
+  if [ -n "$p" ]; then set -- "$@" --coverage.enabled=true "--coverage.provider=$p" --coverage.reporter=json "--coverage.reportsDirectory=$d" --coverage.reportOnFailure=true --coverage.all=false --coverage.clean=true; fi ;;
+esac
+"$@"
+rc=$?
+if [ -f "$d/coverage-final.json" ] && [ ! -L "$d/coverage-final.json" ]; then
+  mkdir -p "$(dirname "$t")" && { printf '{"` + istanbulKey + `":'; cat "$d/coverage-final.json"; printf '}'; } >"$t"
+fi
+rm -rf "$d"
+exit $rc`
+
+// istanbulDir is where istanbulWrap has the runner write its coverage:
+// outside the workspace, removed before and after.
+const istanbulDir = "/tmp/fixpoint-istanbul"
+
+// TraceTests traces node --test, ava and mocha runs with V8's coverage
+// (coverageWrap, mergeScript: node's built-ins only, nothing installed),
+// and jest and vitest runs with their own (istanbulWrap, parseIstanbul).
 //   - node --test (node's own runner, directly or as the test script) is
 //     not narrowed (see SelectTests): the whole suite runs, and only the
 //     processes that loaded a failing test's file (Result.Package, read
@@ -124,20 +162,48 @@ fs.writeFileSync(path.join(root, out), JSON.stringify({ files: o }));
 //     the other test files still load (their top-level code runs), but
 //     none of their tests do. Checked by hand with ava 6.4.1 under bwrap
 //     (its package is in no cache the tests can count on).
+//   - mocha is narrowed as SelectTests narrows it (--grep with the full
+//     titles): every test file still loads in mocha's one process, but
+//     only the failing tests run. V8's offsets are the file's only for
+//     untransformed JavaScript, so a project whose mocha loads a
+//     transform (ts-node, @babel/register, tsx, ...: mochaTransform) is
+//     not traced, and mergeScript's length check drops any other
+//     transformed file. c8 or nyc around mocha (a composed script) is
+//     not traced.
+//   - jest and vitest are narrowed as SelectTests narrows them (the
+//     failing test files) and run with their coverage (istanbulWrap):
+//     their modules are transformed (jest's vm wrapper and babel-jest,
+//     vite), so V8's raw offsets are not the file's, but their istanbul
+//     maps are in the source's lines. Every module the failing files
+//     load is in the map (the project's collectCoverageFrom, when set,
+//     narrows it; coverageProvider "v8" gives the same map). vitest
+//     needs a coverage provider in node_modules.
 //
-// Not traced: jest (it runs each module through its own vm wrapper and
-// babel-jest's transform, so V8's offsets are not the file's), vitest
-// (vite transforms every module, TypeScript or not: with vitest 1.6, V8
-// reports a 206-byte lib.js under its file:// URL as 1694 characters;
-// mergeScript's length check would drop it), mocha (every file
-// runs in one process and SelectTests does not narrow it, so the trace
-// would be the whole suite's), composed and unknown scripts.
-func (l Language) TraceTests(_ *sandbox.Snapshot, r testrun.Runner, tests []testrun.Result) (testrun.Runner, bool) {
+// Not traced: composed and unknown scripts.
+func (l Language) TraceTests(snap *sandbox.Snapshot, r testrun.Runner, tests []testrun.Result) (testrun.Runner, bool) {
 	if len(tests) == 0 {
 		return r, false
 	}
 	files := []string{}
 	switch {
+	case r.Name == testrun.RunnerJest || r.Name == testrun.RunnerVitest:
+		sel, ok := l.SelectTests(r, tests)
+		if !ok {
+			return r, false
+		}
+		out := sel
+		out.Args = append([]string{"sh", "-c", istanbulWrap, "sh", r.Name, lang.TracePath}, sel.Args...)
+		out.TracePath = lang.TracePath
+		return out, true
+	case r.Name == testrun.RunnerMocha:
+		if mochaTransform(snap) {
+			return r, false
+		}
+		sel, ok := l.SelectTests(r, tests)
+		if !ok {
+			return r, false
+		}
+		r = sel
 	case r.Name == RunnerAva || avaArgs(r.Args):
 		sel, ok := l.SelectTests(r, tests)
 		if !ok {
@@ -167,6 +233,38 @@ func (l Language) TraceTests(_ *sandbox.Snapshot, r testrun.Runner, tests []test
 	return out, true
 }
 
+// mochaTransforms are the require hooks and loaders that compile test and
+// source files as mocha loads them: V8's coverage of a compiled file is
+// not in the file's offsets.
+var mochaTransforms = []string{"ts-node", "@babel/register", "babel-register", "tsx", "esbuild-register", "@swc/register", "@swc-node/register", "sucrase", "esm", "coffeescript", "coffee-script", "@esbuild-kit"}
+
+// mochaTransform reports whether the project's mocha may load a transform:
+// one of mochaTransforms named in package.json (its test script or
+// "mocha" key) or in a mocha configuration file, as a word of its own
+// (a quoted name or a flag's value). A snapshot that cannot be read
+// counts as one.
+func mochaTransform(snap *sandbox.Snapshot) bool {
+	if snap == nil {
+		return true
+	}
+	for _, name := range []string{"package.json", ".mocharc", ".mocharc.js", ".mocharc.cjs", ".mocharc.mjs", ".mocharc.json", ".mocharc.jsonc", ".mocharc.yml", ".mocharc.yaml", "test/mocha.opts"} {
+		text, ok := snap.Text(name)
+		if !ok {
+			continue
+		}
+		for _, w := range strings.FieldsFunc(text, func(r rune) bool {
+			return !(r == '@' || r == '/' || r == '-' || r == '_' || r == '.' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
+		}) {
+			for _, t := range mochaTransforms {
+				if w == t || strings.HasPrefix(w, t+"/") {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
 // nodeTestRunner reports whether r is node's own test runner as
 // nodeRunner builds it: `node --test` with the TAP reporters, or the
 // test script's node --test through npm (reporters given after "--" or in
@@ -181,9 +279,22 @@ func nodeTestRunner(r testrun.Runner) bool {
 	return false
 }
 
-// ParseTrace reads mergeScript's file: for each JavaScript source that
-// ran, each called function as the span of its first line, with its call
-// count.
+// ParseTrace reads the trace file: istanbulWrap's coverage map
+// ({"istanbul": ...}, parseIstanbul) or else mergeScript's spans: for
+// each JavaScript source that ran, each called function as the span of
+// its first line, with its call count.
 func (Language) ParseTrace(snap *sandbox.Snapshot, root string, data []byte) (lang.Trace, error) {
-	return lang.ParseSpansJSON(snap, root, data, isSource)
+	if len(data) > lang.MaxTraceBytes {
+		return nil, fmt.Errorf("trace of %d bytes is over the %d-byte limit", len(data), lang.MaxTraceBytes)
+	}
+	var doc struct {
+		Istanbul json.RawMessage `json:"istanbul"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("read trace: %w", err)
+	}
+	if doc.Istanbul != nil {
+		return parseIstanbul(snap, root, doc.Istanbul)
+	}
+	return lang.ParseSpansJSON(snap, root, data, traceSource)
 }

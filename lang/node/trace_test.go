@@ -126,35 +126,45 @@ func TestTraceNodeTest(t *testing.T) {
 	}
 }
 
-// node --test and ava are traced: not the runners whose modules are
-// transformed (jest, vitest), mocha (one process, not narrowed) and
-// scripts fixpoint cannot read; nor a node --test failure without a test
-// file.
+// node --test, ava and mocha are traced with V8's coverage, jest and
+// vitest with their own; not a mocha that loads a transform, scripts
+// fixpoint cannot read, nor a node --test failure without a test file.
 func TestTraceTestsRunners(t *testing.T) {
-	failed := []testrun.Result{{ID: "fails", Package: "test/a.test.js", Status: testrun.StatusFail}}
+	failed := []testrun.Result{{ID: "test/a.test.js > fails", Package: "test/a.test.js", Status: testrun.StatusFail}}
 	for _, tt := range []struct {
 		name  string
 		pkg   string
+		extra map[string]string
 		tests []testrun.Result
-		want  bool
+		want  string // "v8", "istanbul" or "" (not traced)
 	}{
-		{name: "node --test", pkg: `{}`, tests: failed, want: true},
-		{name: "npm node --test", pkg: `{"scripts":{"test":"node --test"}}`, tests: failed, want: true},
+		{name: "node --test", pkg: `{}`, tests: failed, want: "v8"},
+		{name: "npm node --test", pkg: `{"scripts":{"test":"node --test"}}`, tests: failed, want: "v8"},
 		{name: "no failing tests", pkg: `{}`, tests: nil},
 		{name: "a failure without a file", pkg: `{}`, tests: []testrun.Result{{ID: "fails", Status: testrun.StatusFail}}},
 		{name: "a file outside the workspace", pkg: `{}`, tests: []testrun.Result{{ID: "x", Package: "../x.test.js"}}},
-		{name: "jest", pkg: `{"scripts":{"test":"jest"},"devDependencies":{"jest":"29"}}`, tests: failed},
-		{name: "vitest", pkg: `{"scripts":{"test":"vitest"},"devDependencies":{"vitest":"1"}}`, tests: failed},
-		{name: "mocha", pkg: `{"scripts":{"test":"mocha"},"devDependencies":{"mocha":"10"}}`, tests: failed},
-		{name: "ava", pkg: `{"scripts":{"test":"ava"},"devDependencies":{"ava":"6"}}`, tests: []testrun.Result{{ID: "math › adds", Name: "math › adds"}}, want: true},
+		{name: "jest", pkg: `{"scripts":{"test":"jest"},"devDependencies":{"jest":"29"}}`, tests: failed, want: "istanbul"},
+		{name: "jest without a test file", pkg: `{"scripts":{"test":"jest"},"devDependencies":{"jest":"29"}}`, tests: []testrun.Result{{ID: "fails"}}},
+		{name: "vitest", pkg: `{"scripts":{"test":"vitest"},"devDependencies":{"vitest":"1"}}`, tests: failed, want: "istanbul"},
+		{name: "mocha", pkg: `{"scripts":{"test":"mocha"},"devDependencies":{"mocha":"10"}}`, tests: failed, want: "v8"},
+		{name: "mocha with ts-node in the script", pkg: `{"scripts":{"test":"mocha -r ts-node/register"},"devDependencies":{"mocha":"10","ts-node":"10"}}`, tests: failed},
+		{name: "mocha with @babel/register in .mocharc", pkg: `{"scripts":{"test":"mocha"},"devDependencies":{"mocha":"10"}}`, extra: map[string]string{".mocharc.yml": "require:\n  - '@babel/register'\n"}, tests: failed},
+		{name: "mocha with tsx as a loader", pkg: `{"scripts":{"test":"mocha"},"devDependencies":{"mocha":"10"},"mocha":{"node-option":["import=tsx"]}}`, tests: failed},
+		{name: "mocha's failing hook", pkg: `{"scripts":{"test":"mocha"},"devDependencies":{"mocha":"10"}}`, tests: []testrun.Result{{ID: `t.js > s "before each" hook for "x"`, Package: "t.js", Status: testrun.StatusError}}},
+		{name: "ava", pkg: `{"scripts":{"test":"ava"},"devDependencies":{"ava":"6"}}`, tests: []testrun.Result{{ID: "math › adds", Name: "math › adds"}}, want: "v8"},
 		{name: "unknown script", pkg: `{"scripts":{"test":"tape test/*.js"}}`, tests: failed},
 		{name: "composed node --test", pkg: `{"scripts":{"test":"node --test | tap-spec"}}`, tests: failed},
+		{name: "nyc around mocha", pkg: `{"scripts":{"test":"nyc mocha"},"devDependencies":{"mocha":"10","nyc":"15"}}`, tests: failed},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
+			files := map[string]string{"package.json": tt.pkg}
+			for k, v := range tt.extra {
+				files[k] = v
+			}
 			r := nodeRunner([]byte(tt.pkg))
-			got, ok := Language{}.TraceTests(nil, r, tt.tests)
-			if ok != tt.want {
-				t.Fatalf("TraceTests(%q) ok = %v, want %v", r.Args, ok, tt.want)
+			got, ok := Language{}.TraceTests(langtest.SnapOf(files), r, tt.tests)
+			if ok != (tt.want != "") {
+				t.Fatalf("TraceTests(%q) ok = %v, want %v", r.Args, ok, tt.want != "")
 			}
 			if !ok {
 				if got.TracePath != "" || !slices.Equal(got.Args, r.Args) {
@@ -166,13 +176,20 @@ func TestTraceTestsRunners(t *testing.T) {
 			if !narrowed {
 				sel = r
 			}
-			files := `["test/a.test.js"]`
-			if tt.name == "ava" {
-				files = "[]" // ava's TAP names no file: every worker is kept
+			var wantArgs []string
+			switch tt.want {
+			case "v8":
+				list := `["test/a.test.js"]`
+				if !nodeTestRunner(r) {
+					list = "[]" // ava's TAP names no file; mocha runs all in one process
+				}
+				wantArgs = append([]string{"sh", "-c", coverageWrap, "sh", mergeScript, lang.TracePath, list}, sel.Args...)
+			case "istanbul":
+				wantArgs = append([]string{"sh", "-c", istanbulWrap, "sh", r.Name, lang.TracePath}, sel.Args...)
 			}
-			if got.TracePath != lang.TracePath || !slices.Equal(got.Args[7:], sel.Args) || got.Args[6] != files ||
+			if got.TracePath != lang.TracePath || !slices.Equal(got.Args, wantArgs) ||
 				!slices.Equal(got.Env, r.Env) || got.ReportPath != r.ReportPath {
-				t.Errorf("TraceTests(%q) = %+v, want the selected command %q, env and report, wrapped, with files %s", r.Args, got, sel.Args, files)
+				t.Errorf("TraceTests(%q) = %q, want %q, with r's env and report", r.Args, got.Args, wantArgs)
 			}
 		})
 	}

@@ -84,8 +84,17 @@ func RunTraced(t *testing.T, b Backend, l interface {
 	lang.TestSelector
 }, files map[string]string, r testrun.Runner) TracedRun {
 	t.Helper()
+	return RunTracedSnap(t, b, l, SnapOf(files), r)
+}
+
+// RunTracedSnap is RunTraced on a snapshot (one with modes and symlinks:
+// a project with its node_modules installed).
+func RunTracedSnap(t *testing.T, b Backend, l interface {
+	lang.Tracer
+	lang.TestSelector
+}, snap *sandbox.Snapshot, r testrun.Runner) TracedRun {
+	t.Helper()
 	sess := b.Start(t)
-	snap := SnapOf(files)
 	if _, err := sess.Sync(t.Context(), snap); err != nil {
 		t.Fatal(err)
 	}

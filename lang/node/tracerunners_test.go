@@ -1,0 +1,192 @@
+package node
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fixpoint-dev/fixpoint/lang"
+	"github.com/fixpoint-dev/fixpoint/lang/langtest"
+	"github.com/fixpoint-dev/fixpoint/sandbox"
+	"github.com/fixpoint-dev/fixpoint/sandbox/sandboxtest"
+)
+
+// npmFixture is node_modules with pkgs installed (exact versions), from
+// the npm registry into a cache directory the first time and reused after
+// (npm install --ignore-scripts: no package code runs on the host). The
+// snapshot holds the tree's regular files with their modes and its
+// symlinks (node_modules/.bin).
+func npmFixture(t *testing.T, pkgs ...string) map[string]sandbox.File {
+	t.Helper()
+	npm := sandboxtest.RequireCommand(t, "npm")
+	base, err := os.UserCacheDir()
+	if err != nil {
+		base = os.TempDir()
+	}
+	dir := filepath.Join(base, "fixpoint-test", fmt.Sprintf("npm-%x", sha256.Sum256([]byte(strings.Join(pkgs, " "))))[:len("npm-")+16])
+	done := filepath.Join(dir, ".installed")
+	if _, err := os.Stat(done); err != nil {
+		if err := os.RemoveAll(dir); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "package.json"), []byte(`{"name":"fixture","version":"1.0.0","private":true}`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.CommandContext(t.Context(), npm, append([]string{"install", "--ignore-scripts", "--no-audit", "--no-fund", "--no-package-lock", "--no-save"}, pkgs...)...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("npm install %s in %s (the fixture's packages, from the npm registry): %v\n%s", pkgs, dir, err, out)
+		}
+		if err := os.WriteFile(done, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files := map[string]sandbox.File{}
+	root := filepath.Join(dir, "node_modules")
+	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		rel = filepath.ToSlash(rel)
+		switch {
+		case d.Type()&fs.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			files[rel] = sandbox.File{Link: target}
+		case d.Type().IsRegular():
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			info, err := d.Info()
+			if err != nil {
+				return err
+			}
+			files[rel] = sandbox.File{Data: data, Mode: info.Mode().Perm()}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// chainJS: a failing test calls outer (lib/outer.js), which calls inner
+// (lib/inner.js, line 3, body line 4); unusedInner (lines 7-8) never
+// runs; lib/other.js runs only in a passing test.
+var chainJS = map[string]string{
+	"lib/inner.js": "'use strict';\n\nfunction inner(x) {\n  return x * 2;\n}\n\nfunction unusedInner() {\n  return 0;\n}\nmodule.exports = { inner, unusedInner };\n",
+	"lib/outer.js": "'use strict';\nconst { inner } = require('./inner');\nfunction outer(x) {\n  return inner(x) + 1;\n}\nmodule.exports = { outer };\n",
+	"lib/other.js": "'use strict';\nfunction other() {\n  return 42;\n}\nmodule.exports = { other };\n",
+}
+
+// chainESM is chainJS as ES modules (vitest).
+var chainESM = map[string]string{
+	"lib/inner.js": "\n\nexport function inner(x) {\n  return x * 2;\n}\n\nexport function unusedInner() {\n  return 0;\n}\n",
+	"lib/outer.js": "import { inner } from './inner.js';\n\nexport function outer(x) {\n  return inner(x) + 1;\n}\n",
+	"lib/other.js": "\nexport function other() {\n  return 42;\n}\n",
+}
+
+// TestTraceRunners runs jest, vitest and mocha (installed from the npm
+// registry into a test cache) on chainJS in the sandboxes: the trace
+// names the file the failing test reaches through a call chain, with the
+// called function's lines, and not the function that did not run nor the
+// file only a passing test runs.
+func TestTraceRunners(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		pkgs []string
+		pkg  string
+		lib  map[string]string
+		// test files: a fails, b passes
+		a, b string
+		// jest's coverage thresholds, which a traced run must not trip over
+		extra map[string]string
+	}{
+		{
+			name: "jest", pkgs: []string{"jest@29.7.0"},
+			pkg: `{"name":"p","version":"1.0.0","scripts":{"test":"jest"},"devDependencies":{"jest":"29.7.0"},"jest":{"coverageThreshold":{"global":{"lines":100}},"coverageReporters":["text","html"]}}`,
+			lib: chainJS,
+			a:   "const { outer } = require('../lib/outer');\ndescribe('outer', () => {\n  test('doubles', () => {\n    expect(outer(2)).toBe(4);\n  });\n});\n",
+			b:   "const { other } = require('../lib/other');\ntest('other', () => {\n  expect(other()).toBe(42);\n});\n",
+		},
+		{
+			name: "vitest", pkgs: []string{"vitest@1.6.1", "@vitest/coverage-v8@1.6.1"},
+			pkg:   `{"name":"p","version":"1.0.0","type":"module","scripts":{"test":"vitest"},"devDependencies":{"vitest":"1.6.1","@vitest/coverage-v8":"1.6.1"}}`,
+			lib:   chainESM,
+			a:     "import { test, expect, describe } from 'vitest';\nimport { outer } from '../lib/outer.js';\ndescribe('outer', () => {\n  test('doubles', () => {\n    expect(outer(2)).toBe(4);\n  });\n});\n",
+			b:     "import { test, expect } from 'vitest';\nimport { other } from '../lib/other.js';\ntest('other', () => {\n  expect(other()).toBe(42);\n});\n",
+			extra: map[string]string{"vitest.config.js": "export default { test: { coverage: { thresholds: { lines: 100 } } } };\n"},
+		},
+		{
+			name: "mocha", pkgs: []string{"mocha@10.8.2"},
+			pkg: `{"name":"p","version":"1.0.0","scripts":{"test":"mocha"},"devDependencies":{"mocha":"10.8.2"}}`,
+			lib: chainJS,
+			a:   "const assert = require('assert');\nconst { outer } = require('../lib/outer');\ndescribe('outer', () => {\n  it('doubles', () => {\n    assert.strictEqual(outer(2), 4);\n  });\n  it('is a number', () => {\n    assert.strictEqual(typeof outer(1), 'number');\n  });\n});\n",
+			b:   "const assert = require('assert');\nconst { other } = require('../lib/other');\nit('other', () => {\n  assert.strictEqual(other(), 42);\n});\n",
+		},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			files := map[string]string{"package.json": tt.pkg, "test/a.test.js": tt.a, "test/b.test.js": tt.b}
+			for k, v := range tt.lib {
+				files[k] = v
+			}
+			for k, v := range tt.extra {
+				files[k] = v
+			}
+			snap := langtest.SnapOf(files)
+			for k, f := range npmFixture(t, tt.pkgs...) {
+				snap.Files[k] = f
+			}
+			r := Language{}.TestCommand(snap)
+			if r.Name != tt.name {
+				t.Fatalf("TestCommand = %q %q, want runner %q", r.Name, r.Args, tt.name)
+			}
+			for _, b := range langtest.Backends("fixpoint-sandbox-node") {
+				t.Run(b.Name, func(t *testing.T) {
+					got := langtest.RunTracedSnap(t, b, Language{}, snap, r)
+					if f := got.Baseline.Failures(); len(f) != 1 || f[0].Package != "test/a.test.js" {
+						t.Fatalf("baseline failures = %+v, want the one of test/a.test.js", f)
+					}
+					if !langtest.HasLine(got.Trace["lib/inner.js"], 3) && !langtest.HasLine(got.Trace["lib/inner.js"], 4) {
+						t.Errorf("trace of lib/inner.js = %v, want inner's lines (3-4); trace %v", got.Trace["lib/inner.js"], got.Trace)
+					}
+					for _, l := range []int{7, 8} {
+						if langtest.HasLine(got.Trace["lib/inner.js"], l) {
+							t.Errorf("trace of lib/inner.js = %v, want nothing at line %d (unusedInner never runs)", got.Trace["lib/inner.js"], l)
+						}
+					}
+					if !langtest.HasLine(got.Trace["lib/outer.js"], 3) && !langtest.HasLine(got.Trace["lib/outer.js"], 4) {
+						t.Errorf("trace of lib/outer.js = %v, want outer's lines", got.Trace["lib/outer.js"])
+					}
+					if s, ok := got.Trace["lib/other.js"]; ok {
+						t.Errorf("trace holds lib/other.js %v, which only a passing test runs", s)
+					}
+					for f := range got.Trace {
+						if strings.HasPrefix(f, "node_modules/") {
+							t.Errorf("trace holds %s", f)
+						}
+					}
+					for _, f := range got.Workspace {
+						if _, ok := snap.Files[f]; !ok && f != lang.TracePath && f != r.ReportPath && !strings.HasPrefix(f, "node_modules/") {
+							t.Errorf("the traced run left %s in the workspace", f)
+						}
+					}
+					t.Logf("trace %v; selected run %v, traced %v", got.Trace, got.Untraced, got.TracedWall)
+				})
+			}
+		})
+	}
+}

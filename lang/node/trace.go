@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/fixpoint-dev/fixpoint/lang"
@@ -114,19 +115,19 @@ fs.writeFileSync(path.join(root, out), JSON.stringify({ files: o }));
 `
 
 // istanbulWrap runs a jest or vitest command (after its first two
-// arguments: the runner, "jest" or "vitest", and the trace file) with the
+// arguments: the runner, "jest" or "vitest", the trace file and
+// istanbulStore) with the
 // runner's own coverage: istanbul's json reporter writes
 // coverage-final.json into istanbulDir, whose line numbers are the
 // original source's (the runner maps its transformed modules back), and
-// the wrapper stores it in the trace file as {"istanbul": map} (see
-// parseIstanbul). It exits with the command's status; a coverage
+// istanbulStore copies it into the trace file (see parseIstanbul). It exits with the command's status; a coverage
 // threshold the project configured is set to none for jest (it would
 // fail the run), and a vitest threshold, checked after the report is
 // written, only adds its message. vitest's coverage needs a provider
 // package the project installed (@vitest/coverage-v8, else
 // @vitest/coverage-istanbul, in node_modules: nothing is installed);
 // without one the command runs as it is and writes no trace.
-const istanbulWrap = `k=$1 t=$2; shift 2
+const istanbulWrap = `k=$1 t=$2 s=$3; shift 3
 d=` + istanbulDir + `
 rm -rf "$d"
 case $k in
@@ -139,11 +140,28 @@ vitest)
 esac
 "$@"
 rc=$?
-if [ -f "$d/coverage-final.json" ] && [ ! -L "$d/coverage-final.json" ]; then
-  mkdir -p "$(dirname "$t")" && { printf '{"` + istanbulKey + `":'; cat "$d/coverage-final.json"; printf '}'; } >"$t"
-fi
+NODE_OPTIONS= node -e "$s" "$d/coverage-final.json" "$t" >/dev/null 2>&1
 rm -rf "$d"
 exit $rc`
+
+// istanbulStore is istanbulWrap's last step: the coverage map, a regular
+// file within the trace size limit, is stored as it is in the trace file
+// with the directory the command ran in (the paths' root as the command
+// saw them: bwrap's workspace is /workspace inside, a host directory
+// outside), as {"cwd": ..., "istanbul": map}.
+var istanbulStore = `'use strict';
+const fs = require('fs'), path = require('path');
+const [src, out] = process.argv.slice(1);
+const st = fs.lstatSync(src);
+if (st.isFile() && st.size <= ` + maxTraceBytesJS + `) {
+  const raw = fs.readFileSync(src, 'utf8');
+  fs.mkdirSync(path.dirname(out), { recursive: true });
+  fs.writeFileSync(out, '{"cwd":' + JSON.stringify(process.cwd()) + ',"` + istanbulKey + `":' + raw + '}');
+}
+`
+
+// maxTraceBytesJS is lang.MaxTraceBytes as a JavaScript literal.
+var maxTraceBytesJS = strconv.Itoa(lang.MaxTraceBytes)
 
 // istanbulDir is where istanbulWrap has the runner write its coverage:
 // outside the workspace, removed before and after.
@@ -192,7 +210,7 @@ func (l Language) TraceTests(snap *sandbox.Snapshot, r testrun.Runner, tests []t
 			return r, false
 		}
 		out := sel
-		out.Args = append([]string{"sh", "-c", istanbulWrap, "sh", r.Name, lang.TracePath}, sel.Args...)
+		out.Args = append([]string{"sh", "-c", istanbulWrap, "sh", r.Name, lang.TracePath, istanbulStore}, sel.Args...)
 		out.TracePath = lang.TracePath
 		return out, true
 	case r.Name == testrun.RunnerMocha:
@@ -288,12 +306,20 @@ func (Language) ParseTrace(snap *sandbox.Snapshot, root string, data []byte) (la
 		return nil, fmt.Errorf("trace of %d bytes is over the %d-byte limit", len(data), lang.MaxTraceBytes)
 	}
 	var doc struct {
+		Cwd      string          `json:"cwd"`
 		Istanbul json.RawMessage `json:"istanbul"`
 	}
 	if err := json.Unmarshal(data, &doc); err != nil {
 		return nil, fmt.Errorf("read trace: %w", err)
 	}
 	if doc.Istanbul != nil {
+		// The file's cwd is as untrusted as its paths: it only decides
+		// which absolute names stand for workspace files, and TraceRel
+		// keeps those to regular files of snap, as a relative name could
+		// name them anyway.
+		if path.IsAbs(doc.Cwd) {
+			root = doc.Cwd
+		}
 		return parseIstanbul(snap, root, doc.Istanbul)
 	}
 	return lang.ParseSpansJSON(snap, root, data, traceSource)

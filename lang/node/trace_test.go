@@ -185,7 +185,7 @@ func TestTraceTestsRunners(t *testing.T) {
 				}
 				wantArgs = append([]string{"sh", "-c", coverageWrap, "sh", mergeScript, lang.TracePath, list}, sel.Args...)
 			case "istanbul":
-				wantArgs = append([]string{"sh", "-c", istanbulWrap, "sh", r.Name, lang.TracePath}, sel.Args...)
+				wantArgs = append([]string{"sh", "-c", istanbulWrap, "sh", r.Name, lang.TracePath, istanbulStore}, sel.Args...)
 			}
 			if got.TracePath != lang.TracePath || !slices.Equal(got.Args, wantArgs) ||
 				!slices.Equal(got.Env, r.Env) || got.ReportPath != r.ReportPath {

@@ -185,6 +185,7 @@ func TestTraceRunners(t *testing.T) {
 						}
 					}
 					t.Logf("trace %v; selected run %v, traced %v", got.Trace, got.Untraced, got.TracedWall)
+					t.Logf("DEBUG root %s data %.600s", got.Traced.Trace.Root, got.Traced.Trace.Data)
 				})
 			}
 		})

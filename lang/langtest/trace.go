@@ -84,15 +84,18 @@ func RunTraced(t *testing.T, b Backend, l interface {
 	lang.TestSelector
 }, files map[string]string, r testrun.Runner) TracedRun {
 	t.Helper()
-	return RunTracedSnap(t, b, l, SnapOf(files), r)
+	return RunTracedSnap(t, b, l, SnapOf(files), r, nil)
 }
 
 // RunTracedSnap is RunTraced on a snapshot (one with modes and symlinks:
-// a project with its node_modules installed).
+// a project with its node_modules installed). Lines that noise (when
+// non-nil) matches are the runner's own note that it records coverage
+// (vitest's "Coverage enabled with v8"): they are left out of both
+// outputs before they are compared.
 func RunTracedSnap(t *testing.T, b Backend, l interface {
 	lang.Tracer
 	lang.TestSelector
-}, snap *sandbox.Snapshot, r testrun.Runner) TracedRun {
+}, snap *sandbox.Snapshot, r testrun.Runner, noise *regexp.Regexp) TracedRun {
 	t.Helper()
 	sess := b.Start(t)
 	if _, err := sess.Sync(t.Context(), snap); err != nil {
@@ -129,7 +132,19 @@ func RunTracedSnap(t *testing.T, b Backend, l interface {
 	if got, want := reportShape(out.Traced), reportShape(out.Selected); got != want {
 		t.Errorf("traced report = %s, want the untraced selected run's %s\ntraced output:\n%s", got, want, out.Traced.Output)
 	}
-	if got, want := numbersOut.ReplaceAllString(out.Traced.Output, "#"), numbersOut.ReplaceAllString(out.Selected.Output, "#"); got != want {
+	quiet := func(s string) string {
+		if noise == nil {
+			return s
+		}
+		var keep []string
+		for _, line := range strings.Split(s, "\n") {
+			if !noise.MatchString(line) {
+				keep = append(keep, line)
+			}
+		}
+		return strings.Join(keep, "\n")
+	}
+	if got, want := numbersOut.ReplaceAllString(quiet(out.Traced.Output), "#"), numbersOut.ReplaceAllString(quiet(out.Selected.Output), "#"); got != want {
 		t.Errorf("traced output differs from the untraced selected run's (numbers aside):\n%s\nwant:\n%s", got, want)
 	}
 	if out.Traced.Trace == nil {

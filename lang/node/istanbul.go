@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -21,7 +22,8 @@ const maxIstanbulLine = 10_000_000
 
 // istanbulPos is a position of a coverage map (1-based line).
 type istanbulPos struct {
-	Line json.RawMessage `json:"line"`
+	Line   json.RawMessage `json:"line"`
+	Column json.RawMessage `json:"column"`
 }
 
 type istanbulLoc struct {
@@ -105,11 +107,36 @@ func parseIstanbul(snap *sandbox.Snapshot, root string, raw json.RawMessage) (la
 				add(line, line, n)
 			}
 		}
+		// Lines of a function that never ran, in a map of one statement
+		// per line (v8-to-istanbul's, for vitest's v8 provider and jest's
+		// coverageProvider "v8"): a line there that counts (the
+		// declaration's, run with the enclosing code) is not the
+		// function's. babel's istanbul maps have real statements, and a
+		// function declaration is none.
+		var uncalled [][2]int
+		byLine := lineStatements(f.StatementMap)
+		for id, fn := range f.FnMap {
+			if !byLine {
+				break
+			}
+			if c, ok := f.F[id]; ok && string(c) == "0" {
+				a := istanbulLine(fn.Loc.Start.Line)
+				if a == 0 {
+					continue
+				}
+				from, to := a, max(istanbulLine(fn.Loc.End.Line), a)
+				if d := istanbulLine(fn.Decl.Start.Line); d > 0 && d < from {
+					from = d
+				}
+				uncalled = append(uncalled, [2]int{from, to})
+			}
+		}
+		uncalled = disjoint(uncalled)
 		for _, id := range sortedIDs(f.S) {
 			st, ok := f.StatementMap[id]
 			n := istanbulCount(f.S[id])
 			from := istanbulLine(st.Start.Line)
-			if !ok || n <= 0 || from == 0 {
+			if !ok || n <= 0 || from == 0 || within(uncalled, from) {
 				continue
 			}
 			to := max(istanbulLine(st.End.Line), from)
@@ -179,4 +206,35 @@ func mergeIstanbul(ss []lang.Span) []lang.Span {
 // project's code, whatever a trace file says).
 func traceSource(rel string) bool {
 	return isSource(rel) && !strings.Contains("/"+rel, "/node_modules/")
+}
+
+// disjoint sorts line ranges and merges those that overlap.
+func disjoint(rs [][2]int) [][2]int {
+	slices.SortFunc(rs, func(a, b [2]int) int { return a[0] - b[0] })
+	out := rs[:0]
+	for _, r := range rs {
+		if n := len(out); n > 0 && r[0] <= out[n-1][1] {
+			out[n-1][1] = max(out[n-1][1], r[1])
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// within reports whether line is in one of the disjoint sorted ranges.
+func within(rs [][2]int, line int) bool {
+	i := sort.Search(len(rs), func(i int) bool { return rs[i][1] >= line })
+	return i < len(rs) && rs[i][0] <= line
+}
+
+// lineStatements reports whether a statement map is v8-to-istanbul's:
+// every statement one whole line, from column 0.
+func lineStatements(m map[string]istanbulLoc) bool {
+	for _, st := range m {
+		if string(st.Start.Column) != "0" || string(st.Start.Line) != string(st.End.Line) {
+			return false
+		}
+	}
+	return len(m) > 0
 }

@@ -1,6 +1,17 @@
 // Package node is fixpoint's knowledge of Node projects: the Node version
 // from .nvmrc, .node-version or package.json engines.node, and the npm (or
 // yarn, pnpm) install that fills node_modules before tests run.
+//
+// Traces of failing tests (Language.TraceTests, trace.go): node --test,
+// ava and mocha through V8's coverage (NODE_V8_COVERAGE), jest and vitest
+// through their own istanbul coverage (istanbul.go). Limits: mocha is
+// traced only without a transform (ts-node, @babel/register, tsx, ...;
+// c8 or nyc around it is a composed script, not traced) and every test
+// file still loads under its --grep; vitest only with a coverage
+// provider the project installed; a coverage map from V8 (vitest's v8
+// provider, jest's coverageProvider "v8") counts each line of a module's
+// top level, blank ones included, while babel's istanbul counts
+// statements; a mocha or ava trace keeps every file's top-level code.
 package node
 
 import (

@@ -114,19 +114,20 @@ fs.mkdirSync(path.dirname(path.join(root, out)), { recursive: true });
 fs.writeFileSync(path.join(root, out), JSON.stringify({ files: o }));
 `
 
-// istanbulWrap runs a jest or vitest command (after its first two
+// istanbulWrap runs a jest or vitest command (after its first three
 // arguments: the runner, "jest" or "vitest", the trace file and
-// istanbulStore) with the
-// runner's own coverage: istanbul's json reporter writes
-// coverage-final.json into istanbulDir, whose line numbers are the
-// original source's (the runner maps its transformed modules back), and
-// istanbulStore copies it into the trace file (see parseIstanbul). It exits with the command's status; a coverage
-// threshold the project configured is set to none for jest (it would
-// fail the run), and a vitest threshold, checked after the report is
-// written, only adds its message. vitest's coverage needs a provider
-// package the project installed (@vitest/coverage-v8, else
-// @vitest/coverage-istanbul, in node_modules: nothing is installed);
-// without one the command runs as it is and writes no trace.
+// istanbulStore) with the runner's own coverage: istanbul's json reporter
+// writes coverage-final.json into istanbulDir, in the original source's
+// line numbers (the runner maps its transformed modules back), and
+// istanbulStore copies it into the trace file (see parseIstanbul). It
+// exits with the command's status. A coverage threshold the project
+// configured is set to none for jest (jest would fail the run for it); a
+// vitest threshold is checked after the report is written and only adds
+// its message. vitest's coverage needs a provider package the project
+// installed (@vitest/coverage-v8, else @vitest/coverage-istanbul, in
+// node_modules: nothing is installed); without one the command runs as
+// it is and writes no trace, which the agent warns about as for any
+// tracer.
 const istanbulWrap = `k=$1 t=$2 s=$3; shift 3
 d=` + istanbulDir + `
 rm -rf "$d"
@@ -153,14 +154,15 @@ var istanbulStore = `'use strict';
 const fs = require('fs'), path = require('path');
 const [src, out] = process.argv.slice(1);
 const st = fs.lstatSync(src);
-if (st.isFile() && st.size <= ` + maxTraceBytesJS + `) {
+if (st.isFile() && st.size <= ` + maxTraceBytesJS + ` - 8192) {
   const raw = fs.readFileSync(src, 'utf8');
   fs.mkdirSync(path.dirname(out), { recursive: true });
   fs.writeFileSync(out, '{"cwd":' + JSON.stringify(process.cwd()) + ',"` + istanbulKey + `":' + raw + '}');
 }
 `
 
-// maxTraceBytesJS is lang.MaxTraceBytes as a JavaScript literal.
+// maxTraceBytesJS is lang.MaxTraceBytes as a JavaScript literal (less
+// room for the cwd in istanbulStore).
 var maxTraceBytesJS = strconv.Itoa(lang.MaxTraceBytes)
 
 // istanbulDir is where istanbulWrap has the runner write its coverage:

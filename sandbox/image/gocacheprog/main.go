@@ -2,11 +2,12 @@
 // command's build cache from two layers, so that a new sandbox session
 // needs no copy of the image's prebuilt cache.
 //
-//	fixpoint-gocacheprog -ro DIR
+//	gocacheprog [-ro DIR]...
 //
 // A get is answered from the session's own cache ($GOCACHE, the writable
-// volume the docker backend mounts there) first, then from DIR, the
-// image's prebuilt cache, which nothing in a session can write. A put is
+// volume the docker backend mounts there) first, then from each DIR (by
+// default the directory "gocache" beside the executable: the image's
+// prebuilt cache, which nothing in a session can write). A put is
 // written only into $GOCACHE. Both layers use the go command's own cache
 // layout (xx/<action>-a index entries, xx/<output>-d outputs), so a go run
 // without this helper reads the session's cache unchanged.
@@ -97,6 +98,11 @@ func main() {
 	var ros multiFlag
 	flag.Var(&ros, "ro", "a read-only cache directory read after $GOCACHE (repeatable)")
 	flag.Parse()
+	if len(ros) == 0 {
+		if exe, err := os.Executable(); err == nil {
+			ros = append(ros, filepath.Join(filepath.Dir(exe), "gocache"))
+		}
+	}
 	s, err := newServer(os.Getenv("GOCACHE"), ros, os.Stdin, os.Stdout)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "fixpoint-gocacheprog:", err)

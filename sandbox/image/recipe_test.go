@@ -19,8 +19,10 @@ func TestRecipeHashStable(t *testing.T) {
 	// go: 303ca4ee63db -> 2a79698317ad in round 7, deliberately: its build
 	// cache is prebuilt in the image's tree for cgo on too (goCacheVersion 2).
 	// go: 2a79698317ad -> cda93c615b26 in round 9, deliberately: the cache
-	// is read-only behind the image's GOCACHEPROG helper (goCacheVersion 3).
-	golden := map[string]string{"python": "0b2261198bde", "go": "cda93c615b26", "node": "9e89da36bf3b"}
+	// is read-only behind the image's GOCACHEPROG helper (goCacheVersion 3);
+	// node: 9e89da36bf3b -> ee2a0dcd612a in round 9: make (`npm test` that
+	// runs `make test`).
+	golden := map[string]string{"python": "0b2261198bde", "go": "cda93c615b26", "node": "ee2a0dcd612a"}
 	want := map[string]string{}
 	for _, l := range registry.All() {
 		r := image.RecipeFor(l)
@@ -185,5 +187,13 @@ func TestGoCacheProgEnv(t *testing.T) {
 	}
 	if len(got) != 1 || got[0] != "ENV GOCACHEPROG="+image.GoCacheProgPath || strings.ContainsAny(image.GoCacheProg, " \t\"'") {
 		t.Errorf("GOCACHEPROG changes = %q, want [ENV GOCACHEPROG=%s]", got, image.GoCacheProgPath)
+	}
+}
+
+// The node image has make: a project whose `npm test` is `make test`
+// failed there with "make: not found".
+func TestNodeImageHasMake(t *testing.T) {
+	if r := image.RecipeFor(node.Language{}); !slices.Contains(r.Extra, "make") {
+		t.Errorf("node image Extra = %q, want make in it", r.Extra)
 	}
 }

@@ -1,0 +1,94 @@
+package agent
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/fixpoint-dev/fixpoint/lang"
+)
+
+// Round 9: what the traced code uses. A fix of several hunks edits the
+// function that ran and a declaration beside it that no tracer sees run:
+// a field of the struct the traced method reads (gorilla/websocket's read
+// limit), an entry of the module-level table the traced function indexes
+// (tabulate's formats). tracerank.go's weighDataUses ranks such a data
+// declaration by what the traced lines use of it.
+
+// connField is the struct's line the fix adds a field beside.
+const connField = "\treadRemaining int64 // bytes left in the current frame"
+
+// connProject is a Go package whose long conn.go (several whole files'
+// room) declares forty structs and eighty functions; the failing test
+// reads a frame through an interface and never names Conn, whose
+// advanceFrame (traced) reads Conn's fields.
+func connProject() map[string]string {
+	var b strings.Builder
+	b.WriteString("package ws\n\nimport \"errors\"\n\n")
+	for i := range 20 {
+		fmt.Fprintf(&b, "// opt%02d is one of the options of a dialer.\ntype opt%02d struct {\n\tname%02d string\n\tsize%02d int\n\tflag%02d bool\n}\n\n", i, i, i, i, i)
+	}
+	b.WriteString(filler("go", "mask", 40))
+	b.WriteString("// Conn is a connection.\ntype Conn struct {\n\tbuf []byte\n" + connField + "\n\treadFinal bool // the frame is the message's last\n\treadErr error\n}\n\n")
+	for i := 20; i < 40; i++ {
+		fmt.Fprintf(&b, "// opt%02d is one of the options of a dialer.\ntype opt%02d struct {\n\tname%02d string\n\tsize%02d int\n\tflag%02d bool\n}\n\n", i, i, i, i, i)
+	}
+	b.WriteString("// Frames reads frames.\ntype Frames interface {\n\tNext() (int, error)\n}\n\n")
+	b.WriteString("// kinds are the constructors of each kind of reader.\nvar kinds = map[string]func([]byte) Frames{}\n\nvar current = \"conn\"\n\n")
+	b.WriteString("func init() {\n\tkinds[\"conn\"] = newConn\n}\n\n")
+	b.WriteString("// ReadAll reads buf's frames.\nfunc ReadAll(buf []byte) int {\n\treturn drain(Open(buf))\n}\n\n")
+	b.WriteString("func drain(f Frames) int {\n\tn, _ := f.Next()\n\treturn n\n}\n\n")
+	b.WriteString("// Open opens a reader of frames over buf.\nfunc Open(buf []byte) Frames {\n\treturn kinds[current](buf)\n}\n\n")
+	b.WriteString("func (c *Conn) Next() (int, error) {\n\tif c.readErr != nil {\n\t\treturn 0, c.readErr\n\t}\n\tif c.readRemaining == 0 && c.readFinal {\n\t\treturn 0, errors.New(\"eof\")\n\t}\n\tn := len(c.buf)\n\tc.readRemaining -= int64(n)\n\treturn n, nil\n}\n\n")
+	b.WriteString(connMethods("frame", 60))
+	b.WriteString("func newConn(buf []byte) Frames {\n\treturn &Conn{buf: buf}\n}\n\n")
+	b.WriteString(connMethods("tail", 60))
+	test := "package ws\n\nimport \"testing\"\n\nfunc TestReadLimit(t *testing.T) {\n\tif n := ReadAll([]byte(\"abcd\")); n != 3 {\n\t\tt.Fatalf(\"read %d, want 3\", n)\n\t}\n}\n"
+	return map[string]string{"go.mod": "module example.com/ws\n\ngo 1.22\n", "ws/conn.go": b.String(), "ws/conn_test.go": test}
+}
+
+// connMethods are n methods of Conn, each about 300 bytes, that use none
+// of its fields.
+func connMethods(prefix string, n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "func (c *Conn) %s%d(x int) int {\n%s\treturn x + %d\n}\n\n", prefix, i, strings.Repeat("\tx = x*3 + 1 // unrelated arithmetic\n", 8), i)
+	}
+	return b.String()
+}
+
+func TestContextTraceUseShowsTheStructTheMethodReads(t *testing.T) {
+	src := connProject()
+	mod := src["ws/conn.go"]
+	if len(mod) < 2*wholeFileMax {
+		t.Fatalf("conn.go has %d bytes: the test wants a file well over a whole file's room", len(mod))
+	}
+	snap := files("go.mod", src["go.mod"], "ws/conn.go", mod, "ws/conn_test.go", src["ws/conn_test.go"])
+	rep := failing("example.com/ws.TestReadLimit", "ws/conn_test.go", 7)
+	rep.Tests[0].Message = "read 4, want 3"
+	next := lineOf(mod, "func (c *Conn) Next(")
+	open := lineOf(mod, "func Open(")
+	all, drain := lineOf(mod, "func ReadAll("), lineOf(mod, "func drain(")
+	ctor := lineOf(mod, "func newConn(")
+	trace := lang.Trace{"ws/conn.go": {{From: all, To: all + 2, Count: 1}, {From: drain, To: drain + 3, Count: 1}, {From: open, To: open + 2, Count: 1}, {From: ctor, To: ctor + 2, Count: 1}, {From: next, To: next + 10, Count: 1}}}
+	// The plumbing that ran too: half of Conn's other methods.
+	for i := 0; i < 60; i += 2 {
+		l := lineOf(mod, fmt.Sprintf("func (c *Conn) frame%d(", i))
+		trace["ws/conn.go"] = append(trace["ws/conn.go"], lang.Span{From: l, To: l + 9, Count: 1})
+	}
+	prompt := tracedPrompt(snap, rep, trace)
+
+	os.WriteFile("/tmp/ctx9-p.txt", []byte(prompt), 0o644)
+	if !shown(prompt, "ws/conn.go", "\tc.readRemaining -= int64(n)") {
+		t.Fatalf("the traced prompt lacks Conn.Next, which ran:\n%s", sections(prompt))
+	}
+	if !shown(prompt, "ws/conn.go", "type Conn struct {\n\tbuf []byte\n"+connField) {
+		t.Errorf("the traced prompt lacks the Conn struct whose fields the traced method reads:\n%s", sections(prompt))
+	}
+	for _, o := range []string{"type opt00 struct {", "type opt39 struct {"} {
+		if shown(prompt, "ws/conn.go", o) {
+			t.Errorf("the prompt shows %q, which no traced line uses", o)
+		}
+	}
+}

@@ -37,7 +37,9 @@ func connProject() map[string]string {
 	b.WriteString("// Frames reads frames.\ntype Frames interface {\n\tNext() (int, error)\n}\n\n")
 	b.WriteString("// kinds are the constructors of each kind of reader.\nvar kinds = map[string]func([]byte) Frames{}\n\nvar current = \"conn\"\n\n")
 	b.WriteString("func init() {\n\tkinds[\"conn\"] = newConn\n}\n\n")
-	b.WriteString("// ReadAll reads buf's frames.\nfunc ReadAll(buf []byte) int {\n\treturn drain(Open(buf))\n}\n\n")
+	b.WriteString("// ReadAll reads buf's frames.\nfunc ReadAll(buf []byte) int {\n\treturn count(Open(buf))\n}\n\n")
+	b.WriteString("func count(f Frames) int {\n\treturn total(f)\n}\n\n")
+	b.WriteString("func total(f Frames) int {\n\treturn drain(f)\n}\n\n")
 	b.WriteString("func drain(f Frames) int {\n\tn, _ := f.Next()\n\treturn n\n}\n\n")
 	b.WriteString("// Open opens a reader of frames over buf.\nfunc Open(buf []byte) Frames {\n\treturn kinds[current](buf)\n}\n\n")
 	b.WriteString("func (c *Conn) Next() (int, error) {\n\tif c.readErr != nil {\n\t\treturn 0, c.readErr\n\t}\n\tif c.readRemaining == 0 && c.readFinal {\n\t\treturn 0, errors.New(\"eof\")\n\t}\n\tn := len(c.buf)\n\tc.readRemaining -= int64(n)\n\treturn n, nil\n}\n\n")
@@ -69,12 +71,13 @@ func TestContextTraceUseShowsTheStructTheMethodReads(t *testing.T) {
 	rep.Tests[0].Message = "read 4, want 3"
 	next := lineOf(mod, "func (c *Conn) Next(")
 	open := lineOf(mod, "func Open(")
-	all, drain := lineOf(mod, "func ReadAll("), lineOf(mod, "func drain(")
+	all, cnt, drain := lineOf(mod, "func ReadAll("), lineOf(mod, "func count("), lineOf(mod, "func drain(")
+	tot := lineOf(mod, "func total(")
 	ctor := lineOf(mod, "func newConn(")
-	trace := lang.Trace{"ws/conn.go": {{From: all, To: all + 2, Count: 1}, {From: drain, To: drain + 3, Count: 1}, {From: open, To: open + 2, Count: 1}, {From: ctor, To: ctor + 2, Count: 1}, {From: next, To: next + 10, Count: 1}}}
-	// The plumbing that ran too: half of Conn's other methods.
-	for i := 0; i < 60; i += 2 {
-		l := lineOf(mod, fmt.Sprintf("func (c *Conn) frame%d(", i))
+	trace := lang.Trace{"ws/conn.go": {{From: all, To: all + 2, Count: 1}, {From: cnt, To: cnt + 2, Count: 1}, {From: tot, To: tot + 2, Count: 1}, {From: drain, To: drain + 3, Count: 1}, {From: open, To: open + 2, Count: 1}, {From: ctor, To: ctor + 2, Count: 1}, {From: next, To: next + 10, Count: 1}}}
+	// The plumbing that ran too: Conn's other methods.
+	for i := 0; i < 120; i++ {
+		l := lineOf(mod, fmt.Sprintf("func (c *Conn) %s%d(", []string{"frame", "tail"}[i%2], i/2))
 		trace["ws/conn.go"] = append(trace["ws/conn.go"], lang.Span{From: l, To: l + 9, Count: 1})
 	}
 	prompt := tracedPrompt(snap, rep, trace)

@@ -223,10 +223,10 @@ func (fl *declFill) fill(hints *contextHints) {
 	var tracedOnly, usedOnly []tracedDecl
 	for fi, f := range fl.files {
 		k := factor(f)
-		for ui, u := range f.units {
+		for ui := range f.units {
 			if w := f.dataUse[ui]; w >= traceUseMin {
 				sc := scoreTraced * w * k
-				usedOnly = append(usedOnly, tracedDecl{sc, []piece{{fi, u.from, headEnd(f.ls, f.units, u), sc}}})
+				usedOnly = append(usedOnly, tracedDecl{sc, fl.usePieces(fi, ui, sc, hints)})
 			}
 		}
 		for _, n := range hints.Lines[f.p] {

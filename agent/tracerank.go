@@ -313,3 +313,41 @@ func unitOwners(n int, units []declUnit) []int {
 	}
 	return owner
 }
+
+// useEntriesMax bounds the entries of a long data declaration usePieces
+// shows.
+const useEntriesMax = 6
+
+// usePieces are the first pass's pieces of data declaration ui of f,
+// which the traced code uses (weighDataUses): the whole declaration, and
+// when it is larger than traceSplitMin (a 300-line table of formats), its
+// declaring line and the entries that hold a name the failing tests use
+// or the failure names (the "github" entry of the table the traced
+// function indexes with the test's tablefmt="github"), each to its end
+// ([declEnd]), and its last line, for when the whole does not fit.
+func (fl *declFill) usePieces(fi, ui int, score float64, hints *contextHints) []piece {
+	f := fl.files[fi]
+	u := f.units[ui]
+	to := headEnd(f.ls, f.units, u)
+	whole := piece{fi, u.from, to, score}
+	if fl.cost(f, u.from, to) <= traceSplitMin {
+		return []piece{whole}
+	}
+	out := []piece{whole, {fi, u.from, u.at, score}}
+	for i := u.at + 1; i < to && len(out) < useEntriesMax+2; i++ {
+		hit := false
+		for _, w := range identRe.FindAllString(f.ls[i], -1) {
+			if len(w) >= 3 && (hints.Uses[w] || hints.Names[w]) && !commonWords[strings.ToLower(w)] {
+				hit = true
+				break
+			}
+		}
+		if !hit {
+			continue
+		}
+		end := min(declEnd(f.ls, i), to, i+excerptAround)
+		out = append(out, piece{fi, i, end, score})
+		i = end
+	}
+	return append(out, piece{fi, to, to, score})
+}

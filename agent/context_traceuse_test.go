@@ -2,7 +2,6 @@ package agent
 
 import (
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 
@@ -82,7 +81,6 @@ func TestContextTraceUseShowsTheStructTheMethodReads(t *testing.T) {
 	}
 	prompt := tracedPrompt(snap, rep, trace)
 
-	os.WriteFile("/tmp/ctx9-p.txt", []byte(prompt), 0o644)
 	if !shown(prompt, "ws/conn.go", "\tc.readRemaining -= int64(n)") {
 		t.Fatalf("the traced prompt lacks Conn.Next, which ran:\n%s", sections(prompt))
 	}
@@ -93,5 +91,55 @@ func TestContextTraceUseShowsTheStructTheMethodReads(t *testing.T) {
 		if shown(prompt, "ws/conn.go", o) {
 			t.Errorf("the prompt shows %q, which no traced line uses", o)
 		}
+	}
+}
+
+// githubEntry is the table entry the fix edits.
+const githubEntry = "    \"github\": TableFormat(\n        lineabove=Line(\"|\", \"-\", \"|\", \"|\"),\n        padding=1,\n    ),"
+
+// formatsProject is a Python package whose long module declares a
+// module-level table of 120 formats (more than the context's room) (several times traceSplitMin)
+// between a hundred functions; the failing test renders with
+// tablefmt="github", and the traced tabulate(), itself long, indexes
+// the table.
+func formatsProject() map[string]string {
+	var b strings.Builder
+	b.WriteString("import re\n\nfrom collections import namedtuple\n\nTableFormat = namedtuple(\"TableFormat\", [\"lineabove\", \"padding\"])\nLine = namedtuple(\"Line\", [\"begin\", \"hline\", \"sep\", \"end\"])\n\n\n")
+	b.WriteString(filler("py", "head_", 50))
+	b.WriteString("_table_formats = {\n")
+	for i := range 120 {
+		if i == 40 {
+			b.WriteString(githubEntry + "\n")
+			continue
+		}
+		fmt.Fprintf(&b, "    \"fmt%03d\": TableFormat(\n        lineabove=Line(\"+\", \"%c\", \"+\", \"+\"),\n        padding=%d,\n    ),\n", i, 'a'+i%26, i%3)
+		fmt.Fprintf(&b, "    # fmt%03d draws its rules with %c and pads its cells with %d spaces: see the\n    # documentation of the format for how it renders headers, rows and separators.\n", i, 'a'+i%26, i%3)
+	}
+	b.WriteString("}\n\n\n")
+	b.WriteString(filler("py", "mid_", 40))
+	b.WriteString("def tabulate(rows, tablefmt=\"simple\"):\n    acc = 0\n" + bigBody("py", 200) + "    fmt = _table_formats.get(tablefmt)\n    out = [fmt.lineabove.begin]\n    for r in rows:\n        out.append(\" | \".join(str(c) for c in r))\n    return \"\\n\".join(out)\n\n\n")
+	b.WriteString(filler("py", "tail_", 40))
+	test := "from tabulate import tabulate\n\n\ndef test_github():\n    out = tabulate([[1, 2]], tablefmt=\"github\")\n    assert out == \"| 1 | 2 |\"\n"
+	return map[string]string{"tabulate/__init__.py": b.String(), "test/test_output.py": test, "pyproject.toml": "[project]\nname = \"tabulate\"\n"}
+}
+
+func TestContextTraceUseShowsTheTableEntryTheFunctionReads(t *testing.T) {
+	src := formatsProject()
+	mod := src["tabulate/__init__.py"]
+	snap := files("pyproject.toml", src["pyproject.toml"], "tabulate/__init__.py", mod, "test/test_output.py", src["test/test_output.py"])
+	rep := failing("test/test_output.py::test_github", "test/test_output.py", 6)
+	rep.Tests[0].Message = "AssertionError: assert '|' == '| 1 | 2 |'"
+	tab := lineOf(mod, "def tabulate(")
+	trace := lang.Trace{"tabulate/__init__.py": {{From: tab, To: tab + 206, Count: 1}}}
+	for i := 0; i < 40; i += 2 {
+		l := lineOf(mod, fmt.Sprintf("def mid_%d(", i))
+		trace["tabulate/__init__.py"] = append(trace["tabulate/__init__.py"], lang.Span{From: l, To: l + 9, Count: 1})
+	}
+	prompt := tracedPrompt(snap, rep, trace)
+	if !shown(prompt, "tabulate/__init__.py", "    fmt = _table_formats.get(tablefmt)") {
+		t.Fatalf("the traced prompt lacks tabulate(), which ran:\n%s", sections(prompt))
+	}
+	if !shown(prompt, "tabulate/__init__.py", githubEntry) {
+		t.Errorf("the traced prompt lacks the table's github entry:\n%s", sections(prompt))
 	}
 }

@@ -318,6 +318,10 @@ func unitOwners(n int, units []declUnit) []int {
 // shows.
 const useEntriesMax = 6
 
+// useEntryLines is the most lines of a long data declaration a name may
+// be on for the entries holding it to be shown.
+const useEntryLines = 2
+
 // usePieces are the first pass's pieces of data declaration ui of f,
 // which the traced code uses (weighDataUses): the whole declaration, and
 // when it is larger than traceSplitMin (a 300-line table of formats), its
@@ -333,14 +337,28 @@ func (fl *declFill) usePieces(fi, ui int, score float64, hints *contextHints) []
 	if fl.cost(f, u.from, to) <= traceSplitMin {
 		return []piece{whole}
 	}
+	// A name on many of its lines (padding=, a field every entry sets)
+	// tells no entry apart: only one on at most useEntryLines of them.
+	used := func(i int) []string {
+		var ws []string
+		for _, w := range identRe.FindAllString(f.ls[i], -1) {
+			if len(w) >= 3 && (hints.Uses[w] || hints.Names[w]) && !commonWords[strings.ToLower(w)] {
+				ws = append(ws, w)
+			}
+		}
+		return ws
+	}
+	lines := map[string]int{}
+	for i := u.at + 1; i < to; i++ {
+		for _, w := range used(i) {
+			lines[w]++
+		}
+	}
 	out := []piece{whole, {fi, u.from, u.at, score}}
 	for i := u.at + 1; i < to && len(out) < useEntriesMax+2; i++ {
 		hit := false
-		for _, w := range identRe.FindAllString(f.ls[i], -1) {
-			if len(w) >= 3 && (hints.Uses[w] || hints.Names[w]) && !commonWords[strings.ToLower(w)] {
-				hit = true
-				break
-			}
+		for _, w := range used(i) {
+			hit = hit || lines[w] <= useEntryLines
 		}
 		if !hit {
 			continue

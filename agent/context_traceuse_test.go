@@ -46,7 +46,15 @@ func connProject() map[string]string {
 	b.WriteString("func newConn(buf []byte) Frames {\n\treturn &Conn{buf: buf}\n}\n\n")
 	b.WriteString(connMethods("tail", 60))
 	test := "package ws\n\nimport \"testing\"\n\nfunc TestReadLimit(t *testing.T) {\n\tif n := ReadAll([]byte(\"abcd\")); n != 3 {\n\t\tt.Fatalf(\"read %d, want 3\", n)\n\t}\n}\n"
-	return map[string]string{"go.mod": "module example.com/ws\n\ngo 1.22\n", "ws/conn.go": b.String(), "ws/conn_test.go": test}
+	// The framing code that ran too, in a file of its own: thirty long
+	// functions (more than the context's room) whose trace weight
+	// outranks what the static walk gives Conn.
+	var fr strings.Builder
+	fr.WriteString("package ws\n\n")
+	for i := range 30 {
+		fmt.Fprintf(&fr, "func step%d(x int) int {\n\tacc := x\n%s\treturn acc\n}\n\n", i, bigBody("go", 24))
+	}
+	return map[string]string{"go.mod": "module example.com/ws\n\ngo 1.22\n", "ws/conn.go": b.String(), "ws/frame.go": fr.String(), "ws/conn_test.go": test}
 }
 
 // connMethods are n methods of Conn, each about 300 bytes, that use none
@@ -65,7 +73,7 @@ func TestContextTraceUseShowsTheStructTheMethodReads(t *testing.T) {
 	if len(mod) < 2*wholeFileMax {
 		t.Fatalf("conn.go has %d bytes: the test wants a file well over a whole file's room", len(mod))
 	}
-	snap := files("go.mod", src["go.mod"], "ws/conn.go", mod, "ws/conn_test.go", src["ws/conn_test.go"])
+	snap := files("go.mod", src["go.mod"], "ws/conn.go", mod, "ws/frame.go", src["ws/frame.go"], "ws/conn_test.go", src["ws/conn_test.go"])
 	rep := failing("example.com/ws.TestReadLimit", "ws/conn_test.go", 7)
 	rep.Tests[0].Message = "read 4, want 3"
 	next := lineOf(mod, "func (c *Conn) Next(")
@@ -74,6 +82,10 @@ func TestContextTraceUseShowsTheStructTheMethodReads(t *testing.T) {
 	tot := lineOf(mod, "func total(")
 	ctor := lineOf(mod, "func newConn(")
 	trace := lang.Trace{"ws/conn.go": {{From: all, To: all + 2, Count: 1}, {From: cnt, To: cnt + 2, Count: 1}, {From: tot, To: tot + 2, Count: 1}, {From: drain, To: drain + 3, Count: 1}, {From: open, To: open + 2, Count: 1}, {From: ctor, To: ctor + 2, Count: 1}, {From: next, To: next + 10, Count: 1}}}
+	for i := range 30 {
+		l := lineOf(src["ws/frame.go"], fmt.Sprintf("func step%d(", i))
+		trace["ws/frame.go"] = append(trace["ws/frame.go"], lang.Span{From: l, To: l + 26, Count: 1})
+	}
 	// The plumbing that ran too: Conn's other methods.
 	for i := 0; i < 120; i++ {
 		l := lineOf(mod, fmt.Sprintf("func (c *Conn) %s%d(", []string{"frame", "tail"}[i%2], i/2))

@@ -328,7 +328,7 @@ const useEntryLines = 2
 // declaring line and the entries that hold a name the failing tests use
 // or the failure names (the "github" entry of the table the traced
 // function indexes with the test's tablefmt="github"), each to its end
-// ([declEnd]), and its last line, for when the whole does not fit.
+// ([declEnd]) with a line either side, and its last line, for when the whole does not fit.
 func (fl *declFill) usePieces(fi, ui int, score float64, hints *contextHints) []piece {
 	f := fl.files[fi]
 	u := f.units[ui]
@@ -363,8 +363,10 @@ func (fl *declFill) usePieces(fi, ui int, score float64, hints *contextHints) []
 		if !hit {
 			continue
 		}
-		end := min(declEnd(f.ls, i), to, i+excerptAround)
-		out = append(out, piece{fi, i, end, score})
+		// With a line either side: an edit that removes the entry
+		// or adds one beside it is placed by its neighbours.
+		end := min(declEnd(f.ls, i)+1, to, i+excerptAround)
+		out = append(out, piece{fi, max(u.at, i-1), end, score})
 		i = end
 	}
 	return append(out, piece{fi, to, to, score})

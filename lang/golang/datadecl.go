@@ -3,9 +3,11 @@ package golang
 import (
 	"path"
 	"regexp"
+
+	"github.com/fixpoint-dev/fixpoint/lang"
 )
 
-var _ interface{ DataDecl(p, line string) bool } = Language{}
+var _ lang.DataDecls = Language{}
 
 // goDataRe is a top-level type, const or var declaration of one name
 // (a grouped `const (` has no name to rank).

@@ -3,7 +3,11 @@ package python
 import (
 	"path"
 	"regexp"
+
+	"github.com/fixpoint-dev/fixpoint/lang"
 )
+
+var _ lang.DataDecls = Language{}
 
 // pyDataRe is a module-level assignment (TABLE = {…}, NAME: T = …) or a
 // class statement: the class's own lines (attributes, not its methods)

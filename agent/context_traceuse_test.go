@@ -19,9 +19,11 @@ import (
 const connField = "\treadRemaining int64 // bytes left in the current frame"
 
 // connProject is a Go package whose long conn.go (several whole files'
-// room) declares forty structs and eighty functions; the failing test
-// reads a frame through an interface and never names Conn, whose
-// advanceFrame (traced) reads Conn's fields.
+// room) declares forty structs, a hundred and twenty methods of Conn and
+// forty other functions; the failing test reads frames through an
+// interface and a table of constructors, four calls deep, and never names
+// Conn, whose Next (traced) reads Conn's fields; the framing code of
+// frame.go ran too.
 func connProject() map[string]string {
 	var b strings.Builder
 	b.WriteString("package ws\n\nimport \"errors\"\n\n")
@@ -92,7 +94,6 @@ func TestContextTraceUseShowsTheStructTheMethodReads(t *testing.T) {
 		trace["ws/conn.go"] = append(trace["ws/conn.go"], lang.Span{From: l, To: l + 9, Count: 1})
 	}
 	prompt := tracedPrompt(snap, rep, trace)
-
 	if !shown(prompt, "ws/conn.go", "\tc.readRemaining -= int64(n)") {
 		t.Fatalf("the traced prompt lacks Conn.Next, which ran:\n%s", sections(prompt))
 	}

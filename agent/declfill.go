@@ -85,6 +85,9 @@ type fillFile struct {
 	// (tracerank.go); nil when untraced.
 	traced      map[int]float64
 	tracedSpans map[int][]lang.Span
+	// dataUse is the weight of its data declarations that did not run by
+	// what the traced code uses of them (tracerank.go); nil when none.
+	dataUse map[int]float64
 }
 
 // piece is a run of lines of one file the fill may show.
@@ -185,6 +188,7 @@ func fillFiles(in *promptInput, snap *sandbox.Snapshot, ranked []string, room in
 		}
 		fl.files = append(fl.files, f)
 	}
+	fl.weighDataUses()
 	fl.fill(hints)
 	in.Files, in.Omitted = nil, nil
 	for _, f := range fl.files {
@@ -216,9 +220,15 @@ func (fl *declFill) fill(hints *contextHints) {
 		score  float64
 		pieces []piece
 	}
-	var tracedOnly []tracedDecl
+	var tracedOnly, usedOnly []tracedDecl
 	for fi, f := range fl.files {
 		k := factor(f)
+		for ui := range f.units {
+			if w := f.dataUse[ui]; w >= traceUseMin {
+				sc := scoreTraced * w * k
+				usedOnly = append(usedOnly, tracedDecl{sc, fl.usePieces(fi, ui, sc, hints)})
+			}
+		}
 		for _, n := range hints.Lines[f.p] {
 			if n >= 1 && n <= len(f.ls) {
 				s := scoreFrameLine
@@ -292,6 +302,10 @@ func (fl *declFill) fill(hints *contextHints) {
 	for _, d := range tracedOnly[:min(len(tracedOnly), traceCoreMax)] {
 		core = append(core, d.pieces...)
 	}
+	sort.SliceStable(usedOnly, func(i, j int) bool { return usedOnly[i].score > usedOnly[j].score })
+	for _, d := range usedOnly[:min(len(usedOnly), traceUseMax)] {
+		core = append(core, d.pieces...)
+	}
 	run(core)
 	// 2. Whole files, in rank order, and nearly whole ones: a file the
 	// first pass started that is a little over a whole file's room is
@@ -356,7 +370,7 @@ func (f *fillFile) restScore(ui int, u declUnit, reached map[int]float64) float6
 	if f.variant {
 		return 2 * reached[u.at]
 	}
-	return 2*reached[u.at] + u.score + 2*f.traced[ui]
+	return 2*reached[u.at] + u.score + 2*f.traced[ui] + 2*f.dataUse[ui]
 }
 
 // excerptOf is the fill of one file's content within max characters:

@@ -4,8 +4,10 @@ import (
 	"math"
 	"path"
 	"sort"
+	"strings"
 
 	"github.com/fixpoint-dev/fixpoint/lang"
+	"github.com/fixpoint-dev/fixpoint/lang/registry"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 )
 
@@ -194,3 +196,178 @@ func (fl *declFill) tracePieces(fi int, ui int, score float64) []piece {
 
 // traceSpanPieces bounds the spans of one declaration tracePieces shows.
 const traceSpanPieces = 40
+
+// What the traced code uses (round 9). No tracer sees data run: a struct
+// type, a constant, a module-level table, a class's attributes. A fix
+// often edits one beside the function that ran (a field the traced
+// method reads, an entry of the table it indexes), so a data declaration
+// ([lang.DataDecls]) that did not run weighs by what the traced lines use
+// of its own lines' identifiers: for each identifier both hold, the
+// trace weight of the best traced declaration using it, divided by the
+// declarations of the fill whose lines hold it (a field only this struct
+// declares and one traced method reads is a strong pointer; `int` or
+// `err`, in a hundred declarations, a weak one), summed, at most 1. The
+// first pass takes at most traceUseMax of them, of weight at least
+// traceUseMin, whole; the last pass ranks the others by it.
+
+// traceUseMax is how many data declarations the traced code uses are
+// part of the fill's first pass.
+const traceUseMax = 4
+
+// traceUseMin is the least weight of such a declaration in the first
+// pass.
+const traceUseMin = 0.05
+
+// weighDataUses sets each file's dataUse (see above).
+func (fl *declFill) weighDataUses() {
+	traced := false
+	for _, f := range fl.files {
+		traced = traced || len(f.tracedSpans) > 0
+	}
+	if !traced {
+		return
+	}
+	ids := make([][]map[string]bool, len(fl.files)) // per file, per unit: its own lines' identifiers
+	df := map[string]int{}
+	for fi, f := range fl.files {
+		if f.test {
+			continue
+		}
+		owner := unitOwners(len(f.ls), f.units)
+		ids[fi] = make([]map[string]bool, len(f.units))
+		for i, l := range f.ls {
+			u := owner[i]
+			if u < 0 {
+				continue
+			}
+			for _, w := range identRe.FindAllString(l, -1) {
+				if len(w) < 3 || commonWords[strings.ToLower(w)] {
+					continue
+				}
+				if ids[fi][u] == nil {
+					ids[fi][u] = map[string]bool{}
+				}
+				if !ids[fi][u][w] {
+					ids[fi][u][w] = true
+					df[w]++
+				}
+			}
+		}
+	}
+	// exec: each identifier on a traced declaration's declaring line or
+	// lines that ran, with the best such declaration's trace weight.
+	exec := map[string]float64{}
+	for _, f := range fl.files {
+		for ui, spans := range f.tracedSpans {
+			u, tw := f.units[ui], f.traced[ui]
+			see := func(i int) {
+				if i < u.from || i > u.to || i >= len(f.ls) {
+					return
+				}
+				for _, w := range identRe.FindAllString(f.ls[i], -1) {
+					exec[w] = max(exec[w], tw)
+				}
+			}
+			see(u.at)
+			for _, s := range spans {
+				for i := s.From - 1; i < s.To && i-s.From < 400; i++ {
+					see(i)
+				}
+			}
+		}
+	}
+	for fi, f := range fl.files {
+		if f.test || f.variant || !tracedSource(f.p) {
+			continue
+		}
+		for ui, u := range f.units {
+			if f.traced[ui] > 0 || ids[fi][ui] == nil || !registry.DataDecl(f.p, f.ls[u.at]) {
+				continue
+			}
+			w := 0.0
+			for id := range ids[fi][ui] {
+				if e := exec[id]; e > 0 {
+					w += e / float64(df[id])
+				}
+			}
+			if w > 0 {
+				if f.dataUse == nil {
+					f.dataUse = map[int]float64{}
+				}
+				f.dataUse[ui] = min(w, 1)
+			}
+		}
+	}
+}
+
+// unitOwners is the innermost of units holding each of n lines, -1 none.
+func unitOwners(n int, units []declUnit) []int {
+	owner := make([]int, n)
+	for i := range owner {
+		owner[i] = -1
+	}
+	for ui, u := range units {
+		for j := max0(u.from); j <= u.to && j < n; j++ {
+			owner[j] = ui
+		}
+	}
+	return owner
+}
+
+// useEntriesMax bounds the entries of a long data declaration usePieces
+// shows.
+const useEntriesMax = 6
+
+// useEntryLines is the most lines of a long data declaration a name may
+// be on for the entries holding it to be shown.
+const useEntryLines = 2
+
+// usePieces are the first pass's pieces of data declaration ui of f,
+// which the traced code uses (weighDataUses): the whole declaration, and
+// when it is larger than traceSplitMin (a 300-line table of formats), its
+// declaring line and the entries that hold a name the failing tests use
+// or the failure names (the "github" entry of the table the traced
+// function indexes with the test's tablefmt="github"), each to its end
+// ([declEnd]) with a line either side, and its last line, for when the whole does not fit.
+func (fl *declFill) usePieces(fi, ui int, score float64, hints *contextHints) []piece {
+	f := fl.files[fi]
+	u := f.units[ui]
+	to := headEnd(f.ls, f.units, u)
+	whole := piece{fi, u.from, to, score}
+	if fl.cost(f, u.from, to) <= traceSplitMin {
+		return []piece{whole}
+	}
+	// A name on many of its lines (padding=, a field every entry sets)
+	// tells no entry apart: only one on at most useEntryLines of them.
+	used := func(i int) []string {
+		var ws []string
+		for _, w := range identRe.FindAllString(f.ls[i], -1) {
+			if len(w) >= 3 && (hints.Uses[w] || hints.Names[w]) && !commonWords[strings.ToLower(w)] {
+				ws = append(ws, w)
+			}
+		}
+		return ws
+	}
+	lines := map[string]int{}
+	for i := u.at + 1; i < to; i++ {
+		for _, w := range used(i) {
+			lines[w]++
+		}
+	}
+	out := []piece{whole, {fi, u.from, u.at, score}}
+	for i := u.at + 1; i < to && len(out) < useEntriesMax+2; i++ {
+		hit := false
+		for _, w := range used(i) {
+			hit = hit || lines[w] <= useEntryLines
+		}
+		if !hit {
+			continue
+		}
+		// With a line either side: an edit that removes the entry
+		// or adds one beside it is placed by its neighbours.
+		end := min(declEnd(f.ls, i)+1, to, i+excerptAround)
+		out = append(out, piece{fi, max(u.at, i-1), end, score})
+		i = end
+	}
+	return append(out, piece{fi, to, to, score})
+}

@@ -307,6 +307,18 @@ type Headers interface {
 	HeaderLines(p string, data []byte) int
 }
 
+// DataDecls is implemented by languages that tell a declaration of data
+// (a type, a constant, a variable, a module-level table or a class's
+// body) from one of code. No tracer sees data run, so the context ranks a
+// data declaration by what the traced lines of code use of it (round 9:
+// a struct whose fields the traced methods read, a module-level table a
+// traced function indexes).
+type DataDecls interface {
+	// DataDecl reports whether line, the line that starts a declaration
+	// in source file p, declares data.
+	DataDecl(p, line string) bool
+}
+
 // Prompter is implemented by languages with prompt hints.
 type Prompter interface {
 	// PropertyHint is the solve-mode sentence on property-based tests.

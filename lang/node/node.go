@@ -181,10 +181,11 @@ func (Language) RuntimeFix(req *lang.Requirement) string {
 
 // Image is the node image: Debian's nodejs and npm; libatomic1 because
 // the official node binaries that per-version images layer on top
-// (runtime.go, built by image.Runtimes) link against it.
+// (runtime.go, built by image.Runtimes) link against it; make because
+// many projects' `npm test` runs `make test`.
 func (Language) Image() lang.Image {
 	return lang.Image{
-		Extra: []string{"nodejs", "npm", "libatomic1"},
+		Extra: []string{"nodejs", "npm", "libatomic1", "make"},
 		Env:   []string{"NPM_CONFIG_CACHE=/tmp/npm-cache", "NPM_CONFIG_UPDATE_NOTIFIER=false"},
 	}
 }

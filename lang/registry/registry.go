@@ -324,6 +324,18 @@ func HeaderLines(p string, data []byte) int {
 	return 0
 }
 
+// DataDecl reports whether line, which starts a declaration in source
+// file p, declares data by any language that knows the file
+// ([lang.DataDecls]).
+func DataDecl(p, line string) bool {
+	for _, l := range All() {
+		if d, ok := l.(lang.DataDecls); ok && d.DataDecl(p, line) {
+			return true
+		}
+	}
+	return false
+}
+
 // PropertyHint is the solve-mode hint on property-based tests of the
 // language called name ([lang.Prompter]); "" when it has none.
 func PropertyHint(name string) string {

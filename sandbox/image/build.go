@@ -224,6 +224,7 @@ func (b *Builder) Build(ctx context.Context, l lang.Language, force bool) (*Outc
 		return nil, err
 	}
 	trees := []tree{{Src: rootfs, Skip: skipRootfs}}
+	var progEntries []entry
 	if r.GoRoot {
 		goroot, _ := b.goRoot(ctx)
 		trees = append(trees, tree{Src: goroot, Dst: strings.TrimPrefix(GoRootInImage, "/"), Skip: skipGoRoot, Root: true})
@@ -231,12 +232,25 @@ func (b *Builder) Build(ctx context.Context, l lang.Language, force bool) (*Outc
 		if err != nil {
 			return nil, err
 		}
-		trees = append(trees, tree{Src: cache, Dst: strings.TrimPrefix(GoCacheDir, "/"), Own: true})
+		r.goCacheProg = GoCacheProgSupported(in.GoVersion)
+		if !r.goCacheProg {
+			trees = append(trees, tree{Src: cache, Dst: strings.TrimPrefix(GoCacheDir, "/"), Own: true})
+		} else {
+			prog, err := b.ensureGoCacheProg(ctx, goroot, filepath.Dir(cache))
+			if err != nil {
+				return nil, err
+			}
+			trees = append(trees, tree{Src: cache, Dst: strings.TrimPrefix(GoCacheImageDir, "/"), Root: true})
+			if progEntries, err = goCacheProgEntries(prog); err != nil {
+				return nil, err
+			}
+		}
 	}
 	entries, err := userEntries(rootfs, r)
 	if err != nil {
 		return nil, err
 	}
+	entries = append(entries, progEntries...)
 	b.progressf("%s: importing into the engine", r.Name)
 	if err := b.importTar(ctx, r, st.Want, trees, entries); err != nil {
 		return nil, err

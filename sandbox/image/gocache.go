@@ -2,21 +2,92 @@ package image
 
 import (
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
-// GoCacheDir is the Go build cache of the go image. The image declares it
-// with the label [LabelGoCache]; the docker backend mounts a writable
-// volume there, which Docker fills from the image on first use. Without a
-// prebuilt cache every new sandbox compiles the standard library before the
-// first test runs (minutes on two cores); with it, a project's first test
-// run compiles only the project.
+// GoCacheDir is the writable Go build cache (GOCACHE) of the go image. The
+// image declares it with the label [LabelGoCache]; the docker backend
+// mounts a writable volume there. In an image built with Go 1.25 or later
+// it is empty: the prebuilt cache is at [GoCacheImageDir], read-only, and
+// the image's GOCACHEPROG ([GoCacheProg]) reads it after this one, so a
+// new volume needs no copy. Built with an older Go, the prebuilt cache is
+// here, and Docker copies it into each new volume. Without a prebuilt
+// cache every new sandbox compiles the standard library before the first
+// test runs (minutes on two cores); with it, a project's first test run
+// compiles only the project.
 const GoCacheDir = "/gocache"
+
+// The go image's read-only build cache and its GOCACHEPROG helper (the
+// program in ./gocacheprog, compiled by the image builder with the
+// image's own toolchain).
+const (
+	// GoCacheImageDir holds the prebuilt Go build cache, owned by root:
+	// nothing a session runs can write it.
+	GoCacheImageDir = "/usr/local/lib/fixpoint/gocache"
+	// GoCacheProgPath is the helper, owned by root.
+	GoCacheProgPath = "/usr/local/lib/fixpoint/gocacheprog"
+	// GoCacheProg is the image's GOCACHEPROG: gets from $GOCACHE, then
+	// from GoCacheImageDir (the helper's default read-only layer: the
+	// directory "gocache" beside it); puts into $GOCACHE only. It has no
+	// arguments, so the value holds no space that an engine's ENV
+	// parsing could split.
+	GoCacheProg = GoCacheProgPath
+)
+
+// goCacheProgMinor is the first Go 1.x whose toolchain builds the helper
+// (it uses os.Root's Rename and WriteFile) and runs GOCACHEPROG without
+// an experiment flag.
+const goCacheProgMinor = 25
+
+// GoCacheProgSupported says whether a go image whose toolchain is version
+// (a $GOROOT/VERSION line, "go1.26.8") gets the read-only cache and the
+// helper.
+func GoCacheProgSupported(version string) bool {
+	rest, ok := strings.CutPrefix(version, "go1.")
+	if !ok {
+		return false
+	}
+	minor, _, _ := strings.Cut(rest, ".")
+	n, err := strconv.Atoi(minor)
+	return err == nil && n >= goCacheProgMinor
+}
+
+//go:embed gocacheprog/main.go
+var goCacheProgSource []byte
+
+// buildGoCacheProg compiles the helper with the toolchain at goroot (the
+// one copied into the image) into out: static, for the toolchain's own
+// platform, from the embedded source only (no module is fetched).
+func buildGoCacheProg(ctx context.Context, goroot, out string) error {
+	src, err := os.MkdirTemp("", "fixpoint-gocacheprog-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(src)
+	mod := fmt.Sprintf("module fixpoint-gocacheprog\n\ngo 1.%d\n", goCacheProgMinor)
+	if err := os.WriteFile(filepath.Join(src, "go.mod"), []byte(mod), 0o644); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(src, "main.go"), goCacheProgSource, 0o644); err != nil {
+		return err
+	}
+	cmd := exec.CommandContext(ctx, filepath.Join(goroot, "bin", "go"), "build", "-trimpath", "-ldflags=-s -w", "-o", out, ".")
+	cmd.Dir = src
+	cmd.Env = append(os.Environ(), "GOROOT="+goroot, "CGO_ENABLED=0", "GOOS=linux", "GOARCH=", "GOFLAGS=", "GOWORK=off",
+		"GOTOOLCHAIN=local", "GOPROXY=off", "GOCACHEPROG=", "GOEXPERIMENT=")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("build the go image's GOCACHEPROG helper with %s: %v\n%s", goroot, err, tail(b, 2000))
+	}
+	return nil
+}
 
 // LabelGoCache names the directory holding a prebuilt Go build cache.
 const LabelGoCache = "fixpoint.gocache"
@@ -64,7 +135,10 @@ func FuzzWarm(f *testing.F) { f.Fuzz(func(t *testing.T, s string) {}) }
 // GOROOT at GoRootInImage, the image's environment), for the image's
 // environment and each of Recipe.GoCacheEnvs (cgo on: the test command's
 // default), instead of on the host with CGO_ENABLED=0 only.
-const goCacheVersion = "2"
+//
+// 3: with Go 1.25 or later, read-only at GoCacheImageDir behind the
+// image's GOCACHEPROG helper, no longer at GoCacheDir.
+const goCacheVersion = "3"
 
 // goWarmDir is where the warm-up module is while the cache is prebuilt.
 const goWarmDir = "/tmp/fixpoint-warm"
@@ -90,7 +164,9 @@ func goPrebuildScript(cache string, envs [][]string) string {
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // ensureGoCache builds (once per recipe) the standard library and a
-// warm-up test into a cache directory on the host, and returns it. It runs
+// warm-up test into a cache directory on the host, and returns it; with
+// prog, also the GOCACHEPROG helper, at prog's path beside it
+// (goCacheProgFile). It runs
 // under bwrap with the image's root filesystem (rootfs) as its root, the
 // host's GOROOT at GoRootInImage, the cache at GoCacheDir and the image's
 // environment: the C compiler, headers, paths and variables a session's
@@ -202,4 +278,37 @@ func goWarmFiles() []entry {
 func goPrebuildStep(cache string, envs [][]string) string {
 	return "COPY warm " + goWarmDir + "\n" +
 		"RUN " + goPrebuildScript(cache, envs) + " || echo 'fixpoint: the Go build cache was not prebuilt'\n"
+}
+
+// ensureGoCacheProg builds the helper (buildGoCacheProg) into dir once and
+// returns its path.
+func (b *Builder) ensureGoCacheProg(ctx context.Context, goroot, dir string) (string, error) {
+	prog := filepath.Join(dir, "gocacheprog")
+	if _, err := os.Stat(prog); err == nil {
+		return prog, nil
+	}
+	b.progressf("building the go image's GOCACHEPROG helper")
+	if err := buildGoCacheProg(ctx, goroot, prog+".tmp"); err != nil {
+		return "", err
+	}
+	return prog, os.Rename(prog+".tmp", prog)
+}
+
+// goCacheProgEntries are the helper (the file at prog) and the empty
+// writable cache directory of an image whose prebuilt cache is at
+// GoCacheImageDir: the helper and its directory owned by root, the cache
+// directory by the sandbox user.
+func goCacheProgEntries(prog string) ([]entry, error) {
+	if path.Dir(GoCacheProgPath) != path.Dir(GoCacheImageDir) || path.Base(GoCacheImageDir) != "gocache" {
+		return nil, errors.New("the GOCACHEPROG helper's default read-only cache is the directory gocache beside it")
+	}
+	data, err := os.ReadFile(prog)
+	if err != nil {
+		return nil, err
+	}
+	return []entry{
+		{Name: strings.TrimPrefix(filepath.Dir(GoCacheProgPath), "/"), Mode: 0o755, Dir: true},
+		{Name: strings.TrimPrefix(GoCacheProgPath, "/"), Mode: 0o755, Data: data},
+		{Name: strings.TrimPrefix(GoCacheDir, "/"), Mode: 0o755, Dir: true, UID: UID, GID: GID},
+	}, nil
 }

@@ -74,6 +74,10 @@ type Recipe struct {
 	// GoCacheEnvs are the environments (over Env) the prebuilt Go build
 	// cache also holds the standard library for ([lang.Image]).
 	GoCacheEnvs [][]string
+	// goCacheProg: the image's prebuilt Go build cache is read-only at
+	// GoCacheImageDir behind GOCACHEPROG=GoCacheProg (GoRoot recipes
+	// whose Go is GoCacheProgSupported; set by Build from the Inputs).
+	goCacheProg bool
 }
 
 // ImageName returns the default image name for a language.
@@ -176,6 +180,12 @@ func (r Recipe) Changes(hash string) []string {
 	for _, e := range r.Env {
 		k, v, _ := strings.Cut(e, "=")
 		ch = append(ch, fmt.Sprintf("ENV %s=%s", k, v))
+	}
+	if r.goCacheProg {
+		// Set in the image, not by a file of the workspace: the process
+		// environment wins over a GOENV file (`go env -w`), and GOFLAGS
+		// cannot name a GOCACHEPROG.
+		ch = append(ch, "ENV GOCACHEPROG="+GoCacheProg)
 	}
 	return ch
 }

@@ -18,7 +18,11 @@ func TestRecipeHashStable(t *testing.T) {
 	// must be deliberate (bump builderVersion and update these).
 	// go: 303ca4ee63db -> 2a79698317ad in round 7, deliberately: its build
 	// cache is prebuilt in the image's tree for cgo on too (goCacheVersion 2).
-	golden := map[string]string{"python": "0b2261198bde", "go": "2a79698317ad", "node": "9e89da36bf3b"}
+	// go: 2a79698317ad -> cda93c615b26 in round 9, deliberately: the cache
+	// is read-only behind the image's GOCACHEPROG helper (goCacheVersion 3);
+	// node: 9e89da36bf3b -> ee2a0dcd612a in round 9: make (`npm test` that
+	// runs `make test`).
+	golden := map[string]string{"python": "0b2261198bde", "go": "cda93c615b26", "node": "ee2a0dcd612a"}
 	want := map[string]string{}
 	for _, l := range registry.All() {
 		r := image.RecipeFor(l)
@@ -162,5 +166,34 @@ func TestGoCachePrebuiltForTheTestCommand(t *testing.T) {
 	}
 	if !strings.HasSuffix(script, "rm -f /gocache/testexpire.txt") {
 		t.Errorf("prebuild script = %q, want it to drop testexpire.txt last", script)
+	}
+}
+
+// TestGoCacheProgEnv: an image with the helper sets GOCACHEPROG in its
+// own environment, as one value without spaces (engines split ENV values
+// on them); one without (an older Go) does not.
+func TestGoCacheProgEnv(t *testing.T) {
+	r := image.RecipeFor(golang.Language{})
+	for _, c := range r.Changes("abc") {
+		if strings.Contains(c, "GOCACHEPROG") {
+			t.Errorf("recipe without the helper sets %q", c)
+		}
+	}
+	var got []string
+	for _, c := range image.WithGoCacheProg(r).Changes("abc") {
+		if strings.Contains(c, "GOCACHEPROG") {
+			got = append(got, c)
+		}
+	}
+	if len(got) != 1 || got[0] != "ENV GOCACHEPROG="+image.GoCacheProgPath || strings.ContainsAny(image.GoCacheProg, " \t\"'") {
+		t.Errorf("GOCACHEPROG changes = %q, want [ENV GOCACHEPROG=%s]", got, image.GoCacheProgPath)
+	}
+}
+
+// The node image has make: a project whose `npm test` is `make test`
+// failed there with "make: not found".
+func TestNodeImageHasMake(t *testing.T) {
+	if r := image.RecipeFor(node.Language{}); !slices.Contains(r.Extra, "make") {
+		t.Errorf("node image Extra = %q, want make in it", r.Extra)
 	}
 }

@@ -37,8 +37,9 @@ func BenchmarkRun(b *testing.B) {
 
 // BenchmarkStart is the fixed cost of one session on docker, as a fix of a
 // small suite pays it: start, one command, close. python: no build cache;
-// go-fresh: the verifying run's session (an anonymous volume Docker fills
-// from the image's prebuilt Go build cache); go-user: a project's session
+// go-fresh: the verifying run's session (an anonymous volume over the
+// image's Go build cache directory: empty behind the image's GOCACHEPROG,
+// else filled with a copy of the prebuilt cache); go-user: a project's session
 // whose cache volume already exists. FIXPOINT_TEST_GO_IMAGE compares
 // another go image (one built with `sandbox images build --tag`).
 func BenchmarkStart(b *testing.B) {

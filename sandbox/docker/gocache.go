@@ -23,11 +23,15 @@ const (
 	labelGoCacheImage = "fixpoint.image"
 )
 
-// goCacheMount returns a writable named volume over the image's prebuilt
-// Go build cache, or nil when the image has none. Docker fills a new named
-// volume from the image's directory on first mount, so the first session
-// of a project starts with the standard library compiled, and later
-// sessions also reuse what earlier runs compiled of the project.
+// goCacheMount returns a writable named volume over the image's Go build
+// cache directory, or nil when the image has none. Docker fills a new
+// volume from the image's directory on first mount: in fixpoint's go image
+// (Go 1.25+) that directory is empty and the prebuilt standard library is
+// served read-only from the image by its GOCACHEPROG (image.GoCacheProg),
+// so nothing is copied; an image that keeps its prebuilt cache there
+// (an older Go) has it copied. Either way the first session of a project
+// starts with the standard library compiled, and later sessions also
+// reuse what earlier runs compiled of the project.
 //
 // The volume is keyed by image, project and kind of code
 // (sandbox.BuildCache): a Go build cache written by one project's sandbox

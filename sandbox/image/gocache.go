@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/fixpoint-dev/fixpoint/flock"
 )
 
 // GoCacheDir is the writable Go build cache (GOCACHE) of the go image. The
@@ -182,6 +184,20 @@ func (b *Builder) ensureGoCache(ctx context.Context, r Recipe, in Inputs, goroot
 	if err != nil {
 		return "", errors.New("bwrap not found: prebuilding the go image's build cache needs it; install it with `apt-get install bubblewrap`")
 	}
+	// Two builds of one recipe (two `images build`, a test beside
+	// .ci/setup) share this directory: without the lock, one's RemoveAll
+	// pulls the cache out from under the other's go ("mkdir /gocache/00:
+	// no such file or directory").
+	unlock, err := flock.Lock(ctx, dir+".lock", func() {
+		b.progressf("%s: waiting for another build of the Go build cache (%s.lock)", r.Name, dir)
+	})
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	if _, err := os.Stat(filepath.Join(dir, "done")); err == nil { // another process built it meanwhile
+		return cache, nil
+	}
 	os.RemoveAll(dir)
 	warm := filepath.Join(dir, "warm")
 	if err := os.MkdirAll(warm, 0o755); err != nil {
@@ -288,10 +304,14 @@ func (b *Builder) ensureGoCacheProg(ctx context.Context, goroot, dir string) (st
 		return prog, nil
 	}
 	b.progressf("building the go image's GOCACHEPROG helper")
-	if err := buildGoCacheProg(ctx, goroot, prog+".tmp"); err != nil {
+	// A name of this process's own, so that two builds at once do not
+	// write one file; the rename makes either's whole helper the one kept.
+	tmp := prog + ".tmp" + strconv.Itoa(os.Getpid())
+	defer os.Remove(tmp)
+	if err := buildGoCacheProg(ctx, goroot, tmp); err != nil {
 		return "", err
 	}
-	return prog, os.Rename(prog+".tmp", prog)
+	return prog, os.Rename(tmp, prog)
 }
 
 // goCacheProgEntries are the helper (the file at prog) and the empty

@@ -107,16 +107,17 @@ var chainESM = map[string]string{
 // file only a passing test runs.
 func TestTraceRunners(t *testing.T) {
 	for _, tt := range []struct {
-		name string
-		pkgs []string
-		pkg  string
-		lib  map[string]string
+		name, variant string
+		pkgs          []string
+		pkg           string
+		lib           map[string]string
 		// test files: a fails, b passes
 		a, b string
 		// coverage settings (thresholds, reporters) a traced run must not
 		// trip over
-		extra map[string]string
-		noise string // lines the traced run adds (langtest.RunTracedSnap)
+		extra     map[string]string
+		noise     string // lines the traced run adds (langtest.RunTracedSnap)
+		bwrapOnly bool   // bwrap only, to keep the test's cost down
 	}{
 		{
 			name: "jest", pkgs: []string{"jest@29.7.0"},
@@ -127,6 +128,16 @@ func TestTraceRunners(t *testing.T) {
 			// jest adds ", estimated N s" to its time once its cache has a
 			// run's timing, traced or not
 			noise: `^\s*Time:`,
+		},
+		{
+			// jest's V8 coverage (v8-to-istanbul's line maps) instead of babel's
+			name: "jest", variant: "coverageProvider v8", pkgs: []string{"jest@29.7.0"},
+			pkg:       `{"name":"p","version":"1.0.0","scripts":{"test":"jest"},"devDependencies":{"jest":"29.7.0"},"jest":{"coverageProvider":"v8"}}`,
+			lib:       chainJS,
+			a:         "const { outer } = require('../lib/outer');\ndescribe('outer', () => {\n  test('doubles', () => {\n    expect(outer(2)).toBe(4);\n  });\n});\n",
+			b:         "const { other } = require('../lib/other');\ntest('other', () => {\n  expect(other()).toBe(42);\n});\n",
+			noise:     `^\s*Time:`,
+			bwrapOnly: true,
 		},
 		{
 			name: "vitest", pkgs: []string{"vitest@1.6.1", "@vitest/coverage-v8@1.6.1"},
@@ -145,7 +156,7 @@ func TestTraceRunners(t *testing.T) {
 			b:   "const assert = require('assert');\nconst { other } = require('../lib/other');\nit('other', () => {\n  assert.strictEqual(other(), 42);\n});\n",
 		},
 	} {
-		t.Run(tt.name, func(t *testing.T) {
+		t.Run(strings.TrimSpace(tt.name+" "+tt.variant), func(t *testing.T) {
 			files := map[string]string{"package.json": tt.pkg, "test/a.test.js": tt.a, "test/b.test.js": tt.b}
 			for k, v := range tt.lib {
 				files[k] = v
@@ -161,7 +172,11 @@ func TestTraceRunners(t *testing.T) {
 			if r.Name != tt.name {
 				t.Fatalf("TestCommand = %q %q, want runner %q", r.Name, r.Args, tt.name)
 			}
-			for _, b := range langtest.Backends("fixpoint-sandbox-node") {
+			backends := langtest.Backends("fixpoint-sandbox-node")
+			if tt.bwrapOnly {
+				backends = backends[:1]
+			}
+			for _, b := range backends {
 				t.Run(b.Name, func(t *testing.T) {
 					var noise *regexp.Regexp
 					if tt.noise != "" {

@@ -10,11 +10,13 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fixpoint-dev/fixpoint/lang"
 	"github.com/fixpoint-dev/fixpoint/lang/langtest"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/sandboxtest"
+	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
 )
 
 // npmFixture is node_modules with pkgs installed (exact versions), from
@@ -217,5 +219,56 @@ func TestTraceRunners(t *testing.T) {
 				})
 			}
 		})
+	}
+}
+
+// vitest's coverage needs a provider package: without one installed the
+// traced runner runs the failing test file as it is (same results) and
+// writes no trace, and nothing is installed.
+func TestTraceVitestWithoutProvider(t *testing.T) {
+	files := map[string]string{
+		"package.json":   `{"name":"p","version":"1.0.0","type":"module","scripts":{"test":"vitest"},"devDependencies":{"vitest":"1.6.1"}}`,
+		"test/a.test.js": "import { test, expect } from 'vitest';\nimport { outer } from '../lib/outer.js';\ntest('doubles', () => {\n  expect(outer(2)).toBe(4);\n});\n",
+	}
+	for k, v := range chainESM {
+		files[k] = v
+	}
+	snap := langtest.SnapOf(files)
+	for k, f := range npmFixture(t, "vitest@1.6.1", "@vitest/coverage-v8@1.6.1") {
+		if !strings.HasPrefix(k, "node_modules/@vitest/coverage-") {
+			snap.Files[k] = f
+		}
+	}
+	r := Language{}.TestCommand(snap)
+	sess := langtest.Backends("fixpoint-sandbox-node")[0].Start(t)
+	if _, err := sess.Sync(t.Context(), snap); err != nil {
+		t.Fatal(err)
+	}
+	run := func(r testrun.Runner) *testrun.Report {
+		t.Helper()
+		rep, err := testrun.Run(t.Context(), sess, r, sandbox.Limits{Timeout: 5 * time.Minute}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	base := run(r)
+	failed := base.Failures()
+	if len(failed) != 1 {
+		t.Fatalf("baseline failures = %+v, want one; output:\n%s", failed, base.Output)
+	}
+	traced, ok := Language{}.TraceTests(snap, r, failed)
+	if !ok {
+		t.Fatalf("TraceTests(%q) = false, want the wrapped runner (the provider is looked for in the sandbox)", r.Args)
+	}
+	got := run(traced)
+	if got.Trace != nil {
+		t.Errorf("traced run without a coverage provider wrote a trace: %.200s", got.Trace.Data)
+	}
+	if f := got.Failures(); len(f) != 1 || f[0].ID != failed[0].ID || got.ExitCode != base.ExitCode {
+		t.Errorf("traced run: exit %d, failures %+v; want exit %d and %q", got.ExitCode, f, base.ExitCode, failed[0].ID)
+	}
+	if strings.Contains(got.Output, "coverage") {
+		t.Errorf("traced run without a provider mentions coverage:\n%s", got.Output)
 	}
 }

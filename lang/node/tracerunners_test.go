@@ -1,6 +1,7 @@
 package node
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"fmt"
 	"io/fs"
@@ -102,6 +103,13 @@ var chainESM = map[string]string{
 	"lib/other.js": "\nexport function other() {\n  return 42;\n}\n",
 }
 
+// chainTS is chainJS in TypeScript (mocha through tsx), lines alike.
+var chainTS = map[string]string{
+	"lib/inner.ts": "// inner doubles\n\nexport function inner(x: number): number {\n  return x * 2;\n}\n\nexport function unusedInner(): number {\n  return 0;\n}\n",
+	"lib/outer.ts": "import { inner } from './inner';\n\nexport function outer(x: number): number {\n  return inner(x) + 1;\n}\n",
+	"lib/other.ts": "\nexport function other(): number {\n  return 42;\n}\n",
+}
+
 // TestTraceRunners runs jest, vitest and mocha (installed from the npm
 // registry into a test cache) on chainJS in the sandboxes: the trace
 // names the file the failing test reaches through a call chain, with the
@@ -110,6 +118,7 @@ var chainESM = map[string]string{
 func TestTraceRunners(t *testing.T) {
 	for _, tt := range []struct {
 		name, variant string
+		ext           string // of the sources and tests: ".js" unless set
 		pkgs          []string
 		pkg           string
 		lib           map[string]string
@@ -157,9 +166,20 @@ func TestTraceRunners(t *testing.T) {
 			a:   "const assert = require('assert');\nconst { outer } = require('../lib/outer');\ndescribe('outer', () => {\n  it('doubles', () => {\n    assert.strictEqual(outer(2), 4);\n  });\n  it('is a number', () => {\n    assert.strictEqual(typeof outer(1), 'number');\n  });\n});\n",
 			b:   "const assert = require('assert');\nconst { other } = require('../lib/other');\nit('other', () => {\n  assert.strictEqual(other(), 42);\n});\n",
 		},
+		{
+			// a transform: traced through the project's c8, which maps
+			// V8's coverage back through tsx's source maps
+			name: "mocha", variant: "tsx with c8", ext: ".ts", pkgs: []string{"mocha@10.8.2", "c8@10.1.3", "tsx@4.19.2"},
+			pkg:   `{"name":"p","version":"1.0.0","scripts":{"test":"mocha"},"devDependencies":{"mocha":"10.8.2","c8":"10.1.3","tsx":"4.19.2"}}`,
+			lib:   chainTS,
+			a:     "import assert from 'assert';\nimport { outer } from '../lib/outer';\ndescribe('outer', () => {\n  it('doubles', () => {\n    assert.strictEqual(outer(2), 4);\n  });\n  it('is a number', () => {\n    assert.strictEqual(typeof outer(1), 'number');\n  });\n});\n",
+			b:     "import assert from 'assert';\nimport { other } from '../lib/other';\nit('other', () => {\n  assert.strictEqual(other(), 42);\n});\n",
+			extra: map[string]string{".mocharc.json": `{"require": ["tsx/cjs"], "extension": ["ts"], "spec": ["test/**/*.test.ts"]}`},
+		},
 	} {
 		t.Run(strings.TrimSpace(tt.name+" "+tt.variant), func(t *testing.T) {
-			files := map[string]string{"package.json": tt.pkg, "test/a.test.js": tt.a, "test/b.test.js": tt.b}
+			ext := cmp.Or(tt.ext, ".js")
+			files := map[string]string{"package.json": tt.pkg, "test/a.test" + ext: tt.a, "test/b.test" + ext: tt.b}
 			for k, v := range tt.lib {
 				files[k] = v
 			}
@@ -185,24 +205,24 @@ func TestTraceRunners(t *testing.T) {
 						noise = regexp.MustCompile(tt.noise)
 					}
 					got := langtest.RunTracedSnap(t, b, Language{}, snap, r, noise)
-					if f := got.Baseline.Failures(); len(f) != 1 || f[0].Package != "test/a.test.js" {
+					if f := got.Baseline.Failures(); len(f) != 1 || f[0].Package != "test/a.test"+ext {
 						t.Fatalf("baseline failures = %+v, want the one of test/a.test.js", f)
 					}
-					if !langtest.HasLine(got.Trace["lib/inner.js"], 3) && !langtest.HasLine(got.Trace["lib/inner.js"], 4) {
-						t.Errorf("trace of lib/inner.js = %v, want inner's lines (3-4); trace %v", got.Trace["lib/inner.js"], got.Trace)
+					if !langtest.HasLine(got.Trace["lib/inner"+ext], 3) && !langtest.HasLine(got.Trace["lib/inner"+ext], 4) {
+						t.Errorf("trace of lib/inner.js = %v, want inner's lines (3-4); trace %v", got.Trace["lib/inner"+ext], got.Trace)
 					}
 					for _, l := range []int{7, 8} {
-						if langtest.HasLine(got.Trace["lib/inner.js"], l) {
-							t.Errorf("trace of lib/inner.js = %v, want nothing at line %d (unusedInner never runs)", got.Trace["lib/inner.js"], l)
+						if langtest.HasLine(got.Trace["lib/inner"+ext], l) {
+							t.Errorf("trace of lib/inner.js = %v, want nothing at line %d (unusedInner never runs)", got.Trace["lib/inner"+ext], l)
 						}
 					}
-					if !langtest.HasLine(got.Trace["lib/outer.js"], 3) && !langtest.HasLine(got.Trace["lib/outer.js"], 4) {
-						t.Errorf("trace of lib/outer.js = %v, want outer's lines", got.Trace["lib/outer.js"])
+					if !langtest.HasLine(got.Trace["lib/outer"+ext], 3) && !langtest.HasLine(got.Trace["lib/outer"+ext], 4) {
+						t.Errorf("trace of lib/outer.js = %v, want outer's lines", got.Trace["lib/outer"+ext])
 					}
-					if tt.name == "mocha" && langtest.HasLine(got.Trace["test/a.test.js"], 7) {
-						t.Errorf("trace of test/a.test.js = %v, want nothing at line 7 (a passing test of the failing file, left out by --grep)", got.Trace["test/a.test.js"])
+					if tt.name == "mocha" && langtest.HasLine(got.Trace["test/a.test"+ext], 7) {
+						t.Errorf("trace of test/a.test.js = %v, want nothing at line 7 (a passing test of the failing file, left out by --grep)", got.Trace["test/a.test"+ext])
 					}
-					if s, ok := got.Trace["lib/other.js"]; ok {
+					if s, ok := got.Trace["lib/other"+ext]; ok {
 						t.Errorf("trace holds lib/other.js %v, which only a passing test runs", s)
 					}
 					for f := range got.Trace {

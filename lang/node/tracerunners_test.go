@@ -110,6 +110,11 @@ var chainTS = map[string]string{
 	"lib/other.ts": "\nexport function other(): number {\n  return 42;\n}\n",
 }
 
+// durations are output lines that differ from run to run with the
+// machine's load, traced or not: jest's and vitest's timings, and the
+// slow tests they time.
+const durations = `^\s*Time:|[0-9] ?m?s\b|[0-9]ms\)`
+
 // TestTraceRunners runs jest, vitest and mocha (installed from the npm
 // registry into a test cache) on chainJS in the sandboxes: the trace
 // names the file the failing test reaches through a call chain, with the
@@ -137,8 +142,8 @@ func TestTraceRunners(t *testing.T) {
 			a:   "const { outer } = require('../lib/outer');\ndescribe('outer', () => {\n  test('doubles', () => {\n    expect(outer(2)).toBe(4);\n  });\n});\n",
 			b:   "const { other } = require('../lib/other');\ntest('other', () => {\n  expect(other()).toBe(42);\n});\n",
 			// jest adds ", estimated N s" to its time once its cache has a
-			// run's timing, traced or not
-			noise: `^\s*Time:`,
+			// run's timing, traced or not; durations come and go with load
+			noise: durations,
 		},
 		{
 			// jest's V8 coverage (v8-to-istanbul's line maps) instead of babel's
@@ -147,7 +152,7 @@ func TestTraceRunners(t *testing.T) {
 			lib:       chainJS,
 			a:         "const { outer } = require('../lib/outer');\ndescribe('outer', () => {\n  test('doubles', () => {\n    expect(outer(2)).toBe(4);\n  });\n});\n",
 			b:         "const { other } = require('../lib/other');\ntest('other', () => {\n  expect(other()).toBe(42);\n});\n",
-			noise:     `^\s*Time:`,
+			noise:     durations,
 			bwrapOnly: true,
 		},
 		{
@@ -157,7 +162,7 @@ func TestTraceRunners(t *testing.T) {
 			a:     "import { test, expect, describe } from 'vitest';\nimport { outer } from '../lib/outer.js';\ndescribe('outer', () => {\n  test('doubles', () => {\n    expect(outer(2)).toBe(4);\n  });\n});\n",
 			b:     "import { test, expect } from 'vitest';\nimport { other } from '../lib/other.js';\ntest('other', () => {\n  expect(other()).toBe(42);\n});\n",
 			extra: map[string]string{"vitest.config.js": "export default { test: { coverage: { reporter: ['text'], thresholds: { lines: 100 } } } };\n"},
-			noise: `^\s*$|Coverage enabled with|Coverage report from|does not meet (global )?threshold`,
+			noise: durations + `|^\s*$|Coverage enabled with|Coverage report from|does not meet (global )?threshold`,
 		},
 		{
 			name: "mocha", pkgs: []string{"mocha@10.8.2"},

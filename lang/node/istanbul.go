@@ -107,36 +107,41 @@ func parseIstanbul(snap *sandbox.Snapshot, root string, raw json.RawMessage) (la
 				add(line, line, n)
 			}
 		}
-		// Lines of a function that never ran, in a map of one statement
-		// per line (v8-to-istanbul's, for vitest's v8 provider and jest's
-		// coverageProvider "v8"): a line there that counts (the
-		// declaration's, run with the enclosing code) is not the
-		// function's. babel's istanbul maps have real statements, and a
-		// function declaration is none.
-		var uncalled [][2]int
+		// In a map of one statement per line (v8-to-istanbul's, for
+		// vitest's v8 provider, jest's coverageProvider "v8" and c8), a
+		// module's whole top level counts as run, blank lines and the
+		// declaration lines of functions that never ran included: there a
+		// line is kept only inside a function that ran and not inside one
+		// that did not. babel's istanbul maps have real statements (a
+		// function declaration is none) and are kept as they are.
 		byLine := lineStatements(f.StatementMap)
+		var called, uncalled [][2]int
 		for id, fn := range f.FnMap {
 			if !byLine {
 				break
 			}
-			if c, ok := f.F[id]; ok && string(c) == "0" {
-				a := istanbulLine(fn.Loc.Start.Line)
-				if a == 0 {
-					continue
-				}
-				from, to := a, max(istanbulLine(fn.Loc.End.Line), a)
-				if d := istanbulLine(fn.Decl.Start.Line); d > 0 && d < from {
-					from = d
-				}
+			c, ok := f.F[id]
+			a := istanbulLine(fn.Loc.Start.Line)
+			if !ok || a == 0 {
+				continue
+			}
+			from, to := a, max(istanbulLine(fn.Loc.End.Line), a)
+			if d := istanbulLine(fn.Decl.Start.Line); d > 0 && d < from {
+				from = d
+			}
+			switch {
+			case istanbulCount(c) > 0:
+				called = append(called, [2]int{from, to})
+			case string(c) == "0":
 				uncalled = append(uncalled, [2]int{from, to})
 			}
 		}
-		uncalled = disjoint(uncalled)
+		called, uncalled = disjoint(called), disjoint(uncalled)
 		for _, id := range sortedIDs(f.S) {
 			st, ok := f.StatementMap[id]
 			n := istanbulCount(f.S[id])
 			from := istanbulLine(st.Start.Line)
-			if !ok || n <= 0 || from == 0 || within(uncalled, from) {
+			if !ok || n <= 0 || from == 0 || byLine && (!within(called, from) || within(uncalled, from)) {
 				continue
 			}
 			to := max(istanbulLine(st.End.Line), from)

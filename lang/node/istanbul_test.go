@@ -59,7 +59,7 @@ func istanbulTrace(t *testing.T, cov map[string]any) (lang.Trace, error) {
 func TestParseTraceIstanbul(t *testing.T) {
 	got, err := istanbulTrace(t, map[string]any{
 		"/workspace/lib.js": fileCov(map[int]int{2: 3, 5: 0}, [3]any{3, 3, 3}, [3]any{6, 6, 0}, [3]any{8, 200, 1}),
-		"src/a.ts":          fileCov(nil, [3]any{1, 1, 1}),
+		"src/a.ts":          fileCov(map[int]int{1: 1}, [3]any{1, 1, 1}),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -70,6 +70,18 @@ func TestParseTraceIstanbul(t *testing.T) {
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("trace = %v, want %v", got, want)
+	}
+	// v8-to-istanbul's line map (every statement one line from column
+	// 0) counts the module's whole top level: only lines of functions
+	// that ran are kept, less those of a function that did not.
+	lines := make([][3]any, 0, 10)
+	for l := 1; l <= 10; l++ {
+		lines = append(lines, [3]any{l, l, 1})
+	}
+	v8map := fileCov(map[int]int{3: 2, 7: 0}, lines...)
+	got, err = istanbulTrace(t, map[string]any{"lib.js": v8map, "src/a.ts": fileCov(nil, [3]any{1, 1, 1})})
+	if want := "map[lib.js:[{3 3 2} {4 4 1} {5 5 1}]]"; err != nil || fmt.Sprint(got) != want {
+		t.Errorf("trace of a line map = %v, %v; want %s", got, err, want)
 	}
 	ok := fileCov(map[int]int{2: 1}, [3]any{3, 3, 1})
 	for _, tt := range []struct {

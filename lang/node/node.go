@@ -4,14 +4,17 @@
 //
 // Traces of failing tests (Language.TraceTests, trace.go): node --test,
 // ava and mocha through V8's coverage (NODE_V8_COVERAGE), jest and vitest
-// through their own istanbul coverage (istanbul.go). Limits: mocha is
-// traced only without a transform (ts-node, @babel/register, tsx, ...;
-// c8 or nyc around it is a composed script, not traced) and every test
-// file still loads under its --grep; vitest only with a coverage
-// provider the project installed; a coverage map from V8 (vitest's v8
-// provider, jest's coverageProvider "v8") counts each line of a module's
-// top level, blank ones included, while babel's istanbul counts
-// statements; a mocha or ava trace keeps every file's top-level code.
+// through their own istanbul coverage (istanbul.go), mocha with a
+// transform (ts-node, @babel/register, tsx, ...) through the project's
+// own c8. Limits: mocha with a transform and no c8 installed is not
+// traced, nor c8 or nyc in the test script (a composed script); every
+// mocha test file still loads under its --grep, and a --grep conflicts
+// with an fgrep in the project's .mocharc; vitest is traced only with a
+// coverage provider the project installed; from a V8 line map (vitest's
+// v8 provider, jest's coverageProvider "v8", c8) only lines inside
+// functions that ran are kept, and a transform's helpers can show on
+// line 1; a mocha or ava trace keeps every loaded file's called
+// functions, so top-level code run at load does not count.
 package node
 
 import (

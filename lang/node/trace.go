@@ -114,8 +114,8 @@ fs.mkdirSync(path.dirname(path.join(root, out)), { recursive: true });
 fs.writeFileSync(path.join(root, out), JSON.stringify({ files: o }));
 `
 
-// istanbulWrap runs a jest or vitest command (after its first three
-// arguments: the runner, "jest" or "vitest", the trace file and
+// istanbulWrap runs a jest, vitest or mocha command (after its first
+// three arguments: the runner, "jest", "vitest" or "c8", the trace file and
 // istanbulStore) with the runner's own coverage: istanbul's json reporter
 // writes coverage-final.json into istanbulDir, in the original source's
 // line numbers (the runner maps its transformed modules back), and
@@ -127,7 +127,9 @@ fs.writeFileSync(path.join(root, out), JSON.stringify({ files: o }));
 // installed (@vitest/coverage-v8, else @vitest/coverage-istanbul, in
 // node_modules: nothing is installed); without one the command runs as
 // it is and writes no trace, which the agent warns about as for any
-// tracer.
+// tracer. "c8" runs the command under the project's own c8 (mocha with a
+// transform: c8 maps V8's coverage back through the transform's source
+// maps), with no threshold check; without c8 installed, as it is.
 const istanbulWrap = `k=$1 t=$2 s=$3; shift 3
 d=` + istanbulDir + `
 rm -rf "$d"
@@ -138,6 +140,7 @@ vitest)
   if [ -f node_modules/@vitest/coverage-v8/package.json ]; then p=v8
   elif [ -f node_modules/@vitest/coverage-istanbul/package.json ]; then p=istanbul; fi
   if [ -n "$p" ]; then set -- "$@" --coverage.enabled=true "--coverage.provider=$p" --coverage.reporter=json "--coverage.reportsDirectory=$d" --coverage.reportOnFailure=true --coverage.all=false --coverage.clean=true; fi ;;
+c8) if [ -f node_modules/c8/package.json ]; then set -- node node_modules/c8/bin/c8.js --reporter=json "--report-dir=$d" "--temp-directory=$d/tmp" --check-coverage=false "$@"; fi ;;
 esac
 "$@"
 rc=$?
@@ -187,9 +190,10 @@ const istanbulDir = "/tmp/fixpoint-istanbul"
 //     only the failing tests run. V8's offsets are the file's only for
 //     untransformed JavaScript, so a project whose mocha loads a
 //     transform (ts-node, @babel/register, tsx, ...: mochaTransform) is
-//     not traced, and mergeScript's length check drops any other
-//     transformed file. c8 or nyc around mocha (a composed script) is
-//     not traced.
+//     traced through the project's own c8 (istanbulWrap), and not
+//     traced without c8 in its node_modules; mergeScript's length check
+//     drops any other transformed file. c8 or nyc around mocha in the
+//     test script (a composed script) is not traced.
 //   - jest and vitest are narrowed as SelectTests narrows them (the
 //     failing test files) and run with their coverage (istanbulWrap):
 //     their modules are transformed (jest's vm wrapper and babel-jest,
@@ -216,12 +220,15 @@ func (l Language) TraceTests(snap *sandbox.Snapshot, r testrun.Runner, tests []t
 		out.TracePath = lang.TracePath
 		return out, true
 	case r.Name == testrun.RunnerMocha:
-		if mochaTransform(snap) {
-			return r, false
-		}
 		sel, ok := l.SelectTests(r, tests)
 		if !ok {
 			return r, false
+		}
+		if mochaTransform(snap) {
+			out := sel
+			out.Args = append([]string{"sh", "-c", istanbulWrap, "sh", "c8", lang.TracePath, istanbulStore}, sel.Args...)
+			out.TracePath = lang.TracePath
+			return out, true
 		}
 		r = sel
 	case r.Name == RunnerAva || avaArgs(r.Args):

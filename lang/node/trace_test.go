@@ -127,8 +127,9 @@ func TestTraceNodeTest(t *testing.T) {
 }
 
 // node --test, ava and mocha are traced with V8's coverage, jest and
-// vitest with their own; not a mocha that loads a transform, scripts
-// fixpoint cannot read, nor a node --test failure without a test file.
+// vitest with their own, a mocha that loads a transform through c8; not
+// scripts fixpoint cannot read, nor a node --test failure without a test
+// file.
 func TestTraceTestsRunners(t *testing.T) {
 	failed := []testrun.Result{{ID: "test/a.test.js > fails", Package: "test/a.test.js", Status: testrun.StatusFail}}
 	for _, tt := range []struct {
@@ -136,7 +137,7 @@ func TestTraceTestsRunners(t *testing.T) {
 		pkg   string
 		extra map[string]string
 		tests []testrun.Result
-		want  string // "v8", "istanbul" or "" (not traced)
+		want  string // "v8", "istanbul", "c8" or "" (not traced)
 	}{
 		{name: "node --test", pkg: `{}`, tests: failed, want: "v8"},
 		{name: "npm node --test", pkg: `{"scripts":{"test":"node --test"}}`, tests: failed, want: "v8"},
@@ -147,9 +148,9 @@ func TestTraceTestsRunners(t *testing.T) {
 		{name: "jest without a test file", pkg: `{"scripts":{"test":"jest"},"devDependencies":{"jest":"29"}}`, tests: []testrun.Result{{ID: "fails"}}},
 		{name: "vitest", pkg: `{"scripts":{"test":"vitest"},"devDependencies":{"vitest":"1"}}`, tests: failed, want: "istanbul"},
 		{name: "mocha", pkg: `{"scripts":{"test":"mocha"},"devDependencies":{"mocha":"10"}}`, tests: failed, want: "v8"},
-		{name: "mocha with ts-node in the script", pkg: `{"scripts":{"test":"mocha -r ts-node/register"},"devDependencies":{"mocha":"10","ts-node":"10"}}`, tests: failed},
-		{name: "mocha with @babel/register in .mocharc", pkg: `{"scripts":{"test":"mocha"},"devDependencies":{"mocha":"10"}}`, extra: map[string]string{".mocharc.yml": "require:\n  - '@babel/register'\n"}, tests: failed},
-		{name: "mocha with tsx as a loader", pkg: `{"scripts":{"test":"mocha"},"devDependencies":{"mocha":"10"},"mocha":{"node-option":["import=tsx"]}}`, tests: failed},
+		{name: "mocha with ts-node in the script", pkg: `{"scripts":{"test":"mocha -r ts-node/register"},"devDependencies":{"mocha":"10","ts-node":"10"}}`, tests: failed, want: "c8"},
+		{name: "mocha with @babel/register in .mocharc", pkg: `{"scripts":{"test":"mocha"},"devDependencies":{"mocha":"10"}}`, extra: map[string]string{".mocharc.yml": "require:\n  - '@babel/register'\n"}, tests: failed, want: "c8"},
+		{name: "mocha with tsx as a loader", pkg: `{"scripts":{"test":"mocha"},"devDependencies":{"mocha":"10"},"mocha":{"node-option":["import=tsx"]}}`, tests: failed, want: "c8"},
 		{name: "mocha's failing hook", pkg: `{"scripts":{"test":"mocha"},"devDependencies":{"mocha":"10"}}`, tests: []testrun.Result{{ID: `t.js > s "before each" hook for "x"`, Package: "t.js", Status: testrun.StatusError}}},
 		{name: "ava", pkg: `{"scripts":{"test":"ava"},"devDependencies":{"ava":"6"}}`, tests: []testrun.Result{{ID: "math › adds", Name: "math › adds"}}, want: "v8"},
 		{name: "unknown script", pkg: `{"scripts":{"test":"tape test/*.js"}}`, tests: failed},
@@ -186,6 +187,8 @@ func TestTraceTestsRunners(t *testing.T) {
 				wantArgs = append([]string{"sh", "-c", coverageWrap, "sh", mergeScript, lang.TracePath, list}, sel.Args...)
 			case "istanbul":
 				wantArgs = append([]string{"sh", "-c", istanbulWrap, "sh", r.Name, lang.TracePath, istanbulStore}, sel.Args...)
+			case "c8":
+				wantArgs = append([]string{"sh", "-c", istanbulWrap, "sh", "c8", lang.TracePath, istanbulStore}, sel.Args...)
 			}
 			if got.TracePath != lang.TracePath || !slices.Equal(got.Args, wantArgs) ||
 				!slices.Equal(got.Env, r.Env) || got.ReportPath != r.ReportPath {

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"fmt"
 	"io/fs"
@@ -10,11 +11,13 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fixpoint-dev/fixpoint/lang"
 	"github.com/fixpoint-dev/fixpoint/lang/langtest"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
 	"github.com/fixpoint-dev/fixpoint/sandbox/sandboxtest"
+	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
 )
 
 // npmFixture is node_modules with pkgs installed (exact versions), from
@@ -100,6 +103,18 @@ var chainESM = map[string]string{
 	"lib/other.js": "\nexport function other() {\n  return 42;\n}\n",
 }
 
+// chainTS is chainJS in TypeScript (mocha through tsx), lines alike.
+var chainTS = map[string]string{
+	"lib/inner.ts": "// inner doubles\n\nexport function inner(x: number): number {\n  return x * 2;\n}\n\nexport function unusedInner(): number {\n  return 0;\n}\n",
+	"lib/outer.ts": "import { inner } from './inner';\n\nexport function outer(x: number): number {\n  return inner(x) + 1;\n}\n",
+	"lib/other.ts": "\nexport function other(): number {\n  return 42;\n}\n",
+}
+
+// durations are output lines that differ from run to run with the
+// machine's load, traced or not: jest's and vitest's timings, and the
+// slow tests they time.
+const durations = `^\s*Time:|[0-9] ?m?s\b|[0-9]ms\)`
+
 // TestTraceRunners runs jest, vitest and mocha (installed from the npm
 // registry into a test cache) on chainJS in the sandboxes: the trace
 // names the file the failing test reaches through a call chain, with the
@@ -107,16 +122,18 @@ var chainESM = map[string]string{
 // file only a passing test runs.
 func TestTraceRunners(t *testing.T) {
 	for _, tt := range []struct {
-		name string
-		pkgs []string
-		pkg  string
-		lib  map[string]string
+		name, variant string
+		ext           string // of the sources and tests: ".js" unless set
+		pkgs          []string
+		pkg           string
+		lib           map[string]string
 		// test files: a fails, b passes
 		a, b string
 		// coverage settings (thresholds, reporters) a traced run must not
 		// trip over
-		extra map[string]string
-		noise string // lines the traced run adds (langtest.RunTracedSnap)
+		extra     map[string]string
+		noise     string // lines the traced run adds (langtest.RunTracedSnap)
+		bwrapOnly bool   // bwrap only, to keep the test's cost down
 	}{
 		{
 			name: "jest", pkgs: []string{"jest@29.7.0"},
@@ -125,8 +142,18 @@ func TestTraceRunners(t *testing.T) {
 			a:   "const { outer } = require('../lib/outer');\ndescribe('outer', () => {\n  test('doubles', () => {\n    expect(outer(2)).toBe(4);\n  });\n});\n",
 			b:   "const { other } = require('../lib/other');\ntest('other', () => {\n  expect(other()).toBe(42);\n});\n",
 			// jest adds ", estimated N s" to its time once its cache has a
-			// run's timing, traced or not
-			noise: `^\s*Time:`,
+			// run's timing, traced or not; durations come and go with load
+			noise: durations,
+		},
+		{
+			// jest's V8 coverage (v8-to-istanbul's line maps) instead of babel's
+			name: "jest", variant: "coverageProvider v8", pkgs: []string{"jest@29.7.0"},
+			pkg:       `{"name":"p","version":"1.0.0","scripts":{"test":"jest"},"devDependencies":{"jest":"29.7.0"},"jest":{"coverageProvider":"v8"}}`,
+			lib:       chainJS,
+			a:         "const { outer } = require('../lib/outer');\ndescribe('outer', () => {\n  test('doubles', () => {\n    expect(outer(2)).toBe(4);\n  });\n});\n",
+			b:         "const { other } = require('../lib/other');\ntest('other', () => {\n  expect(other()).toBe(42);\n});\n",
+			noise:     durations,
+			bwrapOnly: true,
 		},
 		{
 			name: "vitest", pkgs: []string{"vitest@1.6.1", "@vitest/coverage-v8@1.6.1"},
@@ -135,7 +162,7 @@ func TestTraceRunners(t *testing.T) {
 			a:     "import { test, expect, describe } from 'vitest';\nimport { outer } from '../lib/outer.js';\ndescribe('outer', () => {\n  test('doubles', () => {\n    expect(outer(2)).toBe(4);\n  });\n});\n",
 			b:     "import { test, expect } from 'vitest';\nimport { other } from '../lib/other.js';\ntest('other', () => {\n  expect(other()).toBe(42);\n});\n",
 			extra: map[string]string{"vitest.config.js": "export default { test: { coverage: { reporter: ['text'], thresholds: { lines: 100 } } } };\n"},
-			noise: `^\s*$|Coverage enabled with|Coverage report from|does not meet (global )?threshold`,
+			noise: durations + `|^\s*$|Coverage enabled with|Coverage report from|does not meet (global )?threshold`,
 		},
 		{
 			name: "mocha", pkgs: []string{"mocha@10.8.2"},
@@ -144,9 +171,20 @@ func TestTraceRunners(t *testing.T) {
 			a:   "const assert = require('assert');\nconst { outer } = require('../lib/outer');\ndescribe('outer', () => {\n  it('doubles', () => {\n    assert.strictEqual(outer(2), 4);\n  });\n  it('is a number', () => {\n    assert.strictEqual(typeof outer(1), 'number');\n  });\n});\n",
 			b:   "const assert = require('assert');\nconst { other } = require('../lib/other');\nit('other', () => {\n  assert.strictEqual(other(), 42);\n});\n",
 		},
+		{
+			// a transform: traced through the project's c8, which maps
+			// V8's coverage back through tsx's source maps
+			name: "mocha", variant: "tsx with c8", ext: ".ts", pkgs: []string{"mocha@10.8.2", "c8@10.1.3", "tsx@4.19.2"},
+			pkg:   `{"name":"p","version":"1.0.0","scripts":{"test":"mocha"},"devDependencies":{"mocha":"10.8.2","c8":"10.1.3","tsx":"4.19.2"}}`,
+			lib:   chainTS,
+			a:     "import assert from 'assert';\nimport { outer } from '../lib/outer';\ndescribe('outer', () => {\n  it('doubles', () => {\n    assert.strictEqual(outer(2), 4);\n  });\n  it('is a number', () => {\n    assert.strictEqual(typeof outer(1), 'number');\n  });\n});\n",
+			b:     "import assert from 'assert';\nimport { other } from '../lib/other';\nit('other', () => {\n  assert.strictEqual(other(), 42);\n});\n",
+			extra: map[string]string{".mocharc.json": `{"require": ["tsx/cjs"], "extension": ["ts"], "spec": ["test/**/*.test.ts"]}`},
+		},
 	} {
-		t.Run(tt.name, func(t *testing.T) {
-			files := map[string]string{"package.json": tt.pkg, "test/a.test.js": tt.a, "test/b.test.js": tt.b}
+		t.Run(strings.TrimSpace(tt.name+" "+tt.variant), func(t *testing.T) {
+			ext := cmp.Or(tt.ext, ".js")
+			files := map[string]string{"package.json": tt.pkg, "test/a.test" + ext: tt.a, "test/b.test" + ext: tt.b}
 			for k, v := range tt.lib {
 				files[k] = v
 			}
@@ -161,31 +199,35 @@ func TestTraceRunners(t *testing.T) {
 			if r.Name != tt.name {
 				t.Fatalf("TestCommand = %q %q, want runner %q", r.Name, r.Args, tt.name)
 			}
-			for _, b := range langtest.Backends("fixpoint-sandbox-node") {
+			backends := langtest.Backends("fixpoint-sandbox-node")
+			if tt.bwrapOnly {
+				backends = backends[:1]
+			}
+			for _, b := range backends {
 				t.Run(b.Name, func(t *testing.T) {
 					var noise *regexp.Regexp
 					if tt.noise != "" {
 						noise = regexp.MustCompile(tt.noise)
 					}
 					got := langtest.RunTracedSnap(t, b, Language{}, snap, r, noise)
-					if f := got.Baseline.Failures(); len(f) != 1 || f[0].Package != "test/a.test.js" {
+					if f := got.Baseline.Failures(); len(f) != 1 || f[0].Package != "test/a.test"+ext {
 						t.Fatalf("baseline failures = %+v, want the one of test/a.test.js", f)
 					}
-					if !langtest.HasLine(got.Trace["lib/inner.js"], 3) && !langtest.HasLine(got.Trace["lib/inner.js"], 4) {
-						t.Errorf("trace of lib/inner.js = %v, want inner's lines (3-4); trace %v", got.Trace["lib/inner.js"], got.Trace)
+					if !langtest.HasLine(got.Trace["lib/inner"+ext], 3) && !langtest.HasLine(got.Trace["lib/inner"+ext], 4) {
+						t.Errorf("trace of lib/inner.js = %v, want inner's lines (3-4); trace %v", got.Trace["lib/inner"+ext], got.Trace)
 					}
 					for _, l := range []int{7, 8} {
-						if langtest.HasLine(got.Trace["lib/inner.js"], l) {
-							t.Errorf("trace of lib/inner.js = %v, want nothing at line %d (unusedInner never runs)", got.Trace["lib/inner.js"], l)
+						if langtest.HasLine(got.Trace["lib/inner"+ext], l) {
+							t.Errorf("trace of lib/inner.js = %v, want nothing at line %d (unusedInner never runs)", got.Trace["lib/inner"+ext], l)
 						}
 					}
-					if !langtest.HasLine(got.Trace["lib/outer.js"], 3) && !langtest.HasLine(got.Trace["lib/outer.js"], 4) {
-						t.Errorf("trace of lib/outer.js = %v, want outer's lines", got.Trace["lib/outer.js"])
+					if !langtest.HasLine(got.Trace["lib/outer"+ext], 3) && !langtest.HasLine(got.Trace["lib/outer"+ext], 4) {
+						t.Errorf("trace of lib/outer.js = %v, want outer's lines", got.Trace["lib/outer"+ext])
 					}
-					if tt.name == "mocha" && langtest.HasLine(got.Trace["test/a.test.js"], 7) {
-						t.Errorf("trace of test/a.test.js = %v, want nothing at line 7 (a passing test of the failing file, left out by --grep)", got.Trace["test/a.test.js"])
+					if tt.name == "mocha" && langtest.HasLine(got.Trace["test/a.test"+ext], 7) {
+						t.Errorf("trace of test/a.test.js = %v, want nothing at line 7 (a passing test of the failing file, left out by --grep)", got.Trace["test/a.test"+ext])
 					}
-					if s, ok := got.Trace["lib/other.js"]; ok {
+					if s, ok := got.Trace["lib/other"+ext]; ok {
 						t.Errorf("trace holds lib/other.js %v, which only a passing test runs", s)
 					}
 					for f := range got.Trace {
@@ -202,5 +244,56 @@ func TestTraceRunners(t *testing.T) {
 				})
 			}
 		})
+	}
+}
+
+// vitest's coverage needs a provider package: without one installed the
+// traced runner runs the failing test file as it is (same results) and
+// writes no trace, and nothing is installed.
+func TestTraceVitestWithoutProvider(t *testing.T) {
+	files := map[string]string{
+		"package.json":   `{"name":"p","version":"1.0.0","type":"module","scripts":{"test":"vitest"},"devDependencies":{"vitest":"1.6.1"}}`,
+		"test/a.test.js": "import { test, expect } from 'vitest';\nimport { outer } from '../lib/outer.js';\ntest('doubles', () => {\n  expect(outer(2)).toBe(4);\n});\n",
+	}
+	for k, v := range chainESM {
+		files[k] = v
+	}
+	snap := langtest.SnapOf(files)
+	for k, f := range npmFixture(t, "vitest@1.6.1", "@vitest/coverage-v8@1.6.1") {
+		if !strings.HasPrefix(k, "node_modules/@vitest/coverage-") {
+			snap.Files[k] = f
+		}
+	}
+	r := Language{}.TestCommand(snap)
+	sess := langtest.Backends("fixpoint-sandbox-node")[0].Start(t)
+	if _, err := sess.Sync(t.Context(), snap); err != nil {
+		t.Fatal(err)
+	}
+	run := func(r testrun.Runner) *testrun.Report {
+		t.Helper()
+		rep, err := testrun.Run(t.Context(), sess, r, sandbox.Limits{Timeout: 5 * time.Minute}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	base := run(r)
+	failed := base.Failures()
+	if len(failed) != 1 {
+		t.Fatalf("baseline failures = %+v, want one; output:\n%s", failed, base.Output)
+	}
+	traced, ok := Language{}.TraceTests(snap, r, failed)
+	if !ok {
+		t.Fatalf("TraceTests(%q) = false, want the wrapped runner (the provider is looked for in the sandbox)", r.Args)
+	}
+	got := run(traced)
+	if got.Trace != nil {
+		t.Errorf("traced run without a coverage provider wrote a trace: %.200s", got.Trace.Data)
+	}
+	if f := got.Failures(); len(f) != 1 || f[0].ID != failed[0].ID || got.ExitCode != base.ExitCode {
+		t.Errorf("traced run: exit %d, failures %+v; want exit %d and %q", got.ExitCode, f, base.ExitCode, failed[0].ID)
+	}
+	if strings.Contains(got.Output, "coverage") {
+		t.Errorf("traced run without a provider mentions coverage:\n%s", got.Output)
 	}
 }

@@ -328,7 +328,8 @@ const useEntryLines = 2
 // declaring line and the entries that hold a name the failing tests use
 // or the failure names (the "github" entry of the table the traced
 // function indexes with the test's tablefmt="github"), each to its end
-// ([declEnd]) with a line either side, and its last line, for when the whole does not fit.
+// ([declEnd]) with a line either side, and its last line, for when the
+// whole does not fit; only the whole when no entry holds such a name.
 func (fl *declFill) usePieces(fi, ui int, score float64, hints *contextHints) []piece {
 	f := fl.files[fi]
 	u := f.units[ui]
@@ -354,8 +355,8 @@ func (fl *declFill) usePieces(fi, ui int, score float64, hints *contextHints) []
 			lines[w]++
 		}
 	}
-	out := []piece{whole, {fi, u.from, u.at, score}}
-	for i := u.at + 1; i < to && len(out) < useEntriesMax+2; i++ {
+	var entries []piece
+	for i := u.at + 1; i < to && len(entries) < useEntriesMax; i++ {
 		hit := false
 		for _, w := range used(i) {
 			hit = hit || lines[w] <= useEntryLines
@@ -366,8 +367,13 @@ func (fl *declFill) usePieces(fi, ui int, score float64, hints *contextHints) []
 		// With a line either side: an edit that removes the entry
 		// or adds one beside it is placed by its neighbours.
 		end := min(declEnd(f.ls, i)+1, to, i+excerptAround)
-		out = append(out, piece{fi, max(u.at, i-1), end, score})
+		entries = append(entries, piece{fi, max(u.at, i-1), end, score})
 		i = end
 	}
+	if len(entries) == 0 {
+		// No entry is pointed at: its head and tail alone say nothing.
+		return []piece{whole}
+	}
+	out := append([]piece{whole, {fi, u.from, u.at, score}}, entries...)
 	return append(out, piece{fi, to, to, score})
 }

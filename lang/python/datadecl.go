@@ -3,6 +3,7 @@ package python
 import (
 	"path"
 	"regexp"
+	"strings"
 
 	"github.com/fixpoint-dev/fixpoint/lang"
 )
@@ -15,11 +16,12 @@ var _ lang.DataDecls = Language{}
 var pyDataRe = regexp.MustCompile(`^(?:[A-Za-z_]\w*\s*(?::\s*[^=]+)?=[^=]|\s*class\s+[A-Za-z_])`)
 
 // DataDecl reports a module-level assignment or a class statement
-// (lang.DataDecls).
+// (lang.DataDecls); not a module's metadata (__all__, __version__): it
+// lists names every traced line uses, and no code reads it.
 func (Language) DataDecl(p, line string) bool {
 	switch path.Ext(p) {
 	case ".py", ".pyi":
-		return pyDataRe.MatchString(line)
+		return pyDataRe.MatchString(line) && !strings.HasPrefix(line, "__")
 	}
 	return false
 }

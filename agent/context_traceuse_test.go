@@ -156,3 +156,79 @@ func TestContextTraceUseShowsTheTableEntryTheFunctionReads(t *testing.T) {
 		t.Errorf("the traced prompt lacks the table's github entry:\n%s", sections(prompt))
 	}
 }
+
+// TestContextTraceUseEntriesNamedByFewLines: a name the failing test uses
+// that is on every entry of the table (padding, which each format sets)
+// tells no entry apart, so it does not spend the entries'
+// room on the table's first ones: the entry shown is the one only the
+// test's "github" names.
+func TestContextTraceUseEntriesNamedByFewLines(t *testing.T) {
+	src := formatsProject()
+	mod := src["tabulate/__init__.py"]
+	test := "from tabulate import tabulate\n\n\ndef test_github():\n    padding = 1\n    out = tabulate([[1, 2]], tablefmt=\"github\")\n    assert out == \"|\" + \" \" * padding + \"1 | 2 |\"\n"
+	snap := files("pyproject.toml", src["pyproject.toml"], "tabulate/__init__.py", mod, "test/test_output.py", test)
+	rep := failing("test/test_output.py::test_github", "test/test_output.py", 7)
+	rep.Tests[0].Message = "AssertionError: assert '|' == '| 1 | 2 |'"
+	tab := lineOf(mod, "def tabulate(")
+	trace := lang.Trace{"tabulate/__init__.py": {{From: tab, To: tab + 206, Count: 1}}}
+	for i := 0; i < 40; i += 2 {
+		l := lineOf(mod, fmt.Sprintf("def mid_%d(", i))
+		trace["tabulate/__init__.py"] = append(trace["tabulate/__init__.py"], lang.Span{From: l, To: l + 9, Count: 1})
+	}
+	prompt := tracedPrompt(snap, rep, trace)
+	if !shown(prompt, "tabulate/__init__.py", githubEntry) {
+		t.Errorf("the traced prompt lacks the table's github entry:\n%s", sections(prompt))
+	}
+	if shown(prompt, "tabulate/__init__.py", "    \"fmt000\": TableFormat(") {
+		t.Errorf("the traced prompt shows the table's first entry, which only a name on every entry points at:\n%s", sections(prompt))
+	}
+}
+
+// TestContextTraceUseWeighsSharedNamesDown: a name the traced method uses
+// that forty declarations hold (frameSize, the type of a field of each
+// dialer option) points at none of them; the field only Conn declares
+// does. So the options take none of the first pass's room.
+func TestContextTraceUseWeighsSharedNamesDown(t *testing.T) {
+	src := connProject()
+	mod := src["ws/conn.go"]
+	for i := range 40 {
+		mod = strings.Replace(mod, fmt.Sprintf("\tsize%02d int\n", i), fmt.Sprintf("\tsize%02d frameSize\n", i), 1)
+	}
+	mod = strings.Replace(mod, "// Frames reads frames.\n", "// frameSize is a frame's length.\ntype frameSize int\n\n// Frames reads frames.\n", 1)
+	mod = strings.Replace(mod, "\tn := len(c.buf)\n", "\tn := int(frameSize(len(c.buf)))\n", 1)
+	if strings.Count(mod, "frameSize") != 43 {
+		t.Fatalf("the fixture did not take the change: %d frameSize", strings.Count(mod, "frameSize"))
+	}
+	snap := files("go.mod", src["go.mod"], "ws/conn.go", mod, "ws/frame.go", src["ws/frame.go"], "ws/conn_test.go", src["ws/conn_test.go"])
+	rep := failing("example.com/ws.TestReadLimit", "ws/conn_test.go", 7)
+	rep.Tests[0].Message = "read 4, want 3"
+	trace := lang.Trace{}
+	for _, name := range []string{"func ReadAll(", "func count(", "func total(", "func drain(", "func Open(", "func newConn("} {
+		l := lineOf(mod, name)
+		trace["ws/conn.go"] = append(trace["ws/conn.go"], lang.Span{From: l, To: l + 2, Count: 1})
+	}
+	next := lineOf(mod, "func (c *Conn) Next(")
+	trace["ws/conn.go"] = append(trace["ws/conn.go"], lang.Span{From: next, To: next + 10, Count: 1})
+	for i := range 30 {
+		l := lineOf(src["ws/frame.go"], fmt.Sprintf("func step%d(", i))
+		trace["ws/frame.go"] = append(trace["ws/frame.go"], lang.Span{From: l, To: l + 26, Count: 1})
+	}
+	for i := 0; i < 120; i++ {
+		l := lineOf(mod, fmt.Sprintf("func (c *Conn) %s%d(", []string{"frame", "tail"}[i%2], i/2))
+		trace["ws/conn.go"] = append(trace["ws/conn.go"], lang.Span{From: l, To: l + 9, Count: 1})
+	}
+	prompt := tracedPrompt(snap, rep, trace)
+	if !shown(prompt, "ws/conn.go", "\tn := int(frameSize(len(c.buf)))") {
+		t.Fatalf("the traced prompt lacks Conn.Next, which ran:\n%s", sections(prompt))
+	}
+	if !shown(prompt, "ws/conn.go", "type Conn struct {\n\tbuf []byte\n"+connField) {
+		t.Errorf("the traced prompt lacks the Conn struct whose own field the traced method reads:\n%s", sections(prompt))
+	}
+	// opt00 may come with the file's head (left to the last pass, which
+	// fills what room is left); no other option may take a place.
+	for i := 1; i < 40; i++ {
+		if o := fmt.Sprintf("type opt%02d struct {", i); shown(prompt, "ws/conn.go", o) {
+			t.Errorf("the prompt shows %q, which only a name forty declarations hold points at", o)
+		}
+	}
+}

@@ -148,3 +148,26 @@ func FuzzParseTraceIstanbul(f *testing.F) {
 		}
 	})
 }
+
+// TestParseTraceIstanbulSpanCap: a map with more statements that ran than
+// lang.MaxTraceSpans yields at most that many spans over all files.
+func TestParseTraceIstanbulSpanCap(t *testing.T) {
+	n := lang.MaxTraceSpans + 10
+	stmts := make([][3]any, n)
+	for i := range stmts {
+		// Two lines each (not a line map) with a line between them, so
+		// that no two merge.
+		stmts[i] = [3]any{3*i + 1, 3*i + 2, 1}
+	}
+	got, err := istanbulTrace(t, map[string]any{"lib.js": fileCov(nil, stmts...), "src/a.ts": fileCov(nil, [3]any{1, 1, 1})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spans := 0
+	for _, s := range got {
+		spans += len(s)
+	}
+	if spans != lang.MaxTraceSpans {
+		t.Fatalf("%d statements that ran gave %d spans over %d files; want the cap, %d", n+1, spans, len(got), lang.MaxTraceSpans)
+	}
+}

@@ -262,3 +262,63 @@ func TestTheGoCommandUsesBothLayers(t *testing.T) {
 		t.Fatalf("the read-only layer changed: %d files before, %d after", len(before), len(after))
 	}
 }
+
+// TestPlantedEntriesMiss: what code in a session can plant in its own
+// cache is never served as another thing. An output replaced by a
+// symlink of the same size (to a file outside the cache) is a miss, not
+// a DiskPath the go command reads through; an index entry copied under
+// another action's name is a miss for that action, not the first
+// action's output.
+func TestPlantedEntriesMiss(t *testing.T) {
+	rw := t.TempDir()
+	// A symlink's own size is its target's length: the body is as long
+	// as the secret's path, so that only the file-type check tells them
+	// apart.
+	secret := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(secret, []byte("xyz"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	body := bytes.Repeat([]byte("b"), len(secret))
+	n := int64(len(body))
+	session(t, rw, nil,
+		req(request{ID: 1, Command: "put", ActionID: id(1), OutputID: sum(body), BodySize: n}, body)+
+			req(request{ID: 2, Command: "put", ActionID: id(2), OutputID: sum(body), BodySize: n}, body))
+
+	// The output both entries name, replaced by a symlink to the secret.
+	out := filepath.Join(rw, filepath.FromSlash(name(sum(body), "d")))
+	if err := os.Remove(out); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(secret, out); err != nil {
+		t.Fatal(err)
+	}
+	rs := session(t, rw, nil, req(request{ID: 1, Command: "get", ActionID: id(1)}, nil))
+	if !rs[0].Miss || rs[0].DiskPath != "" {
+		t.Fatalf("get of an action whose output is a symlink: %+v, want a miss", rs[0])
+	}
+
+	// Action 2's entry copied to action 3's name (the output restored).
+	if err := os.Remove(out); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(out, body, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	entry, err := os.ReadFile(filepath.Join(rw, filepath.FromSlash(name(id(2), "a"))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	third := filepath.Join(rw, filepath.FromSlash(name(id(3), "a")))
+	os.MkdirAll(filepath.Dir(third), 0o755)
+	if err := os.WriteFile(third, entry, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rs = session(t, rw, nil, req(request{ID: 1, Command: "get", ActionID: id(2)}, nil)+
+		req(request{ID: 2, Command: "get", ActionID: id(3)}, nil))
+	if rs[0].Miss {
+		t.Fatalf("get of action 2 after its output was restored: %+v, want a hit (else the test proves nothing)", rs[0])
+	}
+	if !rs[1].Miss || rs[1].DiskPath != "" {
+		t.Fatalf("get of action 3, whose entry is action 2's copied: %+v, want a miss", rs[1])
+	}
+}

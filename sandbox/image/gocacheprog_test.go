@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 )
@@ -62,7 +61,7 @@ func TestGoCacheProgLayout(t *testing.T) {
 func TestBuildGoCacheProg(t *testing.T) {
 	dir := t.TempDir()
 	prog := filepath.Join(dir, "gocacheprog")
-	if err := buildGoCacheProg(t.Context(), runtime.GOROOT(), prog); err != nil {
+	if err := buildGoCacheProg(t.Context(), testGoRoot(t), prog); err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(prog)
@@ -88,4 +87,15 @@ func TestBuildGoCacheProg(t *testing.T) {
 	if fi, err := os.Stat(filepath.Join(dir, "cache")); err != nil || !fi.IsDir() {
 		t.Fatalf("the helper did not make its GOCACHE: %v", err)
 	}
+}
+
+// testGoRoot is the GOROOT of the go command on PATH (runtime.GOROOT is
+// deprecated: the root the test binary was built with).
+func testGoRoot(t *testing.T) string {
+	t.Helper()
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		t.Fatalf("go env GOROOT: %v", err)
+	}
+	return strings.TrimSpace(string(out))
 }

@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 )
@@ -221,7 +220,7 @@ func TestWritableCacheMustBeAbsolute(t *testing.T) {
 // the layer is left as it was, and a changed package is compiled into the
 // writable layer, where the next run finds it.
 func TestTheGoCommandUsesBothLayers(t *testing.T) {
-	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	goBin := filepath.Join(testGoRoot(t), "bin", "go")
 	if _, err := os.Stat(goBin); err != nil {
 		t.Fatalf("no go command at %s: %v", goBin, err)
 	}
@@ -321,4 +320,15 @@ func TestPlantedEntriesMiss(t *testing.T) {
 	if !rs[1].Miss || rs[1].DiskPath != "" {
 		t.Fatalf("get of action 3, whose entry is action 2's copied: %+v, want a miss", rs[1])
 	}
+}
+
+// testGoRoot is the GOROOT of the go command on PATH (runtime.GOROOT is
+// deprecated: the root the test binary was built with).
+func testGoRoot(t *testing.T) string {
+	t.Helper()
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		t.Fatalf("go env GOROOT: %v", err)
+	}
+	return strings.TrimSpace(string(out))
 }

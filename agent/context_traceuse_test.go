@@ -69,6 +69,30 @@ func connMethods(prefix string, n int) string {
 	return b.String()
 }
 
+// connTrace is what the failing test of connProject runs in conn (its
+// conn.go) and frame (its frame.go): the call chain to Conn.Next (drain's
+// and Next's bodies), the thirty framing steps and Conn's other methods,
+// the plumbing that ran too.
+func connTrace(conn, frame string) lang.Trace {
+	trace := lang.Trace{}
+	for _, d := range []struct {
+		decl  string
+		lines int
+	}{{"func ReadAll(", 2}, {"func count(", 2}, {"func total(", 2}, {"func drain(", 3}, {"func Open(", 2}, {"func newConn(", 2}, {"func (c *Conn) Next(", 10}} {
+		l := lineOf(conn, d.decl)
+		trace["ws/conn.go"] = append(trace["ws/conn.go"], lang.Span{From: l, To: l + d.lines, Count: 1})
+	}
+	for i := range 30 {
+		l := lineOf(frame, fmt.Sprintf("func step%d(", i))
+		trace["ws/frame.go"] = append(trace["ws/frame.go"], lang.Span{From: l, To: l + 26, Count: 1})
+	}
+	for i := 0; i < 120; i++ {
+		l := lineOf(conn, fmt.Sprintf("func (c *Conn) %s%d(", []string{"frame", "tail"}[i%2], i/2))
+		trace["ws/conn.go"] = append(trace["ws/conn.go"], lang.Span{From: l, To: l + 9, Count: 1})
+	}
+	return trace
+}
+
 func TestContextTraceUseShowsTheStructTheMethodReads(t *testing.T) {
 	src := connProject()
 	mod := src["ws/conn.go"]
@@ -78,22 +102,7 @@ func TestContextTraceUseShowsTheStructTheMethodReads(t *testing.T) {
 	snap := files("go.mod", src["go.mod"], "ws/conn.go", mod, "ws/frame.go", src["ws/frame.go"], "ws/conn_test.go", src["ws/conn_test.go"])
 	rep := failing("example.com/ws.TestReadLimit", "ws/conn_test.go", 7)
 	rep.Tests[0].Message = "read 4, want 3"
-	next := lineOf(mod, "func (c *Conn) Next(")
-	open := lineOf(mod, "func Open(")
-	all, cnt, drain := lineOf(mod, "func ReadAll("), lineOf(mod, "func count("), lineOf(mod, "func drain(")
-	tot := lineOf(mod, "func total(")
-	ctor := lineOf(mod, "func newConn(")
-	trace := lang.Trace{"ws/conn.go": {{From: all, To: all + 2, Count: 1}, {From: cnt, To: cnt + 2, Count: 1}, {From: tot, To: tot + 2, Count: 1}, {From: drain, To: drain + 3, Count: 1}, {From: open, To: open + 2, Count: 1}, {From: ctor, To: ctor + 2, Count: 1}, {From: next, To: next + 10, Count: 1}}}
-	for i := range 30 {
-		l := lineOf(src["ws/frame.go"], fmt.Sprintf("func step%d(", i))
-		trace["ws/frame.go"] = append(trace["ws/frame.go"], lang.Span{From: l, To: l + 26, Count: 1})
-	}
-	// The plumbing that ran too: Conn's other methods.
-	for i := 0; i < 120; i++ {
-		l := lineOf(mod, fmt.Sprintf("func (c *Conn) %s%d(", []string{"frame", "tail"}[i%2], i/2))
-		trace["ws/conn.go"] = append(trace["ws/conn.go"], lang.Span{From: l, To: l + 9, Count: 1})
-	}
-	prompt := tracedPrompt(snap, rep, trace)
+	prompt := tracedPrompt(snap, rep, connTrace(mod, src["ws/frame.go"]))
 	if !shown(prompt, "ws/conn.go", "\tc.readRemaining -= int64(n)") {
 		t.Fatalf("the traced prompt lacks Conn.Next, which ran:\n%s", sections(prompt))
 	}
@@ -202,22 +211,7 @@ func TestContextTraceUseWeighsSharedNamesDown(t *testing.T) {
 	snap := files("go.mod", src["go.mod"], "ws/conn.go", mod, "ws/frame.go", src["ws/frame.go"], "ws/conn_test.go", src["ws/conn_test.go"])
 	rep := failing("example.com/ws.TestReadLimit", "ws/conn_test.go", 7)
 	rep.Tests[0].Message = "read 4, want 3"
-	trace := lang.Trace{}
-	for _, name := range []string{"func ReadAll(", "func count(", "func total(", "func drain(", "func Open(", "func newConn("} {
-		l := lineOf(mod, name)
-		trace["ws/conn.go"] = append(trace["ws/conn.go"], lang.Span{From: l, To: l + 2, Count: 1})
-	}
-	next := lineOf(mod, "func (c *Conn) Next(")
-	trace["ws/conn.go"] = append(trace["ws/conn.go"], lang.Span{From: next, To: next + 10, Count: 1})
-	for i := range 30 {
-		l := lineOf(src["ws/frame.go"], fmt.Sprintf("func step%d(", i))
-		trace["ws/frame.go"] = append(trace["ws/frame.go"], lang.Span{From: l, To: l + 26, Count: 1})
-	}
-	for i := 0; i < 120; i++ {
-		l := lineOf(mod, fmt.Sprintf("func (c *Conn) %s%d(", []string{"frame", "tail"}[i%2], i/2))
-		trace["ws/conn.go"] = append(trace["ws/conn.go"], lang.Span{From: l, To: l + 9, Count: 1})
-	}
-	prompt := tracedPrompt(snap, rep, trace)
+	prompt := tracedPrompt(snap, rep, connTrace(mod, src["ws/frame.go"]))
 	if !shown(prompt, "ws/conn.go", "\tn := int(frameSize(len(c.buf)))") {
 		t.Fatalf("the traced prompt lacks Conn.Next, which ran:\n%s", sections(prompt))
 	}

@@ -231,3 +231,52 @@ func TestConfiguredGoRunner(t *testing.T) {
 		})
 	}
 }
+
+// TestConfiguredNodeRunner: a configured jest, vitest, mocha or ava that
+// package.json declares runs as the detected runner does, from
+// node_modules/.bin with fixpoint's report, so it is read per test (and
+// narrowed and traced); one that picks its own reporter, a runner the
+// package does not declare, or another program of that name stays a
+// custom command.
+func TestConfiguredNodeRunner(t *testing.T) {
+	s := snap(map[string]string{"package.json": `{"devDependencies":{"jest":"29","vitest":"1","mocha":"10","ava":"6"}}`, "a.test.js": ""})
+	tests := []struct {
+		cmd  string
+		name string // "" = a custom command
+		args string
+		env  string
+	}{
+		{"npx jest --json", testrun.RunnerJest, "npx --no -- jest --json --outputFile=" + testrun.JestReportPath, ""},
+		{"CI=1 jest src", testrun.RunnerJest, "npx --no -- jest src --json --outputFile=" + testrun.JestReportPath, "CI=1"},
+		{"npx --no-install vitest", testrun.RunnerVitest, "npx --no -- vitest --run --reporter=default --reporter=json --outputFile=" + testrun.VitestReportPath, ""},
+		{"node_modules/.bin/mocha test", testrun.RunnerMocha, "npx --no -- mocha test --reporter json --reporter-option output=" + testrun.MochaReportPath, ""},
+		{"npx ava --tap", "ava", "npx --no -- ava --tap", ""},
+		{"npx mocha --reporter tap --compilers js:babel-register", "", "", ""},
+		{"jest --outputFile=r.json", "", "", ""},
+		{"jest --watch", "", "", ""},
+		{"/tmp/bin/jest", "", "", ""},
+		{"npx tap test/*.js", "", "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.cmd, func(t *testing.T) {
+			r := TestCommand(s, tt.cmd)
+			if tt.name == "" {
+				if r.Name != testrun.RunnerCustom {
+					t.Fatalf("runner = %s %q, want a custom command", r.Name, r.Args)
+				}
+				return
+			}
+			if r.Name != tt.name || strings.Join(r.Args, " ") != tt.args || r.Format == nil {
+				t.Fatalf("runner = %s %q (format %v), want %s %q", r.Name, r.Args, r.Format != nil, tt.name, tt.args)
+			}
+			if got := strings.Join(r.Env, ","); got != tt.env {
+				t.Errorf("Env = %q, want %q", got, tt.env)
+			}
+		})
+	}
+	// Not declared: a global install the sandbox does not have.
+	bare := snap(map[string]string{"package.json": `{"devDependencies":{"mocha":"10"}}`})
+	if r := TestCommand(bare, "npx jest"); r.Name != testrun.RunnerCustom {
+		t.Errorf("an undeclared jest: runner = %s %q, want a custom command", r.Name, r.Args)
+	}
+}

@@ -1,7 +1,6 @@
 package node
 
 import (
-	"encoding/json"
 	"path"
 	"slices"
 	"strings"
@@ -47,25 +46,13 @@ func (Language) ConfiguredRunner(snap *sandbox.Snapshot, args []string) (testrun
 }
 
 // declaresRunner reports whether the snapshot's package.json declares
-// prog (jest, vitest, mocha, ava) as a dependency or devDependency.
+// prog, one of the runners jsRunner knows.
 func declaresRunner(snap *sandbox.Snapshot, prog string) bool {
 	if !slices.Contains([]string{"jest", "vitest", "mocha", "ava"}, prog) || snap == nil {
 		return false
 	}
 	data, ok := snap.Text("package.json")
-	if !ok {
-		return false
-	}
-	var pkg struct {
-		Dependencies    map[string]string `json:"dependencies"`
-		DevDependencies map[string]string `json:"devDependencies"`
-	}
-	if json.Unmarshal([]byte(data), &pkg) != nil {
-		return false
-	}
-	_, dev := pkg.DevDependencies[prog]
-	_, dep := pkg.Dependencies[prog]
-	return dev || dep
+	return ok && declaredIn([]byte(data))(prog)
 }
 
 // ownsReport reports whether a runner's arguments choose its reporter or

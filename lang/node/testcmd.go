@@ -58,16 +58,10 @@ var tapReportersOption = `--test-reporter=tap --test-reporter-destination=stdout
 
 func nodeRunner(pkgJSON []byte) testrun.Runner {
 	var pkg struct {
-		Scripts         map[string]string `json:"scripts"`
-		Dependencies    map[string]string `json:"dependencies"`
-		DevDependencies map[string]string `json:"devDependencies"`
+		Scripts map[string]string `json:"scripts"`
 	}
 	_ = json.Unmarshal(pkgJSON, &pkg) // a broken package.json still gets node --test
-	declared := func(prog string) bool {
-		_, dev := pkg.DevDependencies[prog]
-		_, dep := pkg.Dependencies[prog]
-		return dev || dep
-	}
+	declared := declaredIn(pkgJSON)
 	script := strings.TrimSpace(pkg.Scripts["test"])
 	if script == "" || script == npmDefaultTest {
 		// No test script: a declared runner is run from node_modules/.bin
@@ -101,6 +95,21 @@ func nodeRunner(pkgJSON []byte) testrun.Runner {
 		return r
 	}
 	return testrun.Runner{Name: testrun.RunnerNPM, Args: npmTest, Format: npmFormat(composedRunner(script, declared))}
+}
+
+// declaredIn returns whether the package.json pkgJSON declares a program
+// as a dependency or devDependency (none when it does not parse).
+func declaredIn(pkgJSON []byte) func(prog string) bool {
+	var pkg struct {
+		Dependencies    map[string]string `json:"dependencies"`
+		DevDependencies map[string]string `json:"devDependencies"`
+	}
+	_ = json.Unmarshal(pkgJSON, &pkg)
+	return func(prog string) bool {
+		_, dev := pkg.DevDependencies[prog]
+		_, dep := pkg.Dependencies[prog]
+		return dev || dep
+	}
 }
 
 // npmFormat is the format of `npm test` whose script runs composed before

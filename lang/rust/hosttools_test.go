@@ -3,6 +3,7 @@ package rust
 import (
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 )
@@ -48,5 +49,43 @@ func TestHostTools(t *testing.T) {
 	}
 	if tools := hostTools(getenv, func(string) (string, error) { return "", errors.New("not found") }); tools != nil {
 		t.Errorf("no cargo offered %+v", tools)
+	}
+}
+
+// TestHostToolsRelativeCargo: a cargo found through a relative PATH entry
+// (".", "bin", "node_modules/.bin": directories of the workspace the
+// command runs in) is never offered, whether the lookup reports it
+// (exec.ErrDot) or not (GODEBUG=execerrdot=0, or a lookup that resolves
+// PATH itself): a workspace file must not choose a directory that is
+// bound into the sandbox and put on its PATH (held-out mutant
+// sandbox-rust-relative-cargo).
+func TestHostToolsRelativeCargo(t *testing.T) {
+	ws := t.TempDir()
+	t.Chdir(ws)
+	// The workspace plants a rustup-looking cargo with toolchains beside it.
+	for _, d := range []string{"bin", filepath.Join(".rustup", "toolchains", "stable")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join("bin", "rustup"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("rustup", filepath.Join("bin", "cargo")); err != nil {
+		t.Fatal(err)
+	}
+	getenv := func(k string) string { return map[string]string{"HOME": ws, "RUSTUP_HOME": ".rustup"}[k] }
+	for _, tt := range []struct {
+		path string
+		err  error
+	}{
+		{"bin/cargo", nil},
+		{"./bin/cargo", nil},
+		{"bin/cargo", exec.ErrDot},
+		{"cargo", nil},
+	} {
+		if tools := hostTools(getenv, func(string) (string, error) { return tt.path, tt.err }); tools != nil {
+			t.Errorf("lookPath = %q, %v: hostTools offered %+v, want nothing", tt.path, tt.err, tools)
+		}
 	}
 }

@@ -263,16 +263,19 @@ const istanbulDir = "/tmp/fixpoint-istanbul"
 // TraceTests traces node --test, ava and mocha runs with V8's coverage
 // (coverageWrap, mergeScript: node's built-ins only, nothing installed),
 // and jest and vitest runs with their own (istanbulWrap, parseIstanbul).
+//
 //   - node --test (node's own runner, directly or as the test script) is
 //     not narrowed (see SelectTests): the whole suite runs, and only the
 //     processes that loaded a failing test's file (Result.Package, read
 //     from the TAP location) are kept, which is the failing files'
 //     spectrum; a failing result without a file gives no trace.
+//
 //   - ava is narrowed as SelectTests narrows it (--match with the
 //     titles). Its TAP names no file, so every worker's coverage is kept:
 //     the other test files still load (their top-level code runs), but
 //     none of their tests do. Checked by hand with ava 6.4.1 under bwrap
 //     (its package is in no cache the tests can count on).
+//
 //   - mocha is narrowed as SelectTests narrows it (--grep with the full
 //     titles): every test file still loads in mocha's one process, but
 //     only the failing tests run. V8's offsets are the file's only for
@@ -282,6 +285,7 @@ const istanbulDir = "/tmp/fixpoint-istanbul"
 //     c8 in its node_modules through the transform's source maps
 //     (c8OrV8, mergeScript); mergeScript's length check drops any other
 //     transformed file.
+//
 //   - jest and vitest are narrowed as SelectTests narrows them (the
 //     failing test files) and run with their coverage (istanbulWrap):
 //     their modules are transformed (jest's vm wrapper and babel-jest,
@@ -296,6 +300,7 @@ const istanbulDir = "/tmp/fixpoint-istanbul"
 //     that chooses its own reporter has its runner step run alone
 //     (step.go, traceStep): jest, vitest, mocha and ava as above; tape,
 //     tap and node test files whole, under V8's coverage.
+//
 //   - mocha with a transform and no c8 installed: V8's coverage mapped
 //     back through the transform's source maps (mergeScript).
 //

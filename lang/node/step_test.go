@@ -4,6 +4,10 @@ import (
 	"encoding/json"
 	"slices"
 	"testing"
+
+	"github.com/fixpoint-dev/fixpoint/lang"
+	"github.com/fixpoint-dev/fixpoint/lang/langtest"
+	"github.com/fixpoint-dev/fixpoint/sandbox/testrun"
 )
 
 func TestTestStep(t *testing.T) {
@@ -38,6 +42,36 @@ func TestTestStep(t *testing.T) {
 			st, ok := testStep(pkg)
 			if ok != (tt.prog != "") || st.prog != tt.prog || !slices.Equal(st.words, tt.words) || !slices.Equal(st.env, tt.env) {
 				t.Errorf("testStep(%v) = %+v, %v; want %q %q %q", tt.scripts, st, ok, tt.prog, tt.words, tt.env)
+			}
+		})
+	}
+}
+
+// TraceTests on a configured command that owns its reporter, and on a
+// composed script: the runner step runs alone, narrowed, traced.
+func TestTraceStepRunner(t *testing.T) {
+	pkg := `{"scripts":{"test":"npm run-script lint && npm run-script unit-test","lint":"jshint x.js","unit-test":"mocha --compilers js:babel-register"},"devDependencies":{"mocha":"3.0.0","babel-register":"6.0.0"}}`
+	snap := langtest.SnapOf(map[string]string{"package.json": pkg})
+	fail := []testrun.Result{{ID: "suite fails", Name: "suite fails", Status: testrun.StatusFail}}
+	for _, tt := range []struct {
+		name string
+		r    testrun.Runner
+		want []string // the words the traced command ends with
+	}{
+		{name: "configured with its reporter", r: testrun.Custom("npx mocha --reporter tap --compilers js:babel-register", nil),
+			want: []string{"mocha", "--reporter", "tap", "--compilers", "js:babel-register", "--grep", "^(?:suite fails$)"}},
+		{name: "composed script", r: Language{}.TestCommand(snap),
+			want: []string{"mocha", "--compilers", "js:babel-register", "--grep", "^(?:suite fails$)"}},
+		{name: "configured npm run", r: testrun.Custom("npm run unit-test", nil),
+			want: []string{"mocha", "--compilers", "js:babel-register", "--grep", "^(?:suite fails$)"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := Language{}.TraceTests(snap, tt.r, fail)
+			if !ok || got.TracePath != lang.TracePath || len(got.Args) < len(tt.want) || !slices.Equal(got.Args[len(got.Args)-len(tt.want):], tt.want) {
+				t.Fatalf("TraceTests(%q) = %q, %v; want a traced command ending in %q", tt.r.Args, got.Args, ok, tt.want)
+			}
+			if !slices.Contains(got.Args, stepExec) || !slices.Contains(got.Args, c8OrV8) {
+				t.Errorf("TraceTests(%q) = %q, want the step run through stepExec under c8 or V8 coverage (a transform)", tt.r.Args, got.Args)
 			}
 		})
 	}

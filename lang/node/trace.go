@@ -312,7 +312,7 @@ func (l Language) TraceTests(snap *sandbox.Snapshot, r testrun.Runner, tests []t
 	}
 	if !nodeTestRunner(r) {
 		if st, ok := scriptStepOf(snap, r); ok {
-			return l.traceStep(snap, st, tests)
+			return l.traceStep(snap, st, r, tests)
 		}
 	}
 	files := []string{}
@@ -369,15 +369,23 @@ func (l Language) TraceTests(snap *sandbox.Snapshot, r testrun.Runner, tests []t
 	return out, true
 }
 
-// traceStep traces the runner step st of a composed test script or a
+// traceStep traces the runner step st of whole, a composed test script or a
 // configured command (step.go): jest, vitest, mocha and ava as their own
 // runners are traced (narrowed, with their coverage), anything else
 // (tape, tap, node) whole under V8's coverage (coverageWrap, mapped
 // through source maps where the files have them), keeping the processes
 // that loaded a failing test's file when the results name the files
 // (tape's and tap's TAP do not: every process is kept).
-func (l Language) traceStep(snap *sandbox.Snapshot, st step, tests []testrun.Result) (testrun.Runner, bool) {
+//
+// The step runs with whole's environment (the configured [test] env,
+// which wins over the script's own assignments) and repository (Git).
+func (l Language) traceStep(snap *sandbox.Snapshot, st step, whole testrun.Runner, tests []testrun.Result) (testrun.Runner, bool) {
 	r := stepRunner(st)
+	r.Env = append(slices.DeleteFunc(r.Env, func(e string) bool {
+		k, _, _ := strings.Cut(e, "=")
+		return slices.ContainsFunc(whole.Env, func(w string) bool { return strings.HasPrefix(w, k+"=") })
+	}), whole.Env...)
+	r.Git = whole.Git
 	if r.Name != "" {
 		return l.TraceTests(snap, r, tests)
 	}

@@ -218,9 +218,22 @@ exec sh -c "$cw" sh "$ms" "$t" "$f" "$@"`
 // tracer. "c8" runs the command under the project's own c8 (mocha with a
 // transform: c8 maps V8's coverage back through the transform's source
 // maps), with no threshold check; without c8 installed, as it is.
+//
+// v8-to-istanbul before 9 (jest 27-29's coverageProvider "v8", older c8)
+// maps through source-map 0.7, which takes node 18+'s global fetch for a
+// browser's and throws "You must provide the URL of lib/mappings.wasm":
+// the runner writes no coverage. When node_modules holds that version,
+// the command runs with fetch turned off (--no-experimental-fetch in
+// NODE_OPTIONS, when the node accepts it): the traced run only, which
+// decides nothing, so a test that needs fetch fails there alone.
 const istanbulWrap = `k=$1 t=$2 s=$3; shift 3
 d=` + istanbulDir + `
 rm -rf "$d"
+for f in node_modules/v8-to-istanbul/package.json node_modules/*/node_modules/v8-to-istanbul/package.json node_modules/@*/*/node_modules/v8-to-istanbul/package.json; do
+  if grep -qs '"source-map": *"[~^]*0\.7\.' "$f" && node --no-experimental-fetch -e 0 >/dev/null 2>&1; then
+    NODE_OPTIONS="${NODE_OPTIONS:+$NODE_OPTIONS }--no-experimental-fetch"; export NODE_OPTIONS; break
+  fi
+done
 case $k in
 jest) set -- "$@" --coverage --coverageReporters=json "--coverageDirectory=$d" "--coverageThreshold={}" ;;
 vitest)

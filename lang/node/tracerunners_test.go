@@ -156,6 +156,17 @@ func TestTraceRunners(t *testing.T) {
 			bwrapOnly: true,
 		},
 		{
+			// jest 27's v8 coverage maps through source-map 0.7 (0.7.3 as
+			// lockfiles of its time pin it), which fails on node 18+
+			// unless fetch is off (istanbulWrap)
+			name: "jest", variant: "27 coverageProvider v8", pkgs: []string{"jest@27.5.1", "source-map@0.7.3"},
+			pkg:   `{"name":"p","version":"1.0.0","scripts":{"test":"jest"},"devDependencies":{"jest":"27.5.1"},"jest":{"coverageProvider":"v8","testEnvironment":"node"}}`,
+			lib:   chainJS,
+			a:     "const { outer } = require('../lib/outer');\ndescribe('outer', () => {\n  test('doubles', () => {\n    expect(outer(2)).toBe(4);\n  });\n});\n",
+			b:     "const { other } = require('../lib/other');\ntest('other', () => {\n  expect(other()).toBe(42);\n});\n",
+			noise: durations,
+		},
+		{
 			name: "vitest", pkgs: []string{"vitest@1.6.1", "@vitest/coverage-v8@1.6.1"},
 			pkg:   `{"name":"p","version":"1.0.0","type":"module","scripts":{"test":"vitest"},"devDependencies":{"vitest":"1.6.1","@vitest/coverage-v8":"1.6.1"}}`,
 			lib:   chainESM,

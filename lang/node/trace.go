@@ -47,8 +47,16 @@ exit $rc`
 // file on disk, and only when the script's top-level range spans exactly
 // that file (a leading BOM allowed): a loader that transforms the source
 // (TypeScript through tsx, babel, a wrapper) gives offsets into other text,
-// and that file is left out rather than mapped wrongly. Bounded: files
-// over 8 MiB are skipped and at most 200000 spans are written.
+// and that file is left out rather than mapped wrongly, unless the
+// transformed script has a source map: node records it in the dump
+// ("source-map-cache", with the generated lines' lengths) whenever
+// NODE_V8_COVERAGE is set, for tsc's .js.map files and the inline maps of
+// ts-node, tsx and babel's require hooks. Then a function is counted at
+// the original line of the mapping segment that starts exactly where the
+// function starts (a transform's helpers have none, or one that points
+// elsewhere), in the map's source when that is a file under the working
+// directory, outside node_modules. Bounded: files and mappings over 8 MiB
+// are skipped and at most 200000 spans are written.
 const mergeScript = `'use strict';
 const fs = require('fs'), path = require('path'), url = require('url');
 const [dir, out, list] = process.argv.slice(1);
@@ -78,6 +86,78 @@ function lineOf(starts, off) {
   while (lo < hi) { const mid = (lo + hi + 1) >> 1; if (starts[mid] <= off) lo = mid; else hi = mid - 1; }
   return lo + 1;
 }
+const B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+function decode(mappings) {
+  const lines = [];
+  let seg = [], line = [], v = 0, sh = 0, gc = 0, si = 0, sl = 0, sc = 0, ni = 0;
+  const flush = () => {
+    if (seg.length) {
+      gc += seg[0];
+      if (seg.length >= 4) { si += seg[1]; sl += seg[2]; sc += seg[3]; line.push([gc, si, sl]); }
+      if (seg.length >= 5) ni += seg[4];
+    }
+    seg = [];
+  };
+  for (let i = 0; i < mappings.length; i++) {
+    const c = mappings[i];
+    if (c === ',') { flush(); continue; }
+    if (c === ';') { flush(); lines.push(line); line = []; gc = 0; continue; }
+    const d = B64.indexOf(c);
+    if (d < 0) return null;
+    v += (d & 31) << sh;
+    if (d & 32) { sh += 5; if (sh > 30) return null; continue; }
+    seg.push(v & 1 ? -(v >>> 1) : v >>> 1);
+    v = 0; sh = 0;
+  }
+  flush(); lines.push(line);
+  return lines;
+}
+const maps = new Map();
+function sourceMap(u, entry) {
+  if (maps.has(u)) return maps.get(u);
+  let m = null;
+  try {
+    const d = entry && entry.data, ll = entry && entry.lineLengths;
+    if (d && typeof d.mappings === 'string' && d.mappings.length <= 8 << 20 && Array.isArray(d.sources) && Array.isArray(ll)) {
+      const lines = decode(d.mappings);
+      const base = typeof entry.url === 'string' && entry.url.startsWith('file://') ? entry.url : u;
+      const root = typeof d.sourceRoot === 'string' && d.sourceRoot ? d.sourceRoot.replace(/\/?$/, '/') : '';
+      const srcs = d.sources.map(s => {
+        if (typeof s !== 'string') return null;
+        try { return rel(path.isAbsolute(root + s) ? url.pathToFileURL(root + s).href : new URL(root + s, base).href); } catch { return null; }
+      });
+      const starts = [0];
+      for (const n of ll) starts.push(starts[starts.length - 1] + (Number(n) || 0) + 1);
+      if (lines) m = { lines, srcs, starts };
+    }
+  } catch {}
+  maps.set(u, m);
+  return m;
+}
+function mapped(m, off) {
+  const g = lineOf(m.starts, off) - 1, col = off - m.starts[g];
+  const segs = m.lines[g];
+  if (!segs) return null;
+  const best = segs.find(s => s[0] === col);
+  if (!best || !m.srcs[best[1]] || !(best[2] >= 0)) return null;
+  return [m.srcs[best[1]], best[2] + 1];
+}
+function count(r, line, n) {
+  let m = files.get(r);
+  if (!m) { m = new Map(); files.set(r, m); }
+  if (!m.has(line)) { if (spans >= 200000) return; spans++; }
+  m.set(line, Math.min((m.get(line) || 0) + n, 2147483647));
+}
+function addMapped(m, fns) {
+  if (!Array.isArray(fns)) return;
+  for (const f of fns) {
+    if (!f || !Array.isArray(f.ranges) || !f.ranges[0]) continue;
+    const { startOffset, count: n } = f.ranges[0];
+    if (!(n > 0) || !Number.isInteger(startOffset) || startOffset <= 0) continue;
+    const at = mapped(m, startOffset);
+    if (at && source(at[0])) count(at[0], at[1], n);
+  }
+}
 function add(r, fns) {
   const src = source(r);
   if (!src || !Array.isArray(fns)) return;
@@ -90,13 +170,9 @@ function add(r, fns) {
   }
   for (const f of fns) {
     if (f === top || !f || !Array.isArray(f.ranges) || !f.ranges[0]) continue;
-    const { startOffset, count } = f.ranges[0];
-    if (!(count > 0) || !Number.isInteger(startOffset) || startOffset < 0 || startOffset >= end) continue;
-    const line = lineOf(src.starts, startOffset + shift);
-    let m = files.get(r);
-    if (!m) { m = new Map(); files.set(r, m); }
-    if (!m.has(line)) { if (spans >= 200000) continue; spans++; }
-    m.set(line, Math.min((m.get(line) || 0) + count, 2147483647));
+    const { startOffset, count: n } = f.ranges[0];
+    if (!(n > 0) || !Number.isInteger(startOffset) || startOffset < 0 || startOffset >= end) continue;
+    count(r, lineOf(src.starts, startOffset + shift), n);
   }
 }
 let names = [];
@@ -106,13 +182,25 @@ for (const n of names) {
   try { doc = JSON.parse(fs.readFileSync(path.join(dir, n), 'utf8')); } catch { continue; }
   const scripts = (doc && Array.isArray(doc.result) ? doc.result : []).map(s => [rel(s && s.url), s]).filter(x => x[0]);
   if (want.size && !scripts.some(x => want.has(x[0]))) continue;
-  for (const [r, s] of scripts) add(r, s.functions);
+  const cache = doc['source-map-cache'] && typeof doc['source-map-cache'] === 'object' ? doc['source-map-cache'] : {};
+  for (const [r, s] of scripts) {
+    const m = Object.prototype.hasOwnProperty.call(cache, s.url) ? sourceMap(s.url, cache[s.url]) : null;
+    if (m) addMapped(m, s.functions); else add(r, s.functions);
+  }
 }
 const o = {};
 for (const [r, m] of files) o[r] = [...m].sort((a, b) => a[0] - b[0]).map(([l, c]) => [l, l, c]);
 fs.mkdirSync(path.dirname(path.join(root, out)), { recursive: true });
 fs.writeFileSync(path.join(root, out), JSON.stringify({ files: o }));
 `
+
+// c8OrV8 runs a command (after its first six arguments: istanbulWrap,
+// istanbulStore, coverageWrap, mergeScript, the trace file and the JSON
+// list of test files) under the project's c8 when node_modules has it
+// (istanbulWrap "c8"), else under coverageWrap.
+const c8OrV8 = `iw=$1 is=$2 cw=$3 ms=$4 t=$5 f=$6; shift 6
+if [ -f node_modules/c8/package.json ]; then exec sh -c "$iw" sh c8 "$t" "$is" "$@"; fi
+exec sh -c "$cw" sh "$ms" "$t" "$f" "$@"`
 
 // istanbulWrap runs a jest, vitest or mocha command (after its first
 // three arguments: the runner, "jest", "vitest" or "c8", the trace file and
@@ -130,9 +218,22 @@ fs.writeFileSync(path.join(root, out), JSON.stringify({ files: o }));
 // tracer. "c8" runs the command under the project's own c8 (mocha with a
 // transform: c8 maps V8's coverage back through the transform's source
 // maps), with no threshold check; without c8 installed, as it is.
+//
+// v8-to-istanbul before 9 (jest 27-29's coverageProvider "v8", older c8)
+// maps through source-map 0.7, which takes node 18+'s global fetch for a
+// browser's and throws "You must provide the URL of lib/mappings.wasm":
+// the runner writes no coverage. When node_modules holds that version,
+// the command runs with fetch turned off (--no-experimental-fetch in
+// NODE_OPTIONS, when the node accepts it): the traced run only, which
+// decides nothing, so a test that needs fetch fails there alone.
 const istanbulWrap = `k=$1 t=$2 s=$3; shift 3
 d=` + istanbulDir + `
 rm -rf "$d"
+for f in node_modules/v8-to-istanbul/package.json node_modules/*/node_modules/v8-to-istanbul/package.json node_modules/@*/*/node_modules/v8-to-istanbul/package.json; do
+  if grep -qs '"source-map": *"[~^]*0\.7\.' "$f" && node --no-experimental-fetch -e 0 >/dev/null 2>&1; then
+    NODE_OPTIONS="${NODE_OPTIONS:+$NODE_OPTIONS }--no-experimental-fetch"; export NODE_OPTIONS; break
+  fi
+done
 case $k in
 jest) set -- "$@" --coverage --coverageReporters=json "--coverageDirectory=$d" "--coverageThreshold={}" ;;
 vitest)
@@ -175,25 +276,29 @@ const istanbulDir = "/tmp/fixpoint-istanbul"
 // TraceTests traces node --test, ava and mocha runs with V8's coverage
 // (coverageWrap, mergeScript: node's built-ins only, nothing installed),
 // and jest and vitest runs with their own (istanbulWrap, parseIstanbul).
+//
 //   - node --test (node's own runner, directly or as the test script) is
 //     not narrowed (see SelectTests): the whole suite runs, and only the
 //     processes that loaded a failing test's file (Result.Package, read
 //     from the TAP location) are kept, which is the failing files'
 //     spectrum; a failing result without a file gives no trace.
+//
 //   - ava is narrowed as SelectTests narrows it (--match with the
 //     titles). Its TAP names no file, so every worker's coverage is kept:
 //     the other test files still load (their top-level code runs), but
 //     none of their tests do. Checked by hand with ava 6.4.1 under bwrap
 //     (its package is in no cache the tests can count on).
+//
 //   - mocha is narrowed as SelectTests narrows it (--grep with the full
 //     titles): every test file still loads in mocha's one process, but
 //     only the failing tests run. V8's offsets are the file's only for
 //     untransformed JavaScript, so a project whose mocha loads a
 //     transform (ts-node, @babel/register, tsx, ...: mochaTransform) is
-//     traced through the project's own c8 (istanbulWrap), and not
-//     traced without c8 in its node_modules; mergeScript's length check
-//     drops any other transformed file. c8 or nyc around mocha in the
-//     test script (a composed script) is not traced.
+//     traced through the project's own c8 (istanbulWrap), or without
+//     c8 in its node_modules through the transform's source maps
+//     (c8OrV8, mergeScript); mergeScript's length check drops any other
+//     transformed file.
+//
 //   - jest and vitest are narrowed as SelectTests narrows them (the
 //     failing test files) and run with their coverage (istanbulWrap):
 //     their modules are transformed (jest's vm wrapper and babel-jest,
@@ -203,10 +308,25 @@ const istanbulDir = "/tmp/fixpoint-istanbul"
 //     narrows it; coverageProvider "v8" gives the same map). vitest
 //     needs a coverage provider in node_modules.
 //
-// Not traced: composed and unknown scripts.
+//   - a composed test script (`npm run lint && npm run test-cov`,
+//     `standard && tape test.js`, `nyc mocha`) or a configured command
+//     that chooses its own reporter has its runner step run alone
+//     (step.go, traceStep): jest, vitest, mocha and ava as above; tape,
+//     tap and node test files whole, under V8's coverage.
+//
+//   - mocha with a transform and no c8 installed: V8's coverage mapped
+//     back through the transform's source maps (mergeScript).
+//
+// Not traced: scripts with no runner step testStep reads (a wrapper tool
+// such as ts-scripts, pipes, substitutions).
 func (l Language) TraceTests(snap *sandbox.Snapshot, r testrun.Runner, tests []testrun.Result) (testrun.Runner, bool) {
 	if len(tests) == 0 {
 		return r, false
+	}
+	if !nodeTestRunner(r) {
+		if st, ok := scriptStepOf(snap, r); ok {
+			return l.traceStep(snap, st, r, tests)
+		}
 	}
 	files := []string{}
 	switch {
@@ -225,8 +345,10 @@ func (l Language) TraceTests(snap *sandbox.Snapshot, r testrun.Runner, tests []t
 			return r, false
 		}
 		if mochaTransform(snap) {
+			// the project's c8, else V8's coverage mapped through the
+			// transform's source maps (mergeScript)
 			out := sel
-			out.Args = append([]string{"sh", "-c", istanbulWrap, "sh", "c8", lang.TracePath, istanbulStore}, sel.Args...)
+			out.Args = append([]string{"sh", "-c", c8OrV8, "sh", istanbulWrap, istanbulStore, coverageWrap, mergeScript, lang.TracePath, "[]"}, sel.Args...)
 			out.TracePath = lang.TracePath
 			return out, true
 		}
@@ -255,6 +377,48 @@ func (l Language) TraceTests(snap *sandbox.Snapshot, r testrun.Runner, tests []t
 		return r, false
 	}
 	out := r
+	out.Args = append([]string{"sh", "-c", coverageWrap, "sh", mergeScript, lang.TracePath, string(list)}, r.Args...)
+	out.TracePath = lang.TracePath
+	return out, true
+}
+
+// traceStep traces the runner step st of whole, a composed test script or a
+// configured command (step.go): jest, vitest, mocha and ava as their own
+// runners are traced (narrowed, with their coverage), anything else
+// (tape, tap, node) whole under V8's coverage (coverageWrap, mapped
+// through source maps where the files have them), keeping the processes
+// that loaded a failing test's file when the results name the files
+// (tape's and tap's TAP do not: every process is kept).
+//
+// The step runs with whole's environment (the configured [test] env,
+// which wins over the script's own assignments) and repository (Git).
+func (l Language) traceStep(snap *sandbox.Snapshot, st step, whole testrun.Runner, tests []testrun.Result) (testrun.Runner, bool) {
+	r := stepRunner(st)
+	r.Env = append(slices.DeleteFunc(r.Env, func(e string) bool {
+		k, _, _ := strings.Cut(e, "=")
+		return slices.ContainsFunc(whole.Env, func(w string) bool { return strings.HasPrefix(w, k+"=") })
+	}), whole.Env...)
+	r.Git = whole.Git
+	if r.Name != "" {
+		return l.TraceTests(snap, r, tests)
+	}
+	files := []string{}
+	for _, t := range tests {
+		f := t.Package
+		if f == "" || strings.HasPrefix(f, "/") || strings.HasPrefix(f, "../") || strings.ContainsAny(f, "\n\x00") || !isSource(f) {
+			files = []string{}
+			break
+		}
+		if f = path.Clean(f); !slices.Contains(files, f) {
+			files = append(files, f)
+		}
+	}
+	list, err := json.Marshal(files)
+	if err != nil {
+		return r, false
+	}
+	out := r
+	out.Name = testrun.RunnerNode
 	out.Args = append([]string{"sh", "-c", coverageWrap, "sh", mergeScript, lang.TracePath, string(list)}, r.Args...)
 	out.TracePath = lang.TracePath
 	return out, true

@@ -156,6 +156,17 @@ func TestTraceRunners(t *testing.T) {
 			bwrapOnly: true,
 		},
 		{
+			// jest 27's v8 coverage maps through source-map 0.7 (0.7.3 as
+			// lockfiles of its time pin it), which fails on node 18+
+			// unless fetch is off (istanbulWrap)
+			name: "jest", variant: "27 coverageProvider v8", pkgs: []string{"jest@27.5.1", "source-map@0.7.3"},
+			pkg:   `{"name":"p","version":"1.0.0","scripts":{"test":"jest"},"devDependencies":{"jest":"27.5.1"},"jest":{"coverageProvider":"v8","testEnvironment":"node"}}`,
+			lib:   chainJS,
+			a:     "const { outer } = require('../lib/outer');\ndescribe('outer', () => {\n  test('doubles', () => {\n    expect(outer(2)).toBe(4);\n  });\n});\n",
+			b:     "const { other } = require('../lib/other');\ntest('other', () => {\n  expect(other()).toBe(42);\n});\n",
+			noise: durations,
+		},
+		{
 			name: "vitest", pkgs: []string{"vitest@1.6.1", "@vitest/coverage-v8@1.6.1"},
 			pkg:   `{"name":"p","version":"1.0.0","type":"module","scripts":{"test":"vitest"},"devDependencies":{"vitest":"1.6.1","@vitest/coverage-v8":"1.6.1"}}`,
 			lib:   chainESM,
@@ -295,5 +306,130 @@ func TestTraceVitestWithoutProvider(t *testing.T) {
 	}
 	if strings.Contains(got.Output, "coverage") {
 		t.Errorf("traced run without a provider mentions coverage:\n%s", got.Output)
+	}
+}
+
+// TestTraceSteps runs composed test scripts (a linter or another npm
+// script around the runner, the runner first) on real runners installed
+// from the npm registry: the baseline runs the whole script, and the
+// traced run only its runner step (step.go), narrowed to the failing test
+// where the runner narrows, and traces the code that test reaches.
+func TestTraceSteps(t *testing.T) {
+	tapeTest := func(body string) string {
+		return "'use strict';\nconst test = require('tape');\n" + body
+	}
+	for _, tt := range []struct {
+		name  string
+		pkgs  []string
+		pkg   string
+		ext   string
+		lib   map[string]string
+		a, b  string
+		extra map[string]string
+		// narrowed: the traced run runs the failing test alone; else
+		// every test of the step runs (tape: lib/other's test too)
+		narrowed bool
+	}{
+		{
+			name: "tape after a linter", pkgs: []string{"tape@5.9.0"},
+			pkg: `{"name":"p","version":"1.0.0","scripts":{"test":"node -e 0 && tape test/*.js"},"devDependencies":{"tape":"5.9.0"}}`,
+			lib: chainJS,
+			a:   tapeTest("const { outer } = require('../lib/outer');\ntest('doubles', (t) => {\n  t.equal(outer(2), 4);\n  t.end();\n});\n"),
+			b:   tapeTest("const { other } = require('../lib/other');\ntest('other', (t) => {\n  t.equal(other(), 42);\n  t.end();\n});\n"),
+		},
+		{
+			// the transform's source maps, without c8 (mergeScript)
+			name: "mocha through npm run, tsx without c8", pkgs: []string{"mocha@10.8.2", "tsx@4.19.2"}, ext: ".ts",
+			pkg:      `{"name":"p","version":"1.0.0","scripts":{"test":"npm run unit && npm run lint","unit":"mocha","lint":"node -e 0"},"devDependencies":{"mocha":"10.8.2","tsx":"4.19.2"}}`,
+			lib:      chainTS,
+			a:        "import assert from 'assert';\nimport { outer } from '../lib/outer';\ndescribe('outer', () => {\n  it('doubles', () => {\n    assert.strictEqual(outer(2), 4);\n  });\n  it('is a number', () => {\n    assert.strictEqual(typeof outer(1), 'number');\n  });\n});\n",
+			b:        "import assert from 'assert';\nimport { other } from '../lib/other';\nit('other', () => {\n  assert.strictEqual(other(), 42);\n});\n",
+			extra:    map[string]string{".mocharc.json": `{"require": ["tsx/cjs"], "extension": ["ts"], "spec": ["test/**/*.test.ts"]}`},
+			narrowed: true,
+		},
+		{
+			name: "jest through npm run", pkgs: []string{"jest@29.7.0"},
+			pkg:      `{"name":"p","version":"1.0.0","scripts":{"test":"npm run test:jest && npm run lint","test:jest":"jest","lint":"node -e 0"},"devDependencies":{"jest":"29.7.0"}}`,
+			lib:      chainJS,
+			a:        "const { outer } = require('../lib/outer');\ndescribe('outer', () => {\n  test('doubles', () => {\n    expect(outer(2)).toBe(4);\n  });\n});\n",
+			b:        "const { other } = require('../lib/other');\ntest('other', () => {\n  expect(other()).toBe(42);\n});\n",
+			narrowed: true,
+		},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ext := cmp.Or(tt.ext, ".js")
+			files := map[string]string{"package.json": tt.pkg, "test/a.test" + ext: tt.a, "test/b.test" + ext: tt.b}
+			for k, v := range tt.lib {
+				files[k] = v
+			}
+			for k, v := range tt.extra {
+				files[k] = v
+			}
+			snap := langtest.SnapOf(files)
+			for k, f := range npmFixture(t, tt.pkgs...) {
+				snap.Files[k] = f
+			}
+			r := Language{}.TestCommand(snap)
+			if r.Name != testrun.RunnerNPM {
+				t.Fatalf("TestCommand = %q %q, want the composed script through npm", r.Name, r.Args)
+			}
+			for _, b := range langtest.Backends("fixpoint-sandbox-node") {
+				t.Run(b.Name, func(t *testing.T) {
+					sess := b.Start(t)
+					if _, err := sess.Sync(t.Context(), snap); err != nil {
+						t.Fatal(err)
+					}
+					run := func(r testrun.Runner) *testrun.Report {
+						t.Helper()
+						rep, err := testrun.Run(t.Context(), sess, r, sandbox.Limits{Timeout: 5 * time.Minute}, nil)
+						if err != nil {
+							t.Fatalf("run %q: %v", r.Args, err)
+						}
+						return rep
+					}
+					base := run(r)
+					failed := base.Failures()
+					if len(failed) != 1 {
+						t.Fatalf("baseline failures = %+v, want one; output:\n%s", failed, base.Output)
+					}
+					traced, ok := Language{}.TraceTests(snap, r, failed)
+					if !ok || traced.TracePath != lang.TracePath {
+						t.Fatalf("TraceTests(%q) = %q, %v; want a traced runner of the script's runner step", r.Args, traced.Args, ok)
+					}
+					got := run(traced)
+					if got.Trace == nil {
+						t.Fatalf("traced run %q wrote no trace; output:\n%s", traced.Args, got.Output)
+					}
+					if f := got.Failures(); len(f) != 1 || tt.narrowed && got.Passed != 0 {
+						t.Errorf("traced run: %d passed, failures %+v; want the failing test (alone: %v); output:\n%s", got.Passed, f, tt.narrowed, got.Output)
+					}
+					trace, err := Language{}.ParseTrace(snap, got.Trace.Root, got.Trace.Data)
+					if err != nil {
+						t.Fatalf("ParseTrace(%.300s): %v", got.Trace.Data, err)
+					}
+					inner, outer := trace["lib/inner"+ext], trace["lib/outer"+ext]
+					if !langtest.HasLine(inner, 3) && !langtest.HasLine(inner, 4) {
+						t.Errorf("trace of lib/inner = %v, want inner's lines (3-4); trace %v", inner, trace)
+					}
+					for _, l := range []int{7, 8} {
+						if langtest.HasLine(inner, l) {
+							t.Errorf("trace of lib/inner = %v, want nothing at line %d (unusedInner never runs)", inner, l)
+						}
+					}
+					if !langtest.HasLine(outer, 3) && !langtest.HasLine(outer, 4) {
+						t.Errorf("trace of lib/outer = %v, want outer's lines", outer)
+					}
+					if s, ok := trace["lib/other"+ext]; ok && tt.narrowed {
+						t.Errorf("trace holds lib/other %v, which only a passing test runs", s)
+					}
+					for f := range trace {
+						if _, ok := snap.Files[f]; !ok || strings.HasPrefix(f, "node_modules/") {
+							t.Errorf("trace holds %s", f)
+						}
+					}
+					t.Logf("trace %v", trace)
+				})
+			}
+		})
 	}
 }

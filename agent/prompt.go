@@ -1410,6 +1410,12 @@ func leadingStart(ls []string, i int) int {
 		lead := strings.HasPrefix(t, "//") || strings.HasPrefix(t, "#") || strings.HasPrefix(t, "@") ||
 			strings.HasPrefix(t, "/*") || strings.HasPrefix(t, "*")
 		if !lead {
+			// A decorator written over several lines (a route's
+			// patterns): its first line (decorators.go).
+			if d := decoratorStart(ls, j, ind); d >= 0 {
+				from, j = d, d
+				continue
+			}
 			break
 		}
 		if indentOf(ls[j]) != ind && !strings.HasPrefix(t, "*") {

@@ -332,6 +332,10 @@ func contextRankTraced(snap *sandbox.Snapshot, req *Request, rep *testrun.Report
 		}
 	}
 	nFail := len(out) // the failing tests' own files, and those their failures name
+	// Sources using a name the failure says is missing (missingnames.go).
+	for _, p := range missingNameUsers(snap, rep) {
+		add(p)
+	}
 	for _, p := range req.Focus {
 		add(p)
 	}

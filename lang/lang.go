@@ -548,6 +548,19 @@ type Dep struct {
 
 func (d Dep) String() string { return d.Ecosystem + ":" + d.Name }
 
+// MissingNames is implemented by languages whose failure messages say
+// that a name the test uses does not exist yet (Python: "cannot import
+// name 'X' from 'm'", "module 'm' has no attribute 'X'"): a test of a
+// new helper fails before anything runs (no trace), and the fix both
+// defines the helper and calls it where existing code does its job,
+// code that often already spells the name (`p.is_relative_to(q)` for a
+// new `is_relative_to(p, q)`).
+type MissingNames interface {
+	// MissingNames returns the names message says are missing, at most
+	// a few.
+	MissingNames(message string) []string
+}
+
 // FailureReader is implemented by languages whose failure output the
 // memory normalises into signatures.
 type FailureReader interface {

@@ -337,6 +337,22 @@ func FooterLines(p string, data []byte) int {
 	return 0
 }
 
+// MissingNames is the names message says are missing by any language
+// ([lang.MissingNames]), each once.
+func MissingNames(message string) []string {
+	var out []string
+	for _, l := range All() {
+		if m, ok := l.(lang.MissingNames); ok {
+			for _, n := range m.MissingNames(message) {
+				if !slices.Contains(out, n) {
+					out = append(out, n)
+				}
+			}
+		}
+	}
+	return out
+}
+
 // DataDecl reports whether line, which starts a declaration in source
 // file p, declares data by any language that knows the file
 // ([lang.DataDecls]).

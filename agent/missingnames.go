@@ -2,6 +2,7 @@ package agent
 
 import (
 	"regexp"
+	"slices"
 	"sort"
 
 	"github.com/fixpoint-dev/fixpoint/lang/registry"
@@ -19,11 +20,13 @@ import (
 // missing name as an identifier without declaring it rank right after
 // the failing tests' own files (round 9).
 
-// missingUsersMax bounds the files ranked for missing names, and
-// missingScanMax the bytes of one file searched.
+// missingUsersMax bounds the files ranked for missing names,
+// missingScanMax the bytes of one file searched, missingNamesMax the
+// names (read from test output, which project code writes).
 const (
 	missingUsersMax = 3
 	missingScanMax  = 256 << 10
+	missingNamesMax = 8 // names searched, over all failures
 )
 
 // missingNameUsers are the non-test sources of snap that use a name the
@@ -36,7 +39,7 @@ func missingNameUsers(snap *sandbox.Snapshot, rep *testrun.Report) []string {
 	var names []string
 	for _, t := range rep.Failures() {
 		for _, n := range registry.MissingNames(t.Message + "\n" + t.Excerpt) {
-			if len(n) >= 4 && !commonWords[n] {
+			if len(n) >= 4 && !commonWords[n] && !slices.Contains(names, n) && len(names) < missingNamesMax {
 				names = append(names, n)
 			}
 		}

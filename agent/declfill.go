@@ -211,7 +211,7 @@ func (fl *declFill) fill(hints *contextHints) {
 	run := func(ps []piece) {
 		sort.SliceStable(ps, func(i, j int) bool { return ps[i].score > ps[j].score })
 		for _, pc := range ps {
-			fl.take(fl.files[pc.f], pc.from, pc.to)
+			fl.takeWithNeighbours(pc) // neighbours.go
 		}
 	}
 	// 1. The core.

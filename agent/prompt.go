@@ -332,6 +332,10 @@ func contextRankTraced(snap *sandbox.Snapshot, req *Request, rep *testrun.Report
 		}
 	}
 	nFail := len(out) // the failing tests' own files, and those their failures name
+	// Sources using a name the failure says is missing (missingnames.go).
+	for _, p := range missingNameUsers(snap, rep) {
+		add(p)
+	}
 	for _, p := range req.Focus {
 		add(p)
 	}
@@ -1410,6 +1414,12 @@ func leadingStart(ls []string, i int) int {
 		lead := strings.HasPrefix(t, "//") || strings.HasPrefix(t, "#") || strings.HasPrefix(t, "@") ||
 			strings.HasPrefix(t, "/*") || strings.HasPrefix(t, "*")
 		if !lead {
+			// A decorator written over several lines (a route's
+			// patterns): its first line (decorators.go).
+			if d := decoratorStart(ls, j, ind); d >= 0 {
+				from, j = d, d
+				continue
+			}
 			break
 		}
 		if indentOf(ls[j]) != ind && !strings.HasPrefix(t, "*") {

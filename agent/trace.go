@@ -41,8 +41,8 @@ func (r *run) traceBaseline(ctx context.Context, rep *testrun.Report) {
 	if r.req.Mode != ModeFix || !r.e.cfg.TraceEnabled() || r.sess == nil || rep == nil || r.language == nil {
 		return
 	}
-	fails := rep.Failures()
-	if len(fails) == 0 || len(fails) > maxTargets {
+	fails := traceSample(rep.Failures())
+	if len(fails) == 0 {
 		return
 	}
 	tracer, ok := r.language.(lang.Tracer)
@@ -65,7 +65,11 @@ func (r *run) traceBaseline(ctx context.Context, rep *testrun.Report) {
 	if len(fails) > 1 {
 		n = "tests"
 	}
-	r.emit(PhaseTest, 0, fmt.Sprintf("tracing the %d failing %s (the code they run ranks the context)", len(fails), n), nil)
+	what := fmt.Sprintf("the %d failing %s", len(fails), n)
+	if all := len(rep.Failures()); all > len(fails) {
+		what = fmt.Sprintf("%d of the %d failing tests (one per distinct failure)", len(fails), all)
+	}
+	r.emit(PhaseTest, 0, fmt.Sprintf("tracing %s (the code they run ranks the context)", what), nil)
 	t0 := time.Now()
 	trep, err := testrun.Run(ctx, r.sess, runner, limits(r.e.cfg), nil)
 	took := time.Since(t0)

@@ -307,6 +307,17 @@ type Headers interface {
 	HeaderLines(p string, data []byte) int
 }
 
+// Footers is implemented by languages whose source files may close with
+// code that runs when the module loads or is run as a program (Python's
+// `if __name__ == "__main__": … else: …`): module state set there (a
+// global a function reads) is set nowhere a declaration shows. An
+// excerpt of a long file shows a short footer as it shows the header.
+type Footers interface {
+	// FooterLines returns how many of the last lines of source file p
+	// (its content is data) are its footer; 0 when it has none.
+	FooterLines(p string, data []byte) int
+}
+
 // DataDecls is implemented by languages that tell a declaration of data
 // (a type, a constant, a variable, a module-level table or a class's
 // body) from one of code. No tracer sees data run, so the context ranks a
@@ -536,6 +547,19 @@ type Dep struct {
 }
 
 func (d Dep) String() string { return d.Ecosystem + ":" + d.Name }
+
+// MissingNames is implemented by languages whose failure messages say
+// that a name the test uses does not exist yet (Python: "cannot import
+// name 'X' from 'm'", "module 'm' has no attribute 'X'"): a test of a
+// new helper fails before anything runs (no trace), and the fix both
+// defines the helper and calls it where existing code does its job,
+// code that often already spells the name (`p.is_relative_to(q)` for a
+// new `is_relative_to(p, q)`).
+type MissingNames interface {
+	// MissingNames returns the names message says are missing, at most
+	// a few.
+	MissingNames(message string) []string
+}
 
 // FailureReader is implemented by languages whose failure output the
 // memory normalises into signatures.

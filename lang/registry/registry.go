@@ -324,6 +324,35 @@ func HeaderLines(p string, data []byte) int {
 	return 0
 }
 
+// FooterLines is the number of last lines of source file p that are its
+// footer by any language that knows the file ([lang.Footers]), 0 none.
+func FooterLines(p string, data []byte) int {
+	for _, l := range All() {
+		if h, ok := l.(lang.Footers); ok {
+			if n := h.FooterLines(p, data); n > 0 {
+				return n
+			}
+		}
+	}
+	return 0
+}
+
+// MissingNames is the names message says are missing by any language
+// ([lang.MissingNames]), each once.
+func MissingNames(message string) []string {
+	var out []string
+	for _, l := range All() {
+		if m, ok := l.(lang.MissingNames); ok {
+			for _, n := range m.MissingNames(message) {
+				if !slices.Contains(out, n) {
+					out = append(out, n)
+				}
+			}
+		}
+	}
+	return out
+}
+
 // DataDecl reports whether line, which starts a declaration in source
 // file p, declares data by any language that knows the file
 // ([lang.DataDecls]).

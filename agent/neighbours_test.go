@@ -1,0 +1,95 @@
+package agent
+
+import (
+	"testing"
+
+	"github.com/fixpoint-dev/fixpoint/lang"
+)
+
+// Round 9, pure insertions: a long traced module (well over a whole
+// file's room) where a fix adds a member after the last of a family of
+// constants the traced code uses, a route pattern to the decorator of
+// the function that dispatches to the one the failure names (which did
+// not run, and which nothing else ranks), and an assignment in the module's main guard. The judged
+// neighbourhoods (the lines on both sides of each insertion) are shown.
+func TestContextNeighboursOfInsertions(t *testing.T) {
+	mod := `"""Build package URLs from web URLs."""
+import re
+
+from purl.route import Router
+
+RE_NPM_API = re.compile(r'^/(?P<name>[^/]+)$')
+RE_NPM_DOWNLOAD = re.compile(r'^/(?P<name>[^/]+)/-/(?P<file>.+)$')
+RE_PYPI = re.compile(r'^/project/(?P<name>[^/]+)')
+RE_GEM = re.compile(
+    r'^/gems/(?P<name>[^/]+)'
+    r'-(?P<version>[^/]+)\.gem$')
+DEFAULT_TIMEOUT = 10
+
+g_state = None
+router = Router()
+
+
+def url2purl(url):
+    """Return a purl for url, None when no route matches."""
+    return router.process(url, RE_NPM_API)
+
+
+@router.route('https?://registry.npmjs.*/.*',
+              'https?://registry.yarnpkg.com/.*')
+def dispatch_registry(uri):
+    # npm URLs are difficult to disambiguate with regex
+    if '/-/' in uri:
+        return build_npm_download(uri)
+    return build_npm_api(uri)
+
+
+def build_npm_api(uri):
+    m = RE_NPM_API.match(uri)
+    return m and 'pkg:npm/' + m.group('name')
+
+
+def build_npm_download(uri):
+    m = RE_NPM_DOWNLOAD.match(uri)
+    return m and 'pkg:npm/' + m.group('name')
+
+
+` + filler("py", "unrelated_helper", 60) + `
+def main():
+    global g_state
+    g_state = object()
+
+
+if __name__ == '__main__':
+    main()
+else:
+    _check()
+`
+	if len(mod) < 2*wholeFileMax {
+		t.Fatalf("the module has %d bytes: the test wants one well over a whole file's room", len(mod))
+	}
+	test := "from purl.url2purl import url2purl\n\n\ndef test_web_url():\n    assert url2purl('https://www.npmjs.com/package/abbrev') == 'pkg:npm/abbrev'\n"
+	snap := files("purl/__init__.py", "", "purl/route.py", "class Router:\n    def process(self, url, default):\n        return None\n",
+		"purl/url2purl.py", mod, "tests/test_url2purl.py", test)
+	rep := failing("tests/test_url2purl.py::test_web_url", "tests/test_url2purl.py", 5)
+	rep.Tests[0].Message = "AssertionError: build_npm_api did not run for https://www.npmjs.com/package/abbrev"
+	l := lineOf(mod, "def url2purl(")
+	trace := lang.Trace{"purl/url2purl.py": {{From: l, To: l, Count: 0}, {From: l + 2, To: l + 2, Count: 0}},
+		"purl/route.py": {{From: 2, To: 3, Count: 0}}}
+	prompt := tracedPrompt(snap, rep, trace)
+	for _, c := range []struct{ what, code string }{
+		{"the family's last member and the line after it", "    r'-(?P<version>[^/]+)\\.gem$')\nDEFAULT_TIMEOUT = 10"},
+		{"the dispatching caller with its decorator", "@router.route('https?://registry.npmjs.*/.*',\n              'https?://registry.yarnpkg.com/.*')\ndef dispatch_registry(uri):\n    # npm URLs are difficult to disambiguate with regex\n    if '/-/' in uri:"},
+		{"the main guard", "if __name__ == '__main__':\n    main()\nelse:\n    _check()"},
+	} {
+		if !shown(prompt, "purl/url2purl.py", c.code) {
+			t.Errorf("the prompt lacks %s:\n%s", c.what, sections(prompt))
+		}
+	}
+	if shown(prompt, "purl/url2purl.py", "def unrelated_helper30(x):") {
+		t.Errorf("the prompt shows the module whole: the test does not test excerpts")
+	}
+	if len(prompt) > 32*1024 {
+		t.Errorf("the context is %d bytes, over 32 KB", len(prompt))
+	}
+}

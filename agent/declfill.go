@@ -185,6 +185,7 @@ func fillFiles(in *promptInput, snap *sandbox.Snapshot, ranked []string, room in
 		f.units = declUnits(ls, hints.Lines[p], hints.Names, hints.Uses)
 		if !f.test && tracedSource(p) {
 			f.traced, f.tracedSpans = traceWeights(len(ls), f.units, hints.Trace[p])
+			f.traced = spectrumWeights(len(ls), f.units, f.traced, hints.Trace[p], hints.Spectrum[p])
 		}
 		fl.files = append(fl.files, f)
 	}

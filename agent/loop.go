@@ -93,6 +93,9 @@ type run struct {
 	// of the files of traceSnap; nil when untraced.
 	trace     lang.Trace
 	traceSnap *sandbox.Snapshot
+	// spectrum is what the failing tests' packages executed, with
+	// counts, of the files of traceSnap (spectrum.go); nil when none.
+	spectrum lang.Trace
 }
 
 // Run drives one request to DONE or GAVE_UP. It returns an error only when
@@ -449,6 +452,7 @@ func (r *run) fit(in *promptInput, render func(*promptInput) string) string {
 	hints := hintsFor(r.cur, r.lastRep, r.req.Goal)
 	hints.Reach = reached
 	hints.Trace = trace
+	hints.Spectrum = r.currentSpectrum(r.cur)
 	fitContext(in, r.cur, ranked, r.include, r.budget(), fixed, hints)
 	return r.mask(render(in))
 }

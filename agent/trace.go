@@ -101,6 +101,7 @@ func (r *run) traceBaseline(ctx context.Context, rep *testrun.Report) {
 	}
 	r.setTrace(keepTrace(r.cur, tr, r.include), r.cur)
 	r.emit(PhaseTest, 0, fmt.Sprintf("traced in %s: %d files ran", took.Round(100*time.Millisecond), len(r.trace)), nil)
+	r.spectrumBaseline(ctx, tracer, fails)
 }
 
 // setTrace keeps tr as the run's trace of the files of snap.

@@ -106,7 +106,8 @@ func traceFiles(snap *sandbox.Snapshot, trace lang.Trace, dirs, stems map[string
 
 // traceWeights is the trace's weight of each declaration of a file (by
 // index in units) whose own lines ran (the innermost declaration holding
-// a span's first line): 1/√(the declarations that ran in the file),
+// a span's first line, or the one enclosing it that holds the whole span:
+// see [spanOwners]): 1/√(the declarations that ran in the file),
 // divided by 1+log10/4 of how often it ran when the tracer counts (a
 // helper called a thousand times weighs 4/7 of one called once; not
 // less: the function to fix may be recursive). spans
@@ -115,23 +116,15 @@ func traceWeights(nlines int, units []declUnit, trace []lang.Span) (weights map[
 	if len(trace) == 0 || len(units) == 0 {
 		return nil, nil
 	}
-	owner := make([]int, nlines)
-	for i := range owner {
-		owner[i] = -1
-	}
-	for ui, u := range units {
-		for j := u.from; j <= u.to && j < nlines; j++ {
-			owner[j] = ui
-		}
-	}
-	count := map[int]int{} // unit → the count of its first span
+	owners := newSpanOwners(nlines, units) // spectrum.go
+	count := map[int]int{}                 // unit → the count of its first span
 	first := map[int]int{}
 	spans = map[int][]lang.Span{}
 	for _, s := range trace {
 		if s.From < 1 || s.From > nlines {
 			continue
 		}
-		u := owner[s.From-1]
+		u := owners.of(s)
 		if u < 0 {
 			continue
 		}

@@ -441,6 +441,20 @@ type Tracer interface {
 	ParseTrace(snap *sandbox.Snapshot, root string, data []byte) (Trace, error)
 }
 
+// Spectra is implemented by tracing languages whose runner can also
+// trace the failing tests' packages whole, with counts, for the
+// spectrum of the failing tests (agent/spectrum.go): a line the failing
+// tests run and the package's passing tests run rarely or never points
+// at the fault more than one every test runs. SpectrumTests returns r
+// narrowed to the packages of tests (results of the baseline run), every
+// test of them, writing what ran with counts to [TracePath] in the format
+// ParseTrace reads, and false when it cannot. The run may skip slow tests
+// (Go's -short): it only ranks the context, and a span it does not
+// report is read as not known.
+type Spectra interface {
+	SpectrumTests(snap *sandbox.Snapshot, r testrun.Runner, tests []testrun.Result) (testrun.Runner, bool)
+}
+
 // TracePath is the workspace-relative file a traced runner writes
 // ([Tracer]); its format is the language's own.
 const TracePath = ".fixpoint/trace"

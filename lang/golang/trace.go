@@ -340,3 +340,41 @@ func lineOfPos(s string) (int, error) {
 	}
 	return strconv.Atoi(l)
 }
+
+var _ lang.Spectra = Language{}
+
+// SpectrumTests is TraceTests without the -run narrowing, with -short:
+// every test of the failing tests' packages, counted (-covermode=count or
+// atomic), for the spectrum of the failing tests ([lang.Spectra]). -short
+// keeps a package's slow tests (a stress loop over every substring of
+// every input) out of a run that only ranks the context.
+func (l Language) SpectrumTests(snap *sandbox.Snapshot, r testrun.Runner, tests []testrun.Result) (testrun.Runner, bool) {
+	sel, ok := l.TraceTests(snap, r, tests)
+	if !ok {
+		return r, false
+	}
+	args := make([]string, 0, len(sel.Args)+1)
+	short := false
+	for i := 0; i < len(sel.Args); i++ {
+		a := sel.Args[i]
+		switch {
+		case a == "-run":
+			i++ // and its pattern
+			continue
+		case strings.HasPrefix(a, "-run="):
+			continue
+		case a == "-short":
+			short = true
+		}
+		args = append(args, a)
+		if strings.HasPrefix(a, "-coverprofile=") && !slices.Contains(sel.Args, "-short") {
+			args = append(args, "-short")
+			short = true
+		}
+	}
+	if !short {
+		return r, false
+	}
+	sel.Args = args
+	return sel, true
+}

@@ -577,3 +577,108 @@ func TestEarlyVerifyingSessionDroppedWhenAlreadyPassing(t *testing.T) {
 		t.Errorf("%d sessions left open after Close", n)
 	}
 }
+
+// TestCostlyTargetsGoStraightToTheVerifyingRun: when the tests that failed
+// at baseline took most of the whole suite's run by their own reported
+// times, an iteration does not run them alone first (it would cost nearly
+// a suite more beside the verifying run): no narrowed command runs, no
+// working session starts, a progress line says why, and the verifying run
+// of the whole suite in a fresh session is the iteration's run and the
+// verdict. The same baseline with the failing tests cheap runs them first:
+// their share, not anything else, decides.
+func TestCostlyTargetsGoStraightToTheVerifyingRun(t *testing.T) {
+	skipShort(t)
+	cfg := testConfig(t)
+	cfg.Agent.NarrowMin = config.Duration(time.Nanosecond) // no suite is short
+	base, err := New(cfg, &Options{Backend: testBackend(t)}).Test(t.Context(), copyTree(t, goBugDir), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(base.Failures()) == 0 || base.Duration <= 0 {
+		t.Fatalf("baseline of %s: %d failures, took %v; want failures and a duration", goBugDir, len(base.Failures()), base.Duration)
+	}
+	withShare := func(share float64) *testrun.Report {
+		rep := *base
+		rep.Tests = slices.Clone(base.Tests)
+		for i := range rep.Tests {
+			if rep.Tests[i].Status != testrun.StatusPass {
+				rep.Tests[i].Duration = time.Duration(share * float64(rep.Duration))
+			}
+		}
+		return &rep
+	}
+	for _, c := range []struct {
+		share    float64
+		targeted int
+	}{{0.9, 0}, {0.01, 1}} {
+		b := newWatchBackend(t)
+		e := New(cfg, &Options{Model: goBugModel(demo.GoBugFix), Backend: b})
+		var said bool
+		res, err := e.Run(t.Context(), Request{Mode: ModeFix, Root: copyTree(t, goBugDir), Baseline: withShare(c.share)}, func(ev Event) {
+			said = said || strings.Contains(ev.Message, "of the whole suite's")
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.WaitClosing()
+		e.Close()
+		if !res.Verified || res.TargetedRuns != c.targeted {
+			t.Errorf("failing tests %.0f%% of the suite: verified %v (%s), targeted runs %d; want verified, %d", 100*c.share, res.Verified, res.StopReason, res.TargetedRuns, c.targeted)
+		}
+		if said != (c.targeted == 0) {
+			t.Errorf("failing tests %.0f%% of the suite: a progress line said they were most of it: %v", 100*c.share, said)
+		}
+		b.mu.Lock()
+		narrowed, user := false, b.starts[sandbox.BuildCacheUser]
+		for _, s := range b.sessions {
+			for _, args := range s.tests {
+				_, n := isGoTest(args)
+				narrowed = narrowed || n
+			}
+		}
+		b.mu.Unlock()
+		if narrowed != (c.targeted == 1) {
+			t.Errorf("failing tests %.0f%% of the suite: a narrowed run ran: %v", 100*c.share, narrowed)
+		}
+		if c.targeted == 0 && user != 0 {
+			t.Errorf("failing tests most of the suite: %d working sessions started; want none", user)
+		}
+	}
+}
+
+// TestTargetsCostlyShare: the failing tests' own times count against the
+// whole suite's run once each (a subtest is inside its parent's time, a
+// test inside its package's entry); under half, unknown, or with
+// agent.narrow_min 0 (always first), they run first.
+func TestTargetsCostlyShare(t *testing.T) {
+	cfg := testConfig(t)
+	res := func(id, pkg string, d time.Duration) testrun.Result {
+		return testrun.Result{ID: id, Package: pkg, Status: testrun.StatusFail, Duration: d}
+	}
+	s := time.Second
+	for _, c := range []struct {
+		name    string
+		min     time.Duration
+		suite   time.Duration
+		targets []testrun.Result
+		want    time.Duration
+	}{
+		{"most of the suite", s, 10 * s, []testrun.Result{res("p.TestA", "p", 6*s)}, 6 * s},
+		{"half", s, 10 * s, []testrun.Result{res("p.TestA", "p", 3*s), res("p.TestB", "p", 2*s)}, 5 * s},
+		{"under half", s, 10 * s, []testrun.Result{res("p.TestA", "p", 4*s)}, 0},
+		{"subtests inside their parent", s, 10 * s, []testrun.Result{res("p.TestA", "p", 4*s), res("p.TestA/x", "p", 2*s), res("p.TestA/x/y", "p", 2*s)}, 0},
+		{"tests inside their package's entry", s, 10 * s, []testrun.Result{res("p", "p", 4*s), res("p.TestA", "p", 4*s)}, 0},
+		{"no durations", s, 10 * s, []testrun.Result{res("p.TestA", "p", 0)}, 0},
+		{"narrow_min 0: always first", 0, 10 * s, []testrun.Result{res("p.TestA", "p", 9*s)}, 0},
+		{"no suite duration", s, 0, []testrun.Result{res("p.TestA", "p", 9*s)}, 0},
+	} {
+		cfg.Agent.NarrowMin = config.Duration(c.min)
+		r := &run{e: New(cfg, &Options{}), targets: c.targets, res: &Result{Baseline: &testrun.Report{Duration: c.suite}}}
+		if got := r.targetsCostly(); got != c.want {
+			t.Errorf("%s: targetsCostly = %v, want %v", c.name, got, c.want)
+		}
+	}
+	if (&run{e: New(cfg, &Options{}), res: &Result{}}).targetsCostly() != 0 {
+		t.Error("no baseline: costly, want not")
+	}
+}

@@ -229,6 +229,9 @@ func (r *run) setup(ctx context.Context) error {
 		what = "baseline (reused from " + r.res.BaselineReused.Local().Format("2006-01-02 15:04:05") + "): "
 	}
 	r.emit(PhaseTest, 0, what+counts(rep), rep)
+	// The first iteration's working session starts beside the trace
+	// (prestart.go), seeded once the trace has ended.
+	r.prestartWorkEarly(ctx, baselineDone)
 	// The failing tests once more, traced, in the baseline's session
 	// (trace.go); a reused baseline brings the trace stored with it.
 	if cached != nil && cached.trace != nil {

@@ -232,6 +232,17 @@ func (e *Engine) startFreshDeferred(ctx context.Context, setup *project, noScrip
 	return e.startColdSpec(ctx, setup, nil, noScripts, sandbox.BuildCacheFresh, true)
 }
 
+// startWorkDeferred is startSession (the scripts on, never the warm
+// session) for a working session started while the run's baseline and
+// trace still write the user's build cache (run.prestartWorkEarly): its
+// cache is seeded when the caller asks, as startFreshDeferred's.
+func (e *Engine) startWorkDeferred(ctx context.Context, setup *project) (sandbox.Session, func(), error) {
+	if e.opts.Backend == nil {
+		return nil, nil, fmt.Errorf("start sandbox: %w: no backend configured", sandbox.ErrUnavailable)
+	}
+	return e.startColdSpec(ctx, setup, nil, false, cacheFor(false), true)
+}
+
 // cacheFor is the build cache of a session that runs only the user's code
 // (trusted) or also the model's. The model's sessions start from a copy of
 // the user's cache and discard theirs (sandbox.BuildCacheFresh): a run's

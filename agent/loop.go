@@ -232,6 +232,9 @@ func (r *run) setup(ctx context.Context) error {
 		what = "baseline (reused from " + r.res.BaselineReused.Local().Format("2006-01-02 15:04:05") + "): "
 	}
 	r.emit(PhaseTest, 0, what+counts(rep), rep)
+	// The first iteration's working session starts beside the trace
+	// (prestart.go), seeded once the trace has ended.
+	r.prestartWorkEarly(ctx, baselineDone)
 	// The failing tests once more, traced, in the baseline's session
 	// (trace.go); a reused baseline brings the trace stored with it.
 	if cached != nil && cached.trace != nil {
@@ -596,9 +599,13 @@ func (r *run) testPhase(ctx context.Context, iter *Iteration, next *sandbox.Snap
 	sel, narrow := r.selection(next)
 	if !narrow && r.req.Mode == ModeFix && len(r.targets) > 0 {
 		msg := "the failing tests cannot be run alone: running the whole suite in a fresh sandbox"
-		if r.suiteShort() {
+		switch own := r.targetsCostly(); {
+		case r.suiteShort():
 			msg = fmt.Sprintf("the whole suite took %s at baseline (under agent.narrow_min, %s): running it in a fresh sandbox, not the failing tests first",
 				r.res.Baseline.Duration.Round(100*time.Millisecond), r.e.cfg.Agent.NarrowMin.D())
+		case own > 0:
+			msg = fmt.Sprintf("the failing tests took %s of the whole suite's %s at baseline: running the whole suite in a fresh sandbox, not the failing tests first",
+				own.Round(100*time.Millisecond), r.res.Baseline.Duration.Round(100*time.Millisecond))
 		}
 		r.emit(PhaseTest, iter.N, msg, nil)
 		r.dropPending(r.work)

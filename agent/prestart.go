@@ -26,7 +26,9 @@ import (
 // copies that cache when asked rather than at the start
 // (sandbox.SeedDeferrer: docker), the first verifying session starts
 // beside the baseline's run instead and is seeded once it has ended
-// (prestartEarly). They start side by
+// (prestartEarly), and the first iteration's working session starts
+// beside the trace once the baseline's report says it will be needed,
+// seeded once the trace has ended (prestartWorkEarly). They start side by
 // side; on a backend that lends a fixed number of sessions (the
 // benchmark's pool, LendingBackend) one goroutine starts them in turn,
 // working first, so that the run never waits for the working session while
@@ -120,6 +122,54 @@ func (r *run) prestartEarly(ctx context.Context, after <-chan struct{}) {
 	go func() {
 		defer close(p.ready)
 		p.sess, p.done, p.err = e.startFreshDeferred(ctx, p.setup, p.scripts)
+		if p.err != nil {
+			return
+		}
+		select {
+		case <-after:
+		case <-ctx.Done():
+			return // the session is dropped; its first Sync would seed it
+		}
+		if s, ok := p.sess.(sandbox.BuildCacheSeeder); ok {
+			s.SeedBuildCache(ctx)
+		}
+	}()
+}
+
+// prestartWorkEarly starts the first iteration's working session once the
+// baseline's report is in, beside the trace of the failing tests, instead
+// of at the top of the iteration (prestart), on the same backends as
+// prestartEarly: the session starts now, and once the trace has ended
+// (after closes: the trace also writes the user's build cache) its cache
+// is seeded from the user's cache, as one started then would be. Only in
+// fix mode with failing tests that the first iteration will run alone
+// (runsInSession); nothing runs in it before the iteration takes it
+// (takeWork), and it is dropped with the other pending sessions when the
+// run ends first. It never verifies anything: it is the session the
+// model's code runs in.
+func (r *run) prestartWorkEarly(ctx context.Context, after <-chan struct{}) {
+	b := r.e.opts.Backend
+	if r.req.Mode != ModeFix || len(r.targets) == 0 || r.work != nil || r.sess == nil {
+		return
+	}
+	if d, ok := b.(sandbox.SeedDeferrer); !ok || !d.DefersSeed() {
+		return
+	}
+	if l, ok := b.(LendingBackend); ok && l.LendsSessions() {
+		return
+	}
+	e := r.e
+	e.mu.Lock()
+	warm := e.warm != nil // a warm session for the run: prestart takes it
+	e.mu.Unlock()
+	if warm || !r.runsInSession(r.cur) {
+		return
+	}
+	p := newPending(r.setupProj, false)
+	r.work = p
+	go func() {
+		defer close(p.ready)
+		p.sess, p.done, p.err = e.startWorkDeferred(ctx, p.setup)
 		if p.err != nil {
 			return
 		}

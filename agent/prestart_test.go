@@ -433,11 +433,24 @@ type seedBackend struct {
 	*watchBackend
 	smu         sync.Mutex
 	baselineRan bool
+	traceRan    bool // the traced run of the failing tests has ended
 	seeds       []seedCall
 	deferred    []*watchSession // the sessions started with DeferSeed
 }
 
-type seedCall struct{ deferred, afterBaseline bool }
+type seedCall struct{ deferred, afterBaseline, afterTrace bool }
+
+// isTrace reports whether args are the traced run of the failing tests
+// (lang/golang TraceTests: a narrowed go test with a cover profile, which
+// testrun wraps in a shell that clears the profile first).
+func isTrace(args []string) bool {
+	i := slices.Index(args, "go")
+	if i < 0 {
+		return false
+	}
+	_, narrowed := isGoTest(args[i:])
+	return narrowed && slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "-coverprofile=") })
+}
 
 func (b *seedBackend) DefersSeed() bool { return true }
 
@@ -464,7 +477,7 @@ type seedSession struct {
 func (s *seedSession) SeedBuildCache(context.Context) {
 	s.b.smu.Lock()
 	defer s.b.smu.Unlock()
-	s.b.seeds = append(s.b.seeds, seedCall{deferred: s.deferSeed, afterBaseline: s.b.baselineRan})
+	s.b.seeds = append(s.b.seeds, seedCall{deferred: s.deferSeed, afterBaseline: s.b.baselineRan, afterTrace: s.b.traceRan})
 }
 
 func (s *seedSession) Run(ctx context.Context, c sandbox.Command) (*sandbox.Result, error) {
@@ -472,6 +485,11 @@ func (s *seedSession) Run(ctx context.Context, c sandbox.Command) (*sandbox.Resu
 	if test, narrowed := isGoTest(c.Args); test && !narrowed && s.cache == sandbox.BuildCacheUser {
 		s.b.smu.Lock()
 		s.b.baselineRan = true
+		s.b.smu.Unlock()
+	}
+	if isTrace(c.Args) && s.cache == sandbox.BuildCacheUser {
+		s.b.smu.Lock()
+		s.b.traceRan = true
 		s.b.smu.Unlock()
 	}
 	return res, err
@@ -512,11 +530,13 @@ func TestVerifyingSessionStartsBesideTheBaseline(t *testing.T) {
 	e.WaitClosing()
 	b.smu.Lock()
 	defer b.smu.Unlock()
-	if len(b.seeds) != 1 || !b.seeds[0].deferred || !b.seeds[0].afterBaseline {
-		t.Errorf("seeds %+v: want one, of the session started with DeferSeed, after the baseline's run", b.seeds)
+	// Two sessions start early: the verifying one beside the baseline,
+	// the working one beside the trace (TestWorkingSessionStartsBesideTheTrace).
+	if len(b.seeds) != 2 || !b.seeds[0].deferred || !b.seeds[0].afterBaseline || !b.seeds[1].deferred || !b.seeds[1].afterBaseline {
+		t.Errorf("seeds %+v: want two, of the sessions started with DeferSeed, after the baseline's run", b.seeds)
 	}
-	if len(b.deferred) != 1 {
-		t.Fatalf("%d sessions started with DeferSeed, want 1 (the verifying one)", len(b.deferred))
+	if len(b.deferred) != 2 {
+		t.Fatalf("%d sessions started with DeferSeed, want 2 (the verifying one, the working one)", len(b.deferred))
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -527,7 +547,7 @@ func TestVerifyingSessionStartsBesideTheBaseline(t *testing.T) {
 		}
 	}
 	if !whole {
-		t.Errorf("the early session ran %q: want the verdict's whole suite", b.deferred[0].tests)
+		t.Errorf("the first early session ran %q: want the verdict's whole suite", b.deferred[0].tests)
 	}
 	if len(b.sessions) != 3 || b.starts[sandbox.BuildCacheUser] != 1 || b.starts[sandbox.BuildCacheFresh] != 2 {
 		t.Errorf("sessions started %d (%v); want 3: the baseline's, the verifying and the working", len(b.sessions), b.starts)
@@ -575,5 +595,177 @@ func TestEarlyVerifyingSessionDroppedWhenAlreadyPassing(t *testing.T) {
 	e.mu.Unlock()
 	if n != 0 {
 		t.Errorf("%d sessions left open after Close", n)
+	}
+}
+
+// TestCostlyTargetsGoStraightToTheVerifyingRun: when the tests that failed
+// at baseline took most of the whole suite's run by their own reported
+// times, an iteration does not run them alone first (it would cost nearly
+// a suite more beside the verifying run): no narrowed command runs, no
+// working session starts, a progress line says why, and the verifying run
+// of the whole suite in a fresh session is the iteration's run and the
+// verdict. The same baseline with the failing tests cheap runs them first:
+// their share, not anything else, decides.
+func TestCostlyTargetsGoStraightToTheVerifyingRun(t *testing.T) {
+	skipShort(t)
+	cfg := testConfig(t)
+	cfg.Agent.NarrowMin = config.Duration(time.Nanosecond) // no suite is short
+	base, err := New(cfg, &Options{Backend: testBackend(t)}).Test(t.Context(), copyTree(t, goBugDir), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(base.Failures()) == 0 || base.Duration <= 0 {
+		t.Fatalf("baseline of %s: %d failures, took %v; want failures and a duration", goBugDir, len(base.Failures()), base.Duration)
+	}
+	withShare := func(share float64) *testrun.Report {
+		rep := *base
+		rep.Tests = slices.Clone(base.Tests)
+		for i := range rep.Tests {
+			if rep.Tests[i].Status != testrun.StatusPass {
+				rep.Tests[i].Duration = time.Duration(share * float64(rep.Duration))
+			}
+		}
+		return &rep
+	}
+	for _, c := range []struct {
+		share    float64
+		targeted int
+	}{{0.9, 0}, {0.01, 1}} {
+		b := newWatchBackend(t)
+		e := New(cfg, &Options{Model: goBugModel(demo.GoBugFix), Backend: b})
+		var said bool
+		res, err := e.Run(t.Context(), Request{Mode: ModeFix, Root: copyTree(t, goBugDir), Baseline: withShare(c.share)}, func(ev Event) {
+			said = said || strings.Contains(ev.Message, "of the whole suite's")
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.WaitClosing()
+		e.Close()
+		if !res.Verified || res.TargetedRuns != c.targeted {
+			t.Errorf("failing tests %.0f%% of the suite: verified %v (%s), targeted runs %d; want verified, %d", 100*c.share, res.Verified, res.StopReason, res.TargetedRuns, c.targeted)
+		}
+		if said != (c.targeted == 0) {
+			t.Errorf("failing tests %.0f%% of the suite: a progress line said they were most of it: %v", 100*c.share, said)
+		}
+		b.mu.Lock()
+		narrowed, user := false, b.starts[sandbox.BuildCacheUser]
+		for _, s := range b.sessions {
+			for _, args := range s.tests {
+				_, n := isGoTest(args)
+				narrowed = narrowed || n
+			}
+		}
+		b.mu.Unlock()
+		if narrowed != (c.targeted == 1) {
+			t.Errorf("failing tests %.0f%% of the suite: a narrowed run ran: %v", 100*c.share, narrowed)
+		}
+		if c.targeted == 0 && user != 0 {
+			t.Errorf("failing tests most of the suite: %d working sessions started; want none", user)
+		}
+	}
+}
+
+// TestTargetsCostlyShare: the failing tests' own times count against the
+// whole suite's run once each (a subtest is inside its parent's time, a
+// test inside its package's entry); under half, unknown, or with
+// agent.narrow_min 0 (always first), they run first.
+func TestTargetsCostlyShare(t *testing.T) {
+	cfg := testConfig(t)
+	res := func(id, pkg string, d time.Duration) testrun.Result {
+		return testrun.Result{ID: id, Package: pkg, Status: testrun.StatusFail, Duration: d}
+	}
+	s := time.Second
+	for _, c := range []struct {
+		name    string
+		min     time.Duration
+		suite   time.Duration
+		targets []testrun.Result
+		want    time.Duration
+	}{
+		{"most of the suite", s, 10 * s, []testrun.Result{res("p.TestA", "p", 6*s)}, 6 * s},
+		{"half", s, 10 * s, []testrun.Result{res("p.TestA", "p", 3*s), res("p.TestB", "p", 2*s)}, 5 * s},
+		{"under half", s, 10 * s, []testrun.Result{res("p.TestA", "p", 4*s)}, 0},
+		{"subtests inside their parent", s, 10 * s, []testrun.Result{res("p.TestA", "p", 4*s), res("p.TestA/x", "p", 2*s), res("p.TestA/x/y", "p", 2*s)}, 0},
+		{"tests inside their package's entry", s, 10 * s, []testrun.Result{res("p", "p", 4*s), res("p.TestA", "p", 4*s)}, 0},
+		{"no durations", s, 10 * s, []testrun.Result{res("p.TestA", "p", 0)}, 0},
+		{"narrow_min 0: always first", 0, 10 * s, []testrun.Result{res("p.TestA", "p", 9*s)}, 0},
+		{"no suite duration", s, 0, []testrun.Result{res("p.TestA", "p", 9*s)}, 0},
+	} {
+		cfg.Agent.NarrowMin = config.Duration(c.min)
+		r := &run{e: New(cfg, &Options{}), targets: c.targets, res: &Result{Baseline: &testrun.Report{Duration: c.suite}}}
+		if got := r.targetsCostly(); got != c.want {
+			t.Errorf("%s: targetsCostly = %v, want %v", c.name, got, c.want)
+		}
+	}
+	if (&run{e: New(cfg, &Options{}), res: &Result{}}).targetsCostly() != 0 {
+		t.Error("no baseline: costly, want not")
+	}
+}
+
+// TestWorkingSessionStartsBesideTheTrace: on a backend whose fresh
+// sessions are seeded when asked (sandbox.SeedDeferrer), the first
+// iteration's working session starts once the baseline's report is in,
+// before the traced run of the failing tests (which waits for that
+// start), is seeded only after the trace has ended (the trace writes the
+// user's build cache too), runs the failing tests alone and never the
+// verdict's whole suite; the run starts no more sessions than before.
+func TestWorkingSessionStartsBesideTheTrace(t *testing.T) {
+	skipShort(t)
+	b := &seedBackend{watchBackend: newWatchBackend(t)}
+	work := b.waitStarts(sandbox.BuildCacheFresh, 2) // the verifying one, then the working one
+	var traced, missed bool
+	b.beforeRun = func(s *watchSession, args []string) {
+		if isTrace(args) && s.cache == sandbox.BuildCacheUser {
+			traced = true
+			select {
+			case <-work:
+			case <-time.After(guard):
+				missed = true
+			}
+		}
+	}
+	e := New(testConfig(t), &Options{Model: goBugModel(demo.GoBugFix), Backend: b})
+	defer e.Close()
+	res, err := e.Run(t.Context(), Request{Mode: ModeFix, Root: copyTree(t, goBugDir)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !traced {
+		t.Fatal("no traced run of the failing tests: the test cannot tell when the working session started")
+	}
+	if missed {
+		t.Fatal("the working session did not start before the trace ran")
+	}
+	if !res.Verified || res.FullRuns != 2 || res.TargetedRuns != 1 {
+		t.Fatalf("verified %v (%s), full runs %d, targeted %d; want verified, 2, 1", res.Verified, res.StopReason, res.FullRuns, res.TargetedRuns)
+	}
+	e.WaitClosing()
+	b.smu.Lock()
+	defer b.smu.Unlock()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.deferred) != 2 || len(b.seeds) != 2 {
+		t.Fatalf("%d sessions started with DeferSeed, %d seeded; want 2 and 2", len(b.deferred), len(b.seeds))
+	}
+	// The working session is the one that ran the failing tests alone.
+	var worked *watchSession
+	for _, s := range b.deferred {
+		for _, args := range s.tests {
+			if test, narrowed := isGoTest(args); test && narrowed {
+				worked = s
+			} else if test && s == b.deferred[1] {
+				t.Errorf("the working session ran the whole suite %q: only a session nothing else ran in verifies", args)
+			}
+		}
+	}
+	if worked != b.deferred[1] {
+		t.Errorf("the failing tests ran in %p, want the session started beside the trace (%p)", worked, b.deferred[1])
+	}
+	if !b.seeds[1].afterTrace {
+		t.Errorf("seeds %+v: the working session's cache was seeded before the trace had ended", b.seeds)
+	}
+	if len(b.sessions) != 3 || b.starts[sandbox.BuildCacheUser] != 1 || b.starts[sandbox.BuildCacheFresh] != 2 {
+		t.Errorf("sessions started %d (%v); want 3: the baseline's, the verifying and the working", len(b.sessions), b.starts)
 	}
 }

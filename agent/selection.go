@@ -3,6 +3,8 @@ package agent
 import (
 	"context"
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/fixpoint-dev/fixpoint/agent/runlog"
 	"github.com/fixpoint-dev/fixpoint/sandbox"
@@ -57,7 +59,7 @@ func (r *run) testIteration(ctx context.Context, iter *Iteration, next *sandbox.
 // some, the whole suite is not short (suiteShort) and the language can
 // narrow it.
 func (r *run) selection(snap *sandbox.Snapshot) (testrun.Runner, bool) {
-	if r.req.Mode != ModeFix || len(r.targets) == 0 || len(r.targets) > maxTargets || r.suiteShort() {
+	if r.req.Mode != ModeFix || len(r.targets) == 0 || len(r.targets) > maxTargets || r.suiteShort() || r.targetsCostly() > 0 {
 		return testrun.Runner{}, false
 	}
 	return r.e.selectedRunner(r.language, snap, r.targets)
@@ -76,6 +78,47 @@ func (r *run) suiteShort() bool {
 	b := r.res.Baseline
 	min := r.e.cfg.Agent.NarrowMin.D()
 	return b != nil && min > 0 && b.Duration > 0 && b.Duration < min
+}
+
+// targetsCostlyShare: the failing tests are run alone first only while
+// their own time at baseline is under this share of the whole suite's run.
+const targetsCostlyShare = 0.5
+
+// targetsCostly returns the failing tests' own time at baseline (the
+// durations the runner reported for them) when it is at least
+// targetsCostlyShare of the whole suite's baseline run, and 0 otherwise.
+// Running them alone first then saves little of the suite's time in an
+// iteration whose fix does not work, while in one whose fix works their
+// run costs nearly a suite more, on the same cores as the whole suite
+// running beside it in the verifying session (speculate): the iteration
+// goes straight to the verifying run of the whole suite in a fresh
+// session (confirm), as for a short suite. The verdict is that same fresh
+// run either way. A test counts once: a failing subtest is inside its
+// failing parent's time, a failing test inside its failing package's or
+// file's entry. Off with agent.narrow_min = 0 (always first), and when
+// the runner reported no durations.
+func (r *run) targetsCostly() time.Duration {
+	b := r.res.Baseline
+	if b == nil || b.Duration <= 0 || r.e.cfg.Agent.NarrowMin.D() <= 0 {
+		return 0
+	}
+	var own time.Duration
+	for _, t := range r.targets {
+		inside := false
+		for _, u := range r.targets {
+			if u.ID != t.ID && (u.ID == t.Package || strings.HasPrefix(t.ID, u.ID+"/")) {
+				inside = true
+				break
+			}
+		}
+		if !inside && t.Duration > 0 {
+			own += t.Duration
+		}
+	}
+	if float64(own) < targetsCostlyShare*float64(b.Duration) {
+		return 0
+	}
+	return own
 }
 
 // runSelected runs a narrowed runner in the working session, its report

@@ -195,6 +195,9 @@ type Agent struct {
 	// run of the whole suite, as running the failing tests first would
 	// cost a session and a test process more than it saves. 0 = always
 	// run them first. Default 5s. It changes what runs, never the verdict.
+	// A suite over it still goes straight to the verifying run when the
+	// failing tests took at least half of it by their own reported times
+	// (agent.targetsCostly); 0 turns that off too.
 	NarrowMin Duration `toml:"narrow_min" json:"narrowMin"`
 	// Trace: in fix mode the tests that failed at baseline run once more,
 	// traced (lang.Tracer), before the first prompt, and the code they

@@ -568,7 +568,7 @@ def main():
     ap.add_argument("--out", default=os.path.dirname(os.path.abspath(__file__)))
     ap.add_argument("--fixpoint", default="bin/fixpoint")
     ap.add_argument("--rename", action="store_true", help="re-derive the test names of the kept instances with a test_cmd (see rename)")
-    ap.add_argument("--round", type=int, default=9, help="the round that adds the instances (the instance's round)")
+    ap.add_argument("--round", type=int, default=10, help="the round that adds the instances (the instance's round)")
     ap.add_argument("--redo", default="", help="comma-separated ids: decide again these candidates only (rejected "
                     "under a rule since changed, e.g. tap ids with node-tap's '# time=' comment, fixed in round 7); "
                     "every other candidate is skipped")

@@ -47,7 +47,6 @@ type Mutant struct {
 	File string   // repository-relative
 	Pkgs []string // go test packages, e.g. ./agent/redact
 	Run  string   // go test -run pattern; "" runs every test of Pkgs
-	Skip string   // go test -skip pattern: tests that need what this machine lacks (a Kubernetes cluster)
 	Why  string   // the regression it stands for
 	Old  string   // exact text, present exactly once in File
 	New  string
@@ -131,7 +130,7 @@ func fatal(err error) {
 }
 
 // Parse reads mutants: one txtar section per mutant, named by the mutant,
-// with "key: value" lines (file, pkg, run, skip, why, old, new). In old and new,
+// with "key: value" lines (file, pkg, run, why, old, new). In old and new,
 // \n and \t stand for a newline and a tab, and \\ for a backslash.
 func Parse(s string) ([]Mutant, error) {
 	var out []Mutant
@@ -157,8 +156,6 @@ func Parse(s string) ([]Mutant, error) {
 				m.Pkgs = strings.Fields(v)
 			case "run":
 				m.Run = v
-			case "skip":
-				m.Skip = v
 			case "why":
 				m.Why = v
 			case "old":
@@ -211,9 +208,6 @@ func (r *runner) run(ctx context.Context, m Mutant) (Outcome, string) {
 		return Stale, fmt.Sprintf("%q is not in %s exactly once", m.Old, m.File)
 	}
 	key := strings.Join(m.Pkgs, " ") + " -run " + m.Run
-	if m.Skip != "" {
-		key += " -skip " + m.Skip
-	}
 	pass, seen := r.baseline[key]
 	if !seen {
 		pass, _, _ = r.goTest(ctx, m)
@@ -246,9 +240,6 @@ func (r *runner) goTest(ctx context.Context, m Mutant) (pass, buildErr bool, out
 	args := []string{"test", "-count=1"}
 	if m.Run != "" {
 		args = append(args, "-run", m.Run)
-	}
-	if m.Skip != "" {
-		args = append(args, "-skip", m.Skip)
 	}
 	args = append(args, m.Pkgs...)
 	cmd := exec.CommandContext(ctx, "go", args...)

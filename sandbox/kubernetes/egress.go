@@ -240,7 +240,23 @@ func dialPublic(host, target string) (net.Conn, error) {
 
 // publicIP reports whether the relay may dial ip: not loopback,
 // link-local (169.254.169.254 is cloud metadata), unspecified or
-// multicast.
+// multicast, and not a cloud metadata service that sits outside
+// link-local (metadataIPs). Other private addresses stay dialable: a
+// registry mirror is often on one.
 func publicIP(ip net.IP) bool {
-	return !(ip.IsLoopback() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() || ip.IsUnspecified() || ip.IsMulticast() || ip.IsInterfaceLocalMulticast())
+	if ip.IsLoopback() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() || ip.IsUnspecified() || ip.IsMulticast() || ip.IsInterfaceLocalMulticast() {
+		return false
+	}
+	for _, m := range metadataIPs {
+		if m.Equal(ip) {
+			return false
+		}
+	}
+	return true
 }
+
+// metadataIPs are cloud instance-metadata services (which hand out the
+// node's credentials) at addresses that are not link-local: AWS's IPv6
+// endpoint (a unique-local address) and Alibaba Cloud's (in the shared
+// 100.64/10 range). net.IP.Equal also matches their IPv4-mapped forms.
+var metadataIPs = []net.IP{net.ParseIP("fd00:ec2::254"), net.ParseIP("100.100.100.200")}

@@ -194,7 +194,8 @@ type runner struct {
 	tree     string
 	timeout  time.Duration
 	out      io.Writer
-	baseline map[string]bool // key → the unmutated tests pass
+	baseline map[string]bool   // key → the unmutated tests pass
+	why      map[string]string // key → the tests that failed without the mutant
 }
 
 func (r *runner) run(ctx context.Context, m Mutant) (Outcome, string) {
@@ -210,11 +211,18 @@ func (r *runner) run(ctx context.Context, m Mutant) (Outcome, string) {
 	key := strings.Join(m.Pkgs, " ") + " -run " + m.Run
 	pass, seen := r.baseline[key]
 	if !seen {
-		pass, _, _ = r.goTest(ctx, m)
+		var out string
+		pass, _, out = r.goTest(ctx, m)
 		r.baseline[key] = pass
+		if !pass {
+			if r.why == nil {
+				r.why = map[string]string{}
+			}
+			r.why[key] = failedTests(out)
+		}
 	}
 	if !pass {
-		return Unproven, "the tests fail without the mutant: " + key
+		return Unproven, "the tests fail without the mutant: " + key + ": " + r.why[key]
 	}
 	if err := os.WriteFile(p, []byte(mut), 0o644); err != nil {
 		return Invalid, err.Error()

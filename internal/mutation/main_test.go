@@ -1,10 +1,13 @@
 package main
 
 import (
+	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestMutantsApply keeps mutants.txtar and the held-out heldout.txtar in
@@ -87,5 +90,30 @@ func TestApplyAndSummary(t *testing.T) {
 	got := Summary(map[Outcome]int{Killed: 3, Survived: 1, Stale: 2})
 	if want := "mutation score: 3/4 killed (75%); 2 stale, 0 invalid, 0 unproven"; got != want {
 		t.Errorf("Summary = %q, want %q", got, want)
+	}
+}
+
+// TestUnprovenNamesTheFailingTests: a mutant whose tests fail without it
+// proves nothing, and the report says which tests failed, so that the
+// person running the tool can tell a broken test from a loaded machine.
+func TestUnprovenNamesTheFailingTests(t *testing.T) {
+	tree := t.TempDir()
+	files := map[string]string{
+		"go.mod":    "module example.com/m\n\ngo 1.21\n",
+		"m.go":      "package m\n\nfunc Less(a, b int) bool { return a < b }\n",
+		"m_test.go": "package m\n\nimport \"testing\"\n\nfunc TestAlreadyBroken(t *testing.T) { t.Fatal(\"broken before any mutant\") }\n",
+	}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(tree, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := &runner{tree: tree, timeout: 5 * time.Minute, out: io.Discard, baseline: map[string]bool{}}
+	m := Mutant{Name: "less", File: "m.go", Pkgs: []string{"./"}, Old: "a < b", New: "a <= b"}
+	for i := 0; i < 2; i++ { // the second answer comes from the remembered baseline
+		got, why := r.run(context.Background(), m)
+		if got != Unproven || !strings.Contains(why, "TestAlreadyBroken") {
+			t.Errorf("run %d = %s, %q; want unproven, naming TestAlreadyBroken", i, got, why)
+		}
 	}
 }

@@ -194,6 +194,7 @@ func FuzzSpectrumWeights(f *testing.F) {
 	f.Add(1, 5, 3, 1, 5, 7, 1)
 	f.Add(-3, 0, -1, 900, 2, math.MaxInt32, 50)
 	f.Add(30, 1, math.MaxInt32, 30, 1, math.MaxInt32, 3000)
+	f.Add(1, 10, math.MaxInt, 1, 10, math.MaxInt, 3)
 	f.Fuzz(func(t *testing.T, ff, ft, fc, af, at, ac, dup int) {
 		units := []declUnit{{from: 0, to: 19, at: 0}, {from: 2, to: 2, at: 2}, {from: 20, to: 39, at: 20}}
 		traced := map[int]float64{0: 0.3, 2: 0.7}

@@ -181,7 +181,7 @@ func spectrumWeights(nlines int, units []declUnit, traced map[int]float64, fail,
 	for _, s := range all {
 		if s.Count > 0 {
 			k := key{s.From, s.To}
-			allCount[k] = min(allCount[k]+s.Count, math.MaxInt32)
+			allCount[k] = min(allCount[k]+min(s.Count, math.MaxInt32), math.MaxInt32)
 		}
 	}
 	owners := newSpanOwners(nlines, units)
@@ -195,7 +195,8 @@ func spectrumWeights(nlines int, units []declUnit, traced map[int]float64, fail,
 		if u < 0 {
 			continue
 		}
-		share := float64(s.Count) / float64(max(a, s.Count))
+		c := min(s.Count, math.MaxInt32)
+		share := float64(c) / float64(max(a, c))
 		sum[u] += share
 		n[u]++
 	}

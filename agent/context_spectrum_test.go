@@ -57,12 +57,13 @@ func renderProject() map[string]string {
 	}
 }
 
-// renderTraces are the trace of the failing test and the spectrum run's,
-// as the Go tracer writes them (one span per function, counted): the
+// renderTraces are the trace of the failing test and of its package
+// (the same in -short mode: the spectrum's two runs), as the Go tracer
+// writes them (one span per function, counted): the
 // failing test runs render and each handler once and isDelimiter once;
 // the whole package runs each handler five times, render 201 times and
 // isDelimiter once.
-func renderTraces(mod string) (trace, spectrum lang.Trace) {
+func renderTraces(mod string) (trace, all lang.Trace) {
 	ls := strings.Split(mod, "\n")
 	span := func(name string, count int) lang.Span {
 		at := lineOf(mod, "func "+name+"(")
@@ -72,14 +73,14 @@ func renderTraces(mod string) (trace, spectrum lang.Trace) {
 		}
 		return lang.Span{From: at, To: end, Count: count}
 	}
-	var fail, all []lang.Span
+	var fail, whole []lang.Span
 	fail = append(fail, span("Render", 1), span("render", 41), span("wrap", 1), span("isDelimiter", 1))
-	all = append(all, span("Render", 161), span("render", 201), span("wrap", 1), span("isDelimiter", 1))
+	whole = append(whole, span("Render", 161), span("render", 201), span("wrap", 1), span("isDelimiter", 1))
 	for i := range renderKinds {
 		fail = append(fail, span(fmt.Sprintf("kind%02d", i), 1), span(fmt.Sprintf("isKind%02d", i), 1))
-		all = append(all, span(fmt.Sprintf("kind%02d", i), 5), span(fmt.Sprintf("isKind%02d", i), 5))
+		whole = append(whole, span(fmt.Sprintf("kind%02d", i), 5), span(fmt.Sprintf("isKind%02d", i), 5))
 	}
-	return lang.Trace{"md/md.go": fail}, lang.Trace{"md/md.go": all}
+	return lang.Trace{"md/md.go": fail}, lang.Trace{"md/md.go": whole}
 }
 
 // The context builder alone: with the trace, isDelimiter is one of
@@ -93,8 +94,8 @@ func TestContextSpectrumFindsTheFunctionOnlyTheFailingTestRuns(t *testing.T) {
 	snap := files("go.mod", src["go.mod"], "md/md.go", src["md/md.go"], "md/md_test.go", src["md/md_test.go"])
 	rep := failing("example.com/md/md.TestRenderDocument", "md/md_test.go", lineOf(src["md/md_test.go"], "t.Fatalf(\"the document"))
 	rep.Tests[0].Message = "the document's last line rendered as \"x ```\", want <pre>"
-	trace, spectrum := renderTraces(src["md/md.go"])
-	prompt := func(spec lang.Trace) string {
+	trace, all := renderTraces(src["md/md.go"])
+	prompt := func(spec *spectrum) string {
 		ranked, rc := contextRankTraced(snap, &Request{Mode: ModeFix}, rep, allFiles, trace)
 		h := hintsFor(snap, rep, "")
 		h.Reach, h.Trace, h.Spectrum = rc, trace, spec
@@ -107,7 +108,7 @@ func TestContextSpectrumFindsTheFunctionOnlyTheFailingTestRuns(t *testing.T) {
 	if p := prompt(nil); shown(p, "md/md.go", delimBug) {
 		t.Fatalf("the trace alone shows isDelimiter: the test does not test the spectrum:\n%s", sections(p))
 	}
-	p := prompt(spectrum)
+	p := prompt(&spectrum{Fail: trace, All: all})
 	if !shown(p, "md/md.go", delimBug) {
 		t.Errorf("with the spectrum the prompt lacks isDelimiter:\n%s", sections(p))
 	}
@@ -193,6 +194,7 @@ func FuzzSpectrumWeights(f *testing.F) {
 	f.Add(1, 5, 3, 1, 5, 7, 1)
 	f.Add(-3, 0, -1, 900, 2, math.MaxInt32, 50)
 	f.Add(30, 1, math.MaxInt32, 30, 1, math.MaxInt32, 3000)
+	f.Add(1, 10, math.MaxInt, 1, 10, math.MaxInt, 3)
 	f.Fuzz(func(t *testing.T, ff, ft, fc, af, at, ac, dup int) {
 		units := []declUnit{{from: 0, to: 19, at: 0}, {from: 2, to: 2, at: 2}, {from: 20, to: 39, at: 20}}
 		traced := map[int]float64{0: 0.3, 2: 0.7}
@@ -213,8 +215,8 @@ func FuzzSpectrumWeights(f *testing.F) {
 	})
 }
 
-// The whole run on the real Go tracer: the failing test and then its
-// package run traced in the baseline's session, and the first prompt
+// The whole run on the real Go tracer: the failing test, then the
+// spectrum's two runs, traced in the baseline's session, and the first prompt
 // shows isDelimiter; neither traced run counts as a test run.
 func TestRunSpectrumShowsTheFunctionOnlyTheFailingTestRuns(t *testing.T) {
 	skipShort(t)

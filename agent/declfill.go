@@ -185,7 +185,8 @@ func fillFiles(in *promptInput, snap *sandbox.Snapshot, ranked []string, room in
 		f.units = declUnits(ls, hints.Lines[p], hints.Names, hints.Uses)
 		if !f.test && tracedSource(p) {
 			f.traced, f.tracedSpans = traceWeights(len(ls), f.units, hints.Trace[p])
-			f.traced = spectrumWeights(len(ls), f.units, f.traced, hints.Trace[p], hints.Spectrum[p])
+			sf, sa := hints.Spectrum.of(p)
+			f.traced = spectrumWeights(len(ls), f.units, f.traced, sf, sa)
 		}
 		fl.files = append(fl.files, f)
 	}

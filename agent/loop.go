@@ -93,9 +93,9 @@ type run struct {
 	// of the files of traceSnap; nil when untraced.
 	trace     lang.Trace
 	traceSnap *sandbox.Snapshot
-	// spectrum is what the failing tests' packages executed, with
-	// counts, of the files of traceSnap (spectrum.go); nil when none.
-	spectrum lang.Trace
+	// spectrum is what the failing tests and their packages executed,
+	// with counts, of the files of traceSnap (spectrum.go); nil when none.
+	spectrum *spectrum
 }
 
 // Run drives one request to DONE or GAVE_UP. It returns an error only when

@@ -1096,9 +1096,9 @@ type contextHints struct {
 	// Trace is what the failing tests executed (trace.go, tracerank.go);
 	// nil when untraced.
 	Trace lang.Trace
-	// Spectrum is what the failing tests' packages executed, with counts
-	// (spectrum.go); nil when none.
-	Spectrum lang.Trace
+	// Spectrum is what the failing tests and their packages executed,
+	// with counts (spectrum.go); nil when none.
+	Spectrum *spectrum
 }
 
 // variantOnly reports a file the walk ranks only as another platform's

@@ -18,14 +18,15 @@ import (
 // functions that ran the same small trace weight (tracerank.go), and the
 // one to fix does not stand out. When the language can trace the failing
 // tests' packages whole, with counts ([lang.Spectra]: Go), the agent runs
-// them once more after the trace, in the same session, within
+// the failing tests and then their packages, both in the same mode (Go:
+// -short), after the trace, in the same session, each within
 // spectrumTimeout, and compares: the share of a block's executions that
 // the failing tests account for (their count over the whole package's)
 // is near 1 for code only they reach (the fence parser the failing
 // fenced-code test drives) and near 0 for the plumbing every test runs.
 // This is spectrum-based fault localisation with counts standing in for
 // per-test coverage (Ochiai's numerator and denominator, summed over
-// executions rather than tests): one extra run, no per-test contexts.
+// executions rather than tests): two extra runs, no per-test contexts.
 //
 // A declaration's spectrum share is the mean of its spans' shares: a
 // function wholly specific to the failing tests scores near 1; a long
@@ -65,16 +66,21 @@ const spectrumScale = 2
 // spectrumMin: code every test runs.
 const spectrumDemote = 0.75
 
-// spectrumBaseline runs the failing tests' packages whole, traced with
-// counts, after traceBaseline (see above), and keeps the result in
-// r.spectrum. Every failure is a warning.
+// spectrum is the two runs of the spectrum (see above), both in the
+// spectrum's mode: what the failing tests ran (Fail) and what their
+// packages ran (All), with counts, by file.
+type spectrum struct{ Fail, All lang.Trace }
+
+// spectrumBaseline runs the failing tests and then their packages whole,
+// traced with counts, after traceBaseline (see above), and keeps the
+// result in r.spectrum. Every failure is a warning.
 func (r *run) spectrumBaseline(ctx context.Context, tracer lang.Tracer, fails []testrun.Result) {
 	sp, ok := r.language.(lang.Spectra)
 	if !ok || len(r.trace) == 0 {
 		return
 	}
-	runner, ok := sp.SpectrumTests(r.cur, r.e.testRunner(r.language, r.cur, true), fails)
-	if !ok || runner.TracePath == "" {
+	failRun, allRun, ok := sp.SpectrumTests(r.cur, r.e.testRunner(r.language, r.cur, true), fails)
+	if !ok || failRun.TracePath == "" || allRun.TracePath == "" {
 		return
 	}
 	lim := limits(r.e.cfg)
@@ -82,64 +88,90 @@ func (r *run) spectrumBaseline(ctx context.Context, tracer lang.Tracer, fails []
 		lim.Timeout = spectrumTimeout
 	}
 	lim.CPUTime = 0
-	r.emit(PhaseTest, 0, "tracing the failing tests' packages (what only the failing tests run ranks first)", nil)
-	t0 := time.Now()
-	rep, err := testrun.Run(ctx, r.sess, runner, lim, nil)
-	took := time.Since(t0)
-	r.res.TraceTime += took
-	r.res.Phases[PhaseTrace] += took
 	warn := func(why string) {
 		msg := "no spectrum of the failing tests (" + why + "): the context is ranked by their trace alone"
 		r.log.Write(runlog.KindWarning, 0, map[string]string{"message": msg})
 		r.emit(PhaseTest, 0, msg, nil)
 	}
-	switch {
-	case err != nil:
-		warn(r.mask(err.Error()))
-		return
-	case rep.TimedOut:
-		warn(fmt.Sprintf("the packages' tests took over %s", lim.Timeout))
-		return
-	case rep.OOM:
-		warn("it ran out of memory")
-		return
-	case rep.Trace == nil:
-		warn("the run wrote no trace")
+	r.emit(PhaseTest, 0, "tracing the failing tests' packages (what only the failing tests run ranks first)", nil)
+	t0 := time.Now()
+	traced := func(runner testrun.Runner) (lang.Trace, bool) {
+		rep, err := testrun.Run(ctx, r.sess, runner, lim, nil)
+		switch {
+		case err != nil:
+			warn(r.mask(err.Error()))
+		case rep.TimedOut:
+			warn(fmt.Sprintf("the tests took over %s", lim.Timeout))
+		case rep.OOM:
+			warn("it ran out of memory")
+		case rep.Trace == nil:
+			warn("the run wrote no trace")
+		default:
+			tr, err := tracer.ParseTrace(r.cur, rep.Trace.Root, rep.Trace.Data)
+			if err != nil {
+				warn(r.mask(err.Error()))
+				return nil, false
+			}
+			return keepTrace(r.cur, tr, r.include), true
+		}
+		return nil, false
+	}
+	defer func() {
+		took := time.Since(t0)
+		r.res.TraceTime += took
+		r.res.Phases[PhaseTrace] += took
+	}()
+	fail, ok := traced(failRun)
+	if !ok {
 		return
 	}
-	tr, err := tracer.ParseTrace(r.cur, rep.Trace.Root, rep.Trace.Data)
-	if err != nil {
-		warn(r.mask(err.Error()))
+	if len(fail) == 0 {
+		warn("the failing tests ran nothing in its mode")
 		return
 	}
-	r.spectrum = keepTrace(r.cur, tr, r.include)
-	r.emit(PhaseTest, 0, fmt.Sprintf("spectrum in %s: %d files ran", took.Round(100*time.Millisecond), len(r.spectrum)), nil)
+	all, ok := traced(allRun)
+	if !ok {
+		return
+	}
+	r.spectrum = &spectrum{Fail: fail, All: all}
+	r.emit(PhaseTest, 0, fmt.Sprintf("spectrum in %s: %d files ran", time.Since(t0).Round(100*time.Millisecond), len(all)), nil)
 }
 
 // currentSpectrum is r.spectrum of the files snap holds as they were
-// traced (as [run.currentTrace]).
-func (r *run) currentSpectrum(snap *sandbox.Snapshot) lang.Trace {
-	if len(r.spectrum) == 0 || r.traceSnap == nil {
+// traced (as [run.currentTrace]); nil when none.
+func (r *run) currentSpectrum(snap *sandbox.Snapshot) *spectrum {
+	if r.spectrum == nil || r.traceSnap == nil {
 		return nil
 	}
-	out := lang.Trace{}
-	for p, spans := range r.spectrum {
-		f, ok := snap.Files[p]
-		if !ok {
-			continue
+	same := func(tr lang.Trace) lang.Trace {
+		out := lang.Trace{}
+		for p, spans := range tr {
+			f, ok := snap.Files[p]
+			if !ok {
+				continue
+			}
+			if g, ok := r.traceSnap.Files[p]; !ok || g.Sum() != f.Sum() {
+				continue
+			}
+			out[p] = spans
 		}
-		if g, ok := r.traceSnap.Files[p]; !ok || g.Sum() != f.Sum() {
-			continue
-		}
-		out[p] = spans
+		return out
 	}
-	return out
+	return &spectrum{Fail: same(r.spectrum.Fail), All: same(r.spectrum.All)}
+}
+
+// of is the spans of file p in each run; nil ones for a nil spectrum.
+func (s *spectrum) of(p string) (fail, all []lang.Span) {
+	if s == nil {
+		return nil, nil
+	}
+	return s.Fail[p], s.All[p]
 }
 
 // spectrumWeights is traced (a file's trace weights, by unit index; see
 // [traceWeights]) reweighed by the spectrum (see above): fail are the
-// spans the failing tests ran in the file, all those the spectrum run
-// ran. traced is returned unchanged when the spectrum tells nothing.
+// spans the failing tests ran in the file in the spectrum's mode, all
+// those their packages ran. traced is returned unchanged when the spectrum tells nothing.
 func spectrumWeights(nlines int, units []declUnit, traced map[int]float64, fail, all []lang.Span) map[int]float64 {
 	if len(traced) == 0 || len(all) == 0 || len(fail) == 0 {
 		return traced
@@ -149,7 +181,7 @@ func spectrumWeights(nlines int, units []declUnit, traced map[int]float64, fail,
 	for _, s := range all {
 		if s.Count > 0 {
 			k := key{s.From, s.To}
-			allCount[k] = min(allCount[k]+s.Count, math.MaxInt32)
+			allCount[k] = min(allCount[k]+min(s.Count, math.MaxInt32), math.MaxInt32)
 		}
 	}
 	owners := newSpanOwners(nlines, units)
@@ -163,7 +195,8 @@ func spectrumWeights(nlines int, units []declUnit, traced map[int]float64, fail,
 		if u < 0 {
 			continue
 		}
-		share := float64(s.Count) / float64(max(a, s.Count))
+		c := min(s.Count, math.MaxInt32)
+		share := float64(c) / float64(max(a, c))
 		sum[u] += share
 		n[u]++
 	}

@@ -445,14 +445,16 @@ type Tracer interface {
 // trace the failing tests' packages whole, with counts, for the
 // spectrum of the failing tests (agent/spectrum.go): a line the failing
 // tests run and the package's passing tests run rarely or never points
-// at the fault more than one every test runs. SpectrumTests returns r
-// narrowed to the packages of tests (results of the baseline run), every
-// test of them, writing what ran with counts to [TracePath] in the format
-// ParseTrace reads, and false when it cannot. The run may skip slow tests
-// (Go's -short): it only ranks the context, and a span it does not
-// report is read as not known.
+// at the fault more than one every test runs. SpectrumTests returns two
+// runners, each writing what ran with counts to [TracePath] in the
+// format ParseTrace reads: fail runs the failing tests (narrowed as
+// TraceTests narrows them), all every test of their packages, both in
+// the same mode, so that their counts compare (Go: both -short, which
+// keeps a package's slow tests out of a run that only ranks the
+// context). ok is false when it cannot. A span all does not report is
+// read as not known.
 type Spectra interface {
-	SpectrumTests(snap *sandbox.Snapshot, r testrun.Runner, tests []testrun.Result) (testrun.Runner, bool)
+	SpectrumTests(snap *sandbox.Snapshot, r testrun.Runner, tests []testrun.Result) (fail, all testrun.Runner, ok bool)
 }
 
 // TracePath is the workspace-relative file a traced runner writes

@@ -343,38 +343,39 @@ func lineOfPos(s string) (int, error) {
 
 var _ lang.Spectra = Language{}
 
-// SpectrumTests is TraceTests without the -run narrowing, with -short:
-// every test of the failing tests' packages, counted (-covermode=count or
-// atomic), for the spectrum of the failing tests ([lang.Spectra]). -short
-// keeps a package's slow tests (a stress loop over every substring of
-// every input) out of a run that only ranks the context.
-func (l Language) SpectrumTests(snap *sandbox.Snapshot, r testrun.Runner, tests []testrun.Result) (testrun.Runner, bool) {
+// SpectrumTests is TraceTests with -short (fail), and the same without
+// the -run narrowing (all): every test of the failing tests' packages,
+// counted (-covermode=count or atomic), for the spectrum of the failing
+// tests ([lang.Spectra]). -short, in both, keeps a package's slow tests
+// (a stress loop over every substring of every input) out of runs that
+// only rank the context, and keeps their counts comparable.
+func (l Language) SpectrumTests(snap *sandbox.Snapshot, r testrun.Runner, tests []testrun.Result) (fail, all testrun.Runner, ok bool) {
 	sel, ok := l.TraceTests(snap, r, tests)
 	if !ok {
-		return r, false
+		return r, r, false
 	}
-	args := make([]string, 0, len(sel.Args)+1)
-	short := false
-	for i := 0; i < len(sel.Args); i++ {
-		a := sel.Args[i]
-		switch {
-		case a == "-run":
-			i++ // and its pattern
-			continue
-		case strings.HasPrefix(a, "-run="):
-			continue
-		case a == "-short":
-			short = true
+	short := func(narrow bool) testrun.Runner {
+		out := sel
+		out.Args = make([]string, 0, len(sel.Args)+1)
+		for i := 0; i < len(sel.Args); i++ {
+			a := sel.Args[i]
+			switch {
+			case !narrow && a == "-run":
+				i++ // and its pattern
+				continue
+			case !narrow && strings.HasPrefix(a, "-run="), a == "-short":
+				continue
+			}
+			out.Args = append(out.Args, a)
+			if strings.HasPrefix(a, "-coverprofile=") {
+				out.Args = append(out.Args, "-short")
+			}
 		}
-		args = append(args, a)
-		if strings.HasPrefix(a, "-coverprofile=") && !slices.Contains(sel.Args, "-short") {
-			args = append(args, "-short")
-			short = true
-		}
+		return out
 	}
-	if !short {
-		return r, false
+	fail, all = short(true), short(false)
+	if !slices.Contains(all.Args, "-short") {
+		return r, r, false
 	}
-	sel.Args = args
-	return sel, true
+	return fail, all, true
 }

@@ -158,7 +158,8 @@ func tracedPrompt(snap *sandbox.Snapshot, rep *testrun.Report, trace lang.Trace)
 
 // The whole run: the real Go tracer runs the failing test in the
 // baseline's session, and the first prompt shows diskSink.put; with
-// agent.trace off it does not. The trace is not a test run.
+// agent.trace off it does not. The trace is not a test run, and a trace
+// this small runs no spectrum.
 func TestRunTraceShowsTheExecutedMethod(t *testing.T) {
 	skipShort(t)
 	first := func(trace bool) (string, *Result) {
@@ -168,6 +169,11 @@ func TestRunTraceShowsTheExecutedMethod(t *testing.T) {
 		}
 		if trace && !strings.Contains(strings.Join(lines, "\n"), "tracing the 1 failing test") {
 			t.Errorf("no progress line for the trace: %q", lines)
+		}
+		// A trace this small is shown whole: the spectrum's two runs
+		// (spectrum.go) would change nothing and do not run.
+		if strings.Contains(strings.Join(lines, "\n"), "failing tests' packages") {
+			t.Errorf("the spectrum ran for a trace the prompt holds whole: %q", lines)
 		}
 		return m.calls[0], res
 	}

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math"
@@ -55,6 +56,36 @@ import (
 // tests take longer is ranked by the trace alone.
 const spectrumTimeout = 30 * time.Second
 
+// spectrumWide: the spectrum runs only when the traced code is at least
+// 1/spectrumWide of the room the prompt has for files (contextFilesMax,
+// or less with a small budget). A smaller trace is shown whole or
+// nearly so whatever its order, and the two runs would only cost time
+// (most fixes: round 9's median trace was a few functions of one file).
+const spectrumWide = 2
+
+// tracedBytes is the size of the lines tr says ran, in the files of snap
+// (overlapping spans counted once).
+func tracedBytes(snap *sandbox.Snapshot, tr lang.Trace) int {
+	n := 0
+	for p, spans := range tr {
+		data, ok := lang.FileBytes(snap, p)
+		if !ok {
+			continue
+		}
+		lines := bytes.SplitAfter(data, []byte("\n"))
+		seen := make(map[int]bool)
+		for _, s := range spans {
+			for l := max(s.From, 1); l <= s.To && l <= len(lines); l++ {
+				if !seen[l] {
+					seen[l] = true
+					n += len(lines[l-1])
+				}
+			}
+		}
+	}
+	return n
+}
+
 // spectrumMin is the least share of a declaration that raises its weight.
 const spectrumMin = 0.25
 
@@ -77,6 +108,10 @@ type spectrum struct{ Fail, All lang.Trace }
 func (r *run) spectrumBaseline(ctx context.Context, tracer lang.Tracer, fails []testrun.Result) {
 	sp, ok := r.language.(lang.Spectra)
 	if !ok || len(r.trace) == 0 {
+		return
+	}
+	if n, room := tracedBytes(r.cur, r.trace), min(r.budget(), contextFilesMax); n*spectrumWide < room {
+		r.e.log.Debug("no spectrum: the traced code fits the prompt's budget", "bytes", n, "room", room)
 		return
 	}
 	failRun, allRun, ok := sp.SpectrumTests(r.cur, r.e.testRunner(r.language, r.cur, true), fails)

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/fixpoint-dev/fixpoint/lang"
@@ -91,5 +92,58 @@ else:
 	}
 	if len(prompt) > 32*1024 {
 		t.Errorf("the context is %d bytes, over 32 KB", len(prompt))
+	}
+}
+
+// The callers of a function that did not run come with it, at the
+// take, whatever the later passes would have shown: the dispatch the
+// failing test expected (its route patterns). A function that ran, or
+// one called from many places (a helper), brings none.
+func TestNeighbourCallersOfUntracedFunction(t *testing.T) {
+	src := "def url2purl(url):\n    return route(url)\n\n\n" +
+		"@router.route('https?://registry.npmjs.*/.*',\n              'https?://registry.yarnpkg.com/.*')\ndef dispatch(uri):\n    return build_api(uri)\n\n\n" +
+		"def build_api(uri):\n    return uri\n\n\n" +
+		"def helper(x):\n    return x\n\n\n" +
+		"def a(x):\n    return helper(x)\n\n\n" +
+		"def b(x):\n    return helper(x)\n\n\n" +
+		"def c(x):\n    return helper(x)\n"
+	ls := strings.SplitAfter(src, "\n")
+	mk := func() (*declFill, *fillFile) {
+		f := &fillFile{p: "m.py", text: src, ls: ls, keep: make([]bool, len(ls)+1), limit: 1 << 20}
+		f.units = declUnits(ls, nil, nil, nil)
+		f.traced, f.tracedSpans = traceWeights(len(ls), f.units, []lang.Span{{From: 1, To: 2}})
+		return &declFill{left: 1 << 20, files: []*fillFile{f}}, f
+	}
+	unit := func(f *fillFile, name string) declUnit {
+		for _, u := range f.units {
+			if u.name == name {
+				return u
+			}
+		}
+		t.Fatalf("no unit %s", name)
+		return declUnit{}
+	}
+	fl, f := mk()
+	u := unit(f, "build_api")
+	fl.takeWithNeighbours(piece{0, u.from, u.to, 1})
+	d := unit(f, "dispatch")
+	for i := d.from; i <= d.at+1; i++ {
+		if !f.keep[i] {
+			t.Errorf("line %d of the dispatching caller (%q) is not shown", i+1, ls[i])
+		}
+	}
+	fl, f = mk()
+	u = unit(f, "helper")
+	fl.takeWithNeighbours(piece{0, u.from, u.to, 1})
+	if a := unit(f, "a"); f.keep[a.at] {
+		t.Errorf("a helper called from three places brings its callers")
+	}
+	fl, f = mk()
+	u = unit(f, "url2purl")
+	fl.takeWithNeighbours(piece{0, u.from, u.to, 1})
+	for i, k := range f.keep[:len(ls)] {
+		if k && (i < u.from || i > u.to) {
+			t.Errorf("a function that ran brings line %d (%q)", i+1, ls[i])
+		}
 	}
 }

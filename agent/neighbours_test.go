@@ -25,6 +25,38 @@ RE_PYPI = re.compile(r'^/project/(?P<name>[^/]+)')
 RE_GEM = re.compile(
     r'^/gems/(?P<name>[^/]+)'
     r'-(?P<version>[^/]+)\.gem$')
+RE_TABLE = {
+    'k0': re.compile(r'^/k0/'),
+    'k1': re.compile(r'^/k1/'),
+    'k2': re.compile(r'^/k2/'),
+    'k3': re.compile(r'^/k3/'),
+    'k4': re.compile(r'^/k4/'),
+    'k5': re.compile(r'^/k5/'),
+    'k6': re.compile(r'^/k6/'),
+    'k7': re.compile(r'^/k7/'),
+    'k8': re.compile(r'^/k8/'),
+    'k9': re.compile(r'^/k9/'),
+    'k10': re.compile(r'^/k10/'),
+    'k11': re.compile(r'^/k11/'),
+    'k12': re.compile(r'^/k12/'),
+    'k13': re.compile(r'^/k13/'),
+    'k14': re.compile(r'^/k14/'),
+    'k15': re.compile(r'^/k15/'),
+    'k16': re.compile(r'^/k16/'),
+    'k17': re.compile(r'^/k17/'),
+    'k18': re.compile(r'^/k18/'),
+    'k19': re.compile(r'^/k19/'),
+    'k20': re.compile(r'^/k20/'),
+    'k21': re.compile(r'^/k21/'),
+    'k22': re.compile(r'^/k22/'),
+    'k23': re.compile(r'^/k23/'),
+    'k24': re.compile(r'^/k24/'),
+    'k25': re.compile(r'^/k25/'),
+    'k26': re.compile(r'^/k26/'),
+    'k27': re.compile(r'^/k27/'),
+    'k28': re.compile(r'^/k28/'),
+    'k29': re.compile(r'^/k29/'),
+}
 DEFAULT_TIMEOUT = 10
 
 g_state = None
@@ -79,13 +111,17 @@ else:
 		"purl/route.py": {{From: 2, To: 3, Count: 0}}}
 	prompt := tracedPrompt(snap, rep, trace)
 	for _, c := range []struct{ what, code string }{
-		{"the family's last member and the line after it", "    r'-(?P<version>[^/]+)\\.gem$')\nDEFAULT_TIMEOUT = 10"},
+		{"the family's last member's declaring line", "RE_TABLE = {"},
+		{"the family's last member's end and the line after it", "    'k29': re.compile(r'^/k29/'),\n}\nDEFAULT_TIMEOUT = 10"},
 		{"the dispatching caller with its decorator", "@router.route('https?://registry.npmjs.*/.*',\n              'https?://registry.yarnpkg.com/.*')\ndef dispatch_registry(uri):\n    # npm URLs are difficult to disambiguate with regex\n    if '/-/' in uri:"},
 		{"the main guard", "if __name__ == '__main__':\n    main()\nelse:\n    _check()"},
 	} {
 		if !shown(prompt, "purl/url2purl.py", c.code) {
 			t.Errorf("the prompt lacks %s:\n%s", c.what, sections(prompt))
 		}
+	}
+	if shown(prompt, "purl/url2purl.py", "'k15': re.compile(r'^/k15/'),") {
+		t.Errorf("a long family member is shown whole as the family's tail")
 	}
 	if shown(prompt, "purl/url2purl.py", "def unrelated_helper30(x):") {
 		t.Errorf("the prompt shows the module whole: the test does not test excerpts")

@@ -300,6 +300,7 @@ func (fl *declFill) fill(hints *contextHints) {
 			}
 		}
 	}
+	core = append(core, fl.missingPieces(hints)...) // missingnames.go
 	sort.SliceStable(tracedOnly, func(i, j int) bool { return tracedOnly[i].score > tracedOnly[j].score })
 	for _, d := range tracedOnly[:min(len(tracedOnly), traceCoreMax)] {
 		core = append(core, d.pieces...)

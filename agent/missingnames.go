@@ -33,17 +33,7 @@ const (
 // failures of rep say is missing, most uses first (then by path), at
 // most missingUsersMax; nil when no failure names one.
 func missingNameUsers(snap *sandbox.Snapshot, rep *testrun.Report) []string {
-	if rep == nil {
-		return nil
-	}
-	var names []string
-	for _, t := range rep.Failures() {
-		for _, n := range registry.MissingNames(t.Message + "\n" + t.Excerpt) {
-			if len(n) >= 4 && !commonWords[n] && !slices.Contains(names, n) && len(names) < missingNamesMax {
-				names = append(names, n)
-			}
-		}
-	}
+	names := missingNames(rep)
 	if len(names) == 0 {
 		return nil
 	}
@@ -85,4 +75,60 @@ func declares(text, name string) bool {
 		}
 	}
 	return false
+}
+
+// missingNames are the names the failures of rep say are missing
+// ([lang.MissingNames]), at most missingNamesMax.
+func missingNames(rep *testrun.Report) []string {
+	if rep == nil {
+		return nil
+	}
+	var names []string
+	for _, t := range rep.Failures() {
+		for _, n := range registry.MissingNames(t.Message + "\n" + t.Excerpt) {
+			if len(n) >= 4 && !commonWords[n] && !slices.Contains(names, n) && len(names) < missingNamesMax {
+				names = append(names, n)
+			}
+		}
+	}
+	return names
+}
+
+// missingPieces are the first pass's pieces of the declarations of the
+// fill's sources whose own lines use a missing name (the code the new
+// name replaces), scored as a declaration the failure names, by rank.
+func (fl *declFill) missingPieces(hints *contextHints) []piece {
+	if hints == nil || len(hints.Missing) == 0 {
+		return nil
+	}
+	res := make([]*regexp.Regexp, len(hints.Missing))
+	for i, n := range hints.Missing {
+		res[i] = regexp.MustCompile(`\b` + regexp.QuoteMeta(n) + `\b`)
+	}
+	var out []piece
+	for fi, f := range fl.files {
+		if f.test || f.variant {
+			continue
+		}
+		k := 1 / (1 + fillRankStep*float64(f.rank))
+		for _, u := range f.units {
+			if isContainer(f.ls[u.at]) || slices.Contains(hints.Missing, u.name) {
+				continue
+			}
+			end := headEnd(f.ls, f.units, u)
+			hit := false
+			for j := u.at; j <= end && j < len(f.ls) && !hit; j++ {
+				for _, re := range res {
+					if re.MatchString(f.ls[j]) {
+						hit = true
+						break
+					}
+				}
+			}
+			if hit {
+				out = append(out, piece{fi, u.from, end, scoreNamed * k})
+			}
+		}
+	}
+	return out
 }

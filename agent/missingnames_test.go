@@ -15,10 +15,10 @@ import (
 func TestContextMissingImportedName(t *testing.T) {
 	utils := "\"\"\"Helpers.\"\"\"\nimport os\n\n\n" + filler("py", "util_helper", 12)
 	dest := "\"\"\"Destinations.\"\"\"\nfrom pathlib import Path\n\nfrom pkg.utils import (\n    util_helper0,\n    util_helper1,\n)\n\n\n" +
-		filler("py", "dest_step", 14) +
+		filler("py", "dest_step", 60) +
 		"class Destination:\n    def write(self, root, path):\n        target_dir = Path(root).resolve()\n        file = (target_dir / path).resolve()\n        if not file.is_relative_to(target_dir):\n            raise ValueError(path)\n        return util_helper0(file)\n"
-	records := "\"\"\"Records.\"\"\"\nfrom pkg.utils import util_helper2\n\n\n" + filler("py", "record_step", 24)
-	scripts := "\"\"\"Scripts.\"\"\"\nfrom pkg.utils import util_helper3\n\n\n" + filler("py", "script_step", 24)
+	records := "\"\"\"Records.\"\"\"\nfrom pkg.utils import util_helper2\n\n\n" + filler("py", "record_step", 30)
+	scripts := "\"\"\"Scripts.\"\"\"\nfrom pkg.utils import util_helper3\n\n\n" + filler("py", "script_step", 30)
 	test := "import pytest\n\nfrom pkg.utils import (\n    util_helper0,\n    is_relative_to,\n)\n\n\ndef test_relative():\n    assert is_relative_to('/a/b', '/a')\n"
 	snap := files("src/pkg/__init__.py", "", "src/pkg/utils.py", utils, "src/pkg/destinations.py", dest,
 		"src/pkg/records.py", records, "src/pkg/scripts.py", scripts, "tests/test_utils.py", test)

@@ -35,6 +35,10 @@ import (
 // run: more callers make it a helper, not a dispatch target.
 const neighbourCallers = 2
 
+// neighbourTailLines is the longest family member shown whole as its
+// family's tail.
+const neighbourTailLines = 8
+
 // neighbourFamilyMin is the least number of data declarations sharing a
 // name prefix that make a family.
 const neighbourFamilyMin = 3
@@ -68,8 +72,10 @@ func (fl *declFill) takeWithNeighbours(pc piece) {
 }
 
 // familyTails are the pieces of the families of f's data declarations
-// whose declaring line the fill just added: each family's last member (at the indentation of
-// the file's first member) and the next non-blank line after it.
+// whose declaring line the fill just added: each family's last member
+// (at the indentation of the file's first member; of a long one, its
+// declaring line and its last two) and the next non-blank line after
+// it.
 func (fl *declFill) familyTails(fi int, added func(int) bool) []piece {
 	f := fl.files[fi]
 	last := map[string]int{} // family → index in units of its last member
@@ -101,6 +107,13 @@ func (fl *declFill) familyTails(fi int, added func(int) bool) []piece {
 				to = j
 				break
 			}
+		}
+		if u.to-u.at > neighbourTailLines {
+			// A long member (a table): its declaring line, and its last
+			// two lines with the line after it, where the next member
+			// (or entry) goes.
+			out = append(out, piece{fi, u.from, u.at, 0}, piece{fi, u.to - 1, to, 0})
+			continue
 		}
 		out = append(out, piece{fi, u.from, to, 0})
 	}

@@ -1099,6 +1099,9 @@ type contextHints struct {
 	// Spectrum is what the failing tests and their packages executed,
 	// with counts (spectrum.go); nil when none.
 	Spectrum *spectrum
+	// Missing are the names the failure says do not exist yet
+	// (missingnames.go); nil when none.
+	Missing []string
 }
 
 // variantOnly reports a file the walk ranks only as another platform's
@@ -1116,7 +1119,7 @@ func (h *contextHints) reached(p string) map[int]float64 {
 }
 
 func hintsFor(snap *sandbox.Snapshot, rep *testrun.Report, goal string) *contextHints {
-	h := &contextHints{Lines: map[string][]int{}, Names: failureNames(rep, goal), Uses: testBodyNames(snap, rep),
+	h := &contextHints{Lines: map[string][]int{}, Names: failureNames(rep, goal), Uses: testBodyNames(snap, rep), Missing: missingNames(rep),
 		Frame: frameNames(snap, rep), Tests: map[string][]int{}}
 	for n := range h.Frame {
 		h.Names[n] = true

@@ -73,6 +73,9 @@
 //     the whole suite runs once, as the verification.
 //   - [Tracer]: the failing tests run once more before the first prompt,
 //     recording the code they executed, which ranks the context.
+//   - [Footers]: the module code at a file's end an excerpt shows with it
+//     (Python's main guard); [MissingNames]: the names a failure says do
+//     not exist yet (Python's ImportError), whose users rank.
 //   - [PolicyParser] (through [PolicyOptions]): a long-lived parser a
 //     language's policy check may use instead of a process per file
 //     (lang/python's Parser); [PolicyParsers] starts one for a batch of

@@ -41,7 +41,16 @@ const (
 // profile or mode of its own, nor one SelectTests does not narrow. A
 // nested module's runner (`go -C dir test`) is narrowed the same way,
 // its profile written relative to dir.
+//
+// Failures that are all a package's own errors (its test binary did not
+// build: `undefined: GetString` for the function the fix adds) are not
+// traced: a test binary that does not build runs nothing, and one that
+// dies outside a test writes no profile (round 9: four such baselines
+// traced 0 files).
 func (l Language) TraceTests(snap *sandbox.Snapshot, r testrun.Runner, tests []testrun.Result) (testrun.Runner, bool) {
+	if packageErrorsOnly(tests) {
+		return r, false
+	}
 	head := []string{"go"}
 	dir := ""
 	if len(r.Args) >= 4 && r.Args[0] == "go" && r.Args[1] == "-C" {
@@ -378,4 +387,16 @@ func (l Language) SpectrumTests(snap *sandbox.Snapshot, r testrun.Runner, tests 
 		return r, r, false
 	}
 	return fail, all, true
+}
+
+// packageErrorsOnly reports whether every test of tests (at least one)
+// is an error of its package as a whole (its id is the package: a build
+// failure, a panic outside any test), not of a test.
+func packageErrorsOnly(tests []testrun.Result) bool {
+	for _, t := range tests {
+		if t.Status != testrun.StatusError || t.Package == "" || t.ID != t.Package {
+			return false
+		}
+	}
+	return len(tests) > 0
 }

@@ -85,6 +85,15 @@ func TestTraceTestsGo(t *testing.T) {
 			t.Errorf("TraceTests(%q) = %q, want not traced", r.Args, got.Args)
 		}
 	}
+	// A package whose test binary does not build runs nothing: not
+	// traced; beside a failing test of another package, traced.
+	build := testrun.Result{ID: "example.com/m/env", Package: "example.com/m/env", Status: testrun.StatusError, Message: "undefined: GetString"}
+	if got, ok := (Language{}).TraceTests(snap, base, []testrun.Result{build}); ok {
+		t.Errorf("a build failure traced as %q", got.Args)
+	}
+	if _, ok := (Language{}).TraceTests(snap, base, append([]testrun.Result{build}, fail...)); !ok {
+		t.Errorf("a failing test beside a build failure is not traced")
+	}
 	if _, ok := (Language{}).TraceTests(traceSnap("a.go", "package a\n"), base, fail); ok {
 		t.Errorf("traced a workspace with no go.mod")
 	}

@@ -141,7 +141,15 @@ _fixpoint_trace()
 // under traceScript: the same interpreter, module and arguments, with the
 // functions they ran written to lang.TracePath. Other runners (a
 // configured command, a custom module) are not traced.
+//
+// Failures that are all pytest collection errors (a test module whose
+// import raised: a name the fix is to add, round 9) are not traced: a
+// traced run would only import the modules again, and functions that
+// run at import say nothing the error's own traceback does not.
 func (l Language) TraceTests(_ *sandbox.Snapshot, r testrun.Runner, tests []testrun.Result) (testrun.Runner, bool) {
+	if collectionErrorsOnly(tests) {
+		return r, false
+	}
 	sel, ok := l.SelectTests(r, tests)
 	if !ok || len(sel.Args) < 3 || sel.Args[1] != "-m" {
 		return r, false
@@ -193,4 +201,16 @@ func defAfterDecorators(lines [][]byte, n int) int {
 		}
 	}
 	return n
+}
+
+// collectionErrorsOnly reports whether every test of tests (at least
+// one) is a pytest collection error: an error whose id is a test file's
+// path, not a test's node id.
+func collectionErrorsOnly(tests []testrun.Result) bool {
+	for _, t := range tests {
+		if t.Status != testrun.StatusError || !strings.HasSuffix(t.ID, ".py") || strings.Contains(t.ID, "::") {
+			return false
+		}
+	}
+	return len(tests) > 0
 }

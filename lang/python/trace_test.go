@@ -170,10 +170,17 @@ func TestTraceTestsRunners(t *testing.T) {
 		{name: "custom command", r: testrun.Runner{Name: testrun.RunnerCustom, Args: []string{"make", "test"}}, tests: failed},
 		{name: "pytest's own script", r: testrun.Runner{Name: testrun.RunnerPytest, Args: []string{"pytest", "-q"}}, tests: failed},
 		{name: "an id that is a flag", r: pytest, tests: []testrun.Result{{ID: "--co", Package: "--co"}}},
+		{name: "collection errors only", r: pytest, tests: []testrun.Result{
+			{ID: "tests/test_x.py", Package: "tests/test_x.py", Status: testrun.StatusError},
+			{ID: "tests/test_y.py", Package: "tests/test_y.py", Status: testrun.StatusError}}},
 	} {
 		if got, ok := (Language{}).TraceTests(nil, tt.r, tt.tests); ok || got.TracePath != "" || !slices.Equal(got.Args, tt.r.Args) {
 			t.Errorf("%s: TraceTests(%q) = %q, %v; want r unchanged, false", tt.name, tt.r.Args, got.Args, ok)
 		}
+	}
+	// A collection error beside a failing test: traced.
+	if _, ok := (Language{}).TraceTests(nil, pytest, append([]testrun.Result{{ID: "tests/test_z.py", Package: "tests/test_z.py", Status: testrun.StatusError}}, failed...)); !ok {
+		t.Errorf("a failing test beside a collection error is not traced")
 	}
 	got, ok := Language{}.TraceTests(nil, pytest, failed)
 	want := append([]string{pytest.Args[0], "-c", traceScript, lang.TracePath, "pytest"}, append(slices.Clone(pytest.Args[3:]), "tests/test_x.py::test_y")...)

@@ -281,7 +281,8 @@ const istanbulDir = "/tmp/fixpoint-istanbul"
 //     not narrowed (see SelectTests): the whole suite runs, and only the
 //     processes that loaded a failing test's file (Result.Package, read
 //     from the TAP location) are kept, which is the failing files'
-//     spectrum; a failing result without a file gives no trace.
+//     spectrum; when a failing result names no file (node 18's TAP has
+//     no location), every process is kept: the whole suite's spectrum.
 //
 //   - ava is narrowed as SelectTests narrows it (--match with the
 //     titles). Its TAP names no file, so every worker's coverage is kept:
@@ -362,7 +363,11 @@ func (l Language) TraceTests(snap *sandbox.Snapshot, r testrun.Runner, tests []t
 	case nodeTestRunner(r):
 		for _, t := range tests {
 			f := t.Package
-			if f == "" || strings.HasPrefix(f, "/") || strings.HasPrefix(f, "../") || strings.ContainsAny(f, "\n\x00") || !isSource(f) {
+			if f == "" {
+				files = []string{} // node 18's TAP names no file: every process is kept
+				break
+			}
+			if strings.HasPrefix(f, "/") || strings.HasPrefix(f, "../") || strings.ContainsAny(f, "\n\x00") || !isSource(f) {
 				return r, false
 			}
 			if f = path.Clean(f); !slices.Contains(files, f) {

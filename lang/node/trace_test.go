@@ -128,8 +128,8 @@ func TestTraceNodeTest(t *testing.T) {
 
 // node --test, ava and mocha are traced with V8's coverage, jest and
 // vitest with their own, a mocha that loads a transform through c8; not
-// scripts fixpoint cannot read, nor a node --test failure without a test
-// file.
+// scripts fixpoint cannot read; a node --test failure without a test
+// file keeps every process; a composed script's runner step runs alone.
 func TestTraceTestsRunners(t *testing.T) {
 	failed := []testrun.Result{{ID: "test/a.test.js > fails", Package: "test/a.test.js", Status: testrun.StatusFail}}
 	for _, tt := range []struct {
@@ -142,7 +142,7 @@ func TestTraceTestsRunners(t *testing.T) {
 		{name: "node --test", pkg: `{}`, tests: failed, want: "v8"},
 		{name: "npm node --test", pkg: `{"scripts":{"test":"node --test"}}`, tests: failed, want: "v8"},
 		{name: "no failing tests", pkg: `{}`, tests: nil},
-		{name: "a failure without a file", pkg: `{}`, tests: []testrun.Result{{ID: "fails", Status: testrun.StatusFail}}},
+		{name: "a failure without a file", pkg: `{}`, tests: []testrun.Result{{ID: "fails", Status: testrun.StatusFail}}, want: "v8 all"},
 		{name: "a file outside the workspace", pkg: `{}`, tests: []testrun.Result{{ID: "x", Package: "../x.test.js"}}},
 		{name: "jest", pkg: `{"scripts":{"test":"jest"},"devDependencies":{"jest":"29"}}`, tests: failed, want: "istanbul"},
 		{name: "jest without a test file", pkg: `{"scripts":{"test":"jest"},"devDependencies":{"jest":"29"}}`, tests: []testrun.Result{{ID: "fails"}}},
@@ -153,9 +153,10 @@ func TestTraceTestsRunners(t *testing.T) {
 		{name: "mocha with tsx as a loader", pkg: `{"scripts":{"test":"mocha"},"devDependencies":{"mocha":"10"},"mocha":{"node-option":["import=tsx"]}}`, tests: failed, want: "c8"},
 		{name: "mocha's failing hook", pkg: `{"scripts":{"test":"mocha"},"devDependencies":{"mocha":"10"}}`, tests: []testrun.Result{{ID: `t.js > s "before each" hook for "x"`, Package: "t.js", Status: testrun.StatusError}}},
 		{name: "ava", pkg: `{"scripts":{"test":"ava"},"devDependencies":{"ava":"6"}}`, tests: []testrun.Result{{ID: "math › adds", Name: "math › adds"}}, want: "v8"},
-		{name: "unknown script", pkg: `{"scripts":{"test":"tape test/*.js"}}`, tests: failed},
+		{name: "tape", pkg: `{"scripts":{"test":"tape test/*.js"}}`, tests: failed, want: "step"},
+		{name: "unknown script", pkg: `{"scripts":{"test":"ts-scripts test"}}`, tests: failed},
 		{name: "composed node --test", pkg: `{"scripts":{"test":"node --test | tap-spec"}}`, tests: failed},
-		{name: "nyc around mocha", pkg: `{"scripts":{"test":"nyc mocha"},"devDependencies":{"mocha":"10","nyc":"15"}}`, tests: failed},
+		{name: "nyc around mocha", pkg: `{"scripts":{"test":"nyc mocha"},"devDependencies":{"mocha":"10","nyc":"15"}}`, tests: failed, want: "step"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			files := map[string]string{"package.json": tt.pkg}
@@ -179,16 +180,21 @@ func TestTraceTestsRunners(t *testing.T) {
 			}
 			var wantArgs []string
 			switch tt.want {
-			case "v8":
+			case "step":
+				if got.TracePath != lang.TracePath || !slices.Contains(got.Args, stepExec) || got.ReportPath != "" {
+					t.Errorf("TraceTests(%q) = %q, want the script's runner step run through stepExec, traced", r.Args, got.Args)
+				}
+				return
+			case "v8", "v8 all":
 				list := `["test/a.test.js"]`
-				if !nodeTestRunner(r) {
+				if !nodeTestRunner(r) || tt.want == "v8 all" {
 					list = "[]" // ava's TAP names no file; mocha runs all in one process
 				}
 				wantArgs = append([]string{"sh", "-c", coverageWrap, "sh", mergeScript, lang.TracePath, list}, sel.Args...)
 			case "istanbul":
 				wantArgs = append([]string{"sh", "-c", istanbulWrap, "sh", r.Name, lang.TracePath, istanbulStore}, sel.Args...)
 			case "c8":
-				wantArgs = append([]string{"sh", "-c", istanbulWrap, "sh", "c8", lang.TracePath, istanbulStore}, sel.Args...)
+				wantArgs = append([]string{"sh", "-c", c8OrV8, "sh", istanbulWrap, istanbulStore, coverageWrap, mergeScript, lang.TracePath, "[]"}, sel.Args...)
 			}
 			if got.TracePath != lang.TracePath || !slices.Equal(got.Args, wantArgs) ||
 				!slices.Equal(got.Env, r.Env) || got.ReportPath != r.ReportPath {

@@ -119,21 +119,9 @@ func (r *run) prestartEarly(ctx context.Context, after <-chan struct{}) {
 	p := newPending(r.setupProj, r.setupNoScripts)
 	r.pending = p
 	e := r.e
-	go func() {
-		defer close(p.ready)
-		p.sess, p.done, p.err = e.startFreshDeferred(ctx, p.setup, p.scripts)
-		if p.err != nil {
-			return
-		}
-		select {
-		case <-after:
-		case <-ctx.Done():
-			return // the session is dropped; its first Sync would seed it
-		}
-		if s, ok := p.sess.(sandbox.BuildCacheSeeder); ok {
-			s.SeedBuildCache(ctx)
-		}
-	}()
+	go p.startSeededAfter(ctx, after, func() (sandbox.Session, func(), error) {
+		return e.startFreshDeferred(ctx, p.setup, p.scripts)
+	})
 }
 
 // prestartWorkEarly starts the first iteration's working session once the
@@ -167,21 +155,30 @@ func (r *run) prestartWorkEarly(ctx context.Context, after <-chan struct{}) {
 	}
 	p := newPending(r.setupProj, false)
 	r.work = p
-	go func() {
-		defer close(p.ready)
-		p.sess, p.done, p.err = e.startWorkDeferred(ctx, p.setup)
-		if p.err != nil {
-			return
-		}
-		select {
-		case <-after:
-		case <-ctx.Done():
-			return // the session is dropped; its first Sync would seed it
-		}
-		if s, ok := p.sess.(sandbox.BuildCacheSeeder); ok {
-			s.SeedBuildCache(ctx)
-		}
-	}()
+	go p.startSeededAfter(ctx, after, func() (sandbox.Session, func(), error) {
+		return e.startWorkDeferred(ctx, p.setup)
+	})
+}
+
+// startSeededAfter starts p's session with start and, once after is
+// closed, seeds its build cache from the user's (a cache the work before
+// after also writes); it closes p.ready once the session is started. A
+// run that ends first drops the session unseeded: its first Sync would
+// seed it.
+func (p *pendingSession) startSeededAfter(ctx context.Context, after <-chan struct{}, start func() (sandbox.Session, func(), error)) {
+	defer close(p.ready)
+	p.sess, p.done, p.err = start()
+	if p.err != nil {
+		return
+	}
+	select {
+	case <-after:
+	case <-ctx.Done():
+		return
+	}
+	if s, ok := p.sess.(sandbox.BuildCacheSeeder); ok {
+		s.SeedBuildCache(ctx)
+	}
 }
 
 // LendingBackend is a sandbox backend whose Start lends one of a fixed

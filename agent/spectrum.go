@@ -178,21 +178,7 @@ func (r *run) currentSpectrum(snap *sandbox.Snapshot) *spectrum {
 	if r.spectrum == nil || r.traceSnap == nil {
 		return nil
 	}
-	same := func(tr lang.Trace) lang.Trace {
-		out := lang.Trace{}
-		for p, spans := range tr {
-			f, ok := snap.Files[p]
-			if !ok {
-				continue
-			}
-			if g, ok := r.traceSnap.Files[p]; !ok || g.Sum() != f.Sum() {
-				continue
-			}
-			out[p] = spans
-		}
-		return out
-	}
-	return &spectrum{Fail: same(r.spectrum.Fail), All: same(r.spectrum.All)}
+	return &spectrum{Fail: r.unchangedSince(snap, r.spectrum.Fail), All: r.unchangedSince(snap, r.spectrum.All)}
 }
 
 // of is the spans of file p in each run; nil ones for a nil spectrum.

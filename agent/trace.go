@@ -136,8 +136,14 @@ func (r *run) currentTrace(snap *sandbox.Snapshot) lang.Trace {
 	if len(r.trace) == 0 || r.traceSnap == nil {
 		return nil
 	}
+	return r.unchangedSince(snap, r.trace)
+}
+
+// unchangedSince is tr (of the files of r.traceSnap) less the files snap
+// does not hold as they were traced.
+func (r *run) unchangedSince(snap *sandbox.Snapshot, tr lang.Trace) lang.Trace {
 	out := lang.Trace{}
-	for p, spans := range r.trace {
+	for p, spans := range tr {
 		f, ok := snap.Files[p]
 		if !ok {
 			continue
